@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* zlgen on-wire test frame: Ethernet [802.1Q] IPv4 UDP + 16-byte signature. */
+#ifndef ZL_FRAME_H
+#define ZL_FRAME_H
+
+#include <assert.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#define ZL_MAGIC0 0x5A /* 'Z' */
+#define ZL_MAGIC1 0x4C /* 'L' */
+#define ZL_FRAME_VERSION 1
+#define ZL_FCS_LEN 4
+#define ZL_ETH_LEN 14
+#define ZL_VLAN_LEN 4
+#define ZL_IP_LEN 20
+#define ZL_UDP_LEN 8
+#define ZL_MIN_FRAME 64
+#define ZL_MAX_FRAME 9728
+#define ZL_MAX_FLOWS (1u << 20)
+
+/*
+ * Signature carried right after the UDP header. All multi-byte fields are
+ * little-endian (the generator's native order); the Ethernet/IP/UDP headers
+ * in front of it are network order as usual.
+ *
+ * offset size field
+ *      0    2 magic      'Z' 'L'
+ *      2    1 version    ZL_FRAME_VERSION
+ *      3    1 flags      0 (reserved)
+ *      4    2 trial_id   trial the frame belongs to (wraps at 65536)
+ *      6    2 stream_id  index of the stream in the current configuration
+ *      8    4 seq        per-stream sequence number, starts at 0 each trial
+ *     12    4 tx_tsc     low 32 bits of the TSC when the burst was built
+ *
+ * 16 bytes fit a 64 B frame: 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 16 = 58 B,
+ * plus 2 B padding and the 4 B FCS added by the wire. With an 802.1Q tag the
+ * smallest frame that carries the signature is 68 B.
+ */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "zlgen writes the signature in native order and assumes a little-endian host"
+#endif
+
+struct zl_sig {
+	uint8_t magic[2];
+	uint8_t version;
+	uint8_t flags;
+	uint16_t trial_id;
+	uint16_t stream_id;
+	uint32_t seq;
+	uint32_t tx_tsc;
+} __attribute__((packed));
+
+static_assert(sizeof(struct zl_sig) == 16, "zl_sig must be 16 bytes on the wire");
+static_assert(offsetof(struct zl_sig, trial_id) == 4, "trial_id at offset 4");
+static_assert(offsetof(struct zl_sig, stream_id) == 6, "stream_id at offset 6");
+static_assert(offsetof(struct zl_sig, seq) == 8, "seq at offset 8");
+static_assert(offsetof(struct zl_sig, tx_tsc) == 12, "tx_tsc at offset 12");
+
+/* Which header fields are stepped to make flows (bit mask). */
+#define ZL_FLOW_SRC_IP   0x1
+#define ZL_FLOW_DST_IP   0x2
+#define ZL_FLOW_SRC_PORT 0x4
+#define ZL_FLOW_DST_PORT 0x8
+
+/* Addresses of one stream, host byte order. */
+struct zl_frame_spec {
+	uint8_t src_mac[6];
+	uint8_t dst_mac[6];
+	int vlan;              /* -1: untagged, else VLAN id 0..4095 */
+	uint8_t vlan_pcp;
+	uint32_t src_ip;
+	uint32_t dst_ip;
+	uint16_t src_port;
+	uint16_t dst_port;
+	uint32_t nb_flows;     /* >= 1 */
+	uint32_t flow_mask;    /* ZL_FLOW_* */
+};
+
+/* Per-flow header values, precomputed so the hot path only patches bytes. */
+struct zl_flow {
+	uint32_t src_ip_be;
+	uint32_t dst_ip_be;
+	uint16_t src_port_be;
+	uint16_t dst_port_be;
+	uint32_t ip_sum;       /* IPv4 header word sum without total length and checksum */
+};
+
+/* Header template of one stream. */
+struct zl_frame_tmpl {
+	uint8_t hdr[64];       /* Ethernet [VLAN] IPv4 UDP, zeros where patched */
+	uint16_t l2_len;       /* 14 or 18 */
+	uint16_t hdr_len;      /* l2_len + 28: where the signature starts */
+	uint32_t nb_flows;
+	struct zl_flow *flows; /* nb_flows entries, owned by the caller */
+};
+
+/* Result of parsing a received frame. */
+enum zl_frame_kind {
+	ZL_FRAME_FOREIGN = 0,  /* not a zlgen frame (ARP, LLDP, other traffic) */
+	ZL_FRAME_OURS = 1,     /* well-formed zlgen frame */
+	ZL_FRAME_MALFORMED = 2 /* zlgen magic but bad version, length or headers */
+};
+
+struct zl_frame_info {
+	uint16_t trial_id;
+	uint16_t stream_id;
+	uint32_t seq;
+	uint32_t tx_tsc;
+	uint16_t l2_len;
+	uint32_t frame_len;    /* bytes received, without FCS */
+};
+
+/* Checks a stream's addresses; returns NULL or a message naming the fault. */
+const char *zl_frame_spec_check(const struct zl_frame_spec *spec, uint32_t min_frame);
+
+/* Smallest frame (with FCS) that carries the signature for this spec. */
+uint32_t zl_frame_min_len(const struct zl_frame_spec *spec);
+
+/* Fills tmpl->hdr and the flows table (caller provides nb_flows entries). */
+void zl_frame_tmpl_init(struct zl_frame_tmpl *tmpl, const struct zl_frame_spec *spec,
+		struct zl_flow *flows);
+
+/* Folds a 32-bit one's-complement sum into the 16-bit IPv4 checksum value. */
+static inline uint16_t
+zl_csum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * Writes the headers and signature of one frame of wire length frame_len
+ * (with FCS) into buf, which holds at least max(64, frame_len - 4) bytes. Only the
+ * first hdr_len + 16 bytes are written: payload bytes are left as they are.
+ */
+static inline void
+zl_frame_write(uint8_t *buf, const struct zl_frame_tmpl *t, uint32_t flow,
+		uint32_t frame_len, uint16_t trial_id, uint16_t stream_id,
+		uint32_t seq, uint32_t tx_tsc)
+{
+	const struct zl_flow *f = &t->flows[flow];
+	uint8_t *ip = buf + t->l2_len;
+	uint8_t *udp = ip + ZL_IP_LEN;
+	uint32_t ip_len = frame_len - ZL_FCS_LEN - t->l2_len;
+	uint32_t udp_len = ip_len - ZL_IP_LEN;
+	uint16_t csum;
+	struct zl_sig *sig = (struct zl_sig *)(buf + t->hdr_len);
+
+	__builtin_memcpy(buf, t->hdr, 64);
+	ip[2] = (uint8_t)(ip_len >> 8);
+	ip[3] = (uint8_t)ip_len;
+	csum = zl_csum_fold(f->ip_sum + ip_len);
+	ip[10] = (uint8_t)(csum >> 8);
+	ip[11] = (uint8_t)csum;
+	__builtin_memcpy(ip + 12, &f->src_ip_be, 4);
+	__builtin_memcpy(ip + 16, &f->dst_ip_be, 4);
+	__builtin_memcpy(udp, &f->src_port_be, 2);
+	__builtin_memcpy(udp + 2, &f->dst_port_be, 2);
+	udp[4] = (uint8_t)(udp_len >> 8);
+	udp[5] = (uint8_t)udp_len;
+	/* UDP checksum 0: "no checksum", allowed for IPv4 (RFC 768) */
+	udp[6] = 0;
+	udp[7] = 0;
+	sig->magic[0] = ZL_MAGIC0;
+	sig->magic[1] = ZL_MAGIC1;
+	sig->version = ZL_FRAME_VERSION;
+	sig->flags = 0;
+	sig->trial_id = trial_id;
+	sig->stream_id = stream_id;
+	sig->seq = seq;
+	sig->tx_tsc = tx_tsc;
+}
+
+/* Classifies a received frame (len bytes, no FCS, contiguous) and fills info. */
+enum zl_frame_kind zl_frame_parse(const uint8_t *buf, uint32_t len,
+		struct zl_frame_info *info);
+
+#endif

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Transmit pacing on absolute TSC deadlines. */
+#ifndef ZL_PACE_H
+#define ZL_PACE_H
+
+#include <stdint.h>
+
+/*
+ * Frame n of a schedule is due at start_tsc + n * hz / pps. Each call of
+ * zl_pace_due() says how many frames are due now, at most one burst. When the
+ * sender falls behind by more than gap_tsc (it was descheduled, the device
+ * was full), the schedule restarts at now instead of bursting to catch up
+ * (the approach of MoonGen's rate control); the frames it skipped are counted.
+ */
+struct zl_pace {
+	uint64_t hz;         /* TSC frequency */
+	uint64_t pps;        /* 0: as fast as possible */
+	uint64_t start_tsc;  /* deadline of frame n_base */
+	uint64_t n_base;     /* frames scheduled before the last restart */
+	uint64_t n_sched;    /* frames taken from the schedule so far */
+	uint64_t gap_tsc;    /* lateness that restarts the schedule */
+	uint64_t restarts;   /* how many times the schedule restarted */
+	uint64_t skipped;    /* frames the restarts left out */
+	uint32_t burst;      /* most frames handed out per call */
+};
+
+/* Sets up a schedule whose first frame is due at start_tsc. */
+void zl_pace_init(struct zl_pace *p, uint64_t hz, uint64_t pps, uint64_t start_tsc,
+		uint32_t burst, uint64_t gap_tsc);
+
+/* TSC value at which frame n (counted from the last restart) is due. */
+static inline uint64_t
+zl_pace_deadline(const struct zl_pace *p, uint64_t n)
+{
+	return p->start_tsc + (uint64_t)((unsigned __int128)n * p->hz / p->pps);
+}
+
+/* Frames due at TSC now, at most one burst; the caller then calls zl_pace_take(). */
+static inline uint32_t
+zl_pace_due(struct zl_pace *p, uint64_t now)
+{
+	uint64_t n, target;
+
+	if (p->pps == 0)
+		return p->burst;
+	if (now < p->start_tsc)
+		return 0;
+	n = p->n_sched - p->n_base;
+	/* frames 0..target-1 (since the last restart) are due at or before now */
+	target = (uint64_t)((unsigned __int128)(now - p->start_tsc) * p->pps / p->hz) + 1;
+	if (target <= n)
+		return 0;
+	if (now - zl_pace_deadline(p, n) > p->gap_tsc) {
+		/* behind by more than the gap: restart, never burst to catch up */
+		p->restarts++;
+		p->skipped += target - n - 1;
+		p->n_base = p->n_sched;
+		p->start_tsc = now;
+		return 1;
+	}
+	return target - n > p->burst ? p->burst : (uint32_t)(target - n);
+}
+
+/* Takes n frames from the schedule (sent or not: a refused frame is not resent). */
+static inline void
+zl_pace_take(struct zl_pace *p, uint32_t n)
+{
+	p->n_sched += n;
+}
+
+/* TSC at which the next frame is due (for sleeping until then). */
+static inline uint64_t
+zl_pace_next(const struct zl_pace *p)
+{
+	if (p->pps == 0)
+		return 0;
+	return zl_pace_deadline(p, p->n_sched - p->n_base);
+}
+
+#endif

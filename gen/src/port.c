@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Port set-up: mempool sizing, queues, MTU; queue-to-worker assignment. */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "zlgen.h"
+
+#define MEMPOOL_CACHE 256
+
+/*
+ * Mbufs a port needs: every RX and TX descriptor may hold one, each worker's
+ * mempool cache may hold MEMPOOL_CACHE, and each worker has up to two bursts
+ * in hand. One mbuf per frame (no chains): the data room is sized to the
+ * largest frame so that receive needs no scatter support from any PMD, and
+ * transmit writes only the headers of each frame (the payload bytes are left
+ * as they are), so jumbo frames cost no more per frame than 64 B ones.
+ */
+static uint32_t
+pool_size(const struct zl_port_opts *o, unsigned int nb_workers)
+{
+	uint32_t n = (uint32_t)o->nb_rxq * o->nb_rxd + (uint32_t)o->nb_txq * o->nb_txd +
+		nb_workers * (MEMPOOL_CACHE + 2 * ZL_BURST) + 1024;
+	uint32_t p = 1;
+
+	while (p - 1 < n)
+		p <<= 1;
+	return p - 1; /* 2^q - 1 is the mempool's most efficient size */
+}
+
+static int
+port_init(struct zl_port *p, uint16_t port_id, const struct zl_port_opts *o)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	struct rte_eth_txconf txconf;
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(o->max_frame, 64);
+	uint32_t nb_mbufs = o->nb_mbufs ? o->nb_mbufs : pool_size(o, rte_lcore_count());
+	uint32_t mtu = o->max_frame - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
+	uint16_t q, rxd = o->nb_rxd, txd = o->nb_txd;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->id = port_id;
+	p->socket = rte_eth_dev_socket_id(port_id);
+	if (p->socket < 0)
+		p->socket = (int)rte_socket_id();
+	ret = rte_eth_dev_info_get(port_id, &info);
+	if (ret != 0) {
+		fprintf(stderr, "zlgen: cannot get info of port %u: %s\n", port_id, rte_strerror(-ret));
+		return -1;
+	}
+	rte_eth_dev_get_name_by_port(port_id, p->name);
+	snprintf(p->driver, sizeof(p->driver), "%s", info.driver_name);
+	if (o->nb_rxq > info.max_rx_queues || o->nb_txq > info.max_tx_queues) {
+		fprintf(stderr, "zlgen: port %u (%s) supports at most %u RX and %u TX queues, asked %u and %u\n",
+			port_id, p->name, info.max_rx_queues, info.max_tx_queues, o->nb_rxq, o->nb_txq);
+		return -1;
+	}
+	if (mtu > info.max_mtu) {
+		fprintf(stderr, "zlgen: warning: port %u (%s) reports max MTU %u; frames up to %u B need MTU %u, "
+			"using %u (virtual devices often carry larger frames than they report)\n",
+			port_id, p->name, info.max_mtu, o->max_frame, mtu, info.max_mtu);
+		mtu = info.max_mtu;
+	}
+	if (mtu < RTE_ETHER_MIN_MTU)
+		mtu = RTE_ETHER_MIN_MTU;
+
+	snprintf(pool_name, sizeof(pool_name), "zl_pool_%u", port_id);
+	p->pool = rte_pktmbuf_pool_create(pool_name, nb_mbufs, MEMPOOL_CACHE, 0, (uint16_t)room, p->socket);
+	if (p->pool == NULL) {
+		fprintf(stderr, "zlgen: cannot create mempool of %u mbufs x %u B for port %u: %s "
+			"(reserve more hugepages, or lower --max-frame, queues or descriptors)\n",
+			nb_mbufs, room, port_id, rte_strerror(rte_errno));
+		return -1;
+	}
+	printf("zlgen: port %u (%s, %s): mempool %u mbufs x %u B data room = %.1f MiB on socket %d\n",
+		port_id, p->name, p->driver, nb_mbufs, room,
+		(double)nb_mbufs * rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + room, 0, NULL) /
+		(1024.0 * 1024.0), p->socket);
+
+	memset(&conf, 0, sizeof(conf));
+	conf.rxmode.mtu = mtu;
+	if (o->nb_rxq > 1) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+		if (conf.rx_adv_conf.rss_conf.rss_hf == 0)
+			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
+	}
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	ret = rte_eth_dev_configure(port_id, o->nb_rxq, o->nb_txq, &conf);
+	if (ret < 0) {
+		fprintf(stderr, "zlgen: cannot configure port %u: %s\n", port_id, rte_strerror(-ret));
+		return -1;
+	}
+	ret = rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rxd, &txd);
+	if (ret < 0) {
+		fprintf(stderr, "zlgen: cannot adjust descriptors of port %u: %s\n", port_id, rte_strerror(-ret));
+		return -1;
+	}
+	for (q = 0; q < o->nb_rxq; q++) {
+		ret = rte_eth_rx_queue_setup(port_id, q, rxd, (unsigned int)p->socket, NULL, p->pool);
+		if (ret < 0) {
+			fprintf(stderr, "zlgen: cannot set up RX queue %u of port %u: %s\n", q, port_id, rte_strerror(-ret));
+			return -1;
+		}
+	}
+	txconf = info.default_txconf;
+	txconf.offloads = conf.txmode.offloads;
+	for (q = 0; q < o->nb_txq; q++) {
+		ret = rte_eth_tx_queue_setup(port_id, q, txd, (unsigned int)p->socket, &txconf);
+		if (ret < 0) {
+			fprintf(stderr, "zlgen: cannot set up TX queue %u of port %u: %s\n", q, port_id, rte_strerror(-ret));
+			return -1;
+		}
+	}
+	ret = rte_eth_dev_start(port_id);
+	if (ret < 0) {
+		fprintf(stderr, "zlgen: cannot start port %u: %s\n", port_id, rte_strerror(-ret));
+		return -1;
+	}
+	rte_eth_promiscuous_enable(port_id); /* not all PMDs support it: ignore */
+	rte_eth_macaddr_get(port_id, &p->mac);
+	p->nb_rxq = o->nb_rxq;
+	p->nb_txq = o->nb_txq;
+	p->nb_rxd = rxd;
+	p->nb_txd = txd;
+	p->mtu = (uint16_t)mtu;
+	p->max_frame = o->max_frame;
+	return 0;
+}
+
+/* Sets up every probed port; returns 0 or -1 after printing why. */
+int
+zl_ports_init(const struct zl_port_opts *o)
+{
+	uint16_t port_id;
+
+	zl.nb_ports = 0;
+	RTE_ETH_FOREACH_DEV(port_id) {
+		if (zl.nb_ports == ZL_MAX_PORTS) {
+			fprintf(stderr, "zlgen: more than %u ports: only the first %u are used\n",
+				ZL_MAX_PORTS, ZL_MAX_PORTS);
+			break;
+		}
+		if (port_init(&zl.ports[zl.nb_ports], port_id, o) < 0)
+			return -1;
+		zl.nb_ports++;
+	}
+	if (zl.nb_ports == 0) {
+		fprintf(stderr, "zlgen: no ports: pass devices to EAL (--vdev net_memif0,... or -a PCI_ADDRESS)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Stops and closes every port and frees its mempool. */
+void
+zl_ports_close(void)
+{
+	uint16_t i;
+
+	for (i = 0; i < zl.nb_ports; i++) {
+		struct zl_port *p = &zl.ports[i];
+
+		rte_eth_dev_stop(p->id);
+		rte_eth_dev_close(p->id);
+		rte_mempool_free(p->pool);
+		p->pool = NULL;
+	}
+}
+
+/*
+ * Spreads (port, queue) pairs over the workers round robin: the worker that
+ * owns a pair polls its RX queue and is the only one to use its TX queue.
+ */
+void
+zl_workers_assign(void)
+{
+	uint16_t i, q, k = 0;
+
+	for (i = 0; i < zl.nb_workers; i++)
+		zl.workers[i].nb_rxq = 0;
+	for (i = 0; i < zl.nb_ports; i++) {
+		struct zl_port *p = &zl.ports[i];
+		uint16_t nq = RTE_MAX(p->nb_rxq, p->nb_txq);
+
+		for (q = 0; q < nq; q++, k++) {
+			struct zl_worker *w = &zl.workers[k % zl.nb_workers];
+
+			if (q < p->nb_rxq) {
+				w->rxq[w->nb_rxq].port = i;
+				w->rxq[w->nb_rxq].queue = q;
+				w->nb_rxq++;
+			}
+		}
+	}
+}
+
+/* Worker that owns TX queue q of port index pi (same round robin as above). */
+uint16_t
+zl_queue_owner(uint16_t pi, uint16_t q)
+{
+	uint16_t i, k = 0;
+
+	for (i = 0; i < pi; i++)
+		k += RTE_MAX(zl.ports[i].nb_rxq, zl.ports[i].nb_txq);
+	return (uint16_t)((k + q) % zl.nb_workers);
+}

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Trial state machine run by the control thread, and the result report. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "trial.h"
+
+static struct {
+	enum zl_trial_state state;
+	uint16_t trial_id;
+	bool any;
+	struct zl_trial_params params;
+	uint64_t start_tsc;
+	uint64_t tx_end_tsc;
+	uint64_t drain_end_tsc;
+	bool stopped;
+	json_t *result;
+} T;
+
+static struct zl_hist merged_hist; /* scratch for merging per-worker histograms */
+
+enum zl_trial_state
+zl_trial_state(void)
+{
+	return T.state;
+}
+
+bool
+zl_trial_active(void)
+{
+	return T.state == ZL_TRIAL_RUNNING || T.state == ZL_TRIAL_DRAINING;
+}
+
+/* Waits until every worker has acknowledged going idle after generation gen. */
+static void
+wait_workers_idle(uint32_t gen)
+{
+	uint16_t i;
+
+	for (i = 0; i < zl.nb_workers; i++)
+		while (__atomic_load_n(&zl.workers[i].idle_gen, __ATOMIC_ACQUIRE) != gen && !zl.quit)
+			rte_pause();
+}
+
+static void
+free_streams(void)
+{
+	uint16_t i;
+
+	for (i = 0; i < zl.nb_streams; i++) {
+		free(zl.streams[i].flows);
+		zl.streams[i].flows = NULL;
+	}
+	zl.nb_streams = 0;
+}
+
+int
+zl_trial_configure(struct zl_stream *streams, uint16_t n, char *err, size_t errlen)
+{
+	uint16_t i;
+
+	if (zl_trial_active()) {
+		snprintf(err, errlen, "trial %u is running: stop it or wait for its result first", T.trial_id);
+		return -1;
+	}
+	free_streams();
+	for (i = 0; i < zl.nb_workers; i++)
+		zl.workers[i].nb_tx = 0;
+	for (i = 0; i < n; i++) {
+		struct zl_stream *s = &zl.streams[i];
+		struct zl_worker *w;
+
+		*s = streams[i];
+		s->id = i;
+		zl_frame_tmpl_init(&s->tmpl, &s->spec, s->flows);
+		w = &zl.workers[zl_queue_owner(s->port, s->queue)];
+		w->tx[w->nb_tx++] = s;
+	}
+	zl.nb_streams = n;
+	T.state = ZL_TRIAL_NONE;
+	json_decref(T.result);
+	T.result = NULL;
+	return 0;
+}
+
+int
+zl_trial_start(const struct zl_trial_params *tp, char *err, size_t errlen)
+{
+	uint64_t now, start, gap;
+	uint16_t i;
+	uint32_t gen;
+
+	if (zl_trial_active()) {
+		snprintf(err, errlen, "trial %u is running: stop it or wait for its result first", T.trial_id);
+		return -1;
+	}
+	if (zl.nb_streams == 0) {
+		snprintf(err, errlen, "no streams: send configure first");
+		return -1;
+	}
+	T.params = *tp;
+	T.trial_id = tp->trial_id >= 0 ? (uint16_t)tp->trial_id : (uint16_t)(T.any ? T.trial_id + 1 : 1);
+	T.any = true;
+	T.stopped = false;
+	json_decref(T.result);
+	T.result = NULL;
+
+	/* workers are idle: they touch neither the streams nor the rx stats now */
+	for (i = 0; i < zl.nb_workers; i++) {
+		struct zl_worker *w = &zl.workers[i];
+		uint16_t k;
+
+		memset(w->rxp, 0, sizeof(w->rxp));
+		for (k = 0; k < zl.nb_streams; k++) {
+			zl_seq_reset(&w->rx[k].seq);
+			zl_hist_reset(&w->rx[k].hist);
+			w->rx[k].pkts = w->rx[k].bytes = w->rx[k].late = 0;
+		}
+	}
+	for (i = 0; i < zl.nb_ports; i++)
+		rte_eth_stats_get(zl.ports[i].id, &zl.ports[i].base);
+
+	now = rte_rdtsc();
+	start = now + zl.hz / 1000; /* 1 ms: every worker starts on the same schedule */
+	for (i = 0; i < zl.nb_streams; i++) {
+		struct zl_stream *s = &zl.streams[i];
+
+		if (tp->has_rates)
+			s->pps = tp->pps[i];
+		s->frames = tp->frames;
+		/* restart after lateness of 50 us or 4 bursts, whichever is longer */
+		gap = zl.gap_tsc;
+		if (s->pps && gap < 4 * ZL_BURST * zl.hz / s->pps)
+			gap = 4 * ZL_BURST * zl.hz / s->pps;
+		zl_pace_init(&s->pace, zl.hz, s->pps, start, ZL_BURST, gap);
+		s->seq = 0;
+		s->flow_idx = 0;
+		s->size_idx = 0;
+		s->done = false;
+		s->tx_pkts = s->tx_bytes = s->tx_refused = s->tx_nombuf = 0;
+		s->first_tsc = s->last_tsc = 0;
+	}
+	T.start_tsc = start;
+	T.tx_end_tsc = 0;
+	zl.sync.trial_id = T.trial_id;
+	zl.sync.end_tsc = tp->duration_s > 0 ? start + (uint64_t)(tp->duration_s * (double)zl.hz) : UINT64_MAX;
+	gen = zl.sync.gen + 1;
+	__atomic_store_n(&zl.sync.gen, gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&zl.sync.phase, ZL_PHASE_RUN, __ATOMIC_RELEASE);
+	T.state = ZL_TRIAL_RUNNING;
+	return 0;
+}
+
+int
+zl_trial_stop(char *err, size_t errlen)
+{
+	if (T.state != ZL_TRIAL_RUNNING) {
+		snprintf(err, errlen, "no trial is transmitting");
+		return -1;
+	}
+	T.stopped = true;
+	__atomic_store_n(&zl.sync.end_tsc, rte_rdtsc(), __ATOMIC_RELAXED);
+	return 0;
+}
+
+static double
+tsc_to_s(uint64_t t)
+{
+	return (double)t / (double)zl.hz;
+}
+
+static json_t *
+latency_json(const struct zl_hist *h)
+{
+	return json_pack("{s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"count", (json_int_t)h->count,
+		"min", (json_int_t)(h->count ? h->min : 0),
+		"mean", h->count ? (double)h->sum / (double)h->count : 0.0,
+		"max", (json_int_t)h->max,
+		"p50", (json_int_t)zl_hist_percentile(h, 50),
+		"p90", (json_int_t)zl_hist_percentile(h, 90),
+		"p99", (json_int_t)zl_hist_percentile(h, 99),
+		"p99_9", (json_int_t)zl_hist_percentile(h, 99.9),
+		"p99_99", (json_int_t)zl_hist_percentile(h, 99.99));
+}
+
+static json_t *
+stream_json(const struct zl_stream *s, double tx_window_s)
+{
+	uint64_t rx = 0, bytes = 0, uniq = 0, reord = 0, dup = 0, gaps = 0, late = 0;
+	uint16_t i;
+	json_t *o;
+
+	zl_hist_reset(&merged_hist);
+	for (i = 0; i < zl.nb_workers; i++) {
+		const struct zl_rx_stream *r = &zl.workers[i].rx[s->id];
+
+		rx += r->pkts;
+		bytes += r->bytes;
+		uniq += r->seq.unique;
+		reord += r->seq.reordered;
+		dup += r->seq.duplicate;
+		gaps += r->seq.gaps;
+		late += r->late;
+		zl_hist_merge(&merged_hist, &r->hist);
+	}
+	o = json_pack("{s:i,s:i,s:i,s:i,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"id", s->id, "port", s->port, "queue", s->queue, "rx_port", s->rx_port,
+		"requested_pps", (json_int_t)s->pps,
+		"achieved_pps", tx_window_s > 0 ? (double)s->tx_pkts / tx_window_s : 0.0,
+		"tx_pkts", (json_int_t)s->tx_pkts, "tx_bytes", (json_int_t)s->tx_bytes,
+		"tx_refused", (json_int_t)s->tx_refused, "tx_nombuf", (json_int_t)s->tx_nombuf,
+		"pace_restarts", (json_int_t)s->pace.restarts, "pace_skipped", (json_int_t)s->pace.skipped,
+		"flows", (json_int_t)s->tmpl.nb_flows);
+	json_object_set_new(o, "rx_pkts", json_integer((json_int_t)rx));
+	json_object_set_new(o, "rx_bytes", json_integer((json_int_t)bytes));
+	json_object_set_new(o, "rx_unique", json_integer((json_int_t)uniq));
+	/* lost = sent - distinct received; negative means frames we never sent */
+	json_object_set_new(o, "lost", json_integer((json_int_t)s->tx_pkts - (json_int_t)uniq));
+	json_object_set_new(o, "seq_gaps", json_integer((json_int_t)gaps));
+	json_object_set_new(o, "reordered", json_integer((json_int_t)reord));
+	json_object_set_new(o, "duplicate", json_integer((json_int_t)dup));
+	json_object_set_new(o, "late", json_integer((json_int_t)late));
+	json_object_set_new(o, "latency_ns", latency_json(&merged_hist));
+	return o;
+}
+
+static json_t *
+port_json(uint16_t pi)
+{
+	struct zl_port *p = &zl.ports[pi];
+	struct rte_eth_stats st;
+	struct zl_rx_port sum;
+	uint16_t i;
+	json_t *o;
+
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < zl.nb_workers; i++) {
+		const struct zl_rx_port *r = &zl.workers[i].rxp[pi];
+
+		sum.pkts += r->pkts;
+		sum.foreign += r->foreign;
+		sum.malformed += r->malformed;
+		sum.late += r->late;
+		sum.outside += r->outside;
+		sum.unknown_stream += r->unknown_stream;
+	}
+	memset(&st, 0, sizeof(st));
+	rte_eth_stats_get(p->id, &st);
+	o = json_pack("{s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"port", pi, "name", p->name,
+		"rx_pkts", (json_int_t)sum.pkts, "rx_foreign", (json_int_t)sum.foreign,
+		"rx_malformed", (json_int_t)sum.malformed, "rx_late", (json_int_t)sum.late,
+		"rx_outside", (json_int_t)sum.outside, "rx_unknown_stream", (json_int_t)sum.unknown_stream);
+	json_object_set_new(o, "ethdev", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"ipackets", (json_int_t)(st.ipackets - p->base.ipackets),
+		"opackets", (json_int_t)(st.opackets - p->base.opackets),
+		"ibytes", (json_int_t)(st.ibytes - p->base.ibytes),
+		"obytes", (json_int_t)(st.obytes - p->base.obytes),
+		"imissed", (json_int_t)(st.imissed - p->base.imissed),
+		"ierrors", (json_int_t)(st.ierrors - p->base.ierrors),
+		"oerrors", (json_int_t)(st.oerrors - p->base.oerrors),
+		"rx_nombuf", (json_int_t)(st.rx_nombuf - p->base.rx_nombuf)));
+	return o;
+}
+
+/* Builds the result once every worker is idle (so every counter is final). */
+static void
+finish(void)
+{
+	json_t *streams = json_array(), *ports = json_array();
+	uint64_t last = 0;
+	double window;
+	uint16_t i;
+
+	for (i = 0; i < zl.nb_streams; i++)
+		if (zl.streams[i].last_tsc > last)
+			last = zl.streams[i].last_tsc;
+	if (T.params.duration_s > 0 && !T.stopped)
+		window = T.params.duration_s;
+	else
+		window = last > T.start_tsc ? tsc_to_s(last - T.start_tsc) : 0;
+	for (i = 0; i < zl.nb_streams; i++)
+		json_array_append_new(streams, stream_json(&zl.streams[i], window));
+	for (i = 0; i < zl.nb_ports; i++)
+		json_array_append_new(ports, port_json(i));
+	T.result = json_pack("{s:i,s:f,s:f,s:I,s:b,s:o,s:o}",
+		"trial", T.trial_id,
+		"tx_window_s", window,
+		"tx_elapsed_s", tsc_to_s(T.tx_end_tsc - T.start_tsc),
+		"drain_ms", (json_int_t)T.params.drain_ms,
+		"stopped", T.stopped,
+		"streams", streams, "ports", ports);
+	T.state = ZL_TRIAL_DONE;
+}
+
+void
+zl_trial_tick(void)
+{
+	uint64_t now = rte_rdtsc();
+	uint32_t gen = zl.sync.gen;
+	uint16_t i;
+
+	if (T.state == ZL_TRIAL_RUNNING) {
+		for (i = 0; i < zl.nb_workers; i++)
+			if (__atomic_load_n(&zl.workers[i].tx_done_gen, __ATOMIC_ACQUIRE) != gen)
+				return;
+		T.tx_end_tsc = now;
+		T.drain_end_tsc = now + (uint64_t)T.params.drain_ms * zl.hz / 1000;
+		T.state = ZL_TRIAL_DRAINING;
+	}
+	if (T.state == ZL_TRIAL_DRAINING && now >= T.drain_end_tsc) {
+		__atomic_store_n(&zl.sync.phase, ZL_PHASE_IDLE, __ATOMIC_RELEASE);
+		wait_workers_idle(gen);
+		finish();
+	}
+}
+
+void
+zl_trial_abort(void)
+{
+	if (!zl_trial_active())
+		return;
+	__atomic_store_n(&zl.sync.end_tsc, rte_rdtsc(), __ATOMIC_RELAXED);
+	__atomic_store_n(&zl.sync.phase, ZL_PHASE_IDLE, __ATOMIC_RELEASE);
+	wait_workers_idle(zl.sync.gen);
+	T.state = ZL_TRIAL_NONE;
+}
+
+static const char *
+state_name(enum zl_trial_state s)
+{
+	switch (s) {
+	case ZL_TRIAL_RUNNING: return "running";
+	case ZL_TRIAL_DRAINING: return "draining";
+	case ZL_TRIAL_DONE: return "done";
+	default: return "idle";
+	}
+}
+
+json_t *
+zl_trial_status(void)
+{
+	json_t *o = json_pack("{s:s,s:b}", "state", state_name(T.state), "configured", zl.nb_streams > 0);
+	json_t *streams;
+	uint64_t now = rte_rdtsc();
+	uint16_t i, k;
+
+	if (!T.any)
+		return o;
+	json_object_set_new(o, "trial", json_integer(T.trial_id));
+	json_object_set_new(o, "elapsed_s", json_real(now > T.start_tsc ? tsc_to_s(now - T.start_tsc) : 0));
+	streams = json_array();
+	for (i = 0; i < zl.nb_streams; i++) {
+		const struct zl_stream *s = &zl.streams[i];
+		uint64_t rx = 0;
+
+		for (k = 0; k < zl.nb_workers; k++)
+			rx += ZL_READ(zl.workers[k].rx[i].pkts);
+		json_array_append_new(streams, json_pack("{s:i,s:I,s:I,s:I}", "id", i,
+			"tx_pkts", (json_int_t)ZL_READ(s->tx_pkts), "rx_pkts", (json_int_t)rx,
+			"tx_refused", (json_int_t)ZL_READ(s->tx_refused)));
+	}
+	json_object_set_new(o, "streams", streams);
+	return o;
+}
+
+json_t *
+zl_trial_result(void)
+{
+	if (T.state != ZL_TRIAL_DONE || T.result == NULL)
+		return NULL;
+	return json_incref(T.result);
+}
