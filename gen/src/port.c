@@ -41,6 +41,7 @@ port_init(struct zl_port *p, uint16_t port_id, const struct zl_port_opts *o)
 	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(o->max_frame, 64);
 	uint32_t nb_mbufs = o->nb_mbufs ? o->nb_mbufs : pool_size(o, rte_lcore_count());
 	uint32_t mtu = o->max_frame - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
+	uint32_t max_mtu;
 	uint16_t q, rxd = o->nb_rxd, txd = o->nb_txd;
 	int ret;
 
@@ -61,11 +62,16 @@ port_init(struct zl_port *p, uint16_t port_id, const struct zl_port_opts *o)
 			port_id, p->name, info.max_rx_queues, info.max_tx_queues, o->nb_rxq, o->nb_txq);
 		return -1;
 	}
-	if (mtu > info.max_mtu) {
-		fprintf(stderr, "zlgen: warning: port %u (%s) reports max MTU %u; frames up to %u B need MTU %u, "
-			"using %u (virtual devices often carry larger frames than they report)\n",
-			port_id, p->name, info.max_mtu, o->max_frame, mtu, info.max_mtu);
-		mtu = info.max_mtu;
+	/* the largest MTU the device accepts, from its MTU and frame-length limits */
+	max_mtu = info.max_mtu;
+	if (info.max_rx_pktlen > RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN &&
+			info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN < max_mtu)
+		max_mtu = info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
+	if (mtu > max_mtu) {
+		printf("zlgen: note: port %u (%s) reports a largest frame of %u B; set up with MTU %u instead of %u "
+			"(virtual devices often carry larger frames than they report)\n",
+			port_id, p->name, info.max_rx_pktlen, max_mtu, mtu);
+		mtu = max_mtu;
 	}
 	if (mtu < RTE_ETHER_MIN_MTU)
 		mtu = RTE_ETHER_MIN_MTU;

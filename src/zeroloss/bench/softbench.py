@@ -1,0 +1,98 @@
+"""The software bench: zlgen <-> [testpmd] <-> zlgen over DPDK virtual wires, on one host."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+from ..dpdk import hugepages
+from ..dpdk.eal import Eal
+from ..dpdk.testpmd import TestPmd, TestPmdConfig
+from ..errors import ZeroLossError
+from ..gen import Zlgen, ZlgenConfig
+from .links import LINK_KINDS, make_wire
+from .workspace import Workspace
+
+DUTS = ("testpmd", "none")
+
+# Hugepage budget (MiB) per process on the bench, from BRIEF §7: 300-512 MB per DPDK process.
+GEN_MB = 256
+DUT_MB = 256
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    """How the bench is wired. dut='none' joins zlgen's two ports to each other (the generator's
+    own ceiling); dut='testpmd' puts a testpmd forwarder between them (P2P)."""
+
+    dut: str = "testpmd"
+    link: str = "memif"
+    forward_mode: str = "io"
+    max_frame: int = 1518
+    depth: int = 12          # ring depth, log2 (memif rsize; vhost queue size 2^depth capped at 4096)
+    gen_lcores: str = "0"
+    dut_lcores: str = "0,1"  # testpmd: first lcore is its (sleeping) main lcore, the rest forward
+    idle_sleep_us: int = 0
+    rxd: int = 1024
+    txd: int = 1024
+
+    def check(self) -> None:
+        if self.dut not in DUTS:
+            raise ZeroLossError(f"unknown DUT '{self.dut}'", f"use one of {', '.join(DUTS)}")
+        if self.link not in LINK_KINDS:
+            raise ZeroLossError(f"unknown link '{self.link}'", f"use one of {', '.join(LINK_KINDS)}")
+
+
+class SoftBench:
+    """Starts the bench's processes in order and stops all of them on exit, error or Ctrl-C."""
+
+    def __init__(self, spec: BenchSpec, ws: Workspace):
+        spec.check()
+        self.spec = spec
+        self.ws = ws
+        self.gen: Zlgen | None = None
+        self.dut: TestPmd | None = None
+        self._stack = ExitStack()
+
+    def start(self) -> SoftBench:
+        s = self.spec
+        hugepages.require(GEN_MB + (DUT_MB if s.dut != "none" else 0))
+        jumbo = s.max_frame > 1518
+        try:
+            if s.dut == "none":
+                w = make_wire(s.link, 0, self.ws.sock("wire0"), jumbo, s.depth, b_index=1)
+                gen_vdevs = (w.a, w.b)
+            else:
+                w0 = make_wire(s.link, 0, self.ws.sock("wire0"), jumbo, s.depth)
+                w1 = make_wire(s.link, 1, self.ws.sock("wire1"), jumbo, s.depth)
+                dut_eal = Eal(lcores=s.dut_lcores, file_prefix=self.ws.prefix("dut"), vdevs=(w0.a, w1.a))
+                self.dut = self._stack.enter_context(TestPmd(TestPmdConfig(
+                    eal=dut_eal, forward_mode=s.forward_mode, max_frame=s.max_frame,
+                    rxd=s.rxd, txd=s.txd, set_mtu=s.link != "memif"), self.ws.log("testpmd")))
+                gen_vdevs = (w0.b, w1.b)
+            gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"), vdevs=gen_vdevs)
+            self.gen = self._stack.enter_context(Zlgen(ZlgenConfig(
+                eal=gen_eal, ctl_path=self.ws.sock("zlgen-ctl"), max_frame=s.max_frame,
+                idle_sleep_us=s.idle_sleep_us, rxd=s.rxd, txd=s.txd), self.ws.log("zlgen")))
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def stop(self) -> None:
+        self._stack.close()  # zlgen first, then the DUT (reverse order of start)
+
+    def streams(self, frame_size: int = 64, flows: int = 1, rate_pps: float = 0,
+                bidirectional: bool = True, imix: list[list[int]] | None = None) -> list[dict]:
+        """Stream definitions: port 0 -> port 1 and, when bidirectional, port 1 -> port 0."""
+        size = {"imix": imix} if imix else {"frame_size": frame_size}
+        out = [{"port": 0, "rx_port": 1, "rate_pps": rate_pps, "flows": flows, **size}]
+        if bidirectional:
+            out.append({"port": 1, "rx_port": 0, "rate_pps": rate_pps, "flows": flows, **size})
+        return out
+
+    def __enter__(self) -> SoftBench:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+"""DPDK processes and facilities: EAL arguments, hugepages, telemetry, testpmd."""

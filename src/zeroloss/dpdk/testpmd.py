@@ -1,0 +1,108 @@
+"""dpdk-testpmd as a DUT or reference tool, driven through its interactive prompt."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ZeroLossError
+from ..proc import ManagedProcess
+from .eal import Eal
+from .telemetry import Telemetry
+
+FORWARD_MODES = ("io", "mac", "macswap", "rxonly", "txonly", "5tuple", "icmpecho")
+
+
+def testpmd_binary() -> str:
+    path = shutil.which("dpdk-testpmd")
+    if path is None:
+        raise ZeroLossError("dpdk-testpmd is not installed", "run 'make setup' (Debian package dpdk)")
+    return path
+
+
+@dataclass(frozen=True)
+class TestPmdConfig:
+    __test__ = False  # not a pytest test class
+
+    eal: Eal
+    forward_mode: str = "io"
+    rxq: int = 1
+    txq: int = 1
+    rxd: int = 1024
+    txd: int = 1024
+    burst: int = 32
+    max_frame: int = 1518  # bytes with FCS
+    tx_pkt_len: int = 64   # txonly: frame size with FCS
+    nb_mbufs: int = 8192
+    set_mtu: bool = True   # False for devices that carry jumbo frames but refuse a jumbo MTU (memif)
+
+    def argv(self) -> list[str]:
+        if self.forward_mode not in FORWARD_MODES:
+            raise ZeroLossError(f"unknown testpmd forward mode '{self.forward_mode}'",
+                                f"use one of {', '.join(FORWARD_MODES)}")
+        mbuf = max(2048, (self.max_frame + 128 + 63) // 64 * 64)
+        args = [testpmd_binary(), *self.eal.argv(), "--",
+                "-i", "--auto-start", f"--forward-mode={self.forward_mode}",
+                f"--rxq={self.rxq}", f"--txq={self.txq}", f"--rxd={self.rxd}", f"--txd={self.txd}",
+                f"--burst={self.burst}", f"--total-num-mbufs={self.nb_mbufs}",
+                # --mbuf-size must come before --txpkts, or testpmd sends 64 B silently
+                f"--mbuf-size={mbuf}"]
+        if self.max_frame > 1518 and self.set_mtu:
+            args.append(f"--max-pkt-len={self.max_frame - 4}")
+        if self.forward_mode == "txonly":
+            args.append(f"--txpkts={self.tx_pkt_len - 4}")
+        return args
+
+
+class TestPmd:
+    """A running testpmd; ``with TestPmd(cfg, log) as t:`` starts it and stops it on exit."""
+
+    __test__ = False
+
+    def __init__(self, cfg: TestPmdConfig, log_path: Path):
+        self.cfg = cfg
+        self.proc = ManagedProcess("dpdk-testpmd", cfg.argv(), log_path, stdin_pipe=True)
+
+    def start(self, timeout: float = 30.0) -> TestPmd:
+        self.proc.start()
+        try:
+            self.proc.wait_for_log("testpmd>", timeout)
+            log = self.proc.log_path.read_text(errors="replace")
+            if "Not all ports were started" in log or "Fail to configure port" in log:
+                raise ZeroLossError(f"dpdk-testpmd could not start its ports; its log ({self.proc.log_path}) "
+                                    f"ends with:\n{self.proc.log_tail()}")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def command(self, line: str) -> None:
+        """Types one command at the testpmd prompt (no reply is read: use telemetry for counters)."""
+        self.proc.send(line)
+
+    def set_forward_mode(self, mode: str) -> None:
+        self.command("stop")
+        self.command(f"set fwd {mode}")
+        self.command("start")
+        time.sleep(0.05)
+
+    def telemetry(self) -> Telemetry:
+        return Telemetry(self.cfg.eal.telemetry_socket).connect()
+
+    def stop(self) -> None:
+        if self.proc.alive():
+            try:
+                self.proc.send("quit")
+                self.proc.proc.wait(10)
+            except Exception:
+                pass
+        self.proc.stop()
+        self.cfg.eal.cleanup()
+
+    def __enter__(self) -> TestPmd:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,133 @@
+"""Client of zlgen's control socket: versioned, line-delimited JSON (gen/PROTOCOL.md)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import time
+from pathlib import Path
+
+from ..errors import ZeroLossError
+from ..model import TrialResult
+
+PROTO = 1
+
+
+class ZlgenError(ZeroLossError):
+    """zlgen refused a request; the message is zlgen's own."""
+
+
+class ZlgenClient:
+    """One connection to a running zlgen."""
+
+    def __init__(self, path: Path | str, timeout: float = 30.0):
+        self.path = str(path)
+        self.timeout = timeout
+        self._ids = itertools.count(1)
+        self.sock: socket.socket | None = None
+        self._file = None
+
+    def connect(self, wait_s: float = 10.0) -> ZlgenClient:
+        deadline = time.monotonic() + wait_s
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(self.timeout)
+            try:
+                s.connect(self.path)
+                break
+            except OSError as e:
+                s.close()
+                if time.monotonic() > deadline:
+                    raise ZeroLossError(f"cannot connect to zlgen at {self.path}: {e.strerror}") from e
+                time.sleep(0.05)
+        self.sock = s
+        self._file = s.makefile("rb")
+        hello = self.request("hello")
+        if hello.get("proto") != PROTO:
+            raise ZeroLossError(f"zlgen speaks protocol {hello.get('proto')}, this zeroloss speaks {PROTO}",
+                                "rebuild zlgen with 'make build'")
+        return self
+
+    def send_raw(self, line: bytes) -> dict:
+        """Sends one raw line (tests use it for malformed input) and returns the parsed reply."""
+        if self.sock is None:
+            raise ZeroLossError("not connected to zlgen")
+        self.sock.sendall(line + b"\n")
+        reply = self._file.readline()
+        if not reply:
+            raise ZeroLossError("zlgen closed the control connection")
+        return json.loads(reply)
+
+    def request(self, cmd: str, timeout: float | None = None, **fields) -> dict:
+        """Sends a command and returns the reply; raises ZlgenError when zlgen says ok: false."""
+        rid = next(self._ids)
+        msg = {"cmd": cmd, "id": rid, "proto": PROTO, **fields}
+        if timeout is not None and self.sock:
+            self.sock.settimeout(timeout)
+        try:
+            reply = self.send_raw(json.dumps(msg).encode())
+        except TimeoutError as e:
+            raise ZeroLossError(f"zlgen did not answer '{cmd}' in time") from e
+        finally:
+            if timeout is not None and self.sock:
+                self.sock.settimeout(self.timeout)
+        if reply.get("id") != rid:
+            raise ZeroLossError(f"zlgen answered request {reply.get('id')} to request {rid}")
+        if not reply.get("ok"):
+            raise ZlgenError(f"zlgen: {reply.get('error', 'unknown error')}")
+        return reply
+
+    def hello(self) -> dict:
+        return self.request("hello")
+
+    def ports(self) -> list[dict]:
+        return self.request("ports")["ports"]
+
+    def configure(self, streams: list[dict], idle_sleep_us: int | None = None) -> int:
+        fields: dict = {"streams": streams}
+        if idle_sleep_us is not None:
+            fields["idle_sleep_us"] = idle_sleep_us
+        return self.request("configure", **fields)["streams"]
+
+    def start(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
+              rate_pps: float | list[float] | None = None, trial: int | None = None) -> int:
+        fields: dict = {"drain_ms": drain_ms}
+        if duration_s is not None:
+            fields["duration_s"] = duration_s
+        if frames is not None:
+            fields["frames"] = frames
+        if rate_pps is not None:
+            fields["rate_pps"] = rate_pps
+        if trial is not None:
+            fields["trial"] = trial
+        return self.request("start", **fields)["trial"]
+
+    def status(self) -> dict:
+        return self.request("status")
+
+    def stop(self) -> None:
+        self.request("stop")
+
+    def result(self, wait_s: float = 0.0) -> TrialResult:
+        reply = self.request("result", timeout=wait_s + self.timeout, wait_s=wait_s)
+        return TrialResult.from_dict(reply["result"])
+
+    def run_trial(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
+                  rate_pps: float | list[float] | None = None, trial: int | None = None) -> TrialResult:
+        """Starts a trial and waits for its final counters (after the drain)."""
+        self.start(duration_s=duration_s, frames=frames, drain_ms=drain_ms, rate_pps=rate_pps, trial=trial)
+        budget = (duration_s or 0) + drain_ms / 1000 + 60
+        return self.result(wait_s=budget)
+
+    def shutdown(self) -> None:
+        try:
+            self.request("shutdown", timeout=5)
+        except (ZeroLossError, OSError):
+            pass
+        self.close()
+
+    def close(self) -> None:
+        if self.sock:
+            self.sock.close()
+            self.sock = None

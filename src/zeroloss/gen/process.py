@@ -1,0 +1,93 @@
+"""Starting and stopping zlgen: where the binary is, its arguments, its lifetime."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..dpdk.eal import Eal
+from ..errors import ZeroLossError
+from ..model import MAX_FRAME, MIN_FRAME
+from ..proc import ManagedProcess
+from .client import ZlgenClient
+
+REPO_BUILD = Path(__file__).resolve().parents[3] / "gen" / "build" / "zlgen"
+
+
+def zlgen_binary() -> str:
+    """$ZEROLOSS_ZLGEN, else the repository's build (editable installs), else zlgen on PATH."""
+    env = os.environ.get("ZEROLOSS_ZLGEN")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise ZeroLossError(f"ZEROLOSS_ZLGEN={env} is not an executable file")
+        return env
+    if os.access(REPO_BUILD, os.X_OK):
+        return str(REPO_BUILD)
+    found = shutil.which("zlgen")
+    if found is None:
+        raise ZeroLossError("zlgen is not built", "run 'make setup' (or 'make build')")
+    return found
+
+
+@dataclass(frozen=True)
+class ZlgenConfig:
+    eal: Eal
+    ctl_path: Path
+    rxq: int = 1
+    txq: int = 1
+    rxd: int = 1024
+    txd: int = 1024
+    max_frame: int = 1518
+    idle_sleep_us: int = 0
+    mbufs: int = 0
+
+    def argv(self) -> list[str]:
+        if not MIN_FRAME <= self.max_frame <= MAX_FRAME:
+            raise ZeroLossError(f"largest frame {self.max_frame} B is outside {MIN_FRAME}..{MAX_FRAME} B")
+        args = [zlgen_binary(), *self.eal.argv(), "--", "--ctl", str(self.ctl_path),
+                "--rxq", str(self.rxq), "--txq", str(self.txq),
+                "--rxd", str(self.rxd), "--txd", str(self.txd),
+                "--max-frame", str(self.max_frame), "--idle-sleep-us", str(self.idle_sleep_us)]
+        if self.mbufs:
+            args += ["--mbufs", str(self.mbufs)]
+        return args
+
+
+class Zlgen:
+    """A running zlgen and a connected client: ``with Zlgen(cfg, log) as g: g.client.run_trial(...)``."""
+
+    def __init__(self, cfg: ZlgenConfig, log_path: Path):
+        self.cfg = cfg
+        self.proc = ManagedProcess("zlgen", cfg.argv(), log_path)
+        self.client = ZlgenClient(cfg.ctl_path)
+
+    def start(self, timeout: float = 30.0) -> Zlgen:
+        self.proc.start()
+        try:
+            self.proc.wait_for_log("zlgen: ready", timeout)
+            self.client.connect()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> int | None:
+        """Asks zlgen to shut down (ports stopped, hugepages freed); signals it if it does not."""
+        if self.proc.alive() and self.client.sock is not None:
+            self.client.shutdown()
+            try:
+                self.proc.proc.wait(10)
+            except Exception:
+                pass
+        self.client.close()
+        code = self.proc.stop()
+        self.cfg.eal.cleanup()
+        return code
+
+    def __enter__(self) -> Zlgen:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,158 @@
+"""Pure data: line-rate arithmetic and typed trial results. No processes, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+# Preamble (7) + start-of-frame delimiter (1) + inter-frame gap (12): the 20 B per frame that
+# occupy the wire besides the frame itself (IEEE 802.3; RFC 2544 line-rate tables use them).
+L1_OVERHEAD = 20
+FCS = 4
+MIN_FRAME = 64
+MAX_FRAME = 9728
+
+
+def line_rate_pps(link_bps: float, frame_bytes: int) -> float:
+    """Frames per second a link carries at frame_bytes (FCS included): bps / ((frame + 20) * 8)."""
+    if frame_bytes < 1 or link_bps <= 0:
+        raise ValueError(f"frame size {frame_bytes} B and link speed {link_bps} b/s must be positive")
+    return link_bps / ((frame_bytes + L1_OVERHEAD) * 8)
+
+
+def l1_bps(pps: float, frame_bytes: float) -> float:
+    """Bits per second on the wire, counting preamble, SFD and inter-frame gap."""
+    return pps * (frame_bytes + L1_OVERHEAD) * 8
+
+
+def l2_bps(pps: float, frame_bytes: float) -> float:
+    """Bits per second of frames alone (FCS included)."""
+    return pps * frame_bytes * 8
+
+
+def _from_dict(cls, d: dict):
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass(frozen=True)
+class Latency:
+    """TX-timestamp-to-RX latency in nanoseconds."""
+
+    count: int = 0
+    min: int = 0
+    mean: float = 0.0
+    max: int = 0
+    p50: int = 0
+    p90: int = 0
+    p99: int = 0
+    p99_9: int = 0
+    p99_99: int = 0
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    id: int
+    port: int
+    queue: int
+    rx_port: int
+    flows: int
+    requested_pps: int
+    achieved_pps: float
+    tx_pkts: int
+    tx_bytes: int
+    tx_refused: int
+    tx_nombuf: int
+    pace_restarts: int
+    pace_skipped: int
+    rx_pkts: int
+    rx_bytes: int
+    rx_unique: int
+    lost: int
+    seq_gaps: int
+    reordered: int
+    duplicate: int
+    late: int
+    latency_ns: Latency
+
+    @classmethod
+    def from_dict(cls, d: dict) -> StreamResult:
+        d = dict(d)
+        d["latency_ns"] = _from_dict(Latency, d.get("latency_ns", {}))
+        return _from_dict(cls, d)
+
+    @property
+    def loss_ratio(self) -> float:
+        return self.lost / self.tx_pkts if self.tx_pkts else 0.0
+
+    @property
+    def rate_accuracy(self) -> float | None:
+        """Achieved / requested rate (None when the stream ran unpaced)."""
+        return self.achieved_pps / self.requested_pps if self.requested_pps else None
+
+
+@dataclass(frozen=True)
+class EthdevCounters:
+    ipackets: int = 0
+    opackets: int = 0
+    ibytes: int = 0
+    obytes: int = 0
+    imissed: int = 0
+    ierrors: int = 0
+    oerrors: int = 0
+    rx_nombuf: int = 0
+
+
+@dataclass(frozen=True)
+class PortResult:
+    port: int
+    name: str
+    rx_pkts: int
+    rx_foreign: int
+    rx_malformed: int
+    rx_late: int
+    rx_outside: int
+    rx_unknown_stream: int
+    ethdev: EthdevCounters
+
+    @classmethod
+    def from_dict(cls, d: dict) -> PortResult:
+        d = dict(d)
+        d["ethdev"] = _from_dict(EthdevCounters, d.get("ethdev", {}))
+        return _from_dict(cls, d)
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """What zlgen reports for one trial, after the drain."""
+
+    trial: int
+    tx_window_s: float
+    tx_elapsed_s: float
+    drain_ms: int
+    stopped: bool
+    streams: tuple[StreamResult, ...]
+    ports: tuple[PortResult, ...]
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrialResult:
+        return cls(
+            trial=d["trial"], tx_window_s=d["tx_window_s"], tx_elapsed_s=d["tx_elapsed_s"],
+            drain_ms=d["drain_ms"], stopped=d["stopped"],
+            streams=tuple(StreamResult.from_dict(s) for s in d["streams"]),
+            ports=tuple(PortResult.from_dict(p) for p in d["ports"]))
+
+    @property
+    def tx_pkts(self) -> int:
+        return sum(s.tx_pkts for s in self.streams)
+
+    @property
+    def rx_unique(self) -> int:
+        return sum(s.rx_unique for s in self.streams)
+
+    @property
+    def lost(self) -> int:
+        return sum(s.lost for s in self.streams)
+
+    @property
+    def achieved_pps(self) -> float:
+        return sum(s.achieved_pps for s in self.streams)

@@ -1,0 +1,108 @@
+"""Processes zeroloss starts: argument lists, logs in files, stopped by PID on exit or error."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import IO
+
+from .errors import ZeroLossError
+
+
+class ManagedProcess:
+    """A child process with an owner: ``with ManagedProcess(...) as p:`` stops it however the block ends."""
+
+    def __init__(self, name: str, argv: list[str], log_path: Path, stdin_pipe: bool = False):
+        self.name = name
+        self.argv = argv
+        self.log_path = log_path
+        self.stdin_pipe = stdin_pipe
+        self.proc: subprocess.Popen | None = None
+        self._log: IO[bytes] | None = None
+
+    def start(self) -> ManagedProcess:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "wb")
+        try:
+            self.proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE if self.stdin_pipe else subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C reaches us, we stop the child in order
+            )
+        except OSError as e:
+            self._log.close()
+            raise ZeroLossError(f"cannot start {self.name} ({self.argv[0]}): {e.strerror}",
+                                "run 'make setup' to install and build everything") from e
+        return self
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def send(self, line: str) -> None:
+        """Writes a line to the process's standard input (interactive tools such as testpmd)."""
+        if self.proc is None or self.proc.stdin is None or not self.alive():
+            raise ZeroLossError(f"{self.name} is not running; its log says:\n{self.log_tail()}")
+        self.proc.stdin.write((line + "\n").encode())
+        self.proc.stdin.flush()
+
+    def wait_for_log(self, text: str, timeout: float) -> None:
+        """Waits until text appears in the log; raises with the log's tail if the process dies first."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if text in self.log_path.read_text(errors="replace"):
+                    return
+            except OSError:
+                pass
+            if not self.alive():
+                raise ZeroLossError(f"{self.name} exited (code {self.proc.returncode}) before it was ready; "
+                                    f"its log ({self.log_path}) ends with:\n{self.log_tail()}")
+            time.sleep(0.05)
+        raise ZeroLossError(f"{self.name} was not ready after {timeout:.0f} s; its log ({self.log_path}) "
+                            f"ends with:\n{self.log_tail()}")
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """Stops the process: SIGTERM (SIGINT for DPDK apps is the same), then SIGKILL after timeout."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            try:
+                if self.proc.stdin:
+                    self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                os.kill(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        if self._log:
+            self._log.close()
+            self._log = None
+        return self.proc.returncode
+
+    def __enter__(self) -> ManagedProcess:
+        return self.start() if self.proc is None else self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
