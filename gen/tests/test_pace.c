@@ -218,13 +218,12 @@ test_stall(void)
 	zl_pace_take(&p, n);
 	CHECK_EQ_U64(p.n_sched, 51);
 	CHECK_EQ_U64(zl_pace_due(&p, gap), 0);
-	/* frame 51 due at 51 us: polled 50 us + 1 tick after it, still within... */
+	/* frame 51 due at 51 us, polled exactly the gap after it: caught up, no restart */
 	n = zl_pace_due(&p, 51000 + gap);
 	CHECK_EQ_U64(n, 32);
 	CHECK_EQ_U64(p.restarts, 0);
 	zl_pace_take(&p, n);
-	/* frame 83 due at 83 us, polled at 101 us + 1: 18 us late, fine */
-	/* but a poll 1 tick past the gap after frame 83's deadline restarts */
+	/* frame 83 due at 83 us: a poll 1 tick more than the gap after it restarts */
 	n = zl_pace_due(&p, 83000 + gap + 1);
 	CHECK_EQ_U64(n, 1);
 	CHECK_EQ_U64(p.restarts, 1);

@@ -19,10 +19,13 @@ class Eal:
     vdevs: tuple[str, ...] = ()
     pci: tuple[str, ...] = ()
     in_memory: bool = True
+    main_lcore: int | None = None  # DPDK's default is the lowest lcore id, not the first listed
     extra: tuple[str, ...] = field(default=())
 
     def argv(self) -> list[str]:
         args = ["-l", self.lcores, "--file-prefix", self.file_prefix, "--log-level", "lib.eal:warning"]
+        if self.main_lcore is not None:
+            args += ["--main-lcore", str(self.main_lcore)]
         if self.in_memory:
             # no hugepage files left behind; one file per memory segment list keeps the
             # vhost-user memory table of virtio_user under its 8-region limit

@@ -1,0 +1,875 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit and fuzz tests of the control protocol handler (ctl.c, trial.c),
+ * without EAL: no ports are probed and no worker runs. The one worker's
+ * handshakes are simulated by the test where a trial has to finish.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <rte_log.h>
+
+#include "check.h"
+#include "ctl.h"
+#include "trial.h"
+#include "zlgen.h"
+
+struct zl_app zl; /* main.c, which defines it, is not linked */
+
+static uint64_t lcg_state = 20251121;
+
+/* Fixed-seed 64-bit LCG; returns the high 32 bits. */
+static uint32_t
+lcg_next(void)
+{
+	lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(lcg_state >> 32);
+}
+
+/* Uniform-ish value in [0, n). */
+static uint32_t
+rnd(uint32_t n)
+{
+	return n ? lcg_next() % n : 0;
+}
+
+static unsigned long nb_replies;
+
+/*
+ * Sends one line through zl_ctl_handle_line and checks the reply's form:
+ * one line of ASCII JSON, an object, "ok" a boolean, a non-empty "error" string
+ * when ok is false, and the request's "id" echoed. Returns the parsed reply
+ * (caller frees) or NULL after counting a failure.
+ */
+static json_t *
+ask_n(const char *line, size_t len, const char *where)
+{
+	json_error_t jerr;
+	json_t *rep, *ok, *err, *req, *id;
+	int shutdown = 0, good = 1;
+	char *out = zl_ctl_handle_line(line, len, &shutdown);
+	size_t i;
+
+	nb_replies++;
+	if (out == NULL) {
+		check_fail++;
+		fprintf(stderr, "%s: no reply (NULL) to a %zu-byte request: %.120s\n", where, len, line);
+		return NULL;
+	}
+	for (i = 0; out[i]; i++)
+		if ((unsigned char)out[i] >= 0x80 || out[i] == '\n' || out[i] == '\r')
+			good = 0;
+	if (!good) {
+		check_fail++;
+		fprintf(stderr, "%s: reply is not one ASCII line: %.200s\n", where, out);
+	}
+	rep = json_loads(out, JSON_REJECT_DUPLICATES, &jerr);
+	if (rep == NULL || !json_is_object(rep)) {
+		check_fail++;
+		fprintf(stderr, "%s: reply is not a JSON object: %.200s\n", where, out);
+		free(out);
+		json_decref(rep);
+		return NULL;
+	}
+	ok = json_object_get(rep, "ok");
+	err = json_object_get(rep, "error");
+	if (!json_is_boolean(ok)) {
+		good = 0;
+	} else if (json_is_false(ok)) {
+		if (!json_is_string(err) || json_string_length(err) == 0)
+			good = 0;
+	} else if (err != NULL) {
+		good = 0;
+	}
+	/* the id is echoed whenever the request was an object carrying one */
+	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (json_is_object(req)) {
+		id = json_object_get(req, "id");
+		if (id != NULL && !json_equal(id, json_object_get(rep, "id")))
+			good = 0;
+		if (id == NULL && json_object_get(rep, "id") != NULL)
+			good = 0;
+	} else if (json_object_get(rep, "id") != NULL) {
+		good = 0;
+	}
+	json_decref(req);
+	if (good) {
+		check_pass++;
+	} else {
+		check_fail++;
+		fprintf(stderr, "%s: bad reply %.300s\n  to %.300s\n", where, out, line);
+	}
+	free(out);
+	return rep;
+}
+
+/* ask_n for a NUL-terminated line. */
+static json_t *
+ask(const char *line, const char *where)
+{
+	return ask_n(line, strlen(line), where);
+}
+
+#define ASK(line) ask((line), __FILE__ ":" RTE_STR(__LINE__))
+
+/* True if the reply has ok == want; prints the reply otherwise. */
+static int
+reply_ok_is(json_t *rep, int want)
+{
+	json_t *ok = rep ? json_object_get(rep, "ok") : NULL;
+	int is = json_is_true(ok);
+
+	if (rep != NULL && is != want) {
+		char *s = json_dumps(rep, JSON_COMPACT);
+
+		fprintf(stderr, "  unexpected reply: %s\n", s ? s : "?");
+		free(s);
+	}
+	return rep != NULL && is == want;
+}
+
+/* Sends a line that must fail; returns the error text (static copy) for extra checks. */
+static const char *
+expect_error(const char *line, const char *where)
+{
+	static char msg[512];
+	json_t *rep = ask(line, where);
+
+	msg[0] = '\0';
+	if (!reply_ok_is(rep, 0)) {
+		check_fail++;
+		fprintf(stderr, "%s: expected an error reply\n", where);
+	} else {
+		check_pass++;
+		snprintf(msg, sizeof(msg), "%s", json_string_value(json_object_get(rep, "error")));
+	}
+	json_decref(rep);
+	return msg;
+}
+
+/* Sends a line that must succeed; returns the reply (caller frees) or NULL. */
+static json_t *
+expect_ok(const char *line, const char *where)
+{
+	json_t *rep = ask(line, where);
+
+	if (!reply_ok_is(rep, 1)) {
+		check_fail++;
+		fprintf(stderr, "%s: expected ok\n", where);
+		json_decref(rep);
+		return NULL;
+	}
+	check_pass++;
+	return rep;
+}
+
+#define EXPECT_ERROR(line) expect_error((line), __FILE__ ":" RTE_STR(__LINE__))
+#define EXPECT_OK(line) expect_ok((line), __FILE__ ":" RTE_STR(__LINE__))
+
+/* Integer member of an object, or -12345 when missing or not an integer. */
+static json_int_t
+get_i(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? json_integer_value(v) : -12345;
+}
+
+/* True if member key of o is the string want. */
+static int
+str_is(json_t *o, const char *key, const char *want)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) && strcmp(json_string_value(v), want) == 0;
+}
+
+/* The request checks listed in the brief, with no port at all. */
+static void
+test_requests(void)
+{
+	static char big[100 * 1024 + 1];
+	json_t *rep;
+	const char *msg;
+	size_t i;
+
+	EXPECT_ERROR("this is not json");
+	EXPECT_ERROR("");
+	EXPECT_ERROR("   ");
+	EXPECT_ERROR("{}");
+	EXPECT_ERROR("[]");
+	EXPECT_ERROR("[{\"cmd\":\"hello\"}]");
+	EXPECT_ERROR("\"hello\"");
+	EXPECT_ERROR("42");
+	EXPECT_ERROR("null");
+	EXPECT_ERROR("{\"cmd\":5}");
+	EXPECT_ERROR("{\"cmd\":null}");
+	EXPECT_ERROR("{\"cmd\":[\"hello\"]}");
+	msg = EXPECT_ERROR("{\"cmd\":\"frobnicate\"}");
+	CHECK(strstr(msg, "frobnicate") != NULL);
+	EXPECT_ERROR("{\"cmd\":\"HELLO\"}");
+	EXPECT_ERROR("{\"cmd\":\"hello\",\"proto\":2}");
+	EXPECT_ERROR("{\"cmd\":\"hello\",\"proto\":\"1\"}");
+	EXPECT_ERROR("{\"cmd\":\"hello\",\"proto\":1.0}");
+	EXPECT_ERROR("{\"cmd\":\"hello\",\"cmd\":\"status\"}"); /* duplicate key */
+	EXPECT_ERROR("{\"cmd\":\"hello\"} {\"cmd\":\"hello\"}");
+	EXPECT_ERROR("{\"cmd\":\"hello\"");
+
+	/* configure without streams, with bad streams, with a port that does not exist */
+	EXPECT_ERROR("{\"cmd\":\"configure\"}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":{}}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[5]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{}]}");
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0}]}");
+	CHECK(strstr(msg, "port") != NULL);
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":3}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":-1}]}");
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"colour\":\"red\"}]}");
+	CHECK(strstr(msg, "colour") != NULL);
+
+	/* start before configure, both and neither of duration_s and frames */
+	msg = EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":1}");
+	CHECK(strstr(msg, "configure") != NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":1,\"frames\":100}");
+	CHECK(strstr(msg, "exactly one") != NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"start\"}");
+	CHECK(strstr(msg, "exactly one") != NULL);
+	EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":0}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":-1}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":\"10\"}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":0}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":1.5}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":10,\"trial\":65536}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":10,\"drain_ms\":-1}");
+
+	/* result before any trial, stop when idle */
+	msg = EXPECT_ERROR("{\"cmd\":\"result\"}");
+	CHECK(strstr(msg, "start") != NULL);
+	EXPECT_ERROR("{\"cmd\":\"result\",\"wait_s\":-1}");
+	EXPECT_ERROR("{\"cmd\":\"result\",\"wait_s\":\"x\"}");
+	EXPECT_ERROR("{\"cmd\":\"result\",\"wait_s\":0.01}");
+	EXPECT_ERROR("{\"cmd\":\"stop\"}");
+
+	/* invalid UTF-8: raw bytes, in a string, in a key, an overlong encoding */
+	EXPECT_ERROR("\xff\xfe\xfd");
+	EXPECT_ERROR("{\"cmd\":\"\xff\"}");
+	EXPECT_ERROR("{\"cmd\xc3\":\"hello\"}");
+	EXPECT_ERROR("{\"cmd\":\"hello\",\"id\":\"\xc0\xaf\"}");
+	EXPECT_ERROR("{\"cmd\":\"hello\",\"id\":\"\xed\xa0\x80\"}"); /* a UTF-16 surrogate */
+	/* a NUL byte inside the line */
+	{
+		static const char nul[] = "{\"cmd\":\"hel\0lo\"}";
+
+		rep = ask_n(nul, sizeof(nul) - 1, __FILE__ ":nul");
+		CHECK(reply_ok_is(rep, 0));
+		json_decref(rep);
+	}
+	/* 100 kB of nested brackets, and of nested objects */
+	memset(big, '[', sizeof(big) - 1);
+	EXPECT_ERROR(big);
+	for (i = 0; i + 5 < sizeof(big) - 1; i += 5)
+		memcpy(big + i, "{\"a\":", 5);
+	EXPECT_ERROR(big);
+	/* a long unknown command name is cut in the message, which stays valid UTF-8 */
+	memset(big, 0, sizeof(big));
+	strcpy(big, "{\"cmd\":\"");
+	for (i = 0; i < 30; i++)
+		strcat(big, "\xe2\x82\xac"); /* euro sign, 3 bytes */
+	strcat(big, "\"}");
+	EXPECT_ERROR(big);
+	for (i = 0; i < 4; i++) {
+		size_t k;
+
+		/* unknown stream keys of 3-byte characters: the 256 B message cut lands mid-character */
+		strcpy(big, "{\"cmd\":\"configure\",\"streams\":[{\"");
+		for (k = 0; k < 100 + i; k++)
+			strcat(big, "\xe2\x82\xac");
+		strcat(big, "\":1}]}");
+		EXPECT_ERROR(big);
+	}
+
+	/* valid requests */
+	rep = EXPECT_OK("{\"cmd\":\"status\"}");
+	if (rep != NULL) {
+		CHECK(json_is_string(json_object_get(rep, "state")));
+		CHECK(str_is(rep, "state", "idle"));
+		CHECK(json_is_false(json_object_get(rep, "configured")));
+		json_decref(rep);
+	}
+	rep = EXPECT_OK("{\"cmd\":\"hello\",\"id\":\"abc\"}");
+	if (rep != NULL) {
+		CHECK(str_is(rep, "id", "abc"));
+		CHECK_EQ_U64(get_i(rep, "proto"), ZL_PROTO_VERSION);
+		CHECK_EQ_U64(get_i(rep, "tsc_hz"), 1000000000);
+		CHECK_EQ_U64(get_i(rep, "nb_ports"), 0);
+		CHECK_EQ_U64(get_i(rep, "max_streams"), ZL_MAX_STREAMS);
+		CHECK_EQ_U64(get_i(rep, "max_frame"), ZL_MAX_FRAME);
+		CHECK(json_is_string(json_object_get(rep, "dpdk")));
+		CHECK(json_is_string(json_object_get(rep, "zlgen")));
+		CHECK(json_is_array(json_object_get(rep, "lcores")));
+		json_decref(rep);
+	}
+	rep = EXPECT_OK("{\"cmd\":\"hello\",\"proto\":1,\"id\":{\"a\":[1,2,null]}}");
+	json_decref(rep);
+	rep = EXPECT_OK("{\"cmd\":\"hello\",\"id\":null}");
+	json_decref(rep);
+	rep = EXPECT_OK("  {\"cmd\" : \"ports\", \"id\": 7 }  ");
+	if (rep != NULL) {
+		CHECK(json_is_array(json_object_get(rep, "ports")));
+		CHECK_EQ_U64(json_array_size(json_object_get(rep, "ports")), 0);
+		CHECK_EQ_U64(get_i(rep, "id"), 7);
+		json_decref(rep);
+	}
+	/* errors echo the id too */
+	EXPECT_ERROR("{\"cmd\":\"stop\",\"id\":123456789012}");
+	EXPECT_ERROR("{\"cmd\":\"nope\",\"id\":[\"x\"]}");
+	EXPECT_ERROR("{\"cmd\":5,\"id\":\"q\"}");
+	{
+		int shutdown = 0;
+		char *out = zl_ctl_handle_line("{\"cmd\":\"shutdown\",\"id\":9}", 25, &shutdown);
+
+		CHECK(out != NULL && strcmp(out, "{\"ok\":true,\"id\":9}") == 0);
+		CHECK_EQ_U64(shutdown, 1);
+		free(out);
+	}
+}
+
+/* Marks the one worker as done transmitting and idle for the current generation. */
+static void
+worker_ack(void)
+{
+	zl.workers[0].tx_done_gen = zl.sync.gen;
+	zl.workers[0].idle_gen = zl.sync.gen;
+}
+
+/* With one fake port (no ethdev behind it): configure, start, stop and result. */
+static void
+test_trial_flow(void)
+{
+	json_t *rep, *res, *st, *lat;
+	const char *msg;
+	uint32_t i;
+
+	zl.nb_ports = 1;
+	zl.ports[0].id = 0;
+	zl.ports[0].nb_rxq = 1;
+	zl.ports[0].nb_txq = 2;
+	zl.ports[0].max_frame = 1518;
+	snprintf(zl.ports[0].name, sizeof(zl.ports[0].name), "fake0");
+	for (i = 0; i < 6; i++)
+		zl.ports[0].mac.addr_bytes[i] = (uint8_t)(0x02 + i);
+
+	/* field checks that need a port */
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":1}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"queue\":2}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"frame_size\":63}]}");
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"frame_size\":9000}]}");
+	CHECK(strstr(msg, "1518") != NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vlan\":5}]}");
+	CHECK(strstr(msg, "68") != NULL);
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vlan\":4096,\"frame_size\":68}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"flows\":0}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"flows\":1048577}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"flows\":1000,"
+		"\"flow_fields\":[\"src_port\"],\"src_port\":65000}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"flows\":10,"
+		"\"flow_fields\":[\"dst_ip\"],\"dst_ip\":\"255.255.255.250\"}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"flow_fields\":[\"ttl\"]}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"flows\":2,\"flow_fields\":[]}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"src_ip\":\"1.2.3\"}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"src_ip\":\"1.2.3.256\"}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"src_ip\":\"1.2.3.4x\"}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"dst_mac\":\"02:00:00:00:00\"}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"rate_pps\":-1}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"rate_pps\":1e13}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"imix\":[[64,1]],\"frame_size\":64}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"imix\":[]}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"imix\":[[64,0]]}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"imix\":[[64,1000],[128,25]]}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"imix\":[[64,1],[9000,1]]}]}");
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"idle_sleep_us\":100001,\"streams\":[{\"port\":0}]}");
+	{
+		/* 65 streams */
+		char *line = malloc(65 * 12 + 64);
+		size_t k;
+
+		strcpy(line, "{\"cmd\":\"configure\",\"streams\":[");
+		for (k = 0; k < 65; k++)
+			strcat(line, k ? ",{\"port\":0}" : "{\"port\":0}");
+		strcat(line, "]}");
+		EXPECT_ERROR(line);
+		free(line);
+	}
+	/* the second stream's fault is named, and the first's flows are freed */
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"flows\":1000},{\"port\":0,\"vlan\":-2}]}");
+	CHECK(strstr(msg, "streams[1]") != NULL);
+
+	/* a valid configuration: two streams, IMIX, VLAN, stepped ports */
+	rep = EXPECT_OK("{\"cmd\":\"configure\",\"id\":1,\"idle_sleep_us\":0,\"streams\":["
+		"{\"port\":0,\"queue\":1,\"rate_pps\":1000000,\"frame_size\":128,\"flows\":1024,"
+		"\"flow_fields\":[\"src_ip\",\"dst_ip\"],\"src_mac\":\"02:00:00:00:00:01\","
+		"\"dst_mac\":\"02:00:00:00:00:02\",\"src_ip\":\"198.18.0.1\",\"dst_ip\":\"198.19.1.1\","
+		"\"src_port\":1024,\"dst_port\":1024,\"vlan\":-1,\"vlan_pcp\":0},"
+		"{\"port\":0,\"imix\":[[68,7],[570,4],[1518,1]],\"vlan\":100,\"vlan_pcp\":3,\"flows\":16,"
+		"\"flow_fields\":[\"src_port\",\"dst_port\"],\"rate_pps\":2.5e5}]}");
+	if (rep != NULL) {
+		CHECK_EQ_U64(get_i(rep, "streams"), 2);
+		json_decref(rep);
+	}
+	CHECK_EQ_U64(zl.nb_streams, 2);
+	CHECK_EQ_U64(zl.streams[0].pps, 1000000);
+	CHECK_EQ_U64(zl.streams[0].queue, 1);
+	CHECK_EQ_U64(zl.streams[0].spec.src_ip, 0xc6120001);
+	CHECK_EQ_U64(zl.streams[0].spec.dst_ip, 0xc6130101);
+	CHECK_EQ_U64(zl.streams[0].spec.nb_flows, 1024);
+	CHECK_EQ_U64(zl.streams[0].tmpl.nb_flows, 1024);
+	CHECK_EQ_U64(zl.streams[0].nb_sizes, 1);
+	CHECK_EQ_U64(zl.streams[0].sizes[0], 128);
+	CHECK_EQ_U64(zl.streams[1].pps, 250000);
+	CHECK_EQ_U64(zl.streams[1].nb_sizes, 12);
+	CHECK_EQ_U64(zl.streams[1].spec.vlan, 100);
+	CHECK_EQ_U64(zl.streams[1].tmpl.l2_len, 18);
+	CHECK_EQ_U64(zl.streams[1].spec.src_mac[5], 0x07);  /* the port's MAC by default */
+	CHECK_EQ_U64(zl.streams[1].spec.flow_mask, ZL_FLOW_SRC_PORT | ZL_FLOW_DST_PORT);
+	{
+		unsigned int c64 = 0, c570 = 0, c1518 = 0;
+
+		for (i = 0; i < zl.streams[1].nb_sizes; i++) {
+			c64 += zl.streams[1].sizes[i] == 68;
+			c570 += zl.streams[1].sizes[i] == 570;
+			c1518 += zl.streams[1].sizes[i] == 1518;
+		}
+		CHECK_EQ_U64(c64, 7);
+		CHECK_EQ_U64(c570, 4);
+		CHECK_EQ_U64(c1518, 1);
+		/* interleaved: never more than two 68 B frames in a row before a larger one */
+		CHECK(zl.streams[1].sizes[0] == 68 && zl.streams[1].sizes[1] != 68);
+	}
+	CHECK_EQ_U64(zl.workers[0].nb_tx, 2);
+
+	rep = EXPECT_OK("{\"cmd\":\"status\"}");
+	if (rep != NULL) {
+		CHECK(json_is_true(json_object_get(rep, "configured")));
+		json_decref(rep);
+	}
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":10,\"rate_pps\":[1,2,3]}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":10,\"rate_pps\":[1,\"2\"]}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":10,\"rate_pps\":-5}");
+
+	/* start: the trial runs (no worker moves it on) */
+	rep = EXPECT_OK("{\"cmd\":\"start\",\"trial\":7,\"frames\":1000,\"drain_ms\":0,\"rate_pps\":[500,600]}");
+	if (rep != NULL) {
+		CHECK_EQ_U64(get_i(rep, "trial"), 7);
+		json_decref(rep);
+	}
+	CHECK_EQ_U64(zl.streams[0].pps, 500);
+	CHECK_EQ_U64(zl.streams[1].pps, 600);
+	CHECK_EQ_U64(zl.streams[0].frames, 1000);
+	CHECK_EQ_U64(zl.sync.phase, ZL_PHASE_RUN);
+	CHECK_EQ_U64(zl.sync.trial_id, 7);
+	CHECK_EQ_U64(zl.sync.end_tsc, UINT64_MAX);
+	CHECK_EQ_U64(zl.streams[0].pace.gap_tsc, 4 * ZL_BURST * 1000000000ull / 500);
+	rep = EXPECT_OK("{\"cmd\":\"status\"}");
+	if (rep != NULL) {
+		CHECK(str_is(rep, "state", "running"));
+		CHECK_EQ_U64(get_i(rep, "trial"), 7);
+		json_decref(rep);
+	}
+	msg = EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":10}");
+	CHECK(strstr(msg, "running") != NULL);
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0}]}");
+	msg = EXPECT_ERROR("{\"cmd\":\"result\"}");
+	CHECK(strstr(msg, "still running") != NULL);
+
+	/* what the worker would have counted: 10 sent, 9 distinct received, one duplicate */
+	zl.streams[0].tx_pkts = 10;
+	zl.streams[0].tx_bytes = 1280;
+	for (i = 0; i < 10; i++) {
+		if (i == 4)
+			continue;
+		zl_seq_record(&zl.workers[0].rx[0].seq, i);
+		zl_hist_record(&zl.workers[0].rx[0].hist, 1000 + i);
+		zl.workers[0].rx[0].pkts++;
+	}
+	zl_seq_record(&zl.workers[0].rx[0].seq, 2);
+	zl.workers[0].rx[0].pkts++;
+	zl.workers[0].rxp[0].pkts = 12;
+	zl.workers[0].rxp[0].foreign = 2;
+
+	rep = EXPECT_OK("{\"cmd\":\"stop\"}");
+	json_decref(rep);
+	worker_ack();
+	rep = EXPECT_OK("{\"cmd\":\"result\",\"wait_s\":5}");
+	res = rep ? json_object_get(rep, "result") : NULL;
+	CHECK(json_is_object(res));
+	if (json_is_object(res)) {
+		CHECK_EQ_U64(get_i(res, "trial"), 7);
+		CHECK(json_is_true(json_object_get(res, "stopped")));
+		CHECK_EQ_U64(get_i(res, "drain_ms"), 0);
+		CHECK(json_real_value(json_object_get(res, "tx_elapsed_s")) >= 0);
+		CHECK(json_real_value(json_object_get(res, "tx_elapsed_s")) < 100);
+		CHECK_EQ_U64(json_array_size(json_object_get(res, "streams")), 2);
+		st = json_array_get(json_object_get(res, "streams"), 0);
+		CHECK_EQ_U64(get_i(st, "tx_pkts"), 10);
+		CHECK_EQ_U64(get_i(st, "tx_bytes"), 1280);
+		CHECK_EQ_U64(get_i(st, "rx_pkts"), 10);
+		CHECK_EQ_U64(get_i(st, "rx_unique"), 9);
+		CHECK_EQ_U64(get_i(st, "lost"), 1);
+		CHECK_EQ_U64(get_i(st, "seq_gaps"), 1);
+		CHECK_EQ_U64(get_i(st, "duplicate"), 1);
+		CHECK_EQ_U64(get_i(st, "reordered"), 0);
+		CHECK_EQ_U64(get_i(st, "requested_pps"), 500);
+		CHECK_EQ_U64(get_i(st, "flows"), 1024);
+		lat = json_object_get(st, "latency_ns");
+		CHECK_EQ_U64(get_i(lat, "count"), 9);
+		CHECK_EQ_U64(get_i(lat, "min"), 1000);
+		CHECK_EQ_U64(get_i(lat, "max"), 1009);
+		CHECK_EQ_U64(get_i(lat, "p50"), 1006); /* rank 5 is 1005, bucket [1004, 1008) */
+		CHECK(json_real_value(json_object_get(lat, "mean")) == (1000 + 1001 + 1002 + 1003 +
+			1005 + 1006 + 1007 + 1008 + 1009) / 9.0);
+		st = json_array_get(json_object_get(res, "streams"), 1);
+		CHECK_EQ_U64(get_i(st, "tx_pkts"), 0);
+		CHECK_EQ_U64(get_i(st, "rx_unique"), 0);
+		CHECK_EQ_U64(get_i(json_object_get(st, "latency_ns"), "p99"), 0);
+		st = json_array_get(json_object_get(res, "ports"), 0);
+		CHECK_EQ_U64(get_i(st, "rx_pkts"), 12);
+		CHECK_EQ_U64(get_i(st, "rx_foreign"), 2);
+	}
+	json_decref(rep);
+	CHECK_EQ_U64(zl.sync.phase, ZL_PHASE_IDLE);
+	rep = EXPECT_OK("{\"cmd\":\"status\"}");
+	if (rep != NULL) {
+		CHECK(str_is(rep, "state", "done"));
+		json_decref(rep);
+	}
+	/* the result can be fetched again; stop is refused now */
+	rep = EXPECT_OK("{\"cmd\":\"result\"}");
+	json_decref(rep);
+	EXPECT_ERROR("{\"cmd\":\"stop\"}");
+
+	/* the next trial takes the next id; time mode; one rate for every stream */
+	rep = EXPECT_OK("{\"cmd\":\"start\",\"duration_s\":0.5,\"drain_ms\":0,\"rate_pps\":1000}");
+	if (rep != NULL) {
+		CHECK_EQ_U64(get_i(rep, "trial"), 8);
+		json_decref(rep);
+	}
+	CHECK_EQ_U64(zl.streams[1].pps, 1000);
+	CHECK(zl.sync.end_tsc != UINT64_MAX);
+	worker_ack();
+	rep = EXPECT_OK("{\"cmd\":\"result\",\"wait_s\":5}");
+	res = rep ? json_object_get(rep, "result") : NULL;
+	if (json_is_object(res)) {
+		CHECK(json_is_false(json_object_get(res, "stopped")));
+		CHECK(json_real_value(json_object_get(res, "tx_window_s")) == 0.5);
+		/* the rx statistics were reset by start */
+		st = json_array_get(json_object_get(res, "streams"), 0);
+		CHECK_EQ_U64(get_i(st, "rx_pkts"), 0);
+		CHECK_EQ_U64(get_i(st, "tx_pkts"), 0);
+	} else {
+		CHECK(0);
+	}
+	json_decref(rep);
+
+	/*
+	 * stop right after start, before the scheduled first frame (1 ms later):
+	 * transmission ends before it began; the elapsed time must not wrap
+	 */
+	rep = EXPECT_OK("{\"cmd\":\"start\",\"frames\":5,\"drain_ms\":0}");
+	json_decref(rep);
+	rep = EXPECT_OK("{\"cmd\":\"stop\"}");
+	json_decref(rep);
+	worker_ack();
+	zl_trial_tick();
+	CHECK_EQ_U64(zl_trial_state(), ZL_TRIAL_DONE);
+	rep = EXPECT_OK("{\"cmd\":\"result\"}");
+	res = rep ? json_object_get(rep, "result") : NULL;
+	if (json_is_object(res)) {
+		double el = json_real_value(json_object_get(res, "tx_elapsed_s"));
+
+		CHECK_EQ_U64(get_i(res, "trial"), 9);
+		CHECK(el >= 0 && el < 100);
+		if (!(el >= 0 && el < 100))
+			fprintf(stderr, "  tx_elapsed_s %g\n", el);
+		CHECK(json_real_value(json_object_get(res, "tx_window_s")) == 0);
+	} else {
+		CHECK(0);
+	}
+	json_decref(rep);
+
+	/* a new configuration drops the result */
+	rep = EXPECT_OK("{\"cmd\":\"configure\",\"streams\":[{\"port\":0}]}");
+	json_decref(rep);
+	CHECK_EQ_U64(zl.nb_streams, 1);
+	CHECK_EQ_U64(zl.streams[0].spec.nb_flows, 1);
+	CHECK_EQ_U64(zl.streams[0].sizes[0], 64);
+	EXPECT_ERROR("{\"cmd\":\"result\"}");
+	rep = EXPECT_OK("{\"cmd\":\"ports\"}");
+	if (rep != NULL) {
+		st = json_array_get(json_object_get(rep, "ports"), 0);
+		CHECK(str_is(st, "mac", "02:03:04:05:06:07"));
+		CHECK_EQ_U64(get_i(st, "max_frame"), 1518);
+		json_decref(rep);
+	}
+}
+
+static const char *const valid_lines[] = {
+	"{\"cmd\":\"hello\",\"id\":1,\"proto\":1}",
+	"{\"cmd\":\"ports\"}",
+	"{\"cmd\":\"status\",\"id\":\"x\"}",
+	"{\"cmd\":\"configure\",\"idle_sleep_us\":0,\"streams\":[{\"port\":0,\"queue\":0,\"rx_port\":0,"
+		"\"rate_pps\":1000000,\"frame_size\":64,\"flows\":16,\"flow_fields\":[\"src_ip\",\"dst_ip\"],"
+		"\"src_mac\":\"02:00:00:00:00:01\",\"dst_mac\":\"02:00:00:00:00:02\",\"src_ip\":\"198.18.0.1\","
+		"\"dst_ip\":\"198.19.1.1\",\"src_port\":1024,\"dst_port\":1024,\"vlan\":-1,\"vlan_pcp\":0}]}",
+	"{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"imix\":[[68,7],[570,4],[1518,1]],\"vlan\":5},"
+		"{\"port\":0,\"frame_size\":1518}]}",
+	"{\"cmd\":\"start\",\"trial\":7,\"duration_s\":10,\"drain_ms\":500,\"rate_pps\":500000}",
+	"{\"cmd\":\"start\",\"frames\":1000,\"rate_pps\":[1000,2000],\"id\":[1]}",
+	"{\"cmd\":\"stop\"}",
+	"{\"cmd\":\"result\",\"wait_s\":0}",
+	"{\"cmd\":\"shutdown\",\"proto\":1}",
+};
+
+#define NB_VALID (sizeof(valid_lines) / sizeof(valid_lines[0]))
+
+/* A random JSON value: extreme numbers, wrong types, odd strings. */
+static json_t *
+random_value(int depth)
+{
+	static const char *const strs[] = {
+		"", "x", "hello", "configure", "02:00:00:00:00:01", "198.18.0.1", "255.255.255.255",
+		"src_ip", "dst_port", "\xc3\xa9\xe2\x82\xac", "1e999", "-1", "\\u0000", "a\nb",
+	};
+
+	switch (rnd(depth > 2 ? 14 : 16)) {
+	case 0: return json_integer(INT64_MAX);
+	case 1: return json_integer(INT64_MIN);
+	case 2: return json_integer((json_int_t)rnd(70000) - 2);
+	case 3: return json_integer(-(json_int_t)rnd(5));
+	case 4: return json_integer((json_int_t)1 << rnd(63));
+	case 5: return json_real((double)rnd(100000) / (1 + rnd(7)));
+	case 6: return json_real(1e300);
+	case 7: return json_real(-1e-300);
+	case 8: return json_real(9.2233720368547758e18);
+	case 9: return json_string(strs[rnd(sizeof(strs) / sizeof(strs[0]))]);
+	case 10: return json_null();
+	case 11: return json_boolean(rnd(2));
+	case 12: return json_integer(rnd(2) ? 65535 : 1048576);
+	case 13: return json_real(-0.0);
+	case 14: {
+		json_t *a = json_array();
+		uint32_t n = rnd(4), i;
+
+		for (i = 0; i < n; i++)
+			json_array_append_new(a, random_value(depth + 1));
+		return a;
+	}
+	default: {
+		json_t *o = json_object();
+
+		json_object_set_new(o, rnd(2) ? "port" : "zz", random_value(depth + 1));
+		return o;
+	}
+	}
+}
+
+/* Replaces, deletes or adds members of o and of the objects nested in it. */
+static void
+mutate_json(json_t *o, int depth)
+{
+	static const char *const keys[] = {
+		"cmd", "id", "proto", "streams", "port", "queue", "rx_port", "rate_pps", "frame_size",
+		"imix", "flows", "flow_fields", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port",
+		"dst_port", "vlan", "vlan_pcp", "trial", "duration_s", "frames", "drain_ms", "wait_s",
+		"idle_sleep_us", "bogus",
+	};
+	const char *key;
+	json_t *v;
+	void *tmp;
+
+	if (json_is_object(o)) {
+		json_object_foreach_safe(o, tmp, key, v) {
+			uint32_t r = rnd(10);
+
+			if (key[0] == 'c' && strcmp(key, "cmd") == 0 && rnd(4) != 0)
+				continue; /* keep the command most of the time, to reach deeper code */
+			if (r == 0)
+				json_object_del(o, key);
+			else if (r == 1)
+				json_object_set_new(o, key, random_value(depth));
+			else if (json_is_object(v) || json_is_array(v))
+				mutate_json(v, depth + 1);
+		}
+		if (rnd(4) == 0)
+			json_object_set_new(o, keys[rnd(sizeof(keys) / sizeof(keys[0]))], random_value(depth));
+	} else if (json_is_array(o)) {
+		size_t i;
+
+		json_array_foreach(o, i, v) {
+			uint32_t r = rnd(10);
+
+			if (r == 0)
+				json_array_set_new(o, i, random_value(depth));
+			else if (json_is_object(v) || json_is_array(v))
+				mutate_json(v, depth + 1);
+		}
+		if (rnd(5) == 0)
+			json_array_append_new(o, random_value(depth));
+	}
+}
+
+/* Builds one random request line into buf (at most cap bytes); returns its length. */
+static size_t
+random_line(char *buf, size_t cap)
+{
+	const char *base = valid_lines[rnd(NB_VALID)];
+	size_t len = 0, i;
+	uint32_t mode = rnd(8);
+
+	if (mode == 0) {
+		/* random bytes */
+		len = rnd(300);
+		for (i = 0; i < len; i++)
+			buf[i] = (char)rnd(256);
+		return len;
+	}
+	if (mode == 1) {
+		/* random JSON-ish tokens */
+		static const char *const tok[] = {
+			"{", "}", "[", "]", ":", ",", "\"", "\"cmd\"", "\"hello\"", "\"start\"", "\"configure\"",
+			"\"streams\"", "\"port\"", "0", "-1", "1e400", "1.5", "null", "true", "\\", "\\u00",
+			"\\ud800", " ", "\"id\"", "99999999999999999999", "\xe2\x82", "\xf0\x9f\x98\x80",
+		};
+		uint32_t n = rnd(40);
+
+		for (i = 0; i < n; i++) {
+			const char *t = tok[rnd(sizeof(tok) / sizeof(tok[0]))];
+			size_t l = strlen(t);
+
+			if (len + l >= cap)
+				break;
+			memcpy(buf + len, t, l);
+			len += l;
+		}
+		return len;
+	}
+	if (mode <= 4) {
+		/* byte-level mutations of a valid line: delete, duplicate, replace, insert */
+		uint32_t k, nmut = 1 + rnd(5);
+
+		len = strlen(base);
+		memcpy(buf, base, len);
+		for (k = 0; k < nmut && len > 0; k++) {
+			size_t at = rnd((uint32_t)len);
+
+			switch (rnd(4)) {
+			case 0:
+				memmove(buf + at, buf + at + 1, len - at - 1);
+				len--;
+				break;
+			case 1:
+				if (len + 1 < cap) {
+					memmove(buf + at + 1, buf + at, len - at);
+					len++;
+				}
+				break;
+			case 2:
+				buf[at] = (char)rnd(256);
+				break;
+			default:
+				if (len + 1 < cap) {
+					memmove(buf + at + 1, buf + at, len - at);
+					buf[at] = "0123456789-.e\"{}[],:x"[rnd(21)];
+					len++;
+				}
+				break;
+			}
+		}
+		return len;
+	}
+	/* structural mutations: valid JSON with odd members and values */
+	{
+		json_t *o = json_loads(base, 0, NULL);
+		char *s;
+
+		mutate_json(o, 0);
+		if (rnd(3) == 0)
+			mutate_json(o, 0);
+		s = json_dumps(o, JSON_COMPACT | (rnd(2) ? JSON_ENSURE_ASCII : 0));
+		json_decref(o);
+		if (s == NULL)
+			return 0;
+		len = strlen(s);
+		if (len >= cap)
+			len = cap - 1;
+		memcpy(buf, s, len);
+		free(s);
+		return len;
+	}
+}
+
+/* Random and mutated requests: every reply is a well-formed JSON object. */
+static void
+test_fuzz(uint32_t rounds, int with_port)
+{
+	static char buf[8192];
+	unsigned long fail0 = check_fail, ok = 0, started = 0;
+	uint32_t r;
+
+	for (r = 0; r < rounds; r++) {
+		size_t len = random_line(buf, sizeof(buf));
+		json_t *rep;
+
+		buf[len] = '\0';
+		rep = ask_n(buf, len, "fuzz");
+		if (rep != NULL && json_is_true(json_object_get(rep, "ok")))
+			ok++;
+		json_decref(rep);
+		if (zl_trial_active()) {
+			/* no worker runs: end the trial as shutdown would */
+			started++;
+			worker_ack();
+			zl_trial_abort();
+		}
+		if (check_fail - fail0 > 20) {
+			fprintf(stderr, "fuzz: too many failures, stopping at round %u\n", r);
+			break;
+		}
+	}
+	printf("fuzz (%s): %u requests, %lu answered ok, %lu trials started\n",
+		with_port ? "one fake port" : "no port", r, ok, started);
+	CHECK(ok > 0);
+	if (with_port)
+		CHECK(started > 0);
+}
+
+int
+main(void)
+{
+	/* DPDK libraries log through rte_log, which needs no EAL; keep the test output readable */
+	rte_log_set_global_level(RTE_LOG_EMERG);
+
+	zl.hz = 1000000000;
+	zl.ns_mult = (uint64_t)1 << 32;
+	zl.gap_tsc = 50000;
+	zl.nb_ports = 0;
+	zl.nb_workers = 1;
+	zl.streams = calloc(ZL_MAX_STREAMS, sizeof(struct zl_stream));
+	zl.workers[0].rx = calloc(ZL_MAX_STREAMS, sizeof(struct zl_rx_stream));
+	if (zl.streams == NULL || zl.workers[0].rx == NULL) {
+		perror("calloc");
+		return 2;
+	}
+
+	test_requests();
+	test_fuzz(20000, 0);
+	test_trial_flow();
+	/* again with a port, so that configure and start can succeed; result never waits */
+	zl.quit = 1;
+	test_fuzz(20000, 1);
+	printf("%lu requests answered\n", nb_replies);
+	return check_report();
+}

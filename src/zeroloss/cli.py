@@ -1,0 +1,171 @@
+"""The zeroloss command line. Errors a user can cause are printed as one line, exit code 1."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import signal
+import sys
+
+from . import __version__
+from .errors import ZeroLossError
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
+    return v
+
+
+def _rate(text: str) -> float:
+    """A rate in frames/s; accepts k/M suffixes (e.g. 1.5M)."""
+    mult = {"k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9}.get(text[-1:], 1.0)
+    try:
+        v = float(text[:-1] if mult != 1.0 else text) * mult
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a rate (frames/s, e.g. 500000 or 1.5M)") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError("a rate cannot be negative")
+    return v
+
+
+def _imix(text: str) -> list[list[int]]:
+    """'64:7,570:4,1518:1' -> [[64, 7], [570, 4], [1518, 1]]."""
+    try:
+        pairs = [[int(x) for x in item.split(":")] for item in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not SIZE:WEIGHT,... (e.g. 64:7,570:4,1518:1)") from None
+    if not pairs or any(len(p) != 2 for p in pairs):
+        raise argparse.ArgumentTypeError(f"'{text}' is not SIZE:WEIGHT,... (e.g. 64:7,570:4,1518:1)")
+    return pairs
+
+
+def _add_bench_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dut", choices=["testpmd", "none"], default="testpmd",
+                   help="device under test: testpmd io forwarder, or none (zlgen's ports wired to each "
+                        "other) (default: testpmd)")
+    p.add_argument("--link", choices=["memif", "vhost"], default=None,
+                   help="virtual wire: memif, or vhost-user/virtio-user (default: memif up to 1518 B frames, "
+                        "vhost above)")
+    p.add_argument("--forward-mode", default="io", help="testpmd forwarding mode: io or mac (default io)")
+    p.add_argument("--keep-logs", action="store_true", help="keep process logs under /run/zeroloss")
+
+
+def _cmd_trial(args: argparse.Namespace) -> int:
+    from .bench.softbench import BenchSpec, SoftBench
+    from .bench.workspace import Workspace
+    from .fmt import port_table, trial_table
+
+    sizes = [p[0] for p in args.imix] if args.imix else [args.frame_size]
+    largest = max(sizes)
+    link = args.link or ("memif" if largest <= 1518 else "vhost")
+    if args.dut == "none" and link == "vhost":
+        raise ZeroLossError("--dut none needs --link memif",
+                            "a vhost-user wire needs its two ends in two processes")
+    spec = BenchSpec(dut=args.dut, link=link, forward_mode=args.forward_mode,
+                     max_frame=max(1518, largest), idle_sleep_us=args.idle_sleep_us)
+    with Workspace(keep_logs=args.keep_logs) as ws, SoftBench(spec, ws) as bench:
+        streams = bench.streams(frame_size=args.frame_size, flows=args.flows, rate_pps=args.rate,
+                                bidirectional=not args.unidirectional, imix=args.imix)
+        bench.gen.client.configure(streams)
+        result = bench.gen.client.run_trial(duration_s=args.duration, drain_ms=args.drain_ms)
+    if args.json:
+        print(json.dumps(dataclasses.asdict(result), indent=2))
+        return 0
+    size = "IMIX " + ",".join(f"{a}:{b}" for a, b in args.imix) if args.imix else f"{args.frame_size} B"
+    print(f"trial {result.trial}: {size}, {args.flows} flow(s), {args.duration:g} s, drain {args.drain_ms} ms, "
+          f"dut {args.dut}, link {link}")
+    print(trial_table(result))
+    print()
+    print(port_table(result))
+    print()
+    verdict = "ZERO LOSS" if result.lost == 0 else f"LOSS: {result.lost} frame(s)"
+    print(f"{verdict}: sent {result.tx_pkts}, received {result.rx_unique}")
+    for s in result.streams:
+        acc = s.rate_accuracy
+        if acc is not None and acc < 0.95:
+            print(f"warning: stream {s.id} reached {acc:.1%} of its requested rate: the generator is the "
+                  f"bottleneck; lower the rate or give zlgen its own core", file=sys.stderr)
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .benchmark import run_benchmarks
+
+    for line in run_benchmarks(seconds=args.seconds, repeats=args.repeats, json_out=args.json):
+        print(line, flush=True)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="zeroloss",
+        description="Zero-packet-loss throughput of virtual-switch data paths, measured with zlgen (DPDK). "
+                    "Rates are frames per second (pps); frame sizes are bytes including the 4 B FCS.")
+    p.add_argument("--version", action="version", version=f"zeroloss {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    t = sub.add_parser("trial", help="one trial on the software bench (zlgen -> DUT -> zlgen)",
+                       description="Runs one trial on the software bench and prints per-stream counters: "
+                                   "frames sent, received, lost, reordered, duplicated, late, and latency.")
+    _add_bench_args(t)
+    t.add_argument("--frame-size", type=int, default=64, metavar="BYTES",
+                   help="frame size in bytes including FCS, 64..9728 (default 64)")
+    t.add_argument("--imix", type=_imix, default=None, metavar="SIZE:WEIGHT,...",
+                   help="a frame size mix instead of --frame-size, e.g. 64:7,570:4,1518:1")
+    t.add_argument("--rate", type=_rate, default=100000, metavar="PPS",
+                   help="rate per direction in frames/s, k/M suffixes allowed; 0 = as fast as possible "
+                        "(default 100k)")
+    t.add_argument("--duration", type=float, default=2.0, metavar="S", help="TX time in seconds (default 2)")
+    t.add_argument("--drain-ms", type=int, default=500, metavar="MS",
+                   help="receive for this long after TX stops, in ms (default 500)")
+    t.add_argument("--flows", type=_positive_int, default=1, metavar="N",
+                   help="flows per direction, made by stepping source and destination IPs (default 1)")
+    t.add_argument("--unidirectional", action="store_true", help="send port 0 -> 1 only")
+    t.add_argument("--idle-sleep-us", type=int, default=0, metavar="US",
+                   help="zlgen sleeps this long when idle, in microseconds (shares a core; default 0)")
+    t.add_argument("--json", action="store_true", help="print the result as JSON only")
+    t.set_defaults(func=_cmd_trial)
+
+    b = sub.add_parser("bench", help="benchmark zlgen against dpdk-testpmd txonly, and its pacing accuracy",
+                       description="Measures, side by side on the same virtual device (net_null) and core, "
+                                   "zlgen's maximum TX rate against dpdk-testpmd --forward-mode=txonly at "
+                                   "64 B and 1518 B, and zlgen's pacing accuracy (achieved / requested) "
+                                   "at 10 %%, 50 %% and 90 %% of its maximum.")
+    b.add_argument("--seconds", type=float, default=3.0, metavar="S",
+                   help="measurement window per run in seconds (default 3)")
+    b.add_argument("--repeats", type=_positive_int, default=3, metavar="N",
+                   help="alternating runs per tool; the median is reported (default 3)")
+    b.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    b.set_defaults(func=_cmd_bench)
+    return p
+
+
+def _on_sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    signal.signal(signal.SIGTERM, _on_sigterm)  # stop our processes on SIGTERM as on Ctrl-C
+    try:
+        return args.func(args)
+    except ZeroLossError as e:
+        print(f"zeroloss: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("zeroloss: interrupted; every process started was stopped", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
