@@ -38,10 +38,15 @@ reply_error(const char *fmt, ...)
 {
 	char buf[ERRLEN];
 	va_list ap;
+	size_t i;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* text from the request, cut by a length limit, may end mid UTF-8 sequence: keep ASCII */
+	for (i = 0; buf[i] != '\0'; i++)
+		if ((unsigned char)buf[i] >= 0x80)
+			buf[i] = '?';
 	return json_pack("{s:b,s:s}", "ok", 0, "error", buf);
 }
 
@@ -105,7 +110,9 @@ get_int(json_t *obj, const char *key, int64_t lo, int64_t hi, int64_t *out, char
 
 	if (v == NULL)
 		return 0;
-	if (json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v)) {
+	/* the range test first: casting a double outside int64_t is undefined */
+	if (json_is_real(v) && json_real_value(v) > -9.2e18 && json_real_value(v) < 9.2e18 &&
+			json_real_value(v) == (double)(int64_t)json_real_value(v)) {
 		*out = (int64_t)json_real_value(v);
 	} else if (json_is_integer(v)) {
 		*out = json_integer_value(v);

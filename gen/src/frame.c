@@ -45,8 +45,10 @@ zl_frame_min_len(const struct zl_frame_spec *spec)
 {
 	uint32_t l2 = ZL_ETH_LEN + (spec->vlan >= 0 ? ZL_VLAN_LEN : 0);
 	uint32_t need = l2 + ZL_IP_LEN + ZL_UDP_LEN + sizeof(struct zl_sig) + ZL_FCS_LEN;
+	/* a tagged frame stays at least 64 B when the DUT pops its tag */
+	uint32_t min = ZL_MIN_FRAME + (spec->vlan >= 0 ? ZL_VLAN_LEN : 0);
 
-	return need < ZL_MIN_FRAME ? ZL_MIN_FRAME : need;
+	return need < min ? min : need;
 }
 
 const char *

@@ -9,8 +9,8 @@
  * Frame n of a schedule is due at start_tsc + n * hz / pps. Each call of
  * zl_pace_due() says how many frames are due now, at most one burst. When the
  * sender falls behind by more than gap_tsc (it was descheduled, the device
- * was full), the schedule restarts at now instead of bursting to catch up
- * (the approach of MoonGen's rate control); the frames it skipped are counted.
+ * was full), the schedule restarts instead of bursting to catch up (the
+ * approach of MoonGen's rate control); the frames it skipped are counted.
  */
 struct zl_pace {
 	uint64_t hz;         /* TSC frequency */
@@ -52,10 +52,17 @@ zl_pace_due(struct zl_pace *p, uint64_t now)
 		return 0;
 	if (now - zl_pace_deadline(p, n) > p->gap_tsc) {
 		/* behind by more than the gap: restart, never burst to catch up */
+		uint64_t last = zl_pace_deadline(p, target - 1);
+
 		p->restarts++;
 		p->skipped += target - n - 1;
 		p->n_base = p->n_sched;
-		p->start_tsc = now;
+		/*
+		 * The new schedule starts with the last frame that is due (its
+		 * deadline is at most one interval before now), so the frames
+		 * sent plus the frames skipped always add up to the schedule.
+		 */
+		p->start_tsc = last;
 		return 1;
 	}
 	return target - n > p->burst ? p->burst : (uint32_t)(target - n);
@@ -66,6 +73,24 @@ static inline void
 zl_pace_take(struct zl_pace *p, uint32_t n)
 {
 	p->n_sched += n;
+}
+
+/*
+ * Closes the schedule at end_tsc: frames due before end_tsc that were never
+ * taken (the sender was held up at the very end) are counted as skipped.
+ */
+static inline void
+zl_pace_finish(struct zl_pace *p, uint64_t end_tsc)
+{
+	uint64_t n, due;
+
+	if (p->pps == 0 || end_tsc <= p->start_tsc)
+		return;
+	n = p->n_sched - p->n_base;
+	/* frames 0..due-1 have deadlines before end_tsc */
+	due = (uint64_t)(((unsigned __int128)(end_tsc - p->start_tsc) * p->pps + p->hz - 1) / p->hz);
+	if (due > n)
+		p->skipped += due - n;
 }
 
 /* TSC at which the next frame is due (for sleeping until then). */

@@ -67,6 +67,7 @@ zl_seq_record(struct zl_seq *s, uint32_t seq32)
 	bit_set(s, u);
 	s->unique++;
 	s->reordered++;
-	s->gaps--;
+	if (s->gaps) /* an OLD duplicate may already have taken this gap off */
+		s->gaps--;
 	return ZL_SEQ_REORDERED;
 }

@@ -292,7 +292,7 @@ finish(void)
 	T.result = json_pack("{s:i,s:f,s:f,s:I,s:b,s:o,s:o}",
 		"trial", T.trial_id,
 		"tx_window_s", window,
-		"tx_elapsed_s", tsc_to_s(T.tx_end_tsc - T.start_tsc),
+		"tx_elapsed_s", T.tx_end_tsc > T.start_tsc ? tsc_to_s(T.tx_end_tsc - T.start_tsc) : 0.0,
 		"drain_ms", (json_int_t)T.params.drain_ms,
 		"stopped", T.stopped,
 		"streams", streams, "ports", ports);

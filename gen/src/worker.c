@@ -28,6 +28,8 @@ tx_stream(struct zl_stream *s, uint64_t now, uint64_t end_tsc, uint16_t trial_id
 	uint64_t bytes = 0;
 
 	if (now >= end_tsc || (s->frames && s->tx_pkts >= s->frames)) {
+		if (now >= end_tsc && s->frames == 0)
+			zl_pace_finish(&s->pace, end_tsc);
 		s->done = true;
 		return 0;
 	}

@@ -243,6 +243,10 @@ test_requests(void)
 	EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":\"10\"}");
 	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":0}");
 	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":1.5}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":1e300}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":-1e300}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":9.2233720368547758e18}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":99999999999999999999}");
 	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":10,\"trial\":65536}");
 	EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":10,\"drain_ms\":-1}");
 
@@ -607,6 +611,11 @@ test_trial_flow(void)
 	CHECK_EQ_U64(zl.streams[0].spec.nb_flows, 1);
 	CHECK_EQ_U64(zl.streams[0].sizes[0], 64);
 	EXPECT_ERROR("{\"cmd\":\"result\"}");
+	/* integral reals are integers */
+	rep = EXPECT_OK("{\"cmd\":\"configure\",\"streams\":[{\"port\":0.0,\"frame_size\":1.28e2}]}");
+	json_decref(rep);
+	CHECK_EQ_U64(zl.streams[0].sizes[0], 128);
+	EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"frame_size\":1e300}]}");
 	rep = EXPECT_OK("{\"cmd\":\"ports\"}");
 	if (rep != NULL) {
 		st = json_array_get(json_object_get(rep, "ports"), 0);
@@ -857,12 +866,14 @@ main(void)
 	zl.gap_tsc = 50000;
 	zl.nb_ports = 0;
 	zl.nb_workers = 1;
-	zl.streams = calloc(ZL_MAX_STREAMS, sizeof(struct zl_stream));
+	/* struct zl_stream is cache-line aligned (main.c uses rte_zmalloc) */
+	zl.streams = aligned_alloc(RTE_CACHE_LINE_SIZE, ZL_MAX_STREAMS * sizeof(struct zl_stream));
 	zl.workers[0].rx = calloc(ZL_MAX_STREAMS, sizeof(struct zl_rx_stream));
 	if (zl.streams == NULL || zl.workers[0].rx == NULL) {
-		perror("calloc");
+		perror("alloc");
 		return 2;
 	}
+	memset(zl.streams, 0, ZL_MAX_STREAMS * sizeof(struct zl_stream));
 
 	test_requests();
 	test_fuzz(20000, 0);

@@ -10,6 +10,7 @@ import sys
 
 from . import __version__
 from .errors import ZeroLossError
+from .model import MAX_FRAME, MIN_FRAME
 
 
 def _positive_int(text: str) -> int:
@@ -62,6 +63,11 @@ def _cmd_trial(args: argparse.Namespace) -> int:
     from .fmt import port_table, trial_table
 
     sizes = [p[0] for p in args.imix] if args.imix else [args.frame_size]
+    for size in sizes:
+        if not MIN_FRAME <= size <= MAX_FRAME:
+            raise ZeroLossError(f"frame size {size} B is outside {MIN_FRAME}..{MAX_FRAME} B (FCS included)")
+    if args.duration <= 0:
+        raise ZeroLossError("--duration must be more than 0 seconds")
     largest = max(sizes)
     link = args.link or ("memif" if largest <= 1518 else "vhost")
     if args.dut == "none" and link == "vhost":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,10 +90,20 @@ class TestPmd:
         self.command("start")
         time.sleep(0.05)
 
+    def pause(self) -> None:
+        """Freezes the whole process (SIGSTOP): frames wait in its RX rings, nothing is flushed."""
+        if self.proc.pid is not None:
+            os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.proc.pid is not None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+
     def telemetry(self) -> Telemetry:
         return Telemetry(self.cfg.eal.telemetry_socket).connect()
 
     def stop(self) -> None:
+        self.resume()  # a paused testpmd cannot quit
         if self.proc.alive():
             try:
                 self.proc.send("quit")

@@ -1,0 +1,44 @@
+"""Fixtures that start the software bench (real zlgen, real testpmd, hugepages) and stop it."""
+
+from __future__ import annotations
+
+import pytest
+
+from zeroloss.bench.softbench import BenchSpec, SoftBench
+from zeroloss.bench.workspace import Workspace
+
+
+def bench(spec: BenchSpec):
+    ws = Workspace(keep_logs=True)
+    b = SoftBench(spec, ws).start()
+    try:
+        yield b
+    finally:
+        b.stop()
+        ws.close()
+
+
+@pytest.fixture(scope="module")
+def p2p_memif():
+    """zlgen <-memif-> testpmd io <-memif-> zlgen, frames up to 1518 B."""
+    yield from bench(BenchSpec(dut="testpmd", link="memif"))
+
+
+@pytest.fixture(scope="module")
+def p2p_vhost_jumbo():
+    """zlgen (virtio-user) <-> testpmd io (vhost-user) <-> zlgen, frames up to 9000 B."""
+    yield from bench(BenchSpec(dut="testpmd", link="vhost", max_frame=9000))
+
+
+@pytest.fixture(scope="module")
+def loopback():
+    """zlgen's two ports joined by one memif wire, no DUT."""
+    yield from bench(BenchSpec(dut="none", link="memif"))
+
+
+def port_stats(tel, port: int) -> dict:
+    return tel.ethdev_stats(port)
+
+
+def delta(after: dict, before: dict, key: str) -> int:
+    return after[key] - before[key]

@@ -1,0 +1,45 @@
+"""The CLI's user-facing behaviour that needs no bench: help, versions, one-line errors."""
+
+import subprocess
+import sys
+
+import pytest
+
+from zeroloss.cli import main
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "zeroloss.cli", *args], capture_output=True, text=True)
+
+
+def test_help_states_units():
+    out = run("trial", "--help").stdout
+    assert "frames/s" in out and "including FCS" in out and "seconds" in out
+
+
+def test_version():
+    assert run("--version").stdout.startswith("zeroloss ")
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["trial", "--frame-size", "20"], "frame size 20 B is outside 64..9728 B"),
+    (["trial", "--imix", "64:7,99999:1"], "frame size 99999 B is outside 64..9728 B"),
+    (["trial", "--duration", "0"], "--duration must be more than 0 seconds"),
+    (["trial", "--dut", "none", "--link", "vhost"], "--dut none needs --link memif"),
+])
+def test_bad_input_is_one_line_without_traceback(args, expect):
+    r = run(*args)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and expect in lines[0], r.stderr
+
+
+def test_argparse_errors_exit_2():
+    r = run("trial", "--rate", "fast")
+    assert r.returncode == 2 and "is not a rate" in r.stderr
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == 2
+    assert "trial" in capsys.readouterr().out
