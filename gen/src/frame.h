@@ -133,7 +133,8 @@ zl_csum_fold(uint32_t sum)
 /*
  * Writes the headers and signature of one frame of wire length frame_len
  * (with FCS) into buf, which holds at least max(64, frame_len - 4) bytes. Only the
- * first hdr_len + 16 bytes are written: payload bytes are left as they are.
+ * first 64 bytes are written (the template, then headers and signature patched
+ * in place): payload bytes beyond them are left as they are.
  */
 static inline void
 zl_frame_write(uint8_t *buf, const struct zl_frame_tmpl *t, uint32_t flow,

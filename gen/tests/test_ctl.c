@@ -855,6 +855,7 @@ test_fuzz(uint32_t rounds, int with_port)
 		CHECK(started > 0);
 }
 
+/* Runs the control protocol tests and prints the summary line. */
 int
 main(void)
 {

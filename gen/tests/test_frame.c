@@ -497,10 +497,11 @@ test_spec_check(void)
 	CHECK_EQ_U64(zl_frame_min_len(&sp), 64);
 }
 
+/* Runs the frame tests and prints the summary line. */
 int
 main(void)
 {
-	struct spec_case cases[5];
+	struct spec_case cases[6];
 	unsigned int i;
 
 	memset(cases, 0, sizeof(cases));
@@ -562,7 +563,18 @@ main(void)
 	cases[4].spec.nb_flows = 17;
 	cases[4].spec.flow_mask = ZL_FLOW_DST_IP;
 
-	for (i = 0; i < 5; i++)
+	cases[5].name = "untagged, 65536 flows stepping src_ip: every checksum carry case";
+	set_mac(cases[5].spec.src_mac, 0x02, 0x00, 0x00, 0x00, 0x00, 0x05);
+	set_mac(cases[5].spec.dst_mac, 0x02, 0x00, 0x00, 0x00, 0x00, 0x06);
+	cases[5].spec.vlan = -1;
+	cases[5].spec.src_ip = ipv4(10, 200, 0, 0);
+	cases[5].spec.dst_ip = ipv4(255, 255, 255, 254);
+	cases[5].spec.src_port = 65535;
+	cases[5].spec.dst_port = 65535;
+	cases[5].spec.nb_flows = 65536;
+	cases[5].spec.flow_mask = ZL_FLOW_SRC_IP;
+
+	for (i = 0; i < 6; i++)
 		test_spec(&cases[i]);
 
 	/* spot checks of stepped values written out by hand */

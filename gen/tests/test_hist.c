@@ -271,6 +271,16 @@ test_merge(void)
 	CHECK_EQ_U64(hd.max, hc.max);
 	CHECK(memcmp(hd.bucket, hc.bucket, sizeof(hd.bucket)) == 0);
 
+	/* merging into an empty histogram takes the source's min, also when it is not 0 */
+	zl_hist_reset(&ha);
+	zl_hist_reset(&hb);
+	zl_hist_record(&hb, 500);
+	zl_hist_record(&hb, 700);
+	zl_hist_merge(&ha, &hb);
+	CHECK_EQ_U64(ha.min, 500);
+	CHECK_EQ_U64(ha.max, 700);
+	CHECK_EQ_U64(zl_hist_percentile(&ha, 1), 501); /* bucket [500, 502) */
+
 	/* merging into a non-empty histogram whose min is a zero */
 	zl_hist_reset(&ha);
 	zl_hist_reset(&hb);
@@ -310,6 +320,7 @@ test_huge(void)
 	CHECK_EQ_U64(zl_hist_percentile(&ha, 30), 1002);  /* bucket [1000, 1004) */
 }
 
+/* Runs the histogram tests and prints the summary line. */
 int
 main(void)
 {

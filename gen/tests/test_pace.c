@@ -169,8 +169,8 @@ test_stall(void)
 	before = taken;
 	CHECK_EQ_U64(before, 300000); /* frames 0..299999 due at 0 .. 299.999 ms */
 	CHECK_EQ_U64(p.restarts, 0);
-	/* the next poll comes 5 ms late */
-	now = stall_at - 1000 + stall;
+	/* the next poll comes 5 ms late, half-way between two deadlines */
+	now = stall_at - 1000 + stall + 500;
 	n = zl_pace_due(&p, now);
 	CHECK_EQ_U64(n, 1);
 	after_first = n;
@@ -179,21 +179,24 @@ test_stall(void)
 	CHECK_EQ_U64(p.restarts, 1);
 	/* due by now: frames 0..floor(now/1000); handed out: 300000 + this one */
 	expect_skip = now / 1000 + 1 - before - after_first;
+	CHECK_EQ_U64(expect_skip, 4999);
 	CHECK_EQ_U64(p.skipped, expect_skip);
 	CHECK(p.skipped >= stall * pps / hz - 2 && p.skipped <= stall * pps / hz + 2);
-	CHECK_EQ_U64(p.start_tsc, now);
-	/* right after the restart: nothing more is due at the same instant, one frame per us after */
+	/* the new schedule starts at the deadline of the frame just handed out (304.999 ms) */
+	CHECK_EQ_U64(p.start_tsc, now / 1000 * 1000);
+	CHECK(p.start_tsc <= now && now - p.start_tsc < 1000);
+	/* right after the restart: nothing more is due until the next point of the grid */
 	CHECK_EQ_U64(zl_pace_due(&p, now), 0);
-	CHECK_EQ_U64(zl_pace_due(&p, now + 999), 0);
-	CHECK_EQ_U64(zl_pace_due(&p, now + 1000), 1);
+	CHECK_EQ_U64(zl_pace_due(&p, p.start_tsc + 999), 0);
+	CHECK_EQ_U64(zl_pace_due(&p, p.start_tsc + 1000), 1);
 	zl_pace_take(&p, 1);
 	taken++;
-	CHECK_EQ_U64(zl_pace_next(&p), now + 2000);
-	/* continue to 1 s: taken + skipped is what the schedule asked for */
+	CHECK_EQ_U64(zl_pace_next(&p), p.start_tsc + 2000);
+	/* continue to 1 s on the original grid */
 	{
 		uint64_t t;
 
-		for (t = now + 1000; t <= hz; t += 1000) {
+		for (t = p.start_tsc + 2000; t <= hz; t += 1000) {
 			n = zl_pace_due(&p, t);
 			CHECK(n <= 1);
 			zl_pace_take(&p, n);
@@ -201,8 +204,8 @@ test_stall(void)
 		}
 	}
 	CHECK_EQ_U64(p.restarts, 1);
-	/* frames due in [0, 1 s] under the original schedule: 1000001 */
-	CHECK(taken + p.skipped >= 1000001 - 1 && taken + p.skipped <= 1000001 + 1);
+	/* frames due in [0, 1 s] under the original schedule: 1000001, each sent or skipped */
+	CHECK_EQ_U64(taken + p.skipped, 1000001);
 	CHECK_EQ_U64(p.n_sched, taken);
 
 	/* lateness at or below the gap is caught up with (bounded) bursts, no restart */
@@ -307,6 +310,113 @@ test_deadline(void)
 	}
 }
 
+/* Random stalls: every frame of the schedule is either sent or counted as skipped. */
+static void
+test_stall_storm(void)
+{
+	static const uint64_t hzs[] = { 1000000000ull, 2450000000ull };
+	static const uint64_t ppss[] = { 1000000ull, 37202381ull };
+	unsigned int c;
+
+	for (c = 0; c < 2; c++) {
+		const uint64_t hz = hzs[c], pps = ppss[c], start = 777, end = start + hz;
+		struct zl_pace p;
+		uint64_t now = start, taken = 0, want, stalls = 0;
+		uint32_t n;
+
+		lcg_state = 99 + c;
+		zl_pace_init(&p, hz, pps, start, 64, hz / 20000); /* gap 50 us */
+		while (now < end) {
+			n = zl_pace_due(&p, now);
+			zl_pace_take(&p, n);
+			taken += n;
+			if (lcg_next() % 5000 == 0) {
+				now += hz / 1000 + lcg_next() % (hz / 500); /* 1..3 ms stall */
+				stalls++;
+			} else {
+				now += 1 + lcg_next() % (hz / 1000000); /* up to 1 us */
+			}
+		}
+		/* the sender stops at the first poll at or after end, as the worker does */
+		zl_pace_finish(&p, end);
+		/* frames with deadlines before end: ceil(hz * pps / hz) = pps */
+		want = pps;
+		CHECK(stalls > 10);
+		/* every stall restarts (but one at the very end may run past end) */
+		CHECK(p.restarts + 1 >= stalls && p.restarts <= stalls);
+		/* exact on an integer grid; with a fractional interval each restart may move one tick */
+		if (hz % pps == 0)
+			CHECK_EQ_U64(taken + p.skipped, want);
+		CHECK(taken + p.skipped + p.restarts >= want && taken + p.skipped <= want + p.restarts);
+		/* a stall of 1 ms or more skips at least 1 ms of frames, less the one handed out */
+		CHECK(p.skipped >= p.restarts * (pps / 1000 - 1));
+	}
+}
+
+/* zl_pace_finish counts the frames due before the end that were never taken. */
+static void
+test_finish(void)
+{
+	const uint64_t hz = 1000000000, pps = 1000000;
+	struct zl_pace p;
+	uint64_t now, taken = 0;
+	uint32_t n;
+
+	/* the sender stops taking frames at 0.5 s; the trial ends at 1 s */
+	zl_pace_init(&p, hz, pps, 0, 32, 50000);
+	for (now = 0; now <= hz / 2; now += 1000) {
+		n = zl_pace_due(&p, now);
+		zl_pace_take(&p, n);
+		taken += n;
+	}
+	CHECK_EQ_U64(taken, 500001);
+	zl_pace_finish(&p, hz);
+	/* frames 0..999999 have deadlines before 1 s; frame 1000000 is due at the end itself */
+	CHECK_EQ_U64(p.skipped, 1000000 - 500001);
+	CHECK_EQ_U64(taken + p.skipped, pps);
+
+	/* nothing is missing: no change; end before the start, or no rate: no change */
+	zl_pace_init(&p, hz, pps, 1000, 32, 50000);
+	CHECK_EQ_U64(zl_pace_due(&p, 1000), 1);
+	zl_pace_take(&p, 1);
+	zl_pace_finish(&p, 1001);
+	CHECK_EQ_U64(p.skipped, 0);
+	zl_pace_finish(&p, 1000);
+	zl_pace_finish(&p, 10);
+	CHECK_EQ_U64(p.skipped, 0);
+	zl_pace_init(&p, hz, 0, 0, 32, 50000);
+	zl_pace_finish(&p, hz);
+	CHECK_EQ_U64(p.skipped, 0);
+	/* deadline exactly at end is not due before it; one tick later it is */
+	zl_pace_init(&p, hz, pps, 0, 32, 50000);
+	zl_pace_take(&p, 1);
+	zl_pace_finish(&p, 1000);
+	CHECK_EQ_U64(p.skipped, 0);
+	zl_pace_init(&p, hz, pps, 0, 32, 50000);
+	zl_pace_take(&p, 1);
+	zl_pace_finish(&p, 1001);
+	CHECK_EQ_U64(p.skipped, 1);
+
+	/* a worker-like sender at 37.2 Mpps, 2.45 GHz, 10 s: stops at the first poll at or after the end */
+	{
+		const uint64_t hz2 = 2450000000ull, pps2 = 37202381ull, start = 5, end = start + 10 * hz2;
+
+		zl_pace_init(&p, hz2, pps2, start, 64, 122500);
+		lcg_state = 4243;
+		taken = 0;
+		for (now = start; now < end; now += 980 + lcg_next() % 2940) {
+			n = zl_pace_due(&p, now);
+			zl_pace_take(&p, n);
+			taken += n;
+		}
+		zl_pace_finish(&p, end);
+		/* frames with deadlines before the end: exactly 10 * pps */
+		CHECK_EQ_U64(taken + p.skipped, 10 * pps2);
+		CHECK(p.skipped <= 60);  /* only what fell due after the last poll */
+		CHECK_EQ_U64(p.restarts, 0);
+	}
+}
+
 /* 37,202,381 pps at 2.45 GHz for 10 s: the count matches the floor-based schedule. */
 static void
 test_high_rate(void)
@@ -343,6 +453,7 @@ test_high_rate(void)
 	CHECK(maxn <= 64);
 }
 
+/* Runs the pacing tests and prints the summary line. */
 int
 main(void)
 {
@@ -351,6 +462,8 @@ main(void)
 	test_stall();
 	test_edges();
 	test_deadline();
+	test_stall_storm();
+	test_finish();
 	test_high_rate();
 	return check_report();
 }

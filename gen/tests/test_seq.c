@@ -348,6 +348,7 @@ test_model(void)
 	free(seen);
 }
 
+/* Runs the sequence tracking tests and prints the summary line. */
 int
 main(void)
 {

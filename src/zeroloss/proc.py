@@ -57,7 +57,7 @@ class ManagedProcess:
     def send(self, line: str) -> None:
         """Writes a line to the process's standard input (interactive tools such as testpmd)."""
         if self.proc is None or self.proc.stdin is None or not self.alive():
-            raise ZeroLossError(f"{self.name} is not running; its log says:\n{self.log_tail()}")
+            raise ZeroLossError(f"{self.name} is not running: {self.reason()} (log: {self.log_path})")
         self.proc.stdin.write((line + "\n").encode())
         self.proc.stdin.flush()
 
@@ -71,11 +71,20 @@ class ManagedProcess:
             except OSError:
                 pass
             if not self.alive():
-                raise ZeroLossError(f"{self.name} exited (code {self.proc.returncode}) before it was ready; "
-                                    f"its log ({self.log_path}) ends with:\n{self.log_tail()}")
+                raise ZeroLossError(f"{self.name} exited (code {self.proc.returncode}) before it was ready: "
+                                    f"{self.reason()} (log: {self.log_path})")
             time.sleep(0.05)
-        raise ZeroLossError(f"{self.name} was not ready after {timeout:.0f} s; its log ({self.log_path}) "
-                            f"ends with:\n{self.log_tail()}")
+        raise ZeroLossError(f"{self.name} was not ready after {timeout:.0f} s: {self.reason()} "
+                            f"(log: {self.log_path})")
+
+    def reason(self) -> str:
+        """The log line that most likely says what went wrong (last error-like line, else the last)."""
+        lines = [ln.strip() for ln in self.log_tail(40).splitlines() if ln.strip()]
+        for ln in reversed(lines):
+            low = ln.lower()
+            if any(w in low for w in ("error", "fail", "cannot", "invalid", "must", "no ports", "not ")):
+                return ln
+        return lines[-1] if lines else "no output"
 
     def stop(self, timeout: float = 10.0) -> int | None:
         """Stops the process: SIGTERM (SIGINT for DPDK apps is the same), then SIGKILL after timeout."""

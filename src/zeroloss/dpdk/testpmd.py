@@ -73,8 +73,8 @@ class TestPmd:
             self.proc.wait_for_log("testpmd>", timeout)
             log = self.proc.log_path.read_text(errors="replace")
             if "Not all ports were started" in log or "Fail to configure port" in log:
-                raise ZeroLossError(f"dpdk-testpmd could not start its ports; its log ({self.proc.log_path}) "
-                                    f"ends with:\n{self.proc.log_tail()}")
+                raise ZeroLossError(f"dpdk-testpmd could not start its ports: {self.proc.reason()} "
+                                    f"(log: {self.proc.log_path})")
         except BaseException:
             self.stop()
             raise

@@ -1,0 +1,34 @@
+# zeroloss: `make setup` once as root, then `make test`, `make bench`, `make demo`.
+.PHONY: setup build test test-c test-py bench lint demo clean
+
+VENV := .venv/bin
+
+setup:
+	./scripts/setup.sh
+
+build:
+	@test -f gen/build/build.ninja || meson setup gen/build gen --buildtype=release
+	ninja -C gen/build
+
+# every test: C unit tests of zlgen, then Python unit and bench integration tests
+test: setup
+	meson test -C gen/build --print-errorlogs
+	$(VENV)/pytest -q tests
+
+test-c: build
+	meson test -C gen/build --print-errorlogs
+
+test-py:
+	$(VENV)/pytest -q tests
+
+bench: setup
+	$(VENV)/zeroloss bench
+
+lint:
+	$(VENV)/ruff check src tests
+
+demo: setup
+	$(VENV)/zeroloss trial --rate 1M --flows 1024 --duration 5
+
+clean:
+	rm -rf gen/build

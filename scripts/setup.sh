@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs and prepares everything zeroloss needs on Debian 12, as root. Idempotent: steps
+# already done are skipped, so `make test` can run it first on any machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(dpdk dpdk-dev libdpdk-dev openvswitch-switch-dpdk python3-openvswitch meson ninja-build pkg-config
+      gcc make libjansson-dev python3 python3-venv python3-pip python3-pyelftools iproute2)
+HUGEPAGES=${ZEROLOSS_HUGEPAGES:-1024}   # 2 MiB pages: generator + DUT + OVS on the bench
+
+say() { printf 'setup: %s\n' "$*"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "setup: must run as root (apt packages, hugepages)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	say "installing ${missing[*]}"
+	apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+	say "apt packages present"
+fi
+
+cur=$(cat /proc/sys/vm/nr_hugepages)
+if [ "$cur" -lt "$HUGEPAGES" ]; then
+	echo "$HUGEPAGES" > /proc/sys/vm/nr_hugepages
+	cur=$(cat /proc/sys/vm/nr_hugepages)
+	if [ "$cur" -lt "$HUGEPAGES" ]; then
+		echo "setup: only $cur of $HUGEPAGES 2 MiB hugepages could be reserved (memory fragmented?)" >&2
+		exit 1
+	fi
+fi
+say "hugepages: $cur x 2 MiB reserved, $(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages) free"
+if ! grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
+	mkdir -p /dev/hugepages
+	mount -t hugetlbfs nodev /dev/hugepages
+	say "mounted hugetlbfs on /dev/hugepages"
+fi
+
+if [ ! -f gen/build/build.ninja ]; then
+	meson setup gen/build gen --buildtype=release
+fi
+ninja -C gen/build
+ln -sf "$PWD/gen/build/zlgen" /usr/local/bin/zlgen
+say "zlgen built: $(readlink -f /usr/local/bin/zlgen)"
+
+if [ ! -x .venv/bin/python ]; then
+	python3 -m venv .venv
+fi
+stamp=.venv/.zeroloss-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+	.venv/bin/pip install -q --upgrade pip
+	.venv/bin/pip install -q -e '.[test]'
+	touch "$stamp"
+fi
+ln -sf "$PWD/.venv/bin/zeroloss" /usr/local/bin/zeroloss
+say "zeroloss installed: $(command -v zeroloss)"

@@ -1,0 +1,149 @@
+"""zlgen's control socket under abuse, its shutdown, its memory, and its errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from zeroloss.bench.workspace import Workspace
+from zeroloss.dpdk.eal import Eal
+from zeroloss.errors import ZeroLossError
+from zeroloss.gen import Zlgen, ZlgenConfig, ZlgenError
+from zeroloss.gen.client import ZlgenClient
+
+VALID = [
+    {"cmd": "hello"}, {"cmd": "ports"}, {"cmd": "status"},
+    {"cmd": "configure", "streams": [{"port": 0, "rate_pps": 1000, "frame_size": 64, "flows": 4}]},
+    {"cmd": "start", "frames": 10, "drain_ms": 0}, {"cmd": "result", "wait_s": 1}, {"cmd": "stop"},
+]
+
+
+def mutations(rng: random.Random, n: int):
+    """Random and mutated request lines: bytes, broken JSON, wrong types, huge and negative numbers."""
+    values = [None, True, -1, 0, 1, 2**63, -(2**63), 1e308, -1e-9, 3.5, "", "x" * 300, [], {}, [1, 2], "64"]
+    keys = ["cmd", "streams", "port", "queue", "rate_pps", "frame_size", "imix", "flows", "flow_fields",
+            "duration_s", "frames", "drain_ms", "trial", "wait_s", "proto", "id", "vlan", "src_ip", "dst_mac"]
+    for _ in range(n):
+        kind = rng.randrange(6)
+        if kind == 0:
+            yield bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200))).replace(b"\n", b" ")
+        elif kind == 1:
+            text = json.dumps(rng.choice(VALID))
+            pos = rng.randrange(len(text))
+            yield (text[:pos] + text[pos + rng.randrange(1, 4):]).encode()
+        elif kind == 2:
+            req = json.loads(json.dumps(rng.choice(VALID)))
+            req[rng.choice(keys)] = rng.choice(values)
+            yield json.dumps(req).encode()
+        elif kind == 3:
+            stream = {rng.choice(keys): rng.choice(values) for _ in range(rng.randrange(1, 6))}
+            yield json.dumps({"cmd": "configure", "streams": [stream]}).encode()
+        elif kind == 4:
+            yield json.dumps(rng.choice(values)).encode()
+        else:
+            yield b"[" * rng.randrange(1, 5000)
+
+
+def test_thousands_of_malformed_lines_leave_zlgen_serving(loopback):
+    client: ZlgenClient = loopback.gen.client
+    rng = random.Random(2544)
+    answered = 0
+    for line in mutations(rng, 3000):
+        reply = client.send_raw(line)
+        assert isinstance(reply, dict) and isinstance(reply["ok"], bool)
+        if not reply["ok"]:
+            assert reply["error"]
+        answered += 1
+        if client.status()["state"] in ("running", "draining"):
+            client.result(wait_s=5)
+    assert answered == 3000
+    assert loopback.gen.proc.alive()
+    assert client.hello()["proto"] == 1
+    # still measures correctly after the abuse
+    client.configure(loopback.streams(frame_size=64, rate_pps=10_000))
+    r = client.run_trial(frames=1000, drain_ms=100)
+    assert all(s.tx_pkts == 1000 and s.lost == 0 for s in r.streams)
+
+
+@pytest.mark.parametrize("stream, message", [
+    ({"port": 9}, "streams[0].port must be 0..1"),
+    ({"port": 0, "frame_size": 20}, "streams[0].frame_size must be 64..9728"),
+    ({"port": 0, "frame_size": 4000}, "above port 0's largest frame 1518 B"),
+    ({"port": 0, "flows": 10000, "flow_fields": ["src_port"], "src_port": 60000}, "passes 65535"),
+    ({"port": 0, "vlan": 5, "frame_size": 64}, "at least 68 bytes"),
+    ({"port": 0, "colour": "red"}, "colour is not a stream field"),
+    ({"port": 0, "src_ip": "10.0.0.256"}, "src_ip must be an IPv4 address"),
+])
+def test_invalid_streams_are_refused_with_the_fault_named(loopback, stream, message):
+    with pytest.raises(ZlgenError, match=message.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
+        loopback.gen.client.configure([stream])
+
+
+def test_socket_is_private(loopback):
+    mode = stat.S_IMODE(os.stat(loopback.gen.cfg.ctl_path).st_mode)
+    assert mode == 0o600
+
+
+def hugepages_free() -> int:
+    return sum(int(p.read_text()) * int(p.parent.name.split("-")[1].removesuffix("kB")) // 1024
+               for p in Path("/sys/kernel/mm/hugepages").glob("*/free_hugepages"))
+
+
+def test_two_jumbo_ports_fit_in_512_mib_and_shutdown_returns_everything():
+    before = hugepages_free()
+    with Workspace() as ws:
+        eal = Eal(lcores="1", file_prefix=ws.prefix("mem"),
+                  vdevs=(f"net_memif0,role=server,id=0,socket={ws.sock('w')},rsize=12",
+                         f"net_memif1,role=client,id=0,socket={ws.sock('w')},rsize=12"))
+        cfg = ZlgenConfig(eal=eal, ctl_path=ws.sock("ctl"), max_frame=9000)
+        g = Zlgen(cfg, ws.log("zlgen")).start()
+        try:
+            used = before - hugepages_free()
+            log = ws.log("zlgen").read_text()
+            assert used <= 512, f"zlgen holds {used} MiB of hugepages"
+            assert "mempool" in log and "MiB" in log  # it says what it reserved
+            g.client.configure([{"port": 0, "frame_size": 9000, "rate_pps": 5000},
+                                {"port": 1, "frame_size": 9000, "rate_pps": 5000}])
+            r = g.client.run_trial(frames=500, drain_ms=200)
+            assert all(s.lost == 0 and s.rx_bytes == 500 * 9000 for s in r.streams)
+        finally:
+            code = g.stop()
+        assert code == 0
+        assert "zlgen: stopped" in ws.log("zlgen").read_text()
+        assert not cfg.ctl_path.exists()
+        assert not eal.runtime_dir.exists()
+    time.sleep(0.2)
+    assert hugepages_free() == before
+    assert not any(p.name.startswith(eal.file_prefix) for p in Path("/dev/hugepages").iterdir())
+
+
+def test_sigterm_stops_zlgen_cleanly():
+    with Workspace() as ws:
+        eal = Eal(lcores="1", file_prefix=ws.prefix("term"), vdevs=("net_null0,no-rx=1",))
+        g = Zlgen(ZlgenConfig(eal=eal, ctl_path=ws.sock("ctl")), ws.log("zlgen")).start()
+        g.client.configure([{"port": 0, "rate_pps": 0}])
+        g.client.start(duration_s=30)
+        os.kill(g.proc.pid, signal.SIGTERM)
+        assert g.proc.proc.wait(10) == 0
+        assert "zlgen: stopped" in ws.log("zlgen").read_text()
+        g.stop()
+
+
+def test_zlgen_refuses_bad_arguments_with_one_clear_line():
+    with Workspace() as ws:
+        eal = Eal(lcores="1", file_prefix=ws.prefix("bad"), vdevs=("net_null0,no-rx=1",))
+        with pytest.raises(ZeroLossError, match="--rxd must be an integer 64..32768"):
+            Zlgen(ZlgenConfig(eal=eal, ctl_path=ws.sock("ctl"), rxd=5), ws.log("zlgen")).start()
+        with pytest.raises(ZeroLossError, match="cannot create mempool"):
+            Zlgen(ZlgenConfig(eal=eal, ctl_path=ws.sock("ctl"), mbufs=16_000_000, max_frame=9728),
+                  ws.log("zlgen2")).start()
+        no_ports = Eal(lcores="1", file_prefix=ws.prefix("np"))
+        with pytest.raises(ZeroLossError, match="no ports"):
+            Zlgen(ZlgenConfig(eal=no_ports, ctl_path=ws.sock("ctl")), ws.log("zlgen3")).start()
