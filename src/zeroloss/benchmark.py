@@ -109,7 +109,7 @@ def run_benchmarks(seconds: float = 3.0, repeats: int = 3, json_out: bool = Fals
                         [[f"{f:.0%}", f"{p['requested_pps'] / 1e6:.4f}", f"{p['achieved_pps'] / 1e6:.4f}",
                           f"{p['ratio']:.5f}", f"{p['device_pps'] / p['requested_pps']:.5f}", str(p["restarts"]),
                           str(p["skipped"]), f"{p['ratio_without_stalls']:.5f}"]
-                         for f, p in zip(PACING, pacing)])
+                         for f, p in zip(PACING, pacing, strict=True)])
             yield ("'skipped' frames are those the pacer left out after the OS held zlgen up for longer than "
                    "the restart gap (50 us); 'without stalls' counts them back in")
     if json_out:

@@ -28,7 +28,18 @@ def assert_clean(r: TrialResult) -> None:
         assert p.rx_foreign == p.rx_malformed == p.rx_late == p.rx_unknown_stream == 0
 
 
-def conservation(bench, r: TrialResult, before: list[dict], after: list[dict]) -> None:
+def measured_trial(bench, streams: list[dict], **trial) -> tuple[TrialResult, list[dict], list[dict]]:
+    """Runs a trial and reads the DUT's port counters (telemetry) before and after it."""
+    tel = bench.dut.telemetry()
+    bench.gen.client.configure(streams)
+    before = [tel.ethdev_stats(p) for p in (0, 1)]
+    r = bench.gen.client.run_trial(**trial)
+    after = [tel.ethdev_stats(p) for p in (0, 1)]
+    tel.close()
+    return r, before, after
+
+
+def conservation(r: TrialResult, before: list[dict], after: list[dict]) -> None:
     """zlgen's TX on port i = DUT RX on its port i; DUT TX on port j = zlgen's RX on port j."""
     for s in r.streams:
         assert delta(after[s.port], before[s.port], "ipackets") == s.tx_pkts
@@ -37,14 +48,10 @@ def conservation(bench, r: TrialResult, before: list[dict], after: list[dict]) -
 
 @pytest.mark.parametrize("frame", [64, 1518])
 def test_zero_loss_at_moderate_rate_memif(p2p_memif, frame):
-    c = p2p_memif.gen.client
-    tel = p2p_memif.dut.telemetry()
-    c.configure(p2p_memif.streams(frame_size=frame, flows=256, rate_pps=RATE))
-    before = [tel.ethdev_stats(p) for p in (0, 1)]
-    r = c.run_trial(duration_s=1.0, drain_ms=200)
-    after = [tel.ethdev_stats(p) for p in (0, 1)]
+    r, before, after = measured_trial(p2p_memif, p2p_memif.streams(frame_size=frame, flows=256, rate_pps=RATE),
+                                      duration_s=1.0, drain_ms=200)
     assert_clean(r)
-    conservation(p2p_memif, r, before, after)
+    conservation(r, before, after)
     for s in r.streams:
         assert s.tx_bytes == s.tx_pkts * frame == s.rx_bytes
         # the schedule asked for RATE x 1 s; OS stalls may skip some, never add
@@ -52,14 +59,11 @@ def test_zero_loss_at_moderate_rate_memif(p2p_memif, frame):
 
 
 def test_zero_loss_jumbo_9000_over_vhost(p2p_vhost_jumbo):
-    c = p2p_vhost_jumbo.gen.client
-    tel = p2p_vhost_jumbo.dut.telemetry()
-    c.configure(p2p_vhost_jumbo.streams(frame_size=9000, flows=64, rate_pps=20_000))
-    before = [tel.ethdev_stats(p) for p in (0, 1)]
-    r = c.run_trial(duration_s=1.0, drain_ms=200)
-    after = [tel.ethdev_stats(p) for p in (0, 1)]
+    b = p2p_vhost_jumbo
+    r, before, after = measured_trial(b, b.streams(frame_size=9000, flows=64, rate_pps=20_000),
+                                      duration_s=1.0, drain_ms=200)
     assert_clean(r)
-    conservation(p2p_vhost_jumbo, r, before, after)
+    conservation(r, before, after)
     for s in r.streams:
         assert s.rx_bytes == s.tx_pkts * 9000
         # bytes on the DUT's ports exclude the FCS
