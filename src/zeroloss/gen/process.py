@@ -42,6 +42,7 @@ class ZlgenConfig:
     max_frame: int = 1518
     idle_sleep_us: int = 0
     mbufs: int = 0
+    gap_us: int = 50  # pacing: lateness after which the schedule restarts instead of catching up
 
     def argv(self) -> list[str]:
         if not MIN_FRAME <= self.max_frame <= MAX_FRAME:
@@ -49,7 +50,8 @@ class ZlgenConfig:
         args = [zlgen_binary(), *self.eal.argv(), "--", "--ctl", str(self.ctl_path),
                 "--rxq", str(self.rxq), "--txq", str(self.txq),
                 "--rxd", str(self.rxd), "--txd", str(self.txd),
-                "--max-frame", str(self.max_frame), "--idle-sleep-us", str(self.idle_sleep_us)]
+                "--max-frame", str(self.max_frame), "--idle-sleep-us", str(self.idle_sleep_us),
+                "--gap-us", str(self.gap_us)]
         if self.mbufs:
             args += ["--mbufs", str(self.mbufs)]
         return args
