@@ -147,3 +147,22 @@ def test_zlgen_refuses_bad_arguments_with_one_clear_line():
         no_ports = Eal(lcores="1", file_prefix=ws.prefix("np"))
         with pytest.raises(ZeroLossError, match="no ports"):
             Zlgen(ZlgenConfig(eal=no_ports, ctl_path=ws.sock("ctl")), ws.log("zlgen3")).start()
+
+
+def test_two_queues_per_port_carry_their_own_streams():
+    with Workspace() as ws:
+        sock = ws.sock("w")
+        eal = Eal(lcores="1", file_prefix=ws.prefix("mq"),
+                  vdevs=(f"net_memif0,role=server,id=0,socket={sock},rsize=12",
+                         f"net_memif1,role=client,id=0,socket={sock},rsize=12"))
+        with Zlgen(ZlgenConfig(eal=eal, ctl_path=ws.sock("ctl"), rxq=2, txq=2, rxd=512, txd=512),
+                   ws.log("zlgen")) as g:
+            ports = g.client.ports()
+            assert [(p["nb_rxq"], p["nb_txq"], p["nb_rxd"], p["nb_txd"]) for p in ports] == [(2, 2, 512, 512)] * 2
+            g.client.configure([{"port": 0, "queue": q, "rate_pps": 10_000, "frame_size": 128} for q in (0, 1)])
+            r = g.client.run_trial(frames=3000, drain_ms=200)
+            assert [(s.queue, s.tx_pkts, s.rx_unique, s.lost) for s in r.streams] == [(0, 3000, 3000, 0),
+                                                                                    (1, 3000, 3000, 0)]
+            assert r.ports[1].rx_pkts == 6000
+            with pytest.raises(ZlgenError, match="queue must be 0..1"):
+                g.client.configure([{"port": 0, "queue": 2}])
