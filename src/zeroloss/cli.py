@@ -100,6 +100,84 @@ def _cmd_trial(args: argparse.Namespace) -> int:
     return 0
 
 
+RUN_FLAGS = {  # flag dest -> config key
+    "frame_sizes": "frame_sizes", "flows": "flows", "trial_s": "trial_s", "validation_s": "validation_s",
+    "drain_ms": "drain_ms", "granularity_pct": "granularity_pct", "ndr_loss_pct": "ndr_loss_pct",
+    "pdr_loss_pct": "pdr_loss_pct", "link_speed_gbps": "link_speed_gbps", "repeat": "repeat", "dut": "dut",
+    "forward_mode": "forward_mode", "link": "link", "ports": "ports", "max_rate_pps": "max_rate_pps",
+    "start_pct": "start_pct", "strict_rfc2544": "strict_rfc2544",
+}
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a list of frame sizes (e.g. 64,1518,9000)") from None
+
+
+def _set_value(text: str) -> tuple[str, object]:
+    import yaml
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"'{text}' is not KEY=VALUE")
+    return key.strip(), yaml.safe_load(value)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import time
+    from pathlib import Path
+
+    from . import config as config_mod
+    from . import hostinfo
+    from .fmt import run_table
+    from .progress import Progress
+    from .result import ResultFile
+    from .runner import Run, interrupted_state
+
+    overrides = {key: getattr(args, dest) for dest, key in RUN_FLAGS.items()}
+    if args.strict_rfc2544 is False:
+        overrides["strict_rfc2544"] = None
+    overrides.update(dict(args.set or []))
+    host = hostinfo.collect()
+    if args.resume:
+        given = [k for k, v in overrides.items() if v is not None]
+        if given or args.config:
+            drop = ", ".join(given) or "--config"
+            raise ZeroLossError(f"--resume takes its settings from the result file; drop {drop}")
+        rf = ResultFile.load(Path(args.resume))
+        rf.check_host(host)
+        if rf.doc["state"] == "complete":
+            raise ZeroLossError(f"{args.resume} is complete: nothing to resume")
+        cfg = config_mod.RunConfig(**rf.doc["config"])
+        rf.set_state("running")
+    else:
+        cfg = config_mod.load(Path(args.config) if args.config else None, overrides)
+        out = Path(args.output or f"results/zeroloss-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        rf = ResultFile.create(out, cfg.to_dict(), host)
+    progress = Progress(quiet=args.quiet, granularity_pct=cfg.granularity_pct)
+    try:
+        with interrupted_state(rf):
+            Run(cfg, rf, progress).execute()
+    except KeyboardInterrupt:
+        print(f"zeroloss: interrupted; the finished trials are in {rf.path}; continue with: "
+              f"zeroloss run --resume {rf.path}", file=sys.stderr)
+        return 130
+    except ZeroLossError as e:
+        raise ZeroLossError(f"{e} (trials so far: {rf.path})") from e
+    if args.json:
+        print(json.dumps({"result_file": str(rf.path), "searches": [
+            {k: s[k] for k in ("frame", "repeat", "link", "ceiling_pps", "line_rate_pps", "result")}
+            for s in rf.doc["searches"]], "warnings": rf.doc["warnings"]}, indent=2))
+        return 0
+    print(run_table(rf.doc))
+    for w in rf.doc["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"\nresult file: {rf.path}")
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .benchmark import run_benchmarks
 
@@ -137,6 +215,55 @@ def build_parser() -> argparse.ArgumentParser:
                    help="zlgen sleeps this long when idle, in microseconds (shares a core; default 0)")
     t.add_argument("--json", action="store_true", help="print the result as JSON only")
     t.set_defaults(func=_cmd_trial)
+
+    from .config import field_help
+
+    keys = "\n".join(f"  {k}: {v}" for k, v in field_help().items())
+    r = sub.add_parser(
+        "run", help="zero-loss (NDR/PDR) throughput search per frame size",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Measures the zero-packet-loss throughput (RFC 2544 binary search, NDR and PDR) of the DUT "
+                    "for every frame size. Default: testpmd io forwarding on the software bench, frames 64 to "
+                    "9000 B, 1024 flows, both directions. Rates are frames/s per direction; frame sizes in "
+                    "bytes including FCS; loss tolerances in % of the frames sent.",
+        epilog="Every setting is also a key of the YAML --config file and of --set KEY=VALUE:\n" + keys)
+    r.add_argument("--config", metavar="FILE", help="YAML file of settings (flags override it)")
+    r.add_argument("--set", action="append", type=_set_value, metavar="KEY=VALUE",
+                   help="any setting by its key, e.g. --set dut_rxq=2 (YAML value syntax)")
+    r.add_argument("--frame-sizes", dest="frame_sizes", type=_sizes, metavar="B,B,...",
+                   help="frame sizes in bytes incl. FCS (default 64,128,256,512,1024,1280,1518,4096,8192,9000)")
+    r.add_argument("--flows", type=_positive_int, metavar="N", help="flows per direction (default 1024)")
+    r.add_argument("--trial", dest="trial_s", type=float, metavar="S", help="search trial length, s (default 2)")
+    r.add_argument("--validation", dest="validation_s", type=float, metavar="S",
+                   help="final validation trial length, s (default 5)")
+    r.add_argument("--drain-ms", dest="drain_ms", type=int, metavar="MS", help="drain after TX, ms (default 500)")
+    r.add_argument("--granularity", dest="granularity_pct", type=float, metavar="PCT",
+                   help="search resolution, %% of the ceiling (default 0.5)")
+    r.add_argument("--start", dest="start_pct", type=float, metavar="PCT",
+                   help="first trial rate, %% of the ceiling (default 100)")
+    r.add_argument("--ndr-loss", dest="ndr_loss_pct", type=float, metavar="PCT",
+                   help="NDR loss tolerance per direction, %% (default 0: strict zero loss)")
+    r.add_argument("--pdr-loss", dest="pdr_loss_pct", type=float, metavar="PCT",
+                   help="PDR loss tolerance per direction, %% (default 0.1; negative: no PDR)")
+    r.add_argument("--link-speed", dest="link_speed_gbps", type=float, metavar="GBPS",
+                   help="nominal link speed for %% of line rate, Gb/s (default 25)")
+    r.add_argument("--repeat", type=_positive_int, metavar="N", help="searches per frame size (default 1)")
+    r.add_argument("--dut", choices=["testpmd", "external"], help="testpmd on the bench (default) or external")
+    r.add_argument("--forward-mode", dest="forward_mode", choices=["io", "mac", "macswap"],
+                   help="testpmd forwarding mode (default io)")
+    r.add_argument("--link", choices=["auto", "memif", "vhost"],
+                   help="bench wire (default auto: memif up to 1518 B, vhost-user above)")
+    r.add_argument("--port", dest="ports", action="append", metavar="DEVARGS",
+                   help="external mode: a port as an EAL device (PCI address or vdev); give two")
+    r.add_argument("--max-rate", dest="max_rate_pps", type=_rate, metavar="PPS",
+                   help="external mode: highest rate to try per direction (default line rate)")
+    r.add_argument("--strict-rfc2544", dest="strict_rfc2544", action="store_true", default=False,
+                   help="60 s trials and validation, 2 s drain, zero loss (RFC 2544 §24, §23)")
+    r.add_argument("--output", "-o", metavar="FILE", help="result file (default results/zeroloss-TIME.json)")
+    r.add_argument("--resume", metavar="FILE", help="continue a cut run from its result file")
+    r.add_argument("--json", action="store_true", help="print machine-readable results only")
+    r.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    r.set_defaults(func=_cmd_run)
 
     b = sub.add_parser("bench", help="benchmark zlgen against dpdk-testpmd txonly, and its pacing accuracy",
                        description="Measures, side by side on the same virtual device (net_null) and core, "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import TrialResult
+from .model import TrialResult, l1_bps, l2_bps
 
 
 def si(value: float, unit: str = "") -> str:
@@ -48,3 +48,48 @@ def port_table(r: TrialResult) -> str:
              str(p.ethdev.ipackets), str(p.ethdev.opackets), str(p.ethdev.imissed), str(p.ethdev.ierrors),
              str(p.ethdev.oerrors), str(p.ethdev.rx_nombuf)] for p in r.ports]
     return table(headers, rows)
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    m = sum(values) / len(values)
+    sd = (sum((v - m) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else 0.0
+    return m, sd
+
+
+def run_table(doc: dict) -> str:
+    """The result of `zeroloss run` shaped like the references' tables: frame size, line rate %, frames/s."""
+    cfg = doc["config"]
+    by_frame: dict[int, list[dict]] = {}
+    for s in doc["searches"]:
+        if s.get("result"):
+            by_frame.setdefault(s["frame"], []).append(s)
+    repeat = max((len(v) for v in by_frame.values()), default=1)
+    headers = ["frame B", "wire", "NDR pps", "line rate %", "L1 Gb/s", "L2 Gb/s"]
+    if repeat > 1:
+        headers.append("NDR min … max")
+    headers += ["PDR pps", "PDR %", "val. loss", "lat p50/p99/max us", "flags"]
+    rows = []
+    for frame in sorted(by_frame):
+        runs = by_frame[frame]
+        ndrs = [r["result"]["ndr"].get("rate_pps") or 0.0 for r in runs]
+        first = runs[0]["result"]
+        m, sd = _mean_sd(ndrs)
+        line = runs[0]["line_rate_pps"]
+        ndr_cell = f"{m:,.0f}" + (f" ± {sd:,.0f}" if repeat > 1 else "")
+        row = [str(frame), runs[0]["link"], ndr_cell, f"{100 * m / line:.2f}",
+               f"{l1_bps(m, frame) / 1e9:.3f}", f"{l2_bps(m, frame) / 1e9:.3f}"]
+        if repeat > 1:
+            row.append(f"{min(ndrs):,.0f} … {max(ndrs):,.0f}")
+        pdr = first.get("pdr") or {}
+        pdr_rate = pdr.get("rate_pps")
+        val = first["ndr"].get("validation") or {}
+        lat = first.get("ndr_latency_ns")
+        flags = sorted({f for r in runs for f in r["result"]["flags"]})
+        row += [f"{pdr_rate:,.0f}" if pdr_rate else "-", f"{pdr['line_rate_pct']:.2f}" if pdr_rate else "-",
+                f"{val['lost']}/{val['tx']}" if val else "-",
+                f"{lat['p50'] / 1e3:.1f}/{lat['p99'] / 1e3:.1f}/{lat['max'] / 1e3:.1f}" if lat else "-",
+                ", ".join(flags)]
+        rows.append(row)
+    title = (f"Zero-loss throughput: NDR (loss <= {cfg['ndr_loss_pct']:g} %) and PDR (loss <= "
+             f"{cfg['pdr_loss_pct']:g} %) per direction, % of {cfg['link_speed_gbps']:g} Gb/s line rate")
+    return title + "\n" + table(headers, rows)

@@ -1,0 +1,169 @@
+"""`zeroloss run` settings: defaults, YAML file, flags; every value checked, faults named in one line."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import ZeroLossError
+from .model import MAX_FRAME, MIN_FRAME
+
+DEFAULT_SIZES = (64, 128, 256, 512, 1024, 1280, 1518, 4096, 8192, 9000)
+FLOW_FIELDS = ("src_ip", "dst_ip", "src_port", "dst_port")
+
+
+def _f(default, help: str, lo=None, hi=None, choices=None, unit: str = ""):
+    """A config field with its range or choices and the help text the CLI shows."""
+    meta = {"help": help, "lo": lo, "hi": hi, "choices": choices, "unit": unit}
+    if isinstance(default, list | tuple):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything `zeroloss run` can be told; the YAML keys are these names."""
+
+    frame_sizes: list[int] = _f(DEFAULT_SIZES, "frame sizes in bytes including FCS", MIN_FRAME, MAX_FRAME,
+                                unit="B")
+    flows: int = _f(1024, "flows per direction, made by stepping the flow_fields", 1, 1 << 20)
+    flow_fields: list[str] = _f(("src_ip", "dst_ip"), "header fields stepped per flow", choices=FLOW_FIELDS)
+    bidirectional: bool = _f(True, "send both ways (port 0 -> 1 and 1 -> 0)")
+    dut: str = _f("testpmd", "device under test: testpmd (started by zeroloss) or external (yours)",
+                  choices=("testpmd", "external"))
+    forward_mode: str = _f("io", "testpmd forwarding mode", choices=("io", "mac", "macswap"))
+    link: str = _f("auto", "bench wire: memif, vhost, or auto (memif up to 1518 B, vhost above)",
+                   choices=("auto", "memif", "vhost"))
+    ports: list[str] = _f((), "external mode: the two ports as EAL device arguments (PCI address or vdev)")
+    max_rate_pps: float = _f(0.0, "external mode: the highest rate to try per direction (0 = line rate)", 0, 1e10,
+                             unit="pps")
+    trial_s: float = _f(2.0, "search trial duration", 0.1, 86400, unit="s")
+    validation_s: float = _f(5.0, "final validation trial duration", 0.1, 86400, unit="s")
+    drain_ms: int = _f(500, "receive time after TX stops before counting", 0, 60000, unit="ms")
+    granularity_pct: float = _f(0.5, "stop searching when the bounds are this close (% of the ceiling)",
+                                0.01, 50, unit="%")
+    start_pct: float = _f(100.0, "first trial rate (% of the ceiling)", 0.1, 100, unit="%")
+    ndr_loss_pct: float = _f(0.0, "loss tolerated by the no-drop rate (NDR), per direction", 0, 100, unit="%")
+    pdr_loss_pct: float = _f(0.1, "loss tolerated by the partial-drop rate (PDR), per direction; "
+                                  "negative = no PDR", -1, 100, unit="%")
+    gen_tolerance_pct: float = _f(5.0, "achieved rate below requested by more than this = generator failure "
+                                       "(retried, never DUT loss)", 0.01, 50, unit="%")
+    max_retries: int = _f(3, "retries after a generator failure or anomaly", 0, 20)
+    anomaly_policy: str = _f("retry", "negative loss, duplicates, late frames", choices=("fail", "retry", "abort"))
+    link_speed_gbps: float = _f(25.0, "nominal link speed for % of line rate", 0.001, 1000, unit="Gb/s")
+    repeat: int = _f(1, "searches per frame size (the spread of their NDRs is reported)", 1, 100)
+    ring_depth_log2: int = _f(14, "bench ring depth, log2 (memif rsize; vhost queue size capped at 4096)", 8, 14)
+    dut_rxq: int = _f(1, "RX (and TX) queues per DUT port", 1, 16)
+    gen_lcores: str = _f("1", "zlgen's lcores (-l)")
+    dut_lcores: str = _f("0,1", "testpmd's lcores (-l); its main lcore is dut_main_lcore")
+    dut_main_lcore: int = _f(1, "testpmd's main lcore (reads commands only)", 0, 1023)
+    strict_rfc2544: bool = _f(False, "RFC 2544 preset: 60 s trials and validation, 2 s drain, 0 loss")
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            _check(f, getattr(self, f.name))
+        if self.pdr_loss_pct >= 0 and self.pdr_loss_pct < self.ndr_loss_pct:
+            raise ZeroLossError(f"pdr_loss_pct ({self.pdr_loss_pct}) must be >= ndr_loss_pct ({self.ndr_loss_pct})")
+        if self.dut == "external" and len(self.ports) != 2:
+            raise ZeroLossError("dut external needs ports: the two ports as EAL device arguments",
+                                "e.g. --port 0000:3b:00.0 --port 0000:3b:00.1")
+        if "src_port" in self.flow_fields and 1024 + self.flows - 1 > 65535 or \
+                "dst_port" in self.flow_fields and 1024 + self.flows - 1 > 65535:
+            raise ZeroLossError(f"{self.flows} flows stepping a UDP port from 1024 pass port 65535",
+                                "use at most 64512 flows, or step src_ip/dst_ip")
+        if not self.flow_fields and self.flows > 1:
+            raise ZeroLossError("flows > 1 needs at least one of flow_fields: " + ", ".join(FLOW_FIELDS))
+
+    def effective(self) -> RunConfig:
+        """The settings with the strict RFC 2544 preset applied (it overrides durations and loss)."""
+        if not self.strict_rfc2544:
+            return self
+        return dataclasses.replace(self, trial_s=60.0, validation_s=60.0, drain_ms=2000, ndr_loss_pct=0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _check(f: dataclasses.Field, value: Any) -> None:
+    meta, name = f.metadata, f.name
+    kind = f.type if isinstance(f.type, str) else f.type.__name__
+    rng = f"{meta['lo']:g}..{meta['hi']:g}" if meta["lo"] is not None else ""
+    unit = f" {meta['unit']}" if meta["unit"] else ""
+
+    def bad(what: str) -> ZeroLossError:
+        return ZeroLossError(f"config: {name} {what}, got {value!r}")
+
+    if kind.startswith("list"):
+        if not isinstance(value, list | tuple):
+            raise bad("must be a list")
+        items = list(value)
+        inner = kind[5:-1]
+        for v in items:
+            if inner == "int" and (not isinstance(v, int) or isinstance(v, bool)):
+                raise bad("must be a list of whole numbers")
+            if inner == "str" and not isinstance(v, str):
+                raise bad("must be a list of strings")
+            if meta["choices"] and v not in meta["choices"]:
+                raise bad(f"may only hold {', '.join(meta['choices'])}")
+            if meta["lo"] is not None and not meta["lo"] <= v <= meta["hi"]:
+                raise ZeroLossError(f"config: {name} must hold values in {rng}{unit}, got {v!r}")
+        return
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("must be true or false")
+        return
+    if kind == "int" and (not isinstance(value, int) or isinstance(value, bool)):
+        raise bad(f"must be a whole number{' in ' + rng + unit if rng else ''}")
+    if kind == "float" and (not isinstance(value, int | float) or isinstance(value, bool)):
+        raise bad(f"must be a number{' in ' + rng + unit if rng else ''}")
+    if kind == "str" and not isinstance(value, str):
+        raise bad("must be a string")
+    if meta["choices"] and value not in meta["choices"]:
+        raise bad(f"must be one of {', '.join(meta['choices'])}")
+    if meta["lo"] is not None and not meta["lo"] <= value <= meta["hi"]:
+        raise bad(f"must be in {rng}{unit}")
+
+
+def field_help() -> dict[str, str]:
+    """Help text per key, with unit and range, for --help and docs."""
+    out = {}
+    for f in fields(RunConfig):
+        m = f.metadata
+        extra = []
+        if m["unit"]:
+            extra.append(m["unit"])
+        if m["lo"] is not None:
+            extra.append(f"{m['lo']:g}..{m['hi']:g}")
+        if m["choices"]:
+            extra.append("|".join(m["choices"]))
+        out[f.name] = m["help"] + (f" [{', '.join(extra)}]" if extra else "")
+    return out
+
+
+def load(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
+    """Defaults, then the YAML file, then the flags (only those the user gave)."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        import yaml
+
+        try:
+            data = yaml.safe_load(Path(path).read_text())
+        except OSError as e:
+            raise ZeroLossError(f"cannot read config file {path}: {e.strerror}") from e
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" line {mark.line + 1}" if mark else ""
+            raise ZeroLossError(f"config file {path}{where}: not valid YAML ({getattr(e, 'problem', e)})") from e
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ZeroLossError(f"config file {path}: must be a mapping of keys to values")
+        values.update(data)
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    known = {f.name for f in fields(RunConfig)}
+    for key in values:
+        if key not in known:
+            raise ZeroLossError(f"config: unknown key '{key}'", "see 'zeroloss run --help' for the keys")
+    return RunConfig(**values)

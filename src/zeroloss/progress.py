@@ -1,0 +1,72 @@
+"""Progress of a run on stderr: a live line per frame size on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import TextIO
+
+from .fmt import si
+
+
+class Progress:
+    """Receives the runner's events; draws a bar (terminal) or prints one line per trial (log)."""
+
+    def __init__(self, out: TextIO = sys.stderr, quiet: bool = False, granularity_pct: float = 0.5):
+        self.out = out
+        self.quiet = quiet
+        self.tty = out.isatty()
+        self.color = self.tty and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+        # trials a search takes: halving 100 % down to the granularity, plus validation
+        self.expected = math.ceil(math.log2(100 / granularity_pct)) + 2
+        self.count = 0
+
+    def _paint(self, text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.color else text
+
+    def __call__(self, event: str, data: dict) -> None:
+        if self.quiet:
+            return
+        if event == "ceiling":
+            self._line(f"{data['frame']:>5} B  measuring the generator ceiling ({data['how']}, {data['link']})")
+        elif event == "search":
+            self.count = 0
+            resumed = f", {data['resumed_trials']} trial(s) replayed" if data["resumed_trials"] else ""
+            self._line(f"{data['frame']:>5} B  search over {data['link']}, ceiling "
+                       f"{si(data['max_rate_pps'], 'pps')}{resumed}")
+        elif event == "trial":
+            self.count += 1
+            self._trial(data)
+        elif event == "done":
+            self._done(data)
+
+    def _trial(self, data: dict) -> None:
+        rec = data["record"]
+        pct = 100 * rec["rate_pps"] / data["max_rate_pps"]
+        lost = sum(d["tx"] - d["rx"] for d in rec["outcome"]["directions"])
+        verdict = rec["verdict"]
+        shown = self._paint(verdict, "32" if verdict == "pass" else "31" if verdict == "fail" else "33")
+        text = (f"{data['frame']:>5} B  trial {rec['index'] + 1:>2} {rec['kind'][:6]:<6} "
+                f"{si(rec['rate_pps'], 'pps'):>13} ({pct:5.1f} %)  lost {lost:<8} {shown}")
+        if self.tty:
+            done = min(1.0, self.count / self.expected)
+            bar = "#" * round(20 * done) + "." * (20 - round(20 * done))
+            self.out.write(f"\r\033[K{text}  [{bar}]")
+            self.out.flush()
+        else:
+            self._line(text)
+
+    def _done(self, data: dict) -> None:
+        res = data["result"]
+        ndr = res["ndr"]
+        rate = si(ndr["rate_pps"], "pps") if ndr["rate_pps"] else "none"
+        pct = f" ({ndr['line_rate_pct']:.2f} % of line rate)" if ndr.get("line_rate_pct") else ""
+        flags = f"  [{', '.join(res['flags'])}]" if res["flags"] else ""
+        if self.tty:
+            self.out.write("\r\033[K")
+        self._line(f"{data['frame']:>5} B  NDR {self._paint(rate, '1')}{pct} after {res['trials']} trials{flags}")
+
+    def _line(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()

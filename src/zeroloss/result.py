@@ -1,0 +1,110 @@
+"""The versioned result file of `zeroloss run`: written after every trial, resumable.
+
+Format history:
+- version 1 (zeroloss 0.1): host, config, placement, ceilings, and per (frame size, repeat) a search
+  entry with every trial (search verdict, per-direction counts, latency, DUT counters) and the result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import ZeroLossError
+from .hostinfo import fingerprint
+
+FORMAT = "zeroloss-result"
+VERSION = 1
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+class ResultFile:
+    """A result document kept on disk: every change is saved at once, atomically (write, fsync, rename)."""
+
+    def __init__(self, path: Path, doc: dict):
+        self.path = path
+        self.doc = doc
+
+    @classmethod
+    def create(cls, path: Path, config: dict, host: dict) -> ResultFile:
+        if path.exists():
+            raise ZeroLossError(f"result file {path} exists", "pass --resume to continue it, or another --output")
+        doc = {"format": FORMAT, "version": VERSION, "zeroloss": __version__, "created": now_iso(),
+               "updated": now_iso(), "state": "running", "host": host, "config": config, "placement": {},
+               "ceilings": {}, "searches": [], "warnings": []}
+        rf = cls(path, doc)
+        rf.save()
+        return rf
+
+    @classmethod
+    def load(cls, path: Path) -> ResultFile:
+        try:
+            doc = json.loads(Path(path).read_text())
+        except OSError as e:
+            raise ZeroLossError(f"cannot read result file {path}: {e.strerror}") from e
+        except json.JSONDecodeError as e:
+            raise ZeroLossError(f"result file {path} is not valid JSON (line {e.lineno})") from e
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ZeroLossError(f"{path} is not a zeroloss result file")
+        if doc.get("version") != VERSION:
+            raise ZeroLossError(f"{path} has result format version {doc.get('version')}; this zeroloss reads "
+                                f"version {VERSION}")
+        return cls(Path(path), doc)
+
+    def check_host(self, host: dict) -> None:
+        """Refuses to continue a result measured on another host (its numbers would not mix)."""
+        if fingerprint(self.doc["host"]) != fingerprint(host):
+            a, b = self.doc["host"], host
+            raise ZeroLossError(f"{self.path} was measured on {a.get('hostname')} ({a.get('cpu_model')}, kernel "
+                                f"{a.get('kernel')}), this is {b.get('hostname')} ({b.get('cpu_model')}, kernel "
+                                f"{b.get('kernel')})", "resume it on the host that started it")
+
+    def search(self, frame: int, repeat: int) -> dict | None:
+        for s in self.doc["searches"]:
+            if s["frame"] == frame and s["repeat"] == repeat:
+                return s
+        return None
+
+    def start_search(self, frame: int, repeat: int, **info: Any) -> dict:
+        s = self.search(frame, repeat)
+        if s is None:
+            s = {"frame": frame, "repeat": repeat, "trials": [], "result": None, **info}
+            self.doc["searches"].append(s)
+        else:
+            s.update(info)
+        self.save()
+        return s
+
+    def add_trial(self, search: dict, trial: dict) -> None:
+        search["trials"].append(trial)
+        self.save()
+
+    def finish_search(self, search: dict, result: dict) -> None:
+        search["result"] = result
+        self.save()
+
+    def warn(self, text: str) -> None:
+        if text not in self.doc["warnings"]:
+            self.doc["warnings"].append(text)
+            self.save()
+
+    def set_state(self, state: str) -> None:
+        self.doc["state"] = state
+        self.save()
+
+    def save(self) -> None:
+        self.doc["updated"] = now_iso()
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w") as f:
+            json.dump(self.doc, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)

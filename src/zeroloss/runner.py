@@ -1,0 +1,301 @@
+"""`zeroloss run`: the generator ceiling, then a zero-loss search per frame size on the bench or an
+external DUT, every trial saved to the result file before the next one starts."""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+
+from .bench.softbench import BenchSpec, SoftBench
+from .bench.workspace import Workspace
+from .config import RunConfig
+from .dpdk import hugepages
+from .dpdk.eal import Eal
+from .dpdk.telemetry import Telemetry
+from .errors import ZeroLossError
+from .gen import Zlgen, ZlgenClient, ZlgenConfig
+from .ledger import counter_delta, direction_ledger, queue_spread
+from .model import TrialResult, l1_bps, l2_bps, line_rate_pps
+from .result import ResultFile
+from .search import Direction, Kind, Outcome, SearchConfig, SearchResult, TrialRecord, binary_search
+
+PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+CEILING_S = 1.0
+
+
+def link_for(cfg: RunConfig, frame: int) -> str:
+    """memif up to 1518 B; vhost-user above (memif reports a 1518 B maximum and copies jumbo frames slowly)."""
+    if cfg.link != "auto":
+        return cfg.link
+    return "memif" if frame <= 1518 else "vhost"
+
+
+def groups(cfg: RunConfig) -> list[tuple[str, list[int]]]:
+    """Frame sizes grouped by the wire they need, in the order given (one bench per group)."""
+    out: list[tuple[str, list[int]]] = []
+    for frame in cfg.frame_sizes:
+        link = link_for(cfg, frame)
+        if out and out[-1][0] == link:
+            out[-1][1].append(frame)
+        else:
+            out.append((link, [frame]))
+    return out
+
+
+def streams(cfg: RunConfig, frame: int, rate_pps: float) -> list[dict]:
+    """One stream per direction: port 0 -> 1 and, when bidirectional, 1 -> 0."""
+    base = {"frame_size": frame, "flows": cfg.flows, "flow_fields": list(cfg.flow_fields), "rate_pps": rate_pps}
+    out = [{"port": 0, "rx_port": 1, **base}]
+    if cfg.bidirectional:
+        out.append({"port": 1, "rx_port": 0, **base})
+    return out
+
+
+def outcome_of(r: TrialResult) -> Outcome:
+    return Outcome(tuple(Direction(requested_pps=s.requested_pps, achieved_pps=s.achieved_pps, tx=s.tx_pkts,
+                                   rx=s.rx_unique, duplicate=s.duplicate, late=s.late) for s in r.streams))
+
+
+def outcome_from_dict(d: dict) -> Outcome:
+    return Outcome(tuple(Direction(**x) for x in d["directions"]))
+
+
+def record_dict(rec: TrialRecord) -> dict:
+    return {"index": rec.index, "rate_pps": rec.rate_pps, "duration_s": rec.duration_s, "kind": rec.kind.value,
+            "goal": rec.goal, "verdict": rec.verdict, "loss_ratio": rec.loss_ratio, "passes": list(rec.passes),
+            "outcome": {"directions": [asdict(d) for d in rec.outcome.directions]}}
+
+
+class TrialRunner:
+    """The search's trial callback: replays stored trials of a resumed search, then measures live."""
+
+    def __init__(self, client: ZlgenClient, cfg: RunConfig, frame: int, dut_tel: Telemetry | None,
+                 replay: list[dict]):
+        self.client = client
+        self.cfg = cfg
+        self.frame = frame
+        self.tel = dut_tel
+        self.replay = deque(replay)
+        self.detail: dict = {}
+        self.replaying = False
+        client.configure(streams(cfg, frame, 0))
+
+    def __call__(self, rate_pps: float, duration_s: float, kind: Kind) -> Outcome:
+        if self.replay:
+            stored = self.replay.popleft()
+            if abs(stored["rate_pps"] - rate_pps) > 0.5 or stored["kind"] != kind.value:
+                raise ZeroLossError(f"cannot resume: stored trial {stored['index']} of {self.frame} B ran at "
+                                    f"{stored['rate_pps']:.0f} pps, the search now asks {rate_pps:.0f} pps",
+                                    "the result file was made with other settings; start a new run")
+            self.replaying = True
+            return outcome_from_dict(stored["outcome"])
+        self.replaying = False
+        before = self._dut_stats()
+        r = self.client.run_trial(duration_s=duration_s, drain_ms=self.cfg.drain_ms, rate_pps=rate_pps)
+        after = self._dut_stats()
+        self.detail = self._details(r, before, after)
+        return outcome_of(r)
+
+    def _dut_stats(self) -> list[dict] | None:
+        if self.tel is None:
+            return None
+        return [self.tel.ethdev_stats(p) for p in (0, 1)]
+
+    def _details(self, r: TrialResult, before: list[dict] | None, after: list[dict] | None) -> dict:
+        dut = [counter_delta(a, b) for a, b in zip(after, before, strict=True)] if before and after else None
+        directions = []
+        for s in r.streams:
+            led = direction_ledger(s.tx_pkts, s.rx_unique, dut[s.port] if dut else None,
+                                   dut[s.rx_port] if dut else None)
+            lat = s.latency_ns
+            directions.append({"port": s.port, "rx_port": s.rx_port, "tx_refused": s.tx_refused,
+                               "pace_skipped": s.pace_skipped, "pace_restarts": s.pace_restarts,
+                               "reordered": s.reordered, "ledger": led,
+                               "latency_ns": asdict(lat)})
+        detail: dict = {"trial_id": r.trial, "tx_window_s": r.tx_window_s, "directions": directions}
+        if dut:
+            detail["dut_ports"] = [{k: v for k, v in d.items() if k in
+                                    ("ipackets", "opackets", "imissed", "ierrors", "oerrors", "rx_nombuf",
+                                     "q_ipackets")} for d in dut]
+        return detail
+
+
+def measure_ceiling(client: ZlgenClient, cfg: RunConfig, frame: int) -> float:
+    """Frames per second per direction that arrive when zlgen sends as fast as it can (the slowest direction)."""
+    client.configure(streams(cfg, frame, 0))
+    r = client.run_trial(duration_s=CEILING_S, drain_ms=200)
+    return min(s.rx_unique for s in r.streams) / r.tx_window_s
+
+
+def goal_dict(g, frame: int, link_bps: float, trials: tuple[TrialRecord, ...]) -> dict | None:
+    if g is None:
+        return None
+    out = {"goal": g.goal, "loss_pct": g.loss_pct, "rate_pps": g.rate_pps, "lower_pps": g.lower_pps,
+           "upper_pps": g.upper_pps, "generator_bound": g.generator_bound}
+    if g.rate_pps:
+        out["line_rate_pct"] = 100 * g.rate_pps / line_rate_pps(link_bps, frame)
+        out["l1_gbps"] = l1_bps(g.rate_pps, frame) / 1e9
+        out["l2_gbps"] = l2_bps(g.rate_pps, frame) / 1e9
+    if g.validation is not None:
+        v = g.validation
+        out["validation"] = {"index": v.index, "lost": sum(d.lost for d in v.outcome.directions),
+                             "tx": sum(d.tx for d in v.outcome.directions), "loss_ratio": v.loss_ratio}
+    return out
+
+
+class Run:
+    """One `zeroloss run`: owns the result file and reports progress through a callback."""
+
+    def __init__(self, cfg: RunConfig, rf: ResultFile, progress: Callable[[str, dict], None]):
+        self.cfg = cfg.effective()
+        self.rf = rf
+        self.progress = progress
+        self.link_bps = self.cfg.link_speed_gbps * 1e9
+
+    def execute(self) -> None:
+        if self.cfg.dut == "external":
+            self._external()
+        else:
+            for link, frames in groups(self.cfg):
+                self._bench_group(link, frames)
+        self.rf.set_state("complete")
+
+    def _todo(self, frames: list[int]) -> list[int]:
+        return [f for f in frames if any(not (s := self.rf.search(f, r)) or s["result"] is None
+                                         for r in range(self.cfg.repeat))]
+
+    def _bench_group(self, link: str, frames: list[int]) -> None:
+        frames = self._todo(frames)
+        if not frames:
+            return
+        cfg = self.cfg
+        spec = BenchSpec(dut="testpmd", link=link, forward_mode=cfg.forward_mode, max_frame=max(1518, *frames),
+                         depth=cfg.ring_depth_log2, gen_lcores=cfg.gen_lcores, dut_lcores=cfg.dut_lcores,
+                         dut_main_lcore=cfg.dut_main_lcore)
+        with Workspace() as ws:
+            ceilings = self._ceilings_loopback(ws, spec, frames) if link == "memif" else {}
+            with SoftBench(spec, ws) as bench, bench.dut.telemetry() as tel:
+                hello = bench.gen.client.hello()
+                self.rf.doc["placement"][link] = {"zlgen_lcores": cfg.gen_lcores, "testpmd_lcores": cfg.dut_lcores,
+                                                  "testpmd_main_lcore": cfg.dut_main_lcore,
+                                                  "dpdk": hello["dpdk"], "link": link}
+                self.rf.save()
+                for frame in frames:
+                    if link == "vhost":
+                        ceilings[frame] = self._ceiling(frame, link, "through-dut",
+                                                        lambda f=frame: measure_ceiling(bench.gen.client, cfg, f))
+                    for rep in range(cfg.repeat):
+                        self._search(bench.gen.client, tel, frame, rep, link, ceilings[frame])
+
+    def _ceiling(self, frame: int, link: str, how: str, measure: Callable[[], float]) -> float:
+        key = str(frame)
+        stored = self.rf.doc["ceilings"].get(key)
+        if stored:
+            return stored["pps"]
+        self.progress("ceiling", {"frame": frame, "link": link, "how": how})
+        pps = measure()
+        self.rf.doc["ceilings"][key] = {"pps": pps, "link": link, "how": how}
+        self.rf.save()
+        return pps
+
+    def _ceilings_loopback(self, ws: Workspace, spec: BenchSpec, frames: list[int]) -> dict[int, float]:
+        """zlgen's two ports joined by one memif wire, no DUT: what the generator and the wire carry."""
+        need = [f for f in frames if str(f) not in self.rf.doc["ceilings"]]
+        out = {f: self.rf.doc["ceilings"][str(f)]["pps"] for f in frames if f not in need}
+        if need:
+            loop = BenchSpec(dut="none", link="memif", max_frame=spec.max_frame, depth=spec.depth,
+                             gen_lcores=spec.gen_lcores)
+            with SoftBench(loop, ws) as lb:
+                for f in need:
+                    out[f] = self._ceiling(f, "memif", "loopback", lambda f=f: measure_ceiling(lb.gen.client,
+                                                                                                 self.cfg, f))
+        return out
+
+    def _external(self) -> None:
+        cfg = self.cfg
+        frames = self._todo(list(cfg.frame_sizes))
+        if not frames:
+            return
+        hugepages.require(256)
+        pci = tuple(p for p in cfg.ports if PCI_RE.match(p))
+        vdevs = tuple(p for p in cfg.ports if not PCI_RE.match(p))
+        with Workspace() as ws:
+            eal = Eal(lcores=cfg.gen_lcores, file_prefix=ws.prefix("gen"), vdevs=vdevs, pci=pci)
+            zc = ZlgenConfig(eal=eal, ctl_path=ws.sock("zlgen-ctl"), max_frame=max(1518, *frames))
+            with Zlgen(zc, ws.log("zlgen")) as g:
+                self.rf.doc["placement"]["external"] = {"zlgen_lcores": cfg.gen_lcores, "ports": list(cfg.ports),
+                                                        "dpdk": g.client.hello()["dpdk"]}
+                self.rf.save()
+                for frame in frames:
+                    top = cfg.max_rate_pps or line_rate_pps(self.link_bps, frame)
+                    for rep in range(cfg.repeat):
+                        self._search(g.client, None, frame, rep, "external", top, ceiling_is_gen=False)
+
+    def _search(self, client: ZlgenClient, tel: Telemetry | None, frame: int, rep: int, link: str,
+                ceiling: float, ceiling_is_gen: bool = True) -> None:
+        cfg = self.cfg
+        line = line_rate_pps(self.link_bps, frame)
+        max_rate = min(ceiling, line)
+        stored = self.rf.search(frame, rep)
+        replay = list(stored["trials"]) if stored else []
+        entry = self.rf.start_search(frame, rep, link=link, ceiling_pps=ceiling, line_rate_pps=line,
+                                     max_rate_pps=max_rate)
+        entry["trials"] = []  # replayed trials are appended again as the search re-reads them
+        scfg = SearchConfig(max_rate_pps=max_rate, start_pct=cfg.start_pct, granularity_pct=cfg.granularity_pct,
+                            ndr_loss_pct=cfg.ndr_loss_pct,
+                            pdr_loss_pct=cfg.pdr_loss_pct if cfg.pdr_loss_pct >= 0 else None,
+                            trial_s=cfg.trial_s, validation_s=cfg.validation_s,
+                            gen_tolerance_pct=cfg.gen_tolerance_pct, max_retries=cfg.max_retries,
+                            anomaly_policy=cfg.anomaly_policy, ceiling_is_generator=ceiling_is_gen and ceiling < line)
+        runner = TrialRunner(client, cfg, frame, tel, replay)
+        self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,
+                                 "resumed_trials": len(replay)})
+
+        def on_trial(rec: TrialRecord) -> None:
+            d = record_dict(rec)
+            if runner.replaying:
+                d.update({k: v for k, v in replay[rec.index].items() if k not in d})
+            else:
+                d.update(runner.detail)
+                for direction in runner.detail.get("directions", []):
+                    if direction["ledger"].get("unexplained"):
+                        self.rf.warn(f"{frame} B trial {rec.index}: {direction['ledger']['unexplained']} frame(s) "
+                                     f"lost where no counter saw them (port {direction['port']} -> "
+                                     f"{direction['rx_port']})")
+                for p, port in enumerate(runner.detail.get("dut_ports", [])):
+                    _, warn = queue_spread(port.get("q_ipackets", []), cfg.dut_rxq)
+                    if warn:
+                        self.rf.warn(f"DUT port {p}: {warn}")
+            self.rf.add_trial(entry, d)
+            self.progress("trial", {"frame": frame, "record": d, "max_rate_pps": max_rate})
+
+        result = binary_search(scfg, runner, on_trial)
+        self.rf.finish_search(entry, self._result_dict(result, frame, entry))
+        self.progress("done", {"frame": frame, "repeat": rep, "result": entry["result"]})
+
+    def _result_dict(self, res: SearchResult, frame: int, entry: dict) -> dict:
+        out = {"ndr": goal_dict(res.ndr, frame, self.link_bps, res.trials),
+               "pdr": goal_dict(res.pdr, frame, self.link_bps, res.trials),
+               "flags": list(res.flags), "trials": len(res.trials)}
+        v = res.ndr.validation
+        if v is not None:
+            lat = [d["latency_ns"] for d in entry["trials"][v.index].get("directions", [])]
+            if lat:
+                out["ndr_latency_ns"] = {k: max(x[k] for x in lat) for k in ("p50", "p99", "max")}
+        return out
+
+
+@contextmanager
+def interrupted_state(rf: ResultFile) -> Iterator[None]:
+    """Marks the result file interrupted or failed when the run does not finish; the trials stay."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        rf.set_state("interrupted")
+        raise
+    except BaseException:
+        rf.set_state("failed")
+        raise
