@@ -11,7 +11,13 @@ def test_counter_delta_handles_scalars_and_queue_lists():
 
 def test_ledger_conserves_frames():
     led = direction_ledger(tx=1000, rx=900, dut_in={"ipackets": 980, "imissed": 20}, dut_out={"opackets": 900})
-    assert led == {"tx": 1000, "rx": 900, "lost": 100, "dut_rx_missed": 20, "dut_dropped": 80, "unexplained": 0}
+    assert led == {"tx": 1000, "rx": 900, "lost": 100, "wire_refused": 0, "dut_rx_missed": 20, "dut_dropped": 80,
+                   "unexplained": 0}
+
+
+def test_ledger_counts_wire_backpressure_as_dut_side_loss():
+    led = direction_ledger(tx=1100, rx=1000, dut_in={"ipackets": 1000}, dut_out={"opackets": 1000}, refused=100)
+    assert led["wire_refused"] == 100 and led["unexplained"] == 0
 
 
 def test_ledger_shows_what_no_counter_explains():
@@ -20,7 +26,8 @@ def test_ledger_shows_what_no_counter_explains():
 
 
 def test_ledger_without_dut_counters():
-    assert direction_ledger(10, 7, None, None) == {"tx": 10, "rx": 7, "lost": 3, "unexplained": 3}
+    assert direction_ledger(10, 7, None, None) == {"tx": 10, "rx": 7, "lost": 3, "wire_refused": 0,
+                                                   "unexplained": 3}
 
 
 def test_queue_spread_warns_on_one_hot_queue():

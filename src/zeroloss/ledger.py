@@ -17,17 +17,18 @@ def counter_delta(after: dict, before: dict) -> dict:
     return out
 
 
-def direction_ledger(tx: int, rx: int, dut_in: dict | None, dut_out: dict | None) -> dict:
-    """Frames of one direction: sent by zlgen, missed at the DUT's RX ring, dropped inside the DUT
-    (received on its in-port, not sent on its out-port), received back, and what no counter explains
-    (tx = rx + rx_missed + dut_dropped + unexplained)."""
-    led = {"tx": tx, "rx": rx, "lost": tx - rx}
+def direction_ledger(tx: int, rx: int, dut_in: dict | None, dut_out: dict | None, refused: int = 0) -> dict:
+    """Frames of one direction: offered by zlgen (tx, refused included), refused by a virtual wire
+    whose DUT end was full (backpressure: on a NIC these would be RX ring drops), missed at the DUT's
+    RX ring, dropped inside the DUT (received on its in-port, not sent on its out-port), received
+    back, and what no counter explains (tx = rx + wire_refused + rx_missed + dut_dropped + unexplained)."""
+    led = {"tx": tx, "rx": rx, "lost": tx - rx, "wire_refused": refused}
     if dut_in is None or dut_out is None:
-        led["unexplained"] = tx - rx
+        led["unexplained"] = tx - rx - refused
         return led
     missed = dut_in.get("imissed", 0) + dut_in.get("rx_nombuf", 0)
     dropped = dut_in.get("ipackets", 0) - dut_out.get("opackets", 0)
-    led.update(dut_rx_missed=missed, dut_dropped=dropped, unexplained=tx - rx - missed - dropped)
+    led.update(dut_rx_missed=missed, dut_dropped=dropped, unexplained=tx - rx - refused - missed - dropped)
     return led
 
 

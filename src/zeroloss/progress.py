@@ -47,7 +47,8 @@ class Progress:
         lost = sum(d["tx"] - d["rx"] for d in rec["outcome"]["directions"])
         verdict = rec["verdict"]
         shown = self._paint(verdict, "32" if verdict == "pass" else "31" if verdict == "fail" else "33")
-        text = (f"{data['frame']:>5} B  trial {rec['index'] + 1:>2} {rec['kind'][:6]:<6} "
+        kind = "valid." if rec["kind"] == "validation" else rec["kind"]
+        text = (f"{data['frame']:>5} B  trial {rec['index'] + 1:>2} {kind:<6} "
                 f"{si(rec['rate_pps'], 'pps'):>13} ({pct:5.1f} %)  lost {lost:<8} {shown}")
         if self.tty:
             done = min(1.0, self.count / self.expected)

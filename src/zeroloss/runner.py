@@ -54,9 +54,17 @@ def streams(cfg: RunConfig, frame: int, rate_pps: float) -> list[dict]:
     return out
 
 
-def outcome_of(r: TrialResult) -> Outcome:
-    return Outcome(tuple(Direction(requested_pps=s.requested_pps, achieved_pps=s.achieved_pps, tx=s.tx_pkts,
-                                   rx=s.rx_unique, duplicate=s.duplicate, late=s.late) for s in r.streams))
+def outcome_of(r: TrialResult, refused_is_loss: bool) -> Outcome:
+    """The search's view of a trial. On a virtual wire a frame the device refuses was refused by the
+    DUT's full RX ring (backpressure): it was offered, so it counts as sent and lost, not as a
+    generator failure. On a NIC a refused frame never left the generator's own TX ring."""
+    dirs = []
+    for s in r.streams:
+        refused = s.tx_refused if refused_is_loss else 0
+        achieved = (s.tx_pkts + refused) / r.tx_window_s if r.tx_window_s else s.achieved_pps
+        dirs.append(Direction(requested_pps=s.requested_pps, achieved_pps=achieved, tx=s.tx_pkts + refused,
+                              rx=s.rx_unique, duplicate=s.duplicate, late=s.late))
+    return Outcome(tuple(dirs))
 
 
 def outcome_from_dict(d: dict) -> Outcome:
@@ -73,8 +81,9 @@ class TrialRunner:
     """The search's trial callback: replays stored trials of a resumed search, then measures live."""
 
     def __init__(self, client: ZlgenClient, cfg: RunConfig, frame: int, dut_tel: Telemetry | None,
-                 replay: list[dict]):
+                 replay: list[dict], refused_is_loss: bool):
         self.client = client
+        self.refused_is_loss = refused_is_loss
         self.cfg = cfg
         self.frame = frame
         self.tel = dut_tel
@@ -97,7 +106,7 @@ class TrialRunner:
         r = self.client.run_trial(duration_s=duration_s, drain_ms=self.cfg.drain_ms, rate_pps=rate_pps)
         after = self._dut_stats()
         self.detail = self._details(r, before, after)
-        return outcome_of(r)
+        return outcome_of(r, self.refused_is_loss)
 
     def _dut_stats(self) -> list[dict] | None:
         if self.tel is None:
@@ -108,8 +117,9 @@ class TrialRunner:
         dut = [counter_delta(a, b) for a, b in zip(after, before, strict=True)] if before and after else None
         directions = []
         for s in r.streams:
-            led = direction_ledger(s.tx_pkts, s.rx_unique, dut[s.port] if dut else None,
-                                   dut[s.rx_port] if dut else None)
+            refused = s.tx_refused if self.refused_is_loss else 0
+            led = direction_ledger(s.tx_pkts + refused, s.rx_unique, dut[s.port] if dut else None,
+                                   dut[s.rx_port] if dut else None, refused)
             lat = s.latency_ns
             directions.append({"port": s.port, "rx_port": s.rx_port, "tx_refused": s.tx_refused,
                                "pace_skipped": s.pace_skipped, "pace_restarts": s.pace_restarts,
@@ -174,7 +184,7 @@ class Run:
         cfg = self.cfg
         spec = BenchSpec(dut="testpmd", link=link, forward_mode=cfg.forward_mode, max_frame=max(1518, *frames),
                          depth=cfg.ring_depth_log2, gen_lcores=cfg.gen_lcores, dut_lcores=cfg.dut_lcores,
-                         dut_main_lcore=cfg.dut_main_lcore)
+                         dut_main_lcore=cfg.dut_main_lcore, dut_rxq=cfg.dut_rxq)
         with Workspace() as ws:
             ceilings = self._ceilings_loopback(ws, spec, frames) if link == "memif" else {}
             with SoftBench(spec, ws) as bench, bench.dut.telemetry() as tel:
@@ -250,7 +260,7 @@ class Run:
                             trial_s=cfg.trial_s, validation_s=cfg.validation_s,
                             gen_tolerance_pct=cfg.gen_tolerance_pct, max_retries=cfg.max_retries,
                             anomaly_policy=cfg.anomaly_policy, ceiling_is_generator=ceiling_is_gen and ceiling < line)
-        runner = TrialRunner(client, cfg, frame, tel, replay)
+        runner = TrialRunner(client, cfg, frame, tel, replay, refused_is_loss=link != "external")
         self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,
                                  "resumed_trials": len(replay)})
 

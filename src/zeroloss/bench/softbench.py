@@ -40,6 +40,7 @@ class BenchSpec:
     idle_sleep_us: int = 0
     rxd: int = 1024
     txd: int = 1024
+    dut_rxq: int = 1         # testpmd RX and TX queues per port
 
     def check(self) -> None:
         if self.dut not in DUTS:
@@ -74,7 +75,8 @@ class SoftBench:
                               main_lcore=s.dut_main_lcore)
                 self.dut = self._stack.enter_context(TestPmd(TestPmdConfig(
                     eal=dut_eal, forward_mode=s.forward_mode, max_frame=s.max_frame,
-                    rxd=s.rxd, txd=s.txd, set_mtu=s.link != "memif"), self.ws.log("testpmd")))
+                    rxd=s.rxd, txd=s.txd, rxq=s.dut_rxq, txq=s.dut_rxq, set_mtu=s.link != "memif"),
+                    self.ws.log("testpmd")))
                 gen_vdevs = (w0.b, w1.b)
             gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"), vdevs=gen_vdevs)
             self.gen = self._stack.enter_context(Zlgen(ZlgenConfig(

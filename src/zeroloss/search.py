@@ -1,0 +1,269 @@
+"""RFC 2544 zero-loss rate search: one binary search for NDR and PDR over a trial callback.
+
+Pure: no I/O, no processes, no clock, no randomness. Every decision is a function of the trial
+records so far, so replaying stored outcomes reproduces the same requested rates.
+
+Per goal g the records give a search interval (lower_g, top_g):
+  top_g   = lowest of: a counted rate that failed g, the generator limit, and the back-off mark of
+            g's failed validations (below); without any of them the ceiling, which may itself be trialled.
+  lower_g = highest rate that passed g below top_g (a passed validation always counts), else 0.
+Goals are settled in turn (NDR, then PDR), but every trial updates both intervals.
+1. Short search trials bisect the interval, moving at least one step from the bound they leave.
+2. When top_g - lower_g < step, the candidate lower_g gets one validation trial. If it fails, the
+   search resumes below it. The k-th failed validation of g at rate c also distrusts short-trial
+   passes at or above c - (2**(k-1) - 1) steps (nothing extra for the first), so a DUT whose long
+   trials always fail cannot walk the search down one step per validation.
+3. If a passed validation is then more than a step below the lowest rate that failed g (only after
+   a back-off), long trials (kind VALIDATION) bisect that gap, so the back-off costs no accuracy.
+That bounds the number of trials (max_trials), which the loop enforces as a hard cap.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from zeroloss.search_types import (
+    ANOMALY_POLICIES,
+    NDR,
+    PDR,
+    Direction,
+    GoalResult,
+    Kind,
+    Outcome,
+    SearchAborted,
+    SearchConfig,
+    SearchResult,
+    TrialFn,
+    TrialRecord,
+)
+
+__all__ = [
+    "ANOMALY_POLICIES", "NDR", "PDR", "Direction", "GoalResult", "Kind", "Outcome", "SearchAborted", "SearchConfig",
+    "SearchResult", "TrialFn", "TrialRecord", "binary_search", "max_trials",
+]
+
+GEN_FAIL = "generator-failure"
+ANOMALY = "anomaly"
+
+
+def _top_rate(cfg: SearchConfig) -> float:
+    """The highest rate ever requested: the ceiling, in whole pps."""
+    return float(math.floor(cfg.max_rate_pps))
+
+
+def max_trials(cfg: SearchConfig) -> int:
+    """Hard cap on trial records (retries included); the search stays far below it by construction.
+
+    Per goal, with L = log2(range / step): the geometric back-off allows at most ~L + 2 failed
+    validations; each round before one is at most ~L + 3 bisection trials, and the final long-trial
+    bisection another ~L + 3. Every counted trial may take max_retries + 1 records.
+    """
+    levels = math.ceil(math.log2(max(2.0, _top_rate(cfg) / cfg.step_pps))) + 3
+    return max(200, (cfg.max_retries + 1) * len(cfg.goals) * (levels + 1) * (levels + 1))
+
+
+def _anomaly_text(outcome: Outcome) -> str:
+    seen = []
+    for i, d in enumerate(outcome.directions):
+        parts = []
+        if d.lost < 0:
+            parts.append(f"{-d.lost} more frames received than sent")
+        if d.duplicate:
+            parts.append(f"{d.duplicate} duplicates")
+        if d.late:
+            parts.append(f"{d.late} late frames of an earlier trial")
+        if parts:
+            seen.append(f"direction {i}: " + ", ".join(parts))
+    return "; ".join(seen)
+
+
+class _Search:
+    """The mutable state of one search: the records so far and the decisions derived from them."""
+
+    def __init__(self, cfg: SearchConfig, trial: TrialFn, on_trial: Callable[[TrialRecord], None] | None):
+        self.cfg = cfg
+        self.trial = trial
+        self.on_trial = on_trial
+        self.step = cfg.step_pps
+        self.top_rate = _top_rate(cfg)
+        self.floor = float(min(max(1, round(self.step)), self.top_rate))  # lowest rate worth a trial
+        self.max_records = max_trials(cfg)
+        self.records: list[TrialRecord] = []
+        self.final: list[TrialRecord] = []  # counted trials and persistent generator failures, in order
+
+    # -- records -------------------------------------------------------------------------------
+
+    def judge(self, outcome: Outcome, goal: str) -> tuple[str, tuple[str, ...]]:
+        """Verdict for `goal` and the goals passed; generator failures and anomalies pass nothing."""
+        dirs = outcome.directions
+        tol = self.cfg.gen_tolerance_pct / 100
+        if any(d.achieved_pps < d.requested_pps * (1 - tol) for d in dirs):
+            return GEN_FAIL, ()
+        if any(d.anomalous for d in dirs):
+            return ANOMALY, ()
+        passes = tuple(g for g, pct in self.cfg.goals if all(d.lost * 100 <= pct * d.tx for d in dirs))
+        return ("pass" if goal in passes else "fail"), passes
+
+    def run(self, rate: float, duration: float, kind: Kind, goal: str) -> None:
+        """Run one trial, retrying generator failures and (policy "retry") anomalies."""
+        for attempt in range(self.cfg.max_retries + 1):
+            if len(self.records) >= self.max_records:
+                raise SearchAborted(
+                    f"search did not converge within {self.max_records} trials (a bug in zeroloss.search)",
+                    tuple(self.records), "report it with the stored trial records")
+            outcome = self.trial(rate, duration, kind)
+            if not outcome.directions:
+                raise ValueError(f"trial at {rate:.0f} pps returned no directions")
+            verdict, passes = self.judge(outcome, goal)
+            rec = TrialRecord(
+                index=len(self.records), rate_pps=rate, duration_s=duration, kind=kind, goal=goal,
+                outcome=outcome, verdict=verdict, loss_ratio=max(d.loss_ratio for d in outcome.directions),
+                passes=passes)
+            self.records.append(rec)
+            if self.on_trial is not None:
+                self.on_trial(rec)
+            last = attempt == self.cfg.max_retries
+            if verdict == GEN_FAIL:
+                if last:
+                    self.final.append(rec)  # the generator cannot deliver this rate: a new ceiling
+                continue
+            if verdict == ANOMALY:
+                if self.cfg.anomaly_policy == "abort":
+                    raise SearchAborted(
+                        f"anomaly in {kind.value} trial {rec.index} at {rate:.0f} pps: {_anomaly_text(outcome)}",
+                        tuple(self.records), "find what re-sends or delays frames, or use anomaly_policy retry/fail")
+                if self.cfg.anomaly_policy == "retry" and not last:
+                    continue
+            self.final.append(rec)
+            return
+
+    def counted(self) -> list[TrialRecord]:
+        return [r for r in self.final if r.verdict != GEN_FAIL]
+
+    def gen_limit(self) -> float | None:
+        return min((r.rate_pps for r in self.final if r.verdict == GEN_FAIL), default=None)
+
+    # -- decisions -----------------------------------------------------------------------------
+
+    def cap(self, goal: str) -> float | None:
+        """The lowest counted rate that failed goal, or the generator limit if lower."""
+        fails = [r.rate_pps for r in self.counted() if goal not in r.passes]
+        limit = self.gen_limit()
+        return min(fails + ([limit] if limit is not None else []), default=None)
+
+    def bounds(self, goal: str) -> tuple[float, float, bool]:
+        """(lower, top, whether top itself may be trialled) of goal's short-trial search interval."""
+        cap = self.cap(goal)
+        mark, k = None, 0
+        for r in self.final:  # back-off below goal's failed candidate validations (refinement comes later)
+            if r.kind is Kind.VALIDATION and r.goal == goal and goal not in r.passes:
+                k += 1
+                m = r.rate_pps - (2 ** (k - 1) - 1) * self.step
+                mark = m if mark is None else min(mark, m)
+        tops = [x for x in (cap, mark) if x is not None]
+        top, inclusive = (min(tops), False) if tops else (self.top_rate, True)
+        passed = [
+            r.rate_pps for r in self.counted() if goal in r.passes and (
+                r.rate_pps < top or (inclusive and r.rate_pps <= top)
+                or (r.kind is Kind.VALIDATION and (cap is None or r.rate_pps < cap)))]
+        return max(passed, default=0.0), top, inclusive
+
+    def between(self, goal: str, lower: float, top: float, inclusive: bool) -> float | None:
+        """The next rate bisecting (lower, top), or None when they are less than a step apart."""
+        if lower >= top or top - lower < self.step or (lower == 0 and top <= self.floor):
+            return None
+        mid = (lower + top) / 2
+        if self.final and goal in self.final[-1].passes:
+            rate = max(mid, lower + self.step)  # after a pass: up, at least one step
+        else:
+            rate = min(mid, top - self.step)  # after a fail: down, at least one step
+        rate = max(rate, self.floor)
+        if inclusive:
+            rate = min(rate, top)
+        for r in (round(rate), round(mid)):
+            if r >= 1 and lower < r and (r <= top if inclusive else r < top):
+                return float(r)
+        return None  # no whole rate left between the bounds
+
+    def best_validation(self, goal: str) -> TrialRecord | None:
+        """The highest-rate validation trial that passed goal below everything that failed it."""
+        cap = self.cap(goal)
+        ok = [r for r in self.counted() if r.kind is Kind.VALIDATION and goal in r.passes
+              and (cap is None or r.rate_pps < cap)]
+        return max(ok, key=lambda r: r.rate_pps, default=None)
+
+    def settle(self, goal: str) -> TrialRecord | None:
+        """Narrow and validate goal; the passing validation record, or None when nothing passes."""
+        while True:  # short trials, one validation per converged candidate
+            if not self.records:
+                rate = float(min(max(1, round(self.cfg.start_pct / 100 * self.cfg.max_rate_pps)), self.top_rate))
+            else:
+                rate = self.between(goal, *self.bounds(goal))
+            if rate is not None:
+                self.run(rate, self.cfg.trial_s, Kind.SEARCH, goal)
+                continue
+            lower = self.bounds(goal)[0]
+            if lower == 0:
+                return None
+            best = self.best_validation(goal)
+            if best is not None and best.rate_pps >= lower:
+                break
+            self.run(lower, self.cfg.validation_s, Kind.VALIDATION, goal)
+        while True:  # after a back-off, long trials narrow the gap left between the result and the failures
+            cap = self.cap(goal)
+            rate = None if cap is None else self.between(goal, best.rate_pps, cap, False)
+            if rate is None:
+                return best
+            self.run(rate, self.cfg.validation_s, Kind.VALIDATION, goal)
+            best = self.best_validation(goal)
+
+    # -- result --------------------------------------------------------------------------------
+
+    def goal_result(self, goal: str, loss_pct: float, validation: TrialRecord | None) -> GoalResult:
+        rate = validation.rate_pps if validation is not None else None
+        limit = self.gen_limit()
+        bound = rate is not None and (
+            (self.cfg.ceiling_is_generator and self.top_rate - rate <= self.step)
+            or (limit is not None and limit - rate <= self.step))
+        return GoalResult(
+            goal=goal, loss_pct=loss_pct, rate_pps=rate, lower_pps=rate if rate is not None else 0.0,
+            upper_pps=self.lowest_fail(goal), validation=validation, generator_bound=bound)
+
+    def lowest_fail(self, goal: str) -> float | None:
+        return min((r.rate_pps for r in self.counted() if goal not in r.passes), default=None)
+
+    def noisy(self) -> bool:
+        for r in self.counted():
+            if r.kind is Kind.VALIDATION and r.goal not in r.passes:
+                return True
+        for goal, _ in self.cfg.goals:
+            fail = self.lowest_fail(goal)
+            if fail is not None and any(goal in r.passes and r.rate_pps > fail for r in self.counted()):
+                return True
+        return False
+
+
+def binary_search(
+    cfg: SearchConfig, trial: TrialFn, on_trial: Callable[[TrialRecord], None] | None = None
+) -> SearchResult:
+    """Find the NDR (and PDR) of a DUT: binary search on short trials, one long validation per goal.
+
+    trial(rate_pps, duration_s, kind) runs one trial at rate_pps per direction; on_trial gets each
+    record as soon as it exists, before the next trial starts. Raises SearchAborted (with .trials)
+    on an anomaly under policy "abort".
+    """
+    cfg.check()
+    s = _Search(cfg, trial, on_trial)
+    results = {goal: s.goal_result(goal, pct, s.settle(goal)) for goal, pct in cfg.goals}
+    flags = set()
+    if any(g.generator_bound for g in results.values()):
+        flags.add("generator-bound")
+    if s.gen_limit() is not None:
+        flags.add("generator-limited")
+    if s.noisy():
+        flags.add("noisy")
+    if any(d.anomalous for r in s.records for d in r.outcome.directions):
+        flags.add("anomalies")
+    return SearchResult(
+        ndr=results[NDR], pdr=results.get(PDR), trials=tuple(s.records), flags=tuple(sorted(flags)))

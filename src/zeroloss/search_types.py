@@ -1,0 +1,154 @@
+"""Typed inputs and outputs of the zero-loss rate search (zeroloss.search). Pure data, no I/O."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from zeroloss.errors import ZeroLossError
+
+NDR = "ndr"
+PDR = "pdr"
+ANOMALY_POLICIES = ("fail", "retry", "abort")
+
+
+class Kind(StrEnum):
+    """Why a trial runs: a short search trial or the long validation of a converged result."""
+
+    SEARCH = "search"
+    VALIDATION = "validation"
+
+
+@dataclass(frozen=True)
+class Direction:
+    """One traffic direction of one trial, as counted by the generator."""
+
+    requested_pps: float
+    achieved_pps: float  # what the generator actually put on the wire
+    tx: int  # frames sent
+    rx: int  # distinct frames received back
+    duplicate: int = 0
+    late: int = 0  # frames of an earlier trial seen during this one
+
+    @property
+    def lost(self) -> int:
+        """Frames sent and not received; negative means more came back than went out (an anomaly)."""
+        return self.tx - self.rx
+
+    @property
+    def loss_ratio(self) -> float:
+        return self.lost / self.tx if self.tx else 0.0
+
+    @property
+    def anomalous(self) -> bool:
+        return self.lost < 0 or self.duplicate > 0 or self.late > 0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the trial callback returns: one Direction per traffic direction."""
+
+    directions: tuple[Direction, ...]
+
+
+def _bad(name: str, value: object, allowed: str) -> ValueError:
+    return ValueError(f"SearchConfig.{name} = {value!r}: must be {allowed}")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Search parameters; rates are absolute pps per direction, percentages are of max_rate_pps."""
+
+    max_rate_pps: float  # per-direction ceiling: never trial above it
+    start_pct: float = 100.0  # first trial at this % of max_rate_pps
+    granularity_pct: float = 0.5  # stop when upper - lower < this % of max_rate_pps
+    ndr_loss_pct: float = 0.0  # per-direction loss tolerance for NDR, in %
+    pdr_loss_pct: float | None = 0.1  # PDR tolerance in %; None = no PDR goal
+    trial_s: float = 2.0  # search trial duration
+    validation_s: float = 10.0  # final validation trial duration
+    gen_tolerance_pct: float = 5.0  # achieved < requested * (1 - x/100) in any direction: generator failure
+    max_retries: int = 3  # retries of a trial after a generator failure or a retried anomaly
+    anomaly_policy: str = "retry"  # negative loss, duplicates or late frames: "fail" | "retry" | "abort"
+    ceiling_is_generator: bool = True  # max_rate_pps came from the generator's measured ceiling
+
+    def check(self) -> None:
+        """Raise ValueError naming the first field outside its allowed range."""
+        if not (math.isfinite(self.max_rate_pps) and self.max_rate_pps >= 1):
+            raise _bad("max_rate_pps", self.max_rate_pps, "a finite rate >= 1 pps (rates are requested in whole pps)")
+        if not 0 < self.start_pct <= 100:
+            raise _bad("start_pct", self.start_pct, "in (0, 100]")
+        if not 0 < self.granularity_pct <= 100:
+            raise _bad("granularity_pct", self.granularity_pct, "in (0, 100]")
+        if not 0 <= self.ndr_loss_pct <= 100:
+            raise _bad("ndr_loss_pct", self.ndr_loss_pct, "in [0, 100]")
+        if self.pdr_loss_pct is not None and not self.ndr_loss_pct <= self.pdr_loss_pct <= 100:
+            raise _bad("pdr_loss_pct", self.pdr_loss_pct, f"None or in [ndr_loss_pct = {self.ndr_loss_pct}, 100]")
+        if not (math.isfinite(self.trial_s) and self.trial_s > 0):
+            raise _bad("trial_s", self.trial_s, "a finite duration > 0 s")
+        if not (math.isfinite(self.validation_s) and self.validation_s > 0):
+            raise _bad("validation_s", self.validation_s, "a finite duration > 0 s")
+        if not 0 <= self.gen_tolerance_pct < 100:
+            raise _bad("gen_tolerance_pct", self.gen_tolerance_pct, "in [0, 100)")
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
+            raise _bad("max_retries", self.max_retries, "an integer >= 0")
+        if self.anomaly_policy not in ANOMALY_POLICIES:
+            raise _bad("anomaly_policy", self.anomaly_policy, "one of " + ", ".join(repr(p) for p in ANOMALY_POLICIES))
+
+    @property
+    def step_pps(self) -> float:
+        """The search granularity in pps."""
+        return self.granularity_pct / 100 * self.max_rate_pps
+
+    @property
+    def goals(self) -> tuple[tuple[str, float], ...]:
+        """(goal, loss tolerance in %) pairs, NDR first."""
+        if self.pdr_loss_pct is None:
+            return ((NDR, self.ndr_loss_pct),)
+        return ((NDR, self.ndr_loss_pct), (PDR, self.pdr_loss_pct))
+
+
+TrialFn = Callable[[float, float, Kind], Outcome]  # (rate_pps per direction, duration_s, kind) -> Outcome
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One trial as run (retries and validations included), in the order run."""
+
+    index: int
+    rate_pps: float
+    duration_s: float
+    kind: Kind
+    goal: str  # "ndr" or "pdr": the goal whose bounds this trial was chosen to narrow
+    outcome: Outcome
+    verdict: str  # "pass" | "fail" (for `goal`) | "generator-failure" | "anomaly"
+    loss_ratio: float  # worst direction
+    passes: tuple[str, ...]  # goals this trial passes, e.g. ("ndr", "pdr"), ("pdr",) or ()
+
+
+@dataclass(frozen=True)
+class GoalResult:
+    goal: str  # "ndr" | "pdr"
+    loss_pct: float
+    rate_pps: float | None  # validated result; None if no rate passed (then lower bound is 0)
+    lower_pps: float  # highest rate known to pass (validated)
+    upper_pps: float | None  # lowest rate known to fail (None: nothing failed below the ceiling)
+    validation: TrialRecord | None
+    generator_bound: bool  # within one step of the generator's ceiling or of a generator-limited rate
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    ndr: GoalResult
+    pdr: GoalResult | None
+    trials: tuple[TrialRecord, ...]
+    flags: tuple[str, ...]  # sorted, from: "generator-bound", "generator-limited", "noisy", "anomalies"
+
+
+class SearchAborted(ZeroLossError):
+    """The search stopped early (anomaly policy "abort", or the trial cap); .trials holds every record so far."""
+
+    def __init__(self, message: str, trials: tuple[TrialRecord, ...], remedy: str | None = None):
+        super().__init__(message, remedy)
+        self.trials = trials

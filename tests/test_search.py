@@ -1,0 +1,483 @@
+"""zeroloss.search against a fake DUT with a programmable loss curve (no processes, no clock)."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field, replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zeroloss import search
+from zeroloss.search import (
+    Direction,
+    Kind,
+    Outcome,
+    SearchAborted,
+    SearchConfig,
+    SearchResult,
+    TrialRecord,
+    binary_search,
+    max_trials,
+)
+
+MAX = 1_000_000.0
+LONG_S = 5.0  # trials at least this long count as "long" for the fake DUT
+
+
+def direction(requested: float, achieved: float, duration: float, lost: int, **kw) -> Direction:
+    tx = round(achieved * duration)
+    return Direction(requested_pps=requested, achieved_pps=achieved, tx=tx, rx=tx - lost, **kw)
+
+
+@dataclass
+class FakeDut:
+    """Loss 0 up to `threshold`, then (rate - threshold) / rate; two symmetric directions.
+
+    long_threshold: the threshold for trials of LONG_S or more (a DUT that degrades over time).
+    gen_ceiling: the generator never sends faster (achieved = min(requested, ceiling)).
+    noise: probability of a spurious one-frame loss on short trials (seeded, so deterministic).
+    """
+
+    threshold: float
+    long_threshold: float | None = None
+    gen_ceiling: float | None = None
+    noise: float = 0.0
+    seed: int = 0
+    max_pps: float = MAX
+    calls: list[tuple[float, float, Kind]] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.rng = random.Random(self.seed)
+
+    def loss(self, rate: float, duration: float) -> float:
+        t = self.long_threshold if self.long_threshold is not None and duration >= LONG_S else self.threshold
+        return 0.0 if rate <= t else (rate - t) / rate
+
+    def __call__(self, rate: float, duration: float, kind: Kind) -> Outcome:
+        assert rate == int(rate) and 0 < rate <= self.max_pps, rate
+        self.calls.append((rate, duration, kind))
+        achieved = rate if self.gen_ceiling is None else min(rate, self.gen_ceiling)
+        tx = round(achieved * duration)
+        lost = math.ceil(tx * self.loss(achieved, duration))
+        if self.noise and duration < LONG_S and self.rng.random() < self.noise:
+            lost = max(lost, 1)
+        return Outcome(tuple(direction(rate, achieved, duration, lost) for _ in range(2)))
+
+
+def rates(result: SearchResult, kind: Kind | None = None) -> list[float]:
+    return [t.rate_pps for t in result.trials if kind is None or t.kind is kind]
+
+
+def pdr_threshold(t: float, pdr_pct: float) -> float:
+    """Rate where the fake DUT's loss (rate - t) / rate reaches pdr_pct."""
+    return t / (1 - pdr_pct / 100)
+
+
+def assert_no_failed_validation_reported(result: SearchResult) -> None:
+    goals = {"ndr": result.ndr, "pdr": result.pdr}
+    for r in result.trials:
+        if r.kind is Kind.VALIDATION and r.verdict in ("pass", "fail"):
+            for name, g in goals.items():
+                if g is not None and name not in r.passes and g.rate_pps is not None:
+                    assert g.rate_pps < r.rate_pps, (name, g.rate_pps, r)
+
+
+# 1. the result brackets the true threshold -------------------------------------------------------
+
+@settings(max_examples=150, deadline=None)
+@given(
+    t_frac=st.floats(0.005, 1.0),
+    gran=st.sampled_from([0.1, 0.5, 1.0, 5.0]),
+    start=st.sampled_from([10.0, 50.0, 100.0]),
+    pdr=st.sampled_from([0.1, 1.0, 5.0]),
+)
+def test_result_within_one_step_of_threshold(t_frac, gran, start, pdr):
+    t = t_frac * MAX
+    cfg = SearchConfig(max_rate_pps=MAX, granularity_pct=gran, start_pct=start, pdr_loss_pct=pdr)
+    res = binary_search(cfg, FakeDut(t))
+    step = cfg.step_pps
+    for goal, truth in ((res.ndr, t), (res.pdr, pdr_threshold(t, pdr))):
+        truth = min(truth, MAX)
+        if goal.rate_pps is None:
+            assert truth < step + 1
+        else:
+            assert goal.rate_pps <= truth * (1 + 1e-9)
+            assert truth - goal.rate_pps <= step
+            assert goal.validation is not None and goal.validation.kind is Kind.VALIDATION
+            assert goal.lower_pps == goal.rate_pps
+            assert goal.upper_pps is None or 0 < goal.upper_pps - goal.rate_pps < step
+    assert res.pdr.rate_pps is None or res.ndr.rate_pps is None or res.pdr.rate_pps >= res.ndr.rate_pps
+    assert "noisy" not in res.flags
+    assert all(0 < r <= MAX and r == int(r) for r in rates(res))
+
+
+# 2. upward search ----------------------------------------------------------------------------------
+
+def test_upward_search_when_start_passes():
+    res = binary_search(SearchConfig(max_rate_pps=MAX, start_pct=50, pdr_loss_pct=None), FakeDut(0.9 * MAX))
+    search_rates = rates(res, Kind.SEARCH)
+    assert search_rates[:3] == [500_000, 750_000, 875_000]
+    assert 0.9 * MAX - res.ndr.rate_pps <= 0.005 * MAX
+
+
+# 3. everything passes ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ceiling_is_generator", [True, False])
+def test_all_pass_is_generator_bound_only_if_the_ceiling_is_the_generator(ceiling_is_generator):
+    cfg = SearchConfig(max_rate_pps=MAX, ceiling_is_generator=ceiling_is_generator)
+    res = binary_search(cfg, FakeDut(2 * MAX))
+    assert [(t.rate_pps, t.kind, t.verdict) for t in res.trials] == [
+        (MAX, Kind.SEARCH, "pass"), (MAX, Kind.VALIDATION, "pass")]
+    assert res.ndr.rate_pps == MAX and res.pdr.rate_pps == MAX and res.ndr.upper_pps is None
+    assert res.ndr.generator_bound is ceiling_is_generator
+    assert ("generator-bound" in res.flags) is ceiling_is_generator
+
+
+def test_fractional_ceiling_is_never_exceeded():
+    res = binary_search(SearchConfig(max_rate_pps=14_880_952.38), FakeDut(1e9, max_pps=14_880_952.38))
+    assert rates(res) == [14_880_952, 14_880_952]
+
+
+@pytest.mark.parametrize("max_pps", [1.0, 3.0, 10.0, 101.5])
+@pytest.mark.parametrize("gran", [0.1, 5.0, 100.0])
+def test_tiny_ceilings_request_whole_rates_and_terminate(max_pps, gran):
+    for t in (0.0, max_pps / 3, max_pps):
+        res = binary_search(SearchConfig(max_rate_pps=max_pps, granularity_pct=gran), FakeDut(t, max_pps=max_pps))
+        assert res.ndr.rate_pps is None or res.ndr.rate_pps <= t
+        assert len(res.trials) <= 30
+
+
+# 4. nothing passes ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("gran", [0.1, 0.5, 5.0])
+def test_nothing_passes(gran):
+    cfg = SearchConfig(max_rate_pps=MAX, granularity_pct=gran)
+    res = binary_search(cfg, FakeDut(0.0))
+    assert res.ndr.rate_pps is None and res.pdr.rate_pps is None
+    assert res.ndr.lower_pps == 0 and res.ndr.validation is None
+    assert min(rates(res)) == round(cfg.step_pps)  # the lowest rate tried is one step
+    assert len(res.trials) <= math.ceil(math.log2(100 / gran)) + 2
+    assert all(t.kind is Kind.SEARCH for t in res.trials)
+
+
+# 5. validation failure -----------------------------------------------------------------------------
+
+def test_failed_validation_steps_down_and_is_never_reported():
+    t, t2 = 0.8 * MAX, 0.7 * MAX
+    cfg = SearchConfig(max_rate_pps=MAX, granularity_pct=0.5, pdr_loss_pct=None)
+    res = binary_search(cfg, FakeDut(t, long_threshold=t2))
+    failed = [r for r in res.trials if r.kind is Kind.VALIDATION and r.verdict == "fail"]
+    assert failed and all(r.rate_pps > res.ndr.rate_pps for r in failed)
+    assert res.ndr.rate_pps <= t2 and "noisy" in res.flags
+    assert t2 - res.ndr.rate_pps <= cfg.step_pps  # long trials narrowed the gap the back-off left
+    first = failed[0]
+    after = res.trials[first.index + 1]  # resumed below: a search trial a step down, or the next pass validated
+    assert after.rate_pps < first.rate_pps
+    assert after.kind is Kind.VALIDATION or after.rate_pps <= first.rate_pps - cfg.step_pps
+    assert res.ndr.validation.verdict == "pass" and res.ndr.validation.duration_s == cfg.validation_s
+    assert res.ndr.upper_pps == min(r.rate_pps for r in failed)
+    assert_no_failed_validation_reported(res)
+
+
+def test_first_failed_validation_resumes_with_a_search_trial_a_step_below():
+    cfg = SearchConfig(max_rate_pps=MAX, granularity_pct=1, pdr_loss_pct=None)
+    res = binary_search(cfg, FakeDut(0.75 * MAX, long_threshold=0.6 * MAX))  # 75 %: the search hits it exactly
+    first = next(r for r in res.trials if r.kind is Kind.VALIDATION)
+    assert first.rate_pps == 750_000 and first.verdict == "fail"
+    after = res.trials[first.index + 1]
+    assert after.kind is Kind.SEARCH and after.rate_pps <= first.rate_pps - cfg.step_pps
+    assert 0.6 * MAX - cfg.step_pps <= res.ndr.rate_pps <= 0.6 * MAX
+
+
+def test_loss_in_every_long_trial_gives_no_ndr_quickly():
+    """A DUT dropping a frame every few seconds at any rate: short trials pass, validations never do."""
+    cfg = SearchConfig(max_rate_pps=MAX, granularity_pct=0.1, pdr_loss_pct=None)
+    res = binary_search(cfg, FakeDut(MAX, long_threshold=0.0))
+    assert res.ndr.rate_pps is None and "noisy" in res.flags
+    assert sum(r.kind is Kind.VALIDATION for r in res.trials) <= 15 and len(res.trials) <= 100
+
+
+def test_noisy_short_trials_flagged_and_result_safe():
+    t = 0.6 * MAX
+    flagged = 0
+    for seed in range(20):
+        res = binary_search(SearchConfig(max_rate_pps=MAX), FakeDut(t, noise=0.3, seed=seed))
+        assert res.ndr.rate_pps is None or res.ndr.rate_pps <= t
+        assert_no_failed_validation_reported(res)
+        passes_above_fail = any(
+            "ndr" in a.passes and "ndr" not in b.passes and a.rate_pps > b.rate_pps
+            for a in res.trials for b in res.trials if b.verdict in ("pass", "fail"))
+        if passes_above_fail:
+            assert "noisy" in res.flags
+            flagged += 1
+    assert flagged
+
+
+# 6. generator failures -----------------------------------------------------------------------------
+
+def test_generator_failure_is_retried_not_counted_as_loss():
+    dut = FakeDut(0.5 * MAX)
+    calls = []
+
+    def flaky(rate, duration, kind):
+        calls.append(rate)
+        out = dut(rate, duration, kind)
+        if len(calls) == 1:  # the generator managed only 80 % of the first trial
+            return Outcome(tuple(replace(d, achieved_pps=0.8 * rate, tx=round(0.8 * d.tx), rx=0)
+                                 for d in out.directions))
+        return out
+
+    res = binary_search(SearchConfig(max_rate_pps=MAX, start_pct=40), flaky)
+    first, retry = res.trials[:2]
+    assert first.verdict == "generator-failure" and first.passes == ()
+    assert retry.rate_pps == first.rate_pps and retry.verdict == "pass"
+    assert "generator-limited" not in res.flags and res.ndr.upper_pps != first.rate_pps
+    assert 0.5 * MAX - res.ndr.rate_pps <= 0.005 * MAX
+
+
+def test_persistent_generator_ceiling_becomes_the_limit():
+    g = 0.6 * MAX
+    cfg = SearchConfig(max_rate_pps=MAX, granularity_pct=0.5)
+    res = binary_search(cfg, FakeDut(0.9 * MAX, gen_ceiling=g))
+    effective = g / (1 - cfg.gen_tolerance_pct / 100)  # the generator still passes within tolerance
+    assert "generator-limited" in res.flags and "generator-bound" in res.flags
+    fails = [t for t in res.trials if t.verdict == "generator-failure"]
+    for i in range(0, len(fails), cfg.max_retries + 1):  # each limit = 1 + max_retries identical attempts
+        assert len({t.rate_pps for t in fails[i:i + cfg.max_retries + 1]}) == 1
+    limit = min(t.rate_pps for t in fails)
+    last_fail = max(t.index for t in fails if t.rate_pps == limit)
+    assert all(t.rate_pps < limit for t in res.trials[last_fail + 1:])
+    for goal in (res.ndr, res.pdr):
+        assert goal.generator_bound and goal.rate_pps <= effective
+        assert limit - goal.rate_pps <= cfg.step_pps
+        assert goal.upper_pps is None  # the generator, not the DUT, stopped it
+
+
+def test_ceiling_at_start_rate_searches_below():
+    cfg = SearchConfig(max_rate_pps=MAX, pdr_loss_pct=None, max_retries=1)
+    res = binary_search(cfg, FakeDut(MAX, gen_ceiling=0.3 * MAX))
+    assert [t.verdict for t in res.trials[:2]] == ["generator-failure"] * 2
+    assert res.trials[2].rate_pps < MAX and res.ndr.generator_bound
+    assert 0.3 * MAX / 0.95 - res.ndr.rate_pps <= cfg.step_pps + 1
+
+
+# 7. anomalies --------------------------------------------------------------------------------------
+
+def anomalous(dut, bad_calls: set[int], kind: str = "duplicate"):
+    n = []
+
+    def trial(rate, duration, k):
+        out = dut(rate, duration, k)
+        n.append(rate)
+        if len(n) - 1 in bad_calls:
+            d = out.directions[0]
+            bad = {"duplicate": replace(d, duplicate=3), "late": replace(d, late=5),
+                   "negative": replace(d, rx=d.tx + 7)}[kind]
+            return Outcome((bad,) + out.directions[1:])
+        return out
+    return trial
+
+
+@pytest.mark.parametrize("kind", ["duplicate", "late", "negative"])
+def test_anomaly_retry_then_pass(kind):
+    cfg = SearchConfig(max_rate_pps=MAX, start_pct=40, anomaly_policy="retry")
+    res = binary_search(cfg, anomalous(FakeDut(0.5 * MAX), {0}, kind))
+    assert res.trials[0].verdict == "anomaly" and res.trials[1].verdict == "pass"
+    assert res.trials[1].rate_pps == res.trials[0].rate_pps
+    assert "anomalies" in res.flags and 0.5 * MAX - res.ndr.rate_pps <= cfg.step_pps
+
+
+def test_anomaly_retries_exhausted_counts_as_fail():
+    cfg = SearchConfig(max_rate_pps=MAX, start_pct=40, max_retries=2, pdr_loss_pct=None)
+    res = binary_search(cfg, anomalous(FakeDut(0.5 * MAX), {0, 1, 2}))
+    assert [t.verdict for t in res.trials[:3]] == ["anomaly"] * 3
+    assert res.trials[3].rate_pps < res.trials[0].rate_pps  # counted as a fail: the search went down
+    assert res.ndr.upper_pps == 400_000
+
+
+def test_anomaly_policy_fail_counts_at_once():
+    cfg = SearchConfig(max_rate_pps=MAX, start_pct=40, anomaly_policy="fail", pdr_loss_pct=None)
+    res = binary_search(cfg, anomalous(FakeDut(0.5 * MAX), {0}))
+    assert res.trials[0].verdict == "anomaly" and res.trials[1].rate_pps == 200_000
+    assert "anomalies" in res.flags and res.ndr.rate_pps < 400_000
+
+
+def test_anomaly_policy_abort():
+    seen: list[TrialRecord] = []
+    cfg = SearchConfig(max_rate_pps=MAX, anomaly_policy="abort")
+    with pytest.raises(SearchAborted) as exc:
+        binary_search(cfg, anomalous(FakeDut(0.5 * MAX), {2}, "negative"), seen.append)
+    assert len(exc.value.trials) == 3 and seen == list(exc.value.trials)
+    assert seen[-1].verdict == "anomaly"
+    msg = str(exc.value)
+    assert f"{seen[-1].rate_pps:.0f} pps" in msg and "7 more frames received than sent" in msg
+
+
+# 8. NDR and PDR share trials -----------------------------------------------------------------------
+
+def test_pdr_reuses_ndr_trials():
+    t, pdr = 0.5 * MAX, 5.0
+    cfg = SearchConfig(max_rate_pps=MAX, granularity_pct=0.1, pdr_loss_pct=pdr)
+    both = binary_search(cfg, FakeDut(t))
+    ndr_only = binary_search(replace(cfg, pdr_loss_pct=None), FakeDut(t))
+    pdr_only = binary_search(replace(cfg, ndr_loss_pct=pdr, pdr_loss_pct=None), FakeDut(t))
+    assert len(both.trials) < len(ndr_only.trials) + len(pdr_only.trials)
+    assert both.ndr.rate_pps == ndr_only.ndr.rate_pps
+    assert both.pdr.rate_pps >= both.ndr.rate_pps
+    assert abs(both.pdr.rate_pps - pdr_only.ndr.rate_pps) <= cfg.step_pps
+    pdr_phase = [r for r in both.trials if r.goal == "pdr"]
+    assert pdr_phase and pdr_phase[0].index > both.ndr.validation.index
+    assert all(r.rate_pps > both.ndr.rate_pps for r in pdr_phase)
+    # NDR-phase trials already bounded the PDR: its first trial lies inside what they left open
+    ndr_phase_pdr_fails = [r.rate_pps for r in both.trials if r.goal == "ndr" and "pdr" not in r.passes]
+    assert pdr_phase[0].rate_pps < min(ndr_phase_pdr_fails)
+
+
+def test_no_pdr_goal():
+    res = binary_search(SearchConfig(max_rate_pps=MAX, pdr_loss_pct=None), FakeDut(0.5 * MAX))
+    assert res.pdr is None and all(r.goal == "ndr" and "pdr" not in r.passes for r in res.trials)
+
+
+def test_equal_tolerances_need_no_extra_trials():
+    cfg = SearchConfig(max_rate_pps=MAX, ndr_loss_pct=0.1, pdr_loss_pct=0.1)
+    res = binary_search(cfg, FakeDut(0.5 * MAX))
+    alone = binary_search(replace(cfg, pdr_loss_pct=None), FakeDut(0.5 * MAX))
+    assert res.pdr.rate_pps == res.ndr.rate_pps and res.pdr.validation is res.ndr.validation
+    assert len(res.trials) == len(alone.trials) and all(r.goal == "ndr" for r in res.trials)
+
+
+# 9. on_trial before the next trial -----------------------------------------------------------------
+
+def test_on_trial_called_once_per_record_before_the_next_trial():
+    events: list[tuple[str, object]] = []
+    dut = FakeDut(0.5 * MAX, long_threshold=0.45 * MAX)
+
+    def trial(rate, duration, kind):
+        events.append(("trial", rate))
+        return dut(rate, duration, kind)
+
+    res = binary_search(SearchConfig(max_rate_pps=MAX), trial, lambda r: events.append(("record", r.index)))
+    assert events[0::2] == [("trial", r.rate_pps) for r in res.trials]
+    assert events[1::2] == [("record", i) for i in range(len(res.trials))]
+    assert [r.index for r in res.trials] == list(range(len(res.trials)))
+
+
+# 10. determinism and replay ------------------------------------------------------------------------
+
+def test_same_outcomes_same_rates_and_replay_resumes():
+    cfg = SearchConfig(max_rate_pps=MAX, granularity_pct=0.1)
+
+    def live():
+        return FakeDut(0.6 * MAX, long_threshold=0.55 * MAX, noise=0.2, seed=7, gen_ceiling=0.9 * MAX)
+
+    first = binary_search(cfg, live())
+    assert rates(first) == rates(binary_search(cfg, live()))
+    for k in (0, 1, 5, len(first.trials) // 2, len(first.trials)):
+        stored = [(r.rate_pps, r.duration_s, r.kind, r.outcome) for r in first.trials[:k]]
+        dut = live()
+        for rate, duration, kind, _ in stored:  # the live DUT's noise stream advances as it did
+            dut(rate, duration, kind)
+
+        def replay(rate, duration, kind, stored=stored, dut=dut):
+            if stored:
+                want_rate, want_duration, want_kind, outcome = stored.pop(0)
+                assert (rate, duration, kind) == (want_rate, want_duration, want_kind)
+                return outcome
+            return dut(rate, duration, kind)
+
+        again = binary_search(cfg, replay)
+        assert again.trials == first.trials and again.ndr == first.ndr and again.flags == first.flags
+
+
+# 11. configuration checks --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field_name, value", [
+    ("max_rate_pps", 0), ("max_rate_pps", -5.0), ("max_rate_pps", float("inf")), ("max_rate_pps", 0.5),
+    ("start_pct", 0), ("start_pct", 100.5), ("granularity_pct", 0), ("granularity_pct", 101),
+    ("ndr_loss_pct", -0.1), ("ndr_loss_pct", float("nan")), ("pdr_loss_pct", -1.0), ("trial_s", 0),
+    ("validation_s", -1), ("gen_tolerance_pct", -1), ("gen_tolerance_pct", 100), ("max_retries", -1),
+    ("max_retries", 1.5), ("anomaly_policy", "ignore"),
+])
+def test_config_check_names_the_field(field_name, value):
+    cfg = replace(SearchConfig(max_rate_pps=MAX), **{field_name: value})
+    with pytest.raises(ValueError, match=f"SearchConfig.{field_name} "):
+        cfg.check()
+    with pytest.raises(ValueError, match=field_name):
+        binary_search(cfg, FakeDut(MAX))
+
+
+def test_config_pdr_below_ndr_rejected_and_defaults_accepted():
+    SearchConfig(max_rate_pps=MAX).check()
+    SearchConfig(max_rate_pps=MAX, ndr_loss_pct=0.1, pdr_loss_pct=0.1).check()
+    with pytest.raises(ValueError, match="pdr_loss_pct"):
+        SearchConfig(max_rate_pps=MAX, ndr_loss_pct=0.5, pdr_loss_pct=0.1).check()
+
+
+# 12. adversarial outcomes always terminate ---------------------------------------------------------
+
+def adversary(rng: random.Random, weights_search, weights_validation):
+    """Outcomes drawn at random: pass both, pass PDR only, fail, generator failure, anomaly."""
+
+    def trial(rate, duration, kind):
+        weights = weights_validation if kind is Kind.VALIDATION else weights_search
+        pick = rng.choices(range(5), weights=weights)[0]
+        tx = round(rate * duration)
+        lost = {0: 0, 1: max(1, tx // 2000), 2: tx // 2, 3: 0, 4: 0}[pick]
+        achieved = rate * 0.5 if pick == 3 else rate
+        return Outcome((Direction(rate, achieved, tx, tx - lost, duplicate=int(pick == 4)),))
+    return trial
+
+
+weights = st.lists(st.integers(0, 10), min_size=5, max_size=5).filter(lambda w: sum(w) > 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), ws=weights, wv=weights, gran=st.sampled_from([0.1, 0.5, 5.0]),
+       start=st.sampled_from([10.0, 100.0]), policy=st.sampled_from(["retry", "fail"]),
+       retries=st.integers(0, 3))
+def test_adversarial_outcomes_terminate(seed, ws, wv, gran, start, policy, retries):
+    cfg = SearchConfig(max_rate_pps=MAX, granularity_pct=gran, start_pct=start, anomaly_policy=policy,
+                       max_retries=retries)
+    res = binary_search(cfg, adversary(random.Random(seed), ws, wv))
+    assert len(res.trials) <= max_trials(cfg)
+    assert_no_failed_validation_reported(res)
+    for goal in (res.ndr, res.pdr):
+        assert goal.rate_pps is None or goal.validation.rate_pps == goal.rate_pps
+        assert goal.upper_pps is None or goal.rate_pps is None or goal.rate_pps < goal.upper_pps
+    assert res.ndr.rate_pps is None or res.pdr.rate_pps >= res.ndr.rate_pps
+
+
+@pytest.mark.parametrize("gran", [0.01, 0.1, 0.5])
+@pytest.mark.parametrize("how", ["validation-fails", "validation-generator-fails", "pdr-only-in-validation"])
+def test_worst_case_long_trials_always_fail(gran, how):
+    """Short trials always pass, long ones never do: the back-off must not walk down one step at a time."""
+    cfg = SearchConfig(max_rate_pps=MAX, granularity_pct=gran)
+
+    def trial(rate, duration, kind):
+        tx = round(rate * duration)
+        if kind is Kind.SEARCH:
+            return Outcome((Direction(rate, rate, tx, tx),))
+        if how == "validation-generator-fails":
+            return Outcome((Direction(rate, rate / 2, tx // 2, tx // 2),))
+        lost = tx // 2 if how == "validation-fails" else max(1, tx // 10_000)
+        return Outcome((Direction(rate, rate, tx, tx - lost),))
+
+    res = binary_search(cfg, trial)
+    assert len(res.trials) <= 250 and len(res.trials) < max_trials(cfg)
+    assert_no_failed_validation_reported(res)
+    if how == "pdr-only-in-validation":
+        assert res.ndr.rate_pps is None and res.pdr.rate_pps == MAX
+
+
+def test_trial_cap_raises_a_clear_error(monkeypatch):
+    monkeypatch.setattr(search, "max_trials", lambda cfg: 3)
+    with pytest.raises(SearchAborted, match="did not converge within 3 trials") as exc:
+        binary_search(SearchConfig(max_rate_pps=MAX), FakeDut(0.5 * MAX))
+    assert len(exc.value.trials) == 3
+
+
+def test_default_cap_is_at_least_200():
+    assert max_trials(SearchConfig(max_rate_pps=MAX)) >= 200
