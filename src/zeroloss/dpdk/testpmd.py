@@ -92,11 +92,11 @@ class TestPmd:
 
     def pause(self) -> None:
         """Freezes the whole process (SIGSTOP): frames wait in its RX rings, nothing is flushed."""
-        if self.proc.pid is not None:
+        if self.proc.alive():
             os.kill(self.proc.pid, signal.SIGSTOP)
 
     def resume(self) -> None:
-        if self.proc.pid is not None:
+        if self.proc.alive():
             os.kill(self.proc.pid, signal.SIGCONT)
 
     def telemetry(self) -> Telemetry:

@@ -1,0 +1,146 @@
+"""`zeroloss run` on the real bench: the search converges, every trial's frames are accounted for,
+repeats report their spread, Ctrl-C leaves a resumable file, bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .test_cli_bench import our_processes
+
+ZEROLOSS = [sys.executable, "-m", "zeroloss.cli"]
+FAST = ["--trial", "0.3", "--validation", "0.6", "--drain-ms", "100", "--granularity", "5", "--flows", "64"]
+
+
+def run(*args, timeout=600, env=None):
+    return subprocess.run([*ZEROLOSS, "run", *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
+    out = tmp_path / "r.json"
+    r = run("--frame-sizes", "64,9000", *FAST, "-o", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "zeroloss-result" and doc["version"] == 1 and doc["state"] == "complete"
+    assert doc["host"]["cpus"] and doc["host"]["kernel"] and doc["placement"]["memif"]["dpdk"].startswith("DPDK")
+    assert [s["frame"] for s in summary["searches"]] == [64, 9000]
+    assert [s["link"] for s in doc["searches"]] == ["memif", "vhost"]
+    assert doc["ceilings"]["64"]["how"] == "loopback"
+    for s in doc["searches"]:
+        res = s["result"]
+        ndr = res["ndr"]
+        assert ndr["rate_pps"] and ndr["rate_pps"] <= s["max_rate_pps"]
+        val = s["trials"][ndr["validation"]["index"]]
+        assert val["kind"] == "validation" and val["verdict"] == "pass" and ndr["validation"]["lost"] == 0
+        assert res["ndr_latency_ns"]["p50"] <= res["ndr_latency_ns"]["p99"] <= res["ndr_latency_ns"]["max"]
+        for t in s["trials"]:
+            assert t["rate_pps"] <= s["max_rate_pps"] + 0.5
+            for d in t["directions"]:
+                led = d["ledger"]
+                # conservation: sent = received + every counted drop, nothing unexplained
+                assert led["tx"] == led["rx"] + led["wire_refused"] + led["dut_rx_missed"] + led["dut_dropped"]
+                assert led["unexplained"] == 0
+        # a rate that failed validation is never the result
+        failed = [t["rate_pps"] for t in s["trials"] if t["kind"] == "validation" and "ndr" not in t["passes"]]
+        assert all(f > ndr["rate_pps"] for f in failed)
+
+
+def test_repeated_searches_report_their_spread(tmp_path):
+    r = run("--frame-sizes", "256", "--repeat", "3", *FAST, "-o", str(tmp_path / "r.json"))
+    assert r.returncode == 0, r.stderr
+    header = r.stdout.splitlines()[1]
+    assert "NDR min … max" in header
+    row = next(line for line in r.stdout.splitlines() if line.startswith("256"))
+    assert "±" in row and "…" in row
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert sorted(s["repeat"] for s in doc["searches"]) == [0, 1, 2]
+    assert all(s["result"]["ndr"]["rate_pps"] for s in doc["searches"])
+
+
+def test_interrupted_run_resumes_where_it_stopped(tmp_path):
+    out = tmp_path / "r.json"
+    env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"))
+    p = subprocess.Popen([*ZEROLOSS, "run", "--frame-sizes", "64,128", *FAST, "-o", str(out)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            doc = json.loads(out.read_text())
+            if doc["searches"] and len(doc["searches"][0]["trials"]) >= 3:
+                break
+        except (OSError, json.JSONDecodeError, KeyError, IndexError):
+            pass
+        time.sleep(0.1)
+    tag = next((tmp_path / "run").glob("s*")).name
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert f"zeroloss run --resume {out}" in err and "Traceback" not in err
+    assert our_processes(tag) == []
+    cut = json.loads(out.read_text())
+    assert cut["state"] == "interrupted"
+    before = cut["searches"][0]["trials"]
+    assert len(before) >= 3
+
+    r = run("--resume", str(out), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "replayed" in r.stderr
+    done = json.loads(out.read_text())
+    assert done["state"] == "complete"
+    after = done["searches"][0]["trials"]
+    assert [t["rate_pps"] for t in after[:len(before)]] == [t["rate_pps"] for t in before]
+    assert after[:len(before)] == before  # replayed trials kept as measured
+    assert all(s["result"] for s in done["searches"])
+    r = run("--resume", str(out))
+    assert r.returncode == 1 and "nothing to resume" in r.stderr
+
+
+def one_line_error(r, expect: str) -> None:
+    """Exit 1, no traceback, and the error is one line (progress lines may come before it)."""
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    errors = [line for line in lines if line.startswith("zeroloss: error:")]
+    assert len(errors) == 1 and errors[0] == lines[-1] and expect in errors[0], r.stderr
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--frame-sizes", "20"], "frame_sizes must hold values in 64..9728 B, got 20"),
+    (["--flows", "70000", "--set", "flow_fields=[src_port]"], "70000 flows stepping a UDP port"),
+    (["--set", "trial_s=-1"], "trial_s must be in 0.1..86400 s"),
+    (["--set", "colour=red"], "unknown key 'colour'"),
+    (["--dut", "external"], "dut external needs ports"),
+])
+def test_bad_settings_are_one_line(tmp_path, args, expect):
+    r = run(*args, "-o", str(tmp_path / "r.json"))
+    one_line_error(r, expect)
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_dut_that_fails_to_start_is_one_line_and_stops_everything(tmp_path):
+    env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"))
+    r = run("--frame-sizes", "64", *FAST, "--set", "dut_lcores=0,7", "--set", "dut_main_lcore=0",
+            "-o", str(tmp_path / "r.json"), env=env)
+    one_line_error(r, "testpmd")
+    assert our_processes(str(tmp_path)) == []
+    assert json.loads((tmp_path / "r.json").read_text())["state"] == "failed"
+
+
+def test_missing_hugepages_is_one_line_with_the_remedy(tmp_path):
+    nr = Path("/proc/sys/vm/nr_hugepages")
+    saved = nr.read_text()
+    try:
+        nr.write_text("0")
+        r = run("--frame-sizes", "64", *FAST, "-o", str(tmp_path / "r.json"))
+    finally:
+        nr.write_text(saved)
+    one_line_error(r, "hugepages")
+    assert "make setup" in r.stderr
