@@ -131,7 +131,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from . import config as config_mod
     from . import hostinfo
-    from .fmt import run_table
+    from .fmt import queue_lines, run_table
     from .progress import Progress
     from .result import ResultFile
     from .runner import Run, interrupted_state
@@ -172,6 +172,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             for s in rf.doc["searches"]], "warnings": rf.doc["warnings"]}, indent=2))
         return 0
     print(run_table(rf.doc))
+    lines = queue_lines(rf.doc)
+    if lines:
+        print()
+        print("\n".join(lines))
     for w in rf.doc["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
     print(f"\nresult file: {rf.path}")

@@ -56,6 +56,16 @@ def _mean_sd(values: list[float]) -> tuple[float, float]:
     return m, sd
 
 
+FLAG_TEXT = {
+    "generator-bound": "the NDR sits at the generator's ceiling: the DUT may be faster than we can measure",
+    "generator-limited": "the generator could not deliver some requested rates (retried, never counted as DUT "
+                         "loss); rates above them were not tried",
+    "noisy": "a longer validation trial failed where a short trial passed, or a rate passed above one that "
+             "failed: results vary from trial to trial (use --repeat to see the spread)",
+    "anomalies": "duplicates, late frames or more frames received than sent were seen (see the result file)",
+}
+
+
 def run_table(doc: dict) -> str:
     """The result of `zeroloss run` shaped like the references' tables: frame size, line rate %, frames/s."""
     cfg = doc["config"]
@@ -90,6 +100,30 @@ def run_table(doc: dict) -> str:
                 f"{lat['p50'] / 1e3:.1f}/{lat['p99'] / 1e3:.1f}/{lat['max'] / 1e3:.1f}" if lat else "-",
                 ", ".join(flags)]
         rows.append(row)
+    legend = [f"  {f}: {FLAG_TEXT[f]}" for f in sorted({f for r in rows for f in r[-1].split(", ") if f})
+              if f in FLAG_TEXT]
     title = (f"Zero-loss throughput: NDR (loss <= {cfg['ndr_loss_pct']:g} %) and PDR (loss <= "
              f"{cfg['pdr_loss_pct']:g} %) per direction, % of {cfg['link_speed_gbps']:g} Gb/s line rate")
-    return title + "\n" + table(headers, rows)
+    return "\n".join([title, table(headers, rows), *legend])
+
+
+def queue_lines(doc: dict) -> list[str]:
+    """How the frames of the NDR validation trial spread over each DUT port's RX queues."""
+    nb = doc["config"].get("dut_rxq", 1)
+    out = []
+    for s in doc["searches"]:
+        val = ((s.get("result") or {}).get("ndr") or {}).get("validation")
+        if not val or s["repeat"] != 0:
+            continue
+        ports = s["trials"][val["index"]].get("dut_ports") or []
+        cells = []
+        for p, port in enumerate(ports):
+            q = port.get("q_ipackets", [])[:nb]
+            total = sum(q)
+            if total:
+                cells.append(f"port {p}: " + " ".join(f"q{i} {100 * c / total:.0f}%" for i, c in enumerate(q)))
+        if cells:
+            out.append(f"{s['frame']:>5} B  " + "   ".join(cells))
+    if out:
+        out.insert(0, f"DUT RX queue share at the NDR validation trial ({nb} queue(s) per port):")
+    return out

@@ -79,7 +79,11 @@ class ManagedProcess:
 
     def reason(self) -> str:
         """The log line that most likely says what went wrong (last error-like line, else the last)."""
-        lines = [ln.strip() for ln in self.log_tail(40).splitlines() if ln.strip()]
+        text = self.log_tail(200)
+        if "\nUsage:" in "\n" + text:  # DPDK prints its usage after the fault: the fault is above it
+            text = ("\n" + text).split("\nUsage:", 1)[0]
+        lines = [ln.strip() for ln in text.splitlines()
+                 if ln.strip() and not ln[0].isspace() and "exiting with code" not in ln]
         for ln in reversed(lines):
             low = ln.lower()
             if any(w in low for w in ("error", "fail", "cannot", "invalid", "must", "no ports", "not ")):

@@ -45,25 +45,45 @@ def groups(cfg: RunConfig) -> list[tuple[str, list[int]]]:
     return out
 
 
-def streams(cfg: RunConfig, frame: int, rate_pps: float) -> list[dict]:
-    """One stream per direction: port 0 -> 1 and, when bidirectional, 1 -> 0."""
-    base = {"frame_size": frame, "flows": cfg.flows, "flow_fields": list(cfg.flow_fields), "rate_pps": rate_pps}
-    out = [{"port": 0, "rx_port": 1, **base}]
-    if cfg.bidirectional:
-        out.append({"port": 1, "rx_port": 0, **base})
+def _ip(value: int) -> str:
+    return ".".join(str(value >> s & 255) for s in (24, 16, 8, 0))
+
+
+def streams(cfg: RunConfig, frame: int, rate_pps: float, queues: int = 1) -> list[dict]:
+    """Streams of each direction (port 0 -> 1 and, when bidirectional, 1 -> 0), one per TX queue: the
+    direction's rate and flows are split over its queues, each queue with its own flows."""
+    per_q = max(1, cfg.flows // queues)
+    out = []
+    for port, rx_port in ((0, 1), (1, 0))[:2 if cfg.bidirectional else 1]:
+        for q in range(queues):
+            src = (198 << 24 | 18 << 16 | port << 8 | 1) + q * per_q  # RFC 2544 benchmark range
+            dst = (198 << 24 | 19 << 16 | rx_port << 8 | 1)
+            out.append({"port": port, "queue": q, "rx_port": rx_port, "frame_size": frame, "flows": per_q,
+                        "flow_fields": list(cfg.flow_fields), "rate_pps": rate_pps / queues,
+                        "src_ip": _ip(src), "dst_ip": _ip(dst)})
+    return out
+
+
+def by_direction(r: TrialResult) -> dict[tuple[int, int], list]:
+    """The streams of a trial grouped by direction (tx port, rx port)."""
+    out: dict[tuple[int, int], list] = {}
+    for s in r.streams:
+        out.setdefault((s.port, s.rx_port), []).append(s)
     return out
 
 
 def outcome_of(r: TrialResult, refused_is_loss: bool) -> Outcome:
-    """The search's view of a trial. On a virtual wire a frame the device refuses was refused by the
-    DUT's full RX ring (backpressure): it was offered, so it counts as sent and lost, not as a
-    generator failure. On a NIC a refused frame never left the generator's own TX ring."""
+    """The search's view of a trial, one Direction per direction. On a virtual wire a frame the device
+    refuses was refused by the DUT's full RX ring (backpressure): it was offered, so it counts as sent
+    and lost, not as a generator failure. On a NIC a refused frame never left the generator's TX ring."""
     dirs = []
-    for s in r.streams:
-        refused = s.tx_refused if refused_is_loss else 0
-        achieved = (s.tx_pkts + refused) / r.tx_window_s if r.tx_window_s else s.achieved_pps
-        dirs.append(Direction(requested_pps=s.requested_pps, achieved_pps=achieved, tx=s.tx_pkts + refused,
-                              rx=s.rx_unique, duplicate=s.duplicate, late=s.late))
+    for group in by_direction(r).values():
+        refused = sum(s.tx_refused for s in group) if refused_is_loss else 0
+        tx = sum(s.tx_pkts for s in group) + refused
+        achieved = tx / r.tx_window_s if r.tx_window_s else sum(s.achieved_pps for s in group)
+        dirs.append(Direction(requested_pps=sum(s.requested_pps for s in group), achieved_pps=achieved, tx=tx,
+                              rx=sum(s.rx_unique for s in group), duplicate=sum(s.duplicate for s in group),
+                              late=sum(s.late for s in group)))
     return Outcome(tuple(dirs))
 
 
@@ -90,7 +110,8 @@ class TrialRunner:
         self.replay = deque(replay)
         self.detail: dict = {}
         self.replaying = False
-        client.configure(streams(cfg, frame, 0))
+        self.queues = cfg.dut_rxq if cfg.dut != "external" else 1
+        self.nb_streams = client.configure(streams(cfg, frame, 0, self.queues))
 
     def __call__(self, rate_pps: float, duration_s: float, kind: Kind) -> Outcome:
         if self.replay:
@@ -103,7 +124,8 @@ class TrialRunner:
             return outcome_from_dict(stored["outcome"])
         self.replaying = False
         before = self._dut_stats()
-        r = self.client.run_trial(duration_s=duration_s, drain_ms=self.cfg.drain_ms, rate_pps=rate_pps)
+        r = self.client.run_trial(duration_s=duration_s, drain_ms=self.cfg.drain_ms,
+                                  rate_pps=[rate_pps / self.queues] * self.nb_streams)
         after = self._dut_stats()
         self.detail = self._details(r, before, after)
         return outcome_of(r, self.refused_is_loss)
@@ -116,15 +138,17 @@ class TrialRunner:
     def _details(self, r: TrialResult, before: list[dict] | None, after: list[dict] | None) -> dict:
         dut = [counter_delta(a, b) for a, b in zip(after, before, strict=True)] if before and after else None
         directions = []
-        for s in r.streams:
-            refused = s.tx_refused if self.refused_is_loss else 0
-            led = direction_ledger(s.tx_pkts + refused, s.rx_unique, dut[s.port] if dut else None,
-                                   dut[s.rx_port] if dut else None, refused)
-            lat = s.latency_ns
-            directions.append({"port": s.port, "rx_port": s.rx_port, "tx_refused": s.tx_refused,
-                               "pace_skipped": s.pace_skipped, "pace_restarts": s.pace_restarts,
-                               "reordered": s.reordered, "ledger": led,
-                               "latency_ns": asdict(lat)})
+        for (port, rx_port), group in by_direction(r).items():
+            refused = sum(s.tx_refused for s in group) if self.refused_is_loss else 0
+            led = direction_ledger(sum(s.tx_pkts for s in group) + refused, sum(s.rx_unique for s in group),
+                                   dut[port] if dut else None, dut[rx_port] if dut else None, refused)
+            lat = [asdict(s.latency_ns) for s in group]
+            directions.append({"port": port, "rx_port": rx_port, "tx_refused": sum(s.tx_refused for s in group),
+                               "pace_skipped": sum(s.pace_skipped for s in group),
+                               "pace_restarts": sum(s.pace_restarts for s in group),
+                               "reordered": sum(s.reordered for s in group), "ledger": led,
+                               # worst queue's percentiles (merging histograms would need the buckets)
+                               "latency_ns": {k: max(x[k] for x in lat) for k in lat[0]}})
         detail: dict = {"trial_id": r.trial, "tx_window_s": r.tx_window_s, "directions": directions}
         if dut:
             detail["dut_ports"] = [{k: v for k, v in d.items() if k in
@@ -133,11 +157,11 @@ class TrialRunner:
         return detail
 
 
-def measure_ceiling(client: ZlgenClient, cfg: RunConfig, frame: int) -> float:
+def measure_ceiling(client: ZlgenClient, cfg: RunConfig, frame: int, queues: int = 1) -> float:
     """Frames per second per direction that arrive when zlgen sends as fast as it can (the slowest direction)."""
-    client.configure(streams(cfg, frame, 0))
+    client.configure(streams(cfg, frame, 0, queues))
     r = client.run_trial(duration_s=CEILING_S, drain_ms=200)
-    return min(s.rx_unique for s in r.streams) / r.tx_window_s
+    return min(sum(s.rx_unique for s in g) for g in by_direction(r).values()) / r.tx_window_s
 
 
 def goal_dict(g, frame: int, link_bps: float, trials: tuple[TrialRecord, ...]) -> dict | None:
@@ -195,8 +219,10 @@ class Run:
                 self.rf.save()
                 for frame in frames:
                     if link == "vhost":
-                        ceilings[frame] = self._ceiling(frame, link, "through-dut",
-                                                        lambda f=frame: measure_ceiling(bench.gen.client, cfg, f))
+                        def measure(f: int = frame) -> float:
+                            return measure_ceiling(bench.gen.client, cfg, f, cfg.dut_rxq)
+
+                        ceilings[frame] = self._ceiling(frame, link, "through-dut", measure)
                     for rep in range(cfg.repeat):
                         self._search(bench.gen.client, tel, frame, rep, link, ceilings[frame])
 
@@ -217,11 +243,13 @@ class Run:
         out = {f: self.rf.doc["ceilings"][str(f)]["pps"] for f in frames if f not in need}
         if need:
             loop = BenchSpec(dut="none", link="memif", max_frame=spec.max_frame, depth=spec.depth,
-                             gen_lcores=spec.gen_lcores)
+                             gen_lcores=spec.gen_lcores, dut_rxq=spec.dut_rxq)
             with SoftBench(loop, ws) as lb:
                 for f in need:
-                    out[f] = self._ceiling(f, "memif", "loopback", lambda f=f: measure_ceiling(lb.gen.client,
-                                                                                                 self.cfg, f))
+                    def measure(f: int = f) -> float:
+                        return measure_ceiling(lb.gen.client, self.cfg, f, spec.dut_rxq)
+
+                    out[f] = self._ceiling(f, "memif", "loopback", measure)
         return out
 
     def _external(self) -> None:

@@ -9,7 +9,7 @@ from zeroloss.bench.workspace import Workspace
 
 
 def bench(spec: BenchSpec):
-    ws = Workspace(keep_logs=True)
+    ws = Workspace()
     b = SoftBench(spec, ws).start()
     try:
         yield b

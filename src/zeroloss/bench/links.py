@@ -41,9 +41,10 @@ def vhost_wire(index: int, sock: Path, queue_size: int = 1024, queues: int = 1,
                   f"queues={queues},queue_size={queue_size}")
 
 
-def make_wire(kind: str, index: int, sock: Path, jumbo: bool, depth: int, b_index: int | None = None) -> Wire:
+def make_wire(kind: str, index: int, sock: Path, jumbo: bool, depth: int, b_index: int | None = None,
+              queues: int = 1) -> Wire:
     if kind == "memif":
         return memif_wire(index, sock, ring_log2=depth, jumbo=jumbo, b_index=b_index)
     if kind == "vhost":
-        return vhost_wire(index, sock, queue_size=min(4096, 1 << depth), b_index=b_index)
+        return vhost_wire(index, sock, queue_size=min(4096, 1 << depth), queues=queues, b_index=b_index)
     raise ZeroLossError(f"unknown link kind '{kind}'", f"use one of {', '.join(LINK_KINDS)}")

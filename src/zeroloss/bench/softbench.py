@@ -40,7 +40,9 @@ class BenchSpec:
     idle_sleep_us: int = 0
     rxd: int = 1024
     txd: int = 1024
-    dut_rxq: int = 1         # testpmd RX and TX queues per port
+    # queues per port, on testpmd and on zlgen alike: a virtual wire pairs queue i with queue i, and a
+    # memif whose ends disagree on the queue count mixes frames between queues
+    dut_rxq: int = 1
 
     def check(self) -> None:
         if self.dut not in DUTS:
@@ -69,8 +71,8 @@ class SoftBench:
                 w = make_wire(s.link, 0, self.ws.sock("wire0"), jumbo, s.depth, b_index=1)
                 gen_vdevs = (w.a, w.b)
             else:
-                w0 = make_wire(s.link, 0, self.ws.sock("wire0"), jumbo, s.depth)
-                w1 = make_wire(s.link, 1, self.ws.sock("wire1"), jumbo, s.depth)
+                w0 = make_wire(s.link, 0, self.ws.sock("wire0"), jumbo, s.depth, queues=s.dut_rxq)
+                w1 = make_wire(s.link, 1, self.ws.sock("wire1"), jumbo, s.depth, queues=s.dut_rxq)
                 dut_eal = Eal(lcores=s.dut_lcores, file_prefix=self.ws.prefix("dut"), vdevs=(w0.a, w1.a),
                               main_lcore=s.dut_main_lcore)
                 self.dut = self._stack.enter_context(TestPmd(TestPmdConfig(
@@ -81,7 +83,8 @@ class SoftBench:
             gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"), vdevs=gen_vdevs)
             self.gen = self._stack.enter_context(Zlgen(ZlgenConfig(
                 eal=gen_eal, ctl_path=self.ws.sock("zlgen-ctl"), max_frame=s.max_frame,
-                idle_sleep_us=s.idle_sleep_us, rxd=s.rxd, txd=s.txd), self.ws.log("zlgen")))
+                idle_sleep_us=s.idle_sleep_us, rxd=s.rxd, txd=s.txd, rxq=s.dut_rxq, txq=s.dut_rxq),
+                self.ws.log("zlgen")))
             self.warm_up()
         except BaseException:
             self._stack.close()

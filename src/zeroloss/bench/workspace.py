@@ -39,5 +39,7 @@ class Workspace:
     def __enter__(self) -> Workspace:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is not None and exc_type is not KeyboardInterrupt:
+            self.keep_logs = True  # an error message points at these logs
         self.close()
