@@ -52,6 +52,9 @@ class RunConfig:
                                        "(retried, never DUT loss)", 0.01, 50, unit="%")
     max_retries: int = _f(3, "retries after a generator failure or anomaly", 0, 20)
     anomaly_policy: str = _f("retry", "negative loss, duplicates, late frames", choices=("fail", "retry", "abort"))
+    pace_gap_us: int = _f(1000, "zlgen pacing: a stall shorter than this is made up with short bursts, a "
+                                "longer one restarts the schedule and its frames are skipped (generator failure "
+                                "if too many)", 1, 1000000, unit="us")
     link_speed_gbps: float = _f(25.0, "nominal link speed for % of line rate", 0.001, 1000, unit="Gb/s")
     repeat: int = _f(1, "searches per frame size (the spread of their NDRs is reported)", 1, 100)
     ring_depth_log2: int = _f(14, "bench ring depth, log2 (memif rsize; vhost queue size capped at 4096)", 8, 14)

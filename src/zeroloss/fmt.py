@@ -110,7 +110,9 @@ def run_table(doc: dict) -> str:
 def queue_lines(doc: dict) -> list[str]:
     """How the frames of the NDR validation trial spread over each DUT port's RX queues."""
     nb = doc["config"].get("dut_rxq", 1)
-    out = []
+    out: list[str] = []
+    if nb < 2:
+        return out
     for s in doc["searches"]:
         val = ((s.get("result") or {}).get("ndr") or {}).get("validation")
         if not val or s["repeat"] != 0:

@@ -208,7 +208,7 @@ class Run:
         cfg = self.cfg
         spec = BenchSpec(dut="testpmd", link=link, forward_mode=cfg.forward_mode, max_frame=max(1518, *frames),
                          depth=cfg.ring_depth_log2, gen_lcores=cfg.gen_lcores, dut_lcores=cfg.dut_lcores,
-                         dut_main_lcore=cfg.dut_main_lcore, dut_rxq=cfg.dut_rxq)
+                         dut_main_lcore=cfg.dut_main_lcore, dut_rxq=cfg.dut_rxq, gap_us=cfg.pace_gap_us)
         with Workspace() as ws:
             ceilings = self._ceilings_loopback(ws, spec, frames) if link == "memif" else {}
             with SoftBench(spec, ws) as bench, bench.dut.telemetry() as tel:
@@ -243,7 +243,7 @@ class Run:
         out = {f: self.rf.doc["ceilings"][str(f)]["pps"] for f in frames if f not in need}
         if need:
             loop = BenchSpec(dut="none", link="memif", max_frame=spec.max_frame, depth=spec.depth,
-                             gen_lcores=spec.gen_lcores, dut_rxq=spec.dut_rxq)
+                             gen_lcores=spec.gen_lcores, dut_rxq=spec.dut_rxq, gap_us=spec.gap_us)
             with SoftBench(loop, ws) as lb:
                 for f in need:
                     def measure(f: int = f) -> float:
@@ -262,7 +262,8 @@ class Run:
         vdevs = tuple(p for p in cfg.ports if not PCI_RE.match(p))
         with Workspace() as ws:
             eal = Eal(lcores=cfg.gen_lcores, file_prefix=ws.prefix("gen"), vdevs=vdevs, pci=pci)
-            zc = ZlgenConfig(eal=eal, ctl_path=ws.sock("zlgen-ctl"), max_frame=max(1518, *frames))
+            zc = ZlgenConfig(eal=eal, ctl_path=ws.sock("zlgen-ctl"), max_frame=max(1518, *frames),
+                             gap_us=cfg.pace_gap_us)
             with Zlgen(zc, ws.log("zlgen")) as g:
                 self.rf.doc["placement"]["external"] = {"zlgen_lcores": cfg.gen_lcores, "ports": list(cfg.ports),
                                                         "dpdk": g.client.hello()["dpdk"]}

@@ -30,8 +30,22 @@ def our_processes(tag: str) -> list[str]:
     return [line for line in out.splitlines() if tag in line and ("zlgen" in line or "testpmd" in line)]
 
 
-def test_readme_main_command_runs():
-    r = subprocess.run([*ZEROLOSS, *readme_main_command()], capture_output=True, text=True, timeout=120)
+def test_readme_main_command_runs(tmp_path):
+    """The README's main command, shortened to one frame size and short trials to keep the suite fast."""
+    cmd = readme_main_command()
+    assert cmd[0] == "run"
+    short = ["--frame-sizes", "64", "--trial", "0.3", "--validation", "0.6", "--granularity", "5",
+             "-o", str(tmp_path / "r.json")]
+    r = subprocess.run([*ZEROLOSS, *cmd, *short], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "Zero-loss throughput" in r.stdout and "line rate %" in r.stdout
+    row = next(line for line in r.stdout.splitlines() if line.startswith("64 "))
+    assert re.search(r"64\s+memif\s+[\d,]+", row)
+
+
+def test_trial_command_runs():
+    r = subprocess.run([*ZEROLOSS, "trial", "--rate", "1M", "--flows", "1024", "--duration", "1"],
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "requested" in r.stdout and "lat p50 us" in r.stdout
     m = re.search(r"sent (\d+), received (\d+)", r.stdout)

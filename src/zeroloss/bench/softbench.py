@@ -38,6 +38,7 @@ class BenchSpec:
     dut_lcores: str = "0,1"
     dut_main_lcore: int = 1  # testpmd's main lcore only reads commands; the others forward
     idle_sleep_us: int = 0
+    gap_us: int = 50         # zlgen's pacing restart gap
     rxd: int = 1024
     txd: int = 1024
     # queues per port, on testpmd and on zlgen alike: a virtual wire pairs queue i with queue i, and a
@@ -83,7 +84,7 @@ class SoftBench:
             gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"), vdevs=gen_vdevs)
             self.gen = self._stack.enter_context(Zlgen(ZlgenConfig(
                 eal=gen_eal, ctl_path=self.ws.sock("zlgen-ctl"), max_frame=s.max_frame,
-                idle_sleep_us=s.idle_sleep_us, rxd=s.rxd, txd=s.txd, rxq=s.dut_rxq, txq=s.dut_rxq),
+                idle_sleep_us=s.idle_sleep_us, rxd=s.rxd, txd=s.txd, rxq=s.dut_rxq, txq=s.dut_rxq, gap_us=s.gap_us),
                 self.ws.log("zlgen")))
             self.warm_up()
         except BaseException:
