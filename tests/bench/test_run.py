@@ -145,3 +145,28 @@ def test_missing_hugepages_is_one_line_with_the_remedy(tmp_path):
         nr.write_text(saved)
     one_line_error(r, "hugepages")
     assert "make setup" in r.stderr
+
+
+def test_external_dut_mode_drives_only_zlgen(tmp_path):
+    """The user's DUT (here a testpmd we start ourselves, standing in for a lab DUT) on the ports named."""
+    from zeroloss.bench.links import memif_wire
+    from zeroloss.bench.workspace import Workspace
+    from zeroloss.dpdk.eal import Eal
+    from zeroloss.dpdk.testpmd import TestPmd, TestPmdConfig
+
+    with Workspace() as ws:
+        w0 = memif_wire(0, ws.sock("x0"), ring_log2=14)
+        w1 = memif_wire(1, ws.sock("x1"), ring_log2=14)
+        eal = Eal(lcores="0,1", main_lcore=1, file_prefix=ws.prefix("userdut"), vdevs=(w0.a, w1.a))
+        with TestPmd(TestPmdConfig(eal=eal), ws.log("userdut")):
+            r = run("--dut", "external", "--port", w0.b, "--port", w1.b, "--max-rate", "200k",
+                    "--frame-sizes", "64", *FAST, "-o", str(tmp_path / "r.json"), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    (s,) = doc["searches"]
+    assert s["link"] == "external" and s["max_rate_pps"] == 200_000
+    assert doc["ceilings"] == {}  # no loop without the DUT: the user's --max-rate bounds the search
+    assert doc["placement"]["external"]["ports"] == [w0.b, w1.b]
+    ndr = s["result"]["ndr"]
+    assert ndr["rate_pps"] and ndr["rate_pps"] <= 200_000
+    assert "generator-bound" not in s["result"]["flags"]
