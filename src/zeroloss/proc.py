@@ -15,8 +15,10 @@ from .errors import ZeroLossError
 class ManagedProcess:
     """A child process with an owner: ``with ManagedProcess(...) as p:`` stops it however the block ends."""
 
-    def __init__(self, name: str, argv: list[str], log_path: Path, stdin_pipe: bool = False):
+    def __init__(self, name: str, argv: list[str], log_path: Path, stdin_pipe: bool = False,
+                 env: dict[str, str] | None = None):
         self.name = name
+        self.env = {**os.environ, **env} if env else None
         self.argv = argv
         self.log_path = log_path
         self.stdin_pipe = stdin_pipe
@@ -33,6 +35,7 @@ class ManagedProcess:
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C reaches us, we stop the child in order
+                env=self.env,
             )
         except OSError as e:
             self._log.close()

@@ -1,0 +1,1 @@
+"""Devices under test that zeroloss starts and configures: Open vSwitch with DPDK."""

@@ -1,0 +1,223 @@
+"""A private Open vSwitch with DPDK: own database, sockets and run directory; never the system's OVS.
+
+ovsdb-server and ovs-vswitchd-dpdk (Debian openvswitch-switch-dpdk; /usr/sbin/ovs-vswitchd is the
+build without DPDK) run as our children, configured through ovs-vsctl/ovs-ofctl/ovs-appctl called
+with explicit sockets. OpenFlow rules are kept here and re-applied whenever vswitchd restarts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ZeroLossError
+from ..proc import ManagedProcess
+
+VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+
+
+@dataclass(frozen=True)
+class OvsSettings:
+    """other_config of Open_vSwitch: DPDK memory and cores."""
+
+    file_prefix: str
+    socket_mem_mb: int = 1024       # MTU 9000 ports need 1024 on the bench (BRIEF §7)
+    lcore_mask: str = "0x1"         # OVS's non-PMD DPDK threads
+    pmd_cpu_mask: str = "0x1"       # PMD threads polling the ports
+    rxq_assign: str = "cycles"      # cycles | roundrobin | group
+    extra: tuple[str, ...] = ()
+
+    def other_config(self) -> dict[str, str]:
+        extra = " ".join((f"--file-prefix={self.file_prefix}", "--in-memory", "--no-pci", *self.extra))
+        return {"dpdk-init": "true", "dpdk-socket-mem": str(self.socket_mem_mb),
+                "dpdk-lcore-mask": self.lcore_mask, "pmd-cpu-mask": self.pmd_cpu_mask,
+                "pmd-rxq-assign": self.rxq_assign, "dpdk-extra": extra}
+
+
+def parse_map(text: str) -> dict[str, int | str]:
+    """ovs-vsctl's map output '{rx_packets=10, tx_dropped=0}' as a dict (numbers as int)."""
+    out: dict[str, int | str] = {}
+    for key, value in re.findall(r'([\w:-]+)=("[^"]*"|[^,}]*)', text):
+        value = value.strip().strip('"')
+        out[key] = int(value) if re.fullmatch(r"-?\d+", value) else value
+    return out
+
+
+@dataclass
+class Ovs:
+    """ovsdb-server + ovs-vswitchd-dpdk in rundir; ``with Ovs(...) as ovs:`` stops both however it ends."""
+
+    rundir: Path
+    settings: OvsSettings
+    flows: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.db = self.rundir / "conf.db"
+        self.db_sock = self.rundir / "db.sock"
+        self.vswitchd_ctl = self.rundir / "vswitchd.ctl"
+        self.ovsdb: ManagedProcess | None = None
+        self.vswitchd: ManagedProcess | None = None
+
+    # processes ------------------------------------------------------------------------------------------
+    def start(self) -> Ovs:
+        if not os.access(VSWITCHD, os.X_OK):
+            raise ZeroLossError(f"{VSWITCHD} is missing", "run 'make setup' (Debian openvswitch-switch-dpdk)")
+        self.rundir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._run(["ovsdb-tool", "create", str(self.db), SCHEMA])
+            self.ovsdb = ManagedProcess("ovsdb-server", [
+                "ovsdb-server", str(self.db), f"--remote=punix:{self.db_sock}",
+                f"--unixctl={self.rundir / 'ovsdb.ctl'}", f"--log-file={self.rundir / 'ovsdb.log'}"],
+                self.rundir / "ovsdb.out").start()
+            self._wait_path(self.db_sock, self.ovsdb, 10)
+            self.vsctl("init")
+            self.vsctl("set", "Open_vSwitch", ".",
+                       *(f"other_config:{k}={v}" for k, v in self.settings.other_config().items()))
+            self.start_vswitchd()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def start_vswitchd(self) -> None:
+        env = {"OVS_RUNDIR": str(self.rundir), "OVS_LOGDIR": str(self.rundir), "OVS_DBDIR": str(self.rundir)}
+        self.vswitchd = ManagedProcess("ovs-vswitchd-dpdk", [
+            VSWITCHD, f"unix:{self.db_sock}", f"--unixctl={self.vswitchd_ctl}",
+            f"--log-file={self.rundir / 'vswitchd.log'}"], self.rundir / "vswitchd.out", env=env).start()
+        self._wait_path(self.vswitchd_ctl, self.vswitchd, 30)
+        deadline = time.monotonic() + 60
+        while self.vsctl("--if-exists", "get", "Open_vSwitch", ".", "dpdk_initialized").strip() != "true":
+            if not self.vswitchd.alive() or time.monotonic() > deadline:
+                raise ZeroLossError(f"ovs-vswitchd-dpdk did not initialise DPDK: {self._log_reason()}",
+                                    "check hugepages (dpdk-socket-mem) and the log")
+            time.sleep(0.2)
+        for bridge in self.flows:
+            self._apply_flows(bridge)
+
+    def restart_vswitchd(self) -> None:
+        """Restarts vswitchd (the database keeps bridges and ports); OpenFlow rules are applied again."""
+        if self.vswitchd:
+            self.vswitchd.stop()
+        self.start_vswitchd()
+
+    def stop(self) -> None:
+        if self.vswitchd and self.vswitchd.alive():
+            self._run(["ovs-appctl", "-t", str(self.vswitchd_ctl), "exit", "--cleanup"], check=False, timeout=15)
+        if self.vswitchd:
+            self.vswitchd.stop()
+        if self.ovsdb:
+            self.ovsdb.stop()
+        self.vswitchd = self.ovsdb = None
+
+    def __enter__(self) -> Ovs:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # configuration ----------------------------------------------------------------------------------------
+    def vsctl(self, *args: str) -> str:
+        # --no-wait: never block on a vswitchd that is down or busy (BRIEF §7)
+        return self._run(["ovs-vsctl", f"--db=unix:{self.db_sock}", "--no-wait", "--timeout=20", *args])
+
+    def appctl(self, *args: str) -> str:
+        return self._run(["ovs-appctl", "-t", str(self.vswitchd_ctl), *args])
+
+    def ofctl(self, cmd: str, bridge: str, *args: str) -> str:
+        return self._run(["ovs-ofctl", "-O", "OpenFlow13", cmd, f"unix:{self.rundir / (bridge + '.mgmt')}", *args])
+
+    def add_bridge(self, name: str) -> None:
+        self.vsctl("add-br", name, "--", "set", "bridge", name, "datapath_type=netdev")
+
+    def add_vhost_client_port(self, bridge: str, name: str, sock: Path, n_rxq: int = 1, mtu: int = 1500,
+                              rxd: int = 2048, txd: int = 2048, tx_retries_max: int | None = None) -> None:
+        """A dpdkvhostuserclient port: OVS connects to the socket the VM (or zlgen) serves, as QEMU does."""
+        opts = [f"options:vhost-server-path={sock}", f"options:n_rxq={n_rxq}",
+                f"options:n_rxq_desc={rxd}", f"options:n_txq_desc={txd}"]
+        if tx_retries_max is not None:
+            opts.append(f"options:tx-retries-max={tx_retries_max}")
+        self.vsctl("add-port", bridge, name, "--", "set", "Interface", name, "type=dpdkvhostuserclient",
+                   *opts, f"mtu_request={mtu}")
+
+    def set_flows(self, bridge: str, flows: list[str]) -> None:
+        """Replaces the bridge's OpenFlow rules; they are remembered and re-applied after a restart."""
+        self.flows[bridge] = list(flows)
+        self._apply_flows(bridge)
+
+    def _apply_flows(self, bridge: str) -> None:
+        self.ofctl("del-flows", bridge)
+        for f in self.flows[bridge]:
+            self.ofctl("add-flow", bridge, f)
+
+    # state ------------------------------------------------------------------------------------------------
+    def interface(self, name: str) -> dict:
+        """ofport, link state, MTU, error and statistics of an interface."""
+        out = self.vsctl("--columns=ofport,link_state,mtu,error,statistics", "list", "Interface", name)
+        row: dict = {}
+        for line in out.splitlines():
+            key, _, value = line.partition(":")
+            key, value = key.strip(), value.strip()
+            row[key] = parse_map(value) if value.startswith("{") else value.strip('"')
+        return row
+
+    def check_port(self, name: str) -> None:
+        """OVS drops a port whose mempool it could not allocate (only a log line says so): detect it."""
+        row = self.interface(name)
+        if row.get("ofport") in ("-1", "[]") or row.get("error") not in ("[]", "", None):
+            raise ZeroLossError(f"OVS could not set up port {name}: {row.get('error')}",
+                                "raise dpdk-socket-mem (socket_mem_mb) or free hugepages; MTU 9000 ports need "
+                                "about 1024 MiB")
+
+    def stats(self, names: list[str]) -> dict[str, dict]:
+        return {n: self.interface(n).get("statistics", {}) for n in names}
+
+    def snapshot(self) -> dict[str, str]:
+        """PMD and drop state as OVS prints it (kept per trial in the result file)."""
+        out = {}
+        for key, args in (("pmd_rxq_show", ("dpif-netdev/pmd-rxq-show",)),
+                          ("pmd_stats_show", ("dpif-netdev/pmd-stats-show",)),
+                          ("coverage_drops", ("coverage/show",))):
+            try:
+                text = self.appctl(*args)
+            except ZeroLossError as e:
+                text = f"unavailable: {e}"
+            if key == "coverage_drops":
+                text = "\n".join(line for line in text.splitlines() if "drop" in line)
+            out[key] = text
+        return out
+
+    # helpers ----------------------------------------------------------------------------------------------
+    def _run(self, argv: list[str], check: bool = True, timeout: float = 30) -> str:
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise ZeroLossError(f"{argv[0]} {' '.join(argv[1:3])} did not answer in {timeout:.0f} s") from e
+        except OSError as e:
+            raise ZeroLossError(f"cannot run {argv[0]}: {e.strerror}", "run 'make setup'") from e
+        if check and r.returncode != 0:
+            msg = (r.stderr.strip() or r.stdout.strip()).splitlines()
+            raise ZeroLossError(f"{argv[0]} {argv[-2] if len(argv) > 2 else ''} failed: "
+                                f"{msg[-1] if msg else 'exit ' + str(r.returncode)}")
+        return r.stdout
+
+    def _wait_path(self, path: Path, proc: ManagedProcess, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not path.exists():
+            if not proc.alive():
+                raise ZeroLossError(f"{proc.name} exited before it was ready: {proc.reason()} (log: {proc.log_path})")
+            if time.monotonic() > deadline:
+                raise ZeroLossError(f"{proc.name} was not ready after {timeout:.0f} s (log: {proc.log_path})")
+            time.sleep(0.05)
+
+    def _log_reason(self) -> str:
+        log = self.rundir / "vswitchd.log"
+        try:
+            lines = [ln for ln in log.read_text().splitlines() if "|ERR|" in ln or "|EMER|" in ln]
+        except OSError:
+            lines = []
+        return lines[-1].split("|")[-1] if lines else f"see {log}"
