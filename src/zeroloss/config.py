@@ -31,6 +31,9 @@ class RunConfig:
     flows: int = _f(1024, "flows per direction, made by stepping the flow_fields", 1, 1 << 20)
     flow_fields: list[str] = _f(("src_ip", "dst_ip"), "header fields stepped per flow", choices=FLOW_FIELDS)
     bidirectional: bool = _f(True, "send both ways (port 0 -> 1 and 1 -> 0)")
+    topology: str = _f("p2p", "bench path: p2p (zlgen - testpmd - zlgen) or pvp (zlgen - OVS-DPDK - testpmd VNF "
+                                "on virtio-user - OVS-DPDK - zlgen)", choices=("p2p", "pvp"))
+    vnf_ring: int = _f(1024, "pvp: the VNF's virtio ring size (256, 1024 or 4096)", 256, 4096)
     dut: str = _f("testpmd", "device under test: testpmd (started by zeroloss) or external (yours)",
                   choices=("testpmd", "external"))
     forward_mode: str = _f("io", "testpmd forwarding mode", choices=("io", "mac", "macswap"))

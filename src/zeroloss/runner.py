@@ -9,12 +9,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 
+from .bench.pvp import PvpBench, PvpSpec
 from .bench.softbench import BenchSpec, SoftBench
 from .bench.workspace import Workspace
 from .config import RunConfig
 from .dpdk import hugepages
 from .dpdk.eal import Eal
-from .dpdk.telemetry import Telemetry
 from .errors import ZeroLossError
 from .gen import Zlgen, ZlgenClient, ZlgenConfig
 from .ledger import counter_delta, direction_ledger, queue_spread
@@ -22,6 +22,7 @@ from .model import TrialResult, l1_bps, l2_bps, line_rate_pps
 from .result import ResultFile
 from .search import Direction, Kind, Outcome, SearchConfig, SearchResult, TrialRecord, binary_search
 
+DutProbe = Callable[[], list[dict]]  # the DUT's counters per zlgen-facing port, in DPDK ethdev terms
 PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 CEILING_S = 1.0
 
@@ -100,13 +101,14 @@ def record_dict(rec: TrialRecord) -> dict:
 class TrialRunner:
     """The search's trial callback: replays stored trials of a resumed search, then measures live."""
 
-    def __init__(self, client: ZlgenClient, cfg: RunConfig, frame: int, dut_tel: Telemetry | None,
-                 replay: list[dict], refused_is_loss: bool):
+    def __init__(self, client: ZlgenClient, cfg: RunConfig, frame: int, dut_probe: DutProbe | None,
+                 replay: list[dict], refused_is_loss: bool, dut_state: Callable[[], dict] | None = None):
         self.client = client
         self.refused_is_loss = refused_is_loss
+        self.dut_state = dut_state
         self.cfg = cfg
         self.frame = frame
-        self.tel = dut_tel
+        self.probe = dut_probe
         self.replay = deque(replay)
         self.detail: dict = {}
         self.replaying = False
@@ -131,9 +133,7 @@ class TrialRunner:
         return outcome_of(r, self.refused_is_loss)
 
     def _dut_stats(self) -> list[dict] | None:
-        if self.tel is None:
-            return None
-        return [self.tel.ethdev_stats(p) for p in (0, 1)]
+        return self.probe() if self.probe else None
 
     def _details(self, r: TrialResult, before: list[dict] | None, after: list[dict] | None) -> dict:
         dut = [counter_delta(a, b) for a, b in zip(after, before, strict=True)] if before and after else None
@@ -151,9 +151,10 @@ class TrialRunner:
                                "latency_ns": {k: max(x[k] for x in lat) for k in lat[0]}})
         detail: dict = {"trial_id": r.trial, "tx_window_s": r.tx_window_s, "directions": directions}
         if dut:
-            detail["dut_ports"] = [{k: v for k, v in d.items() if k in
-                                    ("ipackets", "opackets", "imissed", "ierrors", "oerrors", "rx_nombuf",
-                                     "q_ipackets")} for d in dut]
+            detail["dut_ports"] = [{k: v for k, v in d.items() if isinstance(v, int) or k == "q_ipackets"}
+                                   for d in dut]
+        if self.dut_state:
+            detail["dut_state"] = self.dut_state()
         return detail
 
 
@@ -192,6 +193,8 @@ class Run:
     def execute(self) -> None:
         if self.cfg.dut == "external":
             self._external()
+        elif self.cfg.topology == "pvp":
+            self._pvp()
         else:
             for link, frames in groups(self.cfg):
                 self._bench_group(link, frames)
@@ -212,19 +215,40 @@ class Run:
         with Workspace() as ws:
             ceilings = self._ceilings_loopback(ws, spec, frames) if link == "memif" else {}
             with SoftBench(spec, ws) as bench, bench.dut.telemetry() as tel:
-                hello = bench.gen.client.hello()
-                self.rf.doc["placement"][link] = {"zlgen_lcores": cfg.gen_lcores, "testpmd_lcores": cfg.dut_lcores,
-                                                  "testpmd_main_lcore": cfg.dut_main_lcore,
-                                                  "dpdk": hello["dpdk"], "link": link}
-                self.rf.save()
-                for frame in frames:
-                    if link == "vhost":
-                        def measure(f: int = frame) -> float:
-                            return measure_ceiling(bench.gen.client, cfg, f, cfg.dut_rxq)
+                self._place(link, bench.gen.client, {"zlgen_lcores": cfg.gen_lcores, "testpmd_lcores": cfg.dut_lcores,
+                                                     "testpmd_main_lcore": cfg.dut_main_lcore})
+                self._frames(bench.gen.client, frames, link, ceilings,
+                             lambda: [tel.ethdev_stats(p) for p in (0, 1)], None)
 
-                        ceilings[frame] = self._ceiling(frame, link, "through-dut", measure)
-                    for rep in range(cfg.repeat):
-                        self._search(bench.gen.client, tel, frame, rep, link, ceilings[frame])
+    def _pvp(self) -> None:
+        frames = self._todo(list(self.cfg.frame_sizes))
+        if not frames:
+            return
+        cfg = self.cfg
+        spec = PvpSpec(max_frame=max(1518, *frames), queues=cfg.dut_rxq, vnf_ring=cfg.vnf_ring,
+                       vnf_forward_mode=cfg.forward_mode, gen_lcores=cfg.gen_lcores, gap_us=cfg.pace_gap_us)
+        with Workspace() as ws, PvpBench(spec, ws) as bench:
+            self._place("pvp", bench.gen.client, {"zlgen_lcores": spec.gen_lcores, "vnf_lcores": spec.vnf_lcores,
+                                                  "vnf_main_lcore": spec.vnf_main_lcore,
+                                                  "ovs_pmd_cpu_mask": spec.pmd_cpu_mask, "vnf_ring": spec.vnf_ring,
+                                                  "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues})
+            self._frames(bench.gen.client, frames, "pvp", {}, bench.port_counters, bench.ovs.snapshot)
+
+    def _place(self, key: str, client: ZlgenClient, info: dict) -> None:
+        self.rf.doc["placement"][key] = {**info, "dpdk": client.hello()["dpdk"]}
+        self.rf.save()
+
+    def _frames(self, client: ZlgenClient, frames: list[int], link: str, ceilings: dict[int, float],
+                probe: DutProbe, state: Callable[[], dict] | None) -> None:
+        """Searches each frame size; where no loopback ceiling exists, measures it through the DUT."""
+        for frame in frames:
+            if frame not in ceilings:
+                def measure(f: int = frame) -> float:
+                    return measure_ceiling(client, self.cfg, f, self.cfg.dut_rxq)
+
+                ceilings[frame] = self._ceiling(frame, link, "through-dut", measure)
+            for rep in range(self.cfg.repeat):
+                self._search(client, probe, frame, rep, link, ceilings[frame], state=state)
 
     def _ceiling(self, frame: int, link: str, how: str, measure: Callable[[], float]) -> float:
         key = str(frame)
@@ -273,8 +297,8 @@ class Run:
                     for rep in range(cfg.repeat):
                         self._search(g.client, None, frame, rep, "external", top, ceiling_is_gen=False)
 
-    def _search(self, client: ZlgenClient, tel: Telemetry | None, frame: int, rep: int, link: str,
-                ceiling: float, ceiling_is_gen: bool = True) -> None:
+    def _search(self, client: ZlgenClient, probe: DutProbe | None, frame: int, rep: int, link: str,
+                ceiling: float, ceiling_is_gen: bool = True, state: Callable[[], dict] | None = None) -> None:
         cfg = self.cfg
         line = line_rate_pps(self.link_bps, frame)
         max_rate = min(ceiling, line)
@@ -289,7 +313,7 @@ class Run:
                             trial_s=cfg.trial_s, validation_s=cfg.validation_s,
                             gen_tolerance_pct=cfg.gen_tolerance_pct, max_retries=cfg.max_retries,
                             anomaly_policy=cfg.anomaly_policy, ceiling_is_generator=ceiling_is_gen and ceiling < line)
-        runner = TrialRunner(client, cfg, frame, tel, replay, refused_is_loss=link != "external")
+        runner = TrialRunner(client, cfg, frame, probe, replay, refused_is_loss=link != "external", dut_state=state)
         self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,
                                  "resumed_trials": len(replay)})
 

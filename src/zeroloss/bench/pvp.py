@@ -104,12 +104,12 @@ class PvpBench:
         """Per zlgen-facing OVS port (g0, g1), live datapath counters in DPDK ethdev terms, plus every OVS
         port's counters ('ovs'): ipackets = what OVS took from zlgen, opackets = what it gave zlgen."""
         ports = dpctl_ports(self.ovs.appctl("dpctl/show", "-s"))
+        every = {f"ovs_{name}_{k}": v for name, c in ports.items() for k, v in c.items()}
         out = []
         for name in GEN_PORTS:
             p = ports.get(name, {})
             out.append({"ipackets": p.get("rx_packets", 0), "opackets": p.get("tx_packets", 0),
-                        "imissed": p.get("rx_dropped", 0), "oerrors": p.get("tx_dropped", 0),
-                        "ovs": ports})
+                        "imissed": p.get("rx_dropped", 0), "oerrors": p.get("tx_dropped", 0), **every})
         return out
 
     def stop(self) -> None:

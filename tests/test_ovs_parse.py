@@ -1,0 +1,35 @@
+"""Parsing what ovs-vsctl and ovs-appctl print (recorded outputs)."""
+
+from zeroloss.bench.pvp import dpctl_ports
+from zeroloss.dut.ovs import OvsSettings, parse_map
+
+DPCTL = """netdev@ovs-netdev:
+  lookups: hit:32764 missed:4 lost:0
+  flows: 4
+  port 0: ovs-netdev (tap)
+    RX packets:0 errors:0 dropped:0 overruns:0 frame:0
+    TX packets:0 errors:0 dropped:0 aborted:0 carrier:0
+  port 2: g0 (dpdkvhostuserclient: configured_rx_queues=1, configured_tx_queues=1, mtu=1500)
+    RX packets:8192 errors:? dropped:3 overruns:? frame:?
+    TX packets:8190 errors:? dropped:2 aborted:? carrier:?
+    RX bytes:12402688 (11.8 MiB)  TX bytes:12402688 (11.8 MiB)
+"""
+
+
+def test_dpctl_show_ports():
+    ports = dpctl_ports(DPCTL)
+    assert ports["g0"] == {"rx_packets": 8192, "rx_errors": 0, "rx_dropped": 3,
+                           "tx_packets": 8190, "tx_errors": 0, "tx_dropped": 2}
+    assert ports["ovs-netdev"]["rx_packets"] == 0
+
+
+def test_vsctl_map():
+    assert parse_map('{ovs_tx_failure_drops=5, ovs_tx_retries=0, rx_packets=10, name="a b"}') == {
+        "ovs_tx_failure_drops": 5, "ovs_tx_retries": 0, "rx_packets": 10, "name": "a b"}
+    assert parse_map("{}") == {}
+
+
+def test_other_config_keeps_ovs_private():
+    oc = OvsSettings(file_prefix="zlx", socket_mem_mb=2048, pmd_cpu_mask="0x2").other_config()
+    assert oc["dpdk-socket-mem"] == "2048" and oc["pmd-cpu-mask"] == "0x2"
+    assert "--file-prefix=zlx" in oc["dpdk-extra"] and "--no-pci" in oc["dpdk-extra"]
