@@ -33,6 +33,11 @@ class RunConfig:
     bidirectional: bool = _f(True, "send both ways (port 0 -> 1 and 1 -> 0)")
     topology: str = _f("p2p", "bench path: p2p (zlgen - testpmd - zlgen) or pvp (zlgen - OVS-DPDK - testpmd VNF "
                                 "on virtio-user - OVS-DPDK - zlgen)", choices=("p2p", "pvp"))
+    bridges: int = _f(1, "pvp: 1 bridge, or 2 (br-phy with zlgen's ports, br-int with the VNF's, patch ports)", 1, 2)
+    vlan: int = _f(-1, "pvp with 2 bridges: zlgen's frames carry this VLAN, translated to vlan+100 between the "
+                       "bridges (-1: untagged)", -1, 3995)
+    meter_pps: int = _f(0, "pvp: an OpenFlow meter dropping above this rate at OVS ingress, per direction "
+                           "(a DUT of known capacity; 0: none)", 0, 100_000_000, unit="pps")
     vnf_ring: int = _f(1024, "pvp: the VNF's virtio ring size (256, 1024 or 4096)", 256, 4096)
     dut: str = _f("testpmd", "device under test: testpmd (started by zeroloss) or external (yours)",
                   choices=("testpmd", "external"))

@@ -61,7 +61,7 @@ def streams(cfg: RunConfig, frame: int, rate_pps: float, queues: int = 1) -> lis
             dst = (198 << 24 | 19 << 16 | rx_port << 8 | 1)
             out.append({"port": port, "queue": q, "rx_port": rx_port, "frame_size": frame, "flows": per_q,
                         "flow_fields": list(cfg.flow_fields), "rate_pps": rate_pps / queues,
-                        "src_ip": _ip(src), "dst_ip": _ip(dst)})
+                        "src_ip": _ip(src), "dst_ip": _ip(dst), **({"vlan": cfg.vlan} if cfg.vlan >= 0 else {})})
     return out
 
 
@@ -226,12 +226,15 @@ class Run:
             return
         cfg = self.cfg
         spec = PvpSpec(max_frame=max(1518, *frames), queues=cfg.dut_rxq, vnf_ring=cfg.vnf_ring,
-                       vnf_forward_mode=cfg.forward_mode, gen_lcores=cfg.gen_lcores, gap_us=cfg.pace_gap_us)
+                       vnf_forward_mode=cfg.forward_mode, gen_lcores=cfg.gen_lcores, gap_us=cfg.pace_gap_us,
+                       bridges=cfg.bridges, vlan=cfg.vlan, meter_pps=cfg.meter_pps)
         with Workspace() as ws, PvpBench(spec, ws) as bench:
             self._place("pvp", bench.gen.client, {"zlgen_lcores": spec.gen_lcores, "vnf_lcores": spec.vnf_lcores,
                                                   "vnf_main_lcore": spec.vnf_main_lcore,
                                                   "ovs_pmd_cpu_mask": spec.pmd_cpu_mask, "vnf_ring": spec.vnf_ring,
-                                                  "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues})
+                                                  "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues,
+                                                  "bridges": spec.bridges, "vlan": spec.vlan,
+                                                  "meter_pps": spec.meter_pps})
             self._frames(bench.gen.client, frames, "pvp", {}, bench.port_counters, bench.ovs.snapshot)
 
     def _place(self, key: str, client: ZlgenClient, info: dict) -> None:

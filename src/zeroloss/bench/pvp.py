@@ -40,6 +40,11 @@ class PvpSpec:
     socket_mem_mb: int = 1024
     rxq_assign: str = "cycles"
     gap_us: int = 1000
+    bridges: int = 1              # 2: br-phy (zlgen's ports) and br-int (the VNF's) joined by patch ports
+    vlan: int = -1                # >= 0: zlgen's frames carry this VLAN; br-phy translates it to vlan + 100 for
+                                  # br-int, which strips it towards the VNF (the references' VLAN translation case)
+    meter_pps: int = 0            # > 0: an OpenFlow meter drops above this rate at OVS ingress from zlgen
+    meter_burst: int = 64         # the meter's bucket (frames): a trial of T s passes up to rate + burst / T
 
     @property
     def mtu(self) -> int:
@@ -68,11 +73,7 @@ class PvpBench:
             self.ovs = self._stack.enter_context(Ovs(self.ws.root / "ovs", OvsSettings(
                 file_prefix=self.ws.prefix("ovs"), socket_mem_mb=s.socket_mem_mb, pmd_cpu_mask=s.pmd_cpu_mask,
                 rxq_assign=s.rxq_assign)))
-            self.ovs.add_bridge("br0")
-            for name in (*GEN_PORTS, *VNF_PORTS):
-                self.ovs.add_vhost_client_port("br0", name, self.ws.sock(name), n_rxq=s.queues, mtu=s.mtu)
-            self.ovs.set_flows("br0", ["in_port=g0,actions=output:v0", "in_port=v1,actions=output:g1",
-                                       "in_port=g1,actions=output:v1", "in_port=v0,actions=output:g0"])
+            self._switch()
             vnf_eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix("vnf"),
                           vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.vnf_ring)
                                       for i, n in enumerate(VNF_PORTS)))
@@ -93,11 +94,56 @@ class PvpBench:
             raise
         return self
 
+    def _switch(self) -> None:
+        """Bridges, ports, meters and OpenFlow rules of the topology."""
+        s, ovs = self.spec, self.ovs
+        phy, vnf_br = ("br0", "br0") if s.bridges == 1 else ("br-phy", "br-int")
+        for br in dict.fromkeys((phy, vnf_br)):
+            ovs.add_bridge(br)
+        for name in GEN_PORTS:
+            ovs.add_vhost_client_port(phy, name, self.ws.sock(name), n_rxq=s.queues, mtu=s.mtu)
+        for name in VNF_PORTS:
+            ovs.add_vhost_client_port(vnf_br, name, self.ws.sock(name), n_rxq=s.queues, mtu=s.mtu)
+        meter = ["", ""]
+        if s.meter_pps:
+            for i in (1, 2):
+                ovs.ofctl("add-meter", phy, f"meter={i},pktps,burst,band=type=drop,rate={s.meter_pps},"
+                                            f"burst_size={s.meter_burst}")
+            meter = ["meter:1,", "meter:2,"]
+        ext, internal = s.vlan, s.vlan + 100
+        if s.bridges == 1:
+            if s.vlan >= 0:
+                raise ZeroLossError("VLAN translation needs two bridges", "set bridges: 2")
+            ovs.set_flows(phy, [f"in_port=g0,actions={meter[0]}output:v0", "in_port=v1,actions=output:g1",
+                                f"in_port=g1,actions={meter[1]}output:v1", "in_port=v0,actions=output:g0"])
+            return
+        for i in (0, 1):
+            ovs.vsctl("add-port", phy, f"patch-p{i}", "--", "set", "Interface", f"patch-p{i}", "type=patch",
+                      f"options:peer=patch-i{i}")
+            ovs.vsctl("add-port", vnf_br, f"patch-i{i}", "--", "set", "Interface", f"patch-i{i}", "type=patch",
+                      f"options:peer=patch-p{i}")
+        if s.vlan >= 0:
+            to_int, to_ext = f"mod_vlan_vid:{internal},", f"mod_vlan_vid:{ext},"
+            strip, push = "strip_vlan,", f"push_vlan:0x8100,mod_vlan_vid:{internal},"
+            match_ext, match_int = f",dl_vlan={ext}", f",dl_vlan={internal}"
+        else:
+            to_int = to_ext = strip = push = match_ext = match_int = ""
+        ovs.set_flows(phy, [f"in_port=g0{match_ext},actions={meter[0]}{to_int}output:patch-p0",
+                            f"in_port=g1{match_ext},actions={meter[1]}{to_int}output:patch-p1",
+                            f"in_port=patch-p0{match_int},actions={to_ext}output:g0",
+                            f"in_port=patch-p1{match_int},actions={to_ext}output:g1"])
+        # the VNF forwards v0 -> v1 and v1 -> v0: g0's frames come back on g1 and the reverse
+        ovs.set_flows(vnf_br, [f"in_port=patch-i0{match_int},actions={strip}output:v0",
+                               f"in_port=patch-i1{match_int},actions={strip}output:v1",
+                               f"in_port=v0,actions={push}output:patch-i0",
+                               f"in_port=v1,actions={push}output:patch-i1"])
+
     def warm_up(self) -> None:
         """A discarded trial that touches every ring buffer once (first use page-faults and loses frames)."""
         c = self.gen.client
-        c.configure([{"port": p, "queue": q, "frame_size": min(self.spec.max_frame, 1518), "rate_pps": 20_000}
-                     for p in (0, 1) for q in range(self.spec.queues)])
+        vlan = {"vlan": self.spec.vlan} if self.spec.vlan >= 0 else {}
+        c.configure([{"port": p, "queue": q, "frame_size": min(self.spec.max_frame, 1518), "rate_pps": 20_000,
+                      **vlan} for p in (0, 1) for q in range(self.spec.queues)])
         c.run_trial(frames=2 * self.spec.gen_ring, drain_ms=300)
 
     def port_counters(self) -> list[dict]:
