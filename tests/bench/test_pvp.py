@@ -31,3 +31,16 @@ def test_pvp_run_accounts_for_every_frame(tmp_path):
                 assert led["tx"] == led["rx"] + led["wire_refused"] + led["dut_rx_missed"] + led["dut_dropped"]
     assert our_processes(str(tmp_path)) == []
     assert "ovs" not in os.popen(f"ps -eo args= | grep {tmp_path} | grep -v grep").read()
+
+
+def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path):
+    """An OpenFlow meter of 30 kpps per direction on the path: the NDR is 30 kpps within 1 %. The meter's
+    1000-frame bucket lets a trial of T s pass at up to 30000 + 1000 / T: 100 pps over with 10 s validation."""
+    out = tmp_path / "r.json"
+    r = run("--topology", "pvp", "--set", "meter_pps=30000", "--frame-sizes", "64", "--trial", "2",
+            "--validation", "10", "--granularity", "0.5", "--pdr-loss", "-1", "--flows", "64", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    ndr = doc["searches"][0]["result"]["ndr"]["rate_pps"]
+    assert abs(ndr - 30000) / 30000 < 0.01, ndr
+    assert doc["placement"]["pvp"]["meter_pps"] == 30000
