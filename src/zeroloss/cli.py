@@ -182,6 +182,49 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_campaign(args: argparse.Namespace) -> int:
+    import time
+    from pathlib import Path
+
+    from . import hostinfo
+    from .campaign import CampaignFile, builtin_names, campaign_table, expand, read, run_campaign
+    from .progress import Progress
+    from .runner import Run, interrupted_state
+
+    if args.list or not args.campaign:
+        print("built-in campaigns: " + ", ".join(builtin_names()))
+        return 0 if args.list else 2
+    spec = read(args.campaign)
+    cases = expand(spec, dict(args.set or []))
+    host = hostinfo.collect()
+    out = Path(args.output or f"results/campaign-{spec['name']}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    cf = CampaignFile(out, spec, host)
+    progress = Progress(quiet=args.quiet)
+
+    def one(cfg, rf) -> None:
+        progress("case", {"name": cf.doc["cases"][-1]["name"]})
+        with interrupted_state(rf):
+            Run(cfg, rf, progress).execute()
+
+    try:
+        run_campaign(cf, cases, host, one)
+    except KeyboardInterrupt:
+        cf.doc["state"] = "interrupted"
+        cf.save()
+        print(f"zeroloss: interrupted; the finished trials are in {cf.path}", file=sys.stderr)
+        return 130
+    except ZeroLossError as e:
+        cf.doc["state"] = "failed"
+        cf.save()
+        raise ZeroLossError(f"{e} (trials so far: {cf.path})") from e
+    if args.json:
+        print(json.dumps(cf.doc, indent=1))
+        return 0
+    print(campaign_table(cf.doc))
+    print(f"\nresult file: {cf.path}")
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .benchmark import run_benchmarks
 
@@ -273,6 +316,20 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="print machine-readable results only")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     r.set_defaults(func=_cmd_run)
+
+    c = sub.add_parser("campaign", help="run a list or cross of run settings (a campaign file or a built-in)",
+                       description="Runs `zeroloss run` once per case of a campaign (YAML: base settings, cases, "
+                                   "and lists to cross), all into one result file, and prints a combined table "
+                                   "(NDR as %% of line rate / pps per frame size). Built-in: reference-matrix "
+                                   "(the whitepaper's Table 5 cases), vnf-ring.")
+    c.add_argument("campaign", nargs="?", metavar="FILE|NAME", help="campaign file, or a built-in name")
+    c.add_argument("--list", action="store_true", help="list the built-in campaigns")
+    c.add_argument("--set", action="append", type=_set_value, metavar="KEY=VALUE",
+                   help="a run setting applied to every case, e.g. --set trial_s=5")
+    c.add_argument("--output", "-o", metavar="FILE", help="result file (default results/campaign-NAME-TIME.json)")
+    c.add_argument("--json", action="store_true", help="print the whole result document as JSON")
+    c.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    c.set_defaults(func=_cmd_campaign)
 
     b = sub.add_parser("bench", help="benchmark zlgen against dpdk-testpmd txonly, and its pacing accuracy",
                        description="Measures, side by side on the same virtual device (net_null) and core, "

@@ -28,7 +28,9 @@ class Progress:
     def __call__(self, event: str, data: dict) -> None:
         if self.quiet:
             return
-        if event == "ceiling":
+        if event == "case":
+            self._line(f"== {data['name']}")
+        elif event == "ceiling":
             self._line(f"{data['frame']:>5} B  measuring the generator ceiling ({data['how']}, {data['link']})")
         elif event == "search":
             self.count = 0

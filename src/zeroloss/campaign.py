@@ -1,0 +1,156 @@
+"""Campaigns: a YAML file that lists or crosses sets of run settings; each set is one `zeroloss run`,
+all of them in one result file with a combined table. Built-in campaigns are files in campaigns/."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .config import RunConfig, load
+from .errors import ZeroLossError
+from .result import VERSION as RUN_VERSION
+from .result import ResultFile, now_iso
+
+FORMAT = "zeroloss-campaign"
+VERSION = 1
+BUILTIN = Path(__file__).parent / "campaigns"
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN.glob("*.yaml"))
+
+
+def read(name_or_path: str) -> dict:
+    """A campaign definition from a file, or by name from the built-in ones; checked."""
+    import yaml
+
+    path = Path(name_or_path)
+    if not path.exists():
+        path = BUILTIN / f"{name_or_path}.yaml"
+        if not path.exists():
+            raise ZeroLossError(f"no campaign file or built-in campaign '{name_or_path}'",
+                                f"built-in: {', '.join(builtin_names())}")
+    try:
+        spec = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ZeroLossError(f"campaign {path}: not valid YAML ({getattr(e, 'problem', e)})") from e
+    if not isinstance(spec, dict) or not isinstance(spec.get("cases", [{}]), list):
+        raise ZeroLossError(f"campaign {path}: must be a mapping with a list of cases")
+    for key in spec:
+        if key not in ("name", "description", "base", "cases", "cross", "columns"):
+            raise ZeroLossError(f"campaign {path}: unknown key '{key}'",
+                                "use name, description, base, cases, cross, columns")
+    spec.setdefault("name", path.stem)
+    return spec
+
+
+def expand(spec: dict, overrides: dict[str, Any]) -> list[dict]:
+    """Every case crossed with every combination of `cross`: name, settings (checked), or skip reason."""
+    cross = spec.get("cross") or {}
+    keys = list(cross)
+    combos = list(itertools.product(*(cross[k] for k in keys))) if keys else [()]
+    out = []
+    for case in spec.get("cases") or [{"name": spec["name"]}]:
+        for combo in combos:
+            name = case.get("name", spec["name"])
+            extra = dict(zip(keys, combo, strict=True))
+            if extra:
+                name += " (" + ", ".join(f"{k}={v}" for k, v in extra.items()) + ")"
+            if "skip" in case:
+                out.append({"name": name, "skip": case["skip"], "settings": {}})
+                continue
+            settings = {**(spec.get("base") or {}), **(case.get("set") or {}), **extra, **overrides}
+            try:
+                cfg = load(None, settings)
+            except ZeroLossError as e:
+                raise ZeroLossError(f"campaign case '{name}': {e}") from e
+            out.append({"name": name, "settings": settings, "config": cfg})
+    return out
+
+
+class CampaignFile:
+    """The campaign's result document; each case's run document lives inside it and saves it."""
+
+    def __init__(self, path: Path, spec: dict, host: dict):
+        if path.exists():
+            raise ZeroLossError(f"result file {path} exists", "pass another --output")
+        self.path = path
+        self.doc = {"format": FORMAT, "version": VERSION, "run_format_version": RUN_VERSION,
+                    "zeroloss": __version__, "name": spec["name"], "description": spec.get("description", ""),
+                    "columns": spec.get("columns", []), "created": now_iso(), "state": "running", "host": host,
+                    "cases": []}
+
+    def save(self) -> None:
+        self.doc["updated"] = now_iso()
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(self.doc, indent=1))
+        tmp.replace(self.path)
+
+    def case(self, name: str, cfg: RunConfig | None, skip: str | None, host: dict) -> ResultFile | None:
+        entry: dict = {"name": name}
+        self.doc["cases"].append(entry)
+        if skip:
+            entry["skip"] = skip
+            self.save()
+            return None
+        rf = _Embedded(self, {"format": "zeroloss-result", "version": RUN_VERSION, "zeroloss": __version__,
+                              "created": now_iso(), "state": "running", "host": host, "config": cfg.to_dict(),
+                              "placement": {}, "ceilings": {}, "searches": [], "warnings": []})
+        entry["run"] = rf.doc
+        rf.save()
+        return rf
+
+
+class _Embedded(ResultFile):
+    """A run document saved as part of its campaign's file."""
+
+    def __init__(self, parent: CampaignFile, doc: dict):
+        super().__init__(parent.path, doc)
+        self.parent = parent
+
+    def save(self) -> None:
+        self.doc["updated"] = now_iso()
+        self.parent.save()
+
+
+def run_campaign(cf: CampaignFile, cases: list[dict], host: dict,
+                 run: Callable[[RunConfig, ResultFile], None]) -> None:
+    for case in cases:
+        rf = cf.case(case["name"], case.get("config"), case.get("skip"), host)
+        if rf is not None:
+            run(case["config"], rf)
+    cf.doc["state"] = "complete"
+    cf.save()
+
+
+def campaign_table(doc: dict) -> str:
+    """One row per case: its distinguishing settings, then NDR as % of line rate and pps per frame size."""
+    from .fmt import table
+
+    frames = sorted({s["frame"] for c in doc["cases"] for s in (c.get("run") or {}).get("searches", [])})
+    cols = doc.get("columns", [])
+    headers = ["case", *cols, *(f"{f} B %  /  pps" for f in frames)]
+    rows = []
+    for c in doc["cases"]:
+        run = c.get("run")
+        if run is None:
+            rows.append([c["name"], *("-" for _ in cols), *(["n/a"] * len(frames))])
+            continue
+        cfg = run["config"]
+        cells = []
+        for f in frames:
+            s = next((s for s in run["searches"] if s["frame"] == f and s["repeat"] == 0 and s.get("result")), None)
+            ndr = (s or {}).get("result", {}).get("ndr") if s else None
+            if ndr and ndr.get("rate_pps"):
+                cells.append(f"{ndr['line_rate_pct']:.2f}  /  {ndr['rate_pps']:,.0f}")
+            else:
+                cells.append("-" if s is None else "none")
+        rows.append([c["name"], *(str(cfg.get(k)) for k in cols), *cells])
+    notes = [f"  {c['name']}: not possible here: {c['skip']}" for c in doc["cases"] if c.get("skip")]
+    title = f"Campaign {doc['name']}: NDR per direction, % of line rate / frames per second"
+    return "\n".join([title, table(headers, rows), *notes])
