@@ -97,10 +97,14 @@ class RunConfig:
         return dataclasses.asdict(self)
 
 
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
 def _check(f: dataclasses.Field, value: Any) -> None:
     meta, name = f.metadata, f.name
     kind = f.type if isinstance(f.type, str) else f.type.__name__
-    rng = f"{meta['lo']:g}..{meta['hi']:g}" if meta["lo"] is not None else ""
+    rng = f"{_num(meta['lo'])}..{_num(meta['hi'])}" if meta["lo"] is not None else ""
     unit = f" {meta['unit']}" if meta["unit"] else ""
 
     def bad(what: str) -> ZeroLossError:
@@ -146,7 +150,7 @@ def field_help() -> dict[str, str]:
         if m["unit"]:
             extra.append(m["unit"])
         if m["lo"] is not None:
-            extra.append(f"{m['lo']:g}..{m['hi']:g}")
+            extra.append(f"{_num(m['lo'])}..{_num(m['hi'])}")
         if m["choices"]:
             extra.append("|".join(m["choices"]))
         out[f.name] = m["help"] + (f" [{', '.join(extra)}]" if extra else "")
