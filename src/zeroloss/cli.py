@@ -225,6 +225,25 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .bench.workspace import Workspace
+    from .check import jumbo
+
+    with Workspace() as ws:
+        steps = jumbo(ws)
+    if args.json:
+        print(json.dumps([{"step": s.name, "passed": s.passed, "evidence": s.evidence} for s in steps], indent=1))
+    else:
+        for s in steps:
+            e = s.evidence
+            print(f"{'PASS' if s.passed else 'FAIL'}  {s.name}")
+            print(f"      {e['frame_bytes']} B: sent {e['sent']}, received {e['received']} "
+                  f"({e['bytes_received']} of {e['bytes_sent']} bytes), malformed/truncated "
+                  f"{e['malformed_or_truncated']}, OVS TX drops on v0 {e['ovs_v0_tx_dropped']}, "
+                  f"OVS MTUs {e['ovs_mtu']}")
+    return 0 if all(s.passed for s in steps) else 2
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .benchmark import run_benchmarks
 
@@ -330,6 +349,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the whole result document as JSON")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     c.set_defaults(func=_cmd_campaign)
+
+    k = sub.add_parser("check", help="functional checks of the data path (jumbo frames)",
+                       description="jumbo: with mtu_request=9000 on every OVS port, 9018 B frames cross PVP "
+                                   "whole (received size = sent size, per frame); with one port lowered to "
+                                   "mtu_request=6000 at run time, 9018 B frames are dropped there and 6018 B "
+                                   "frames pass. Exit 0 when every step passes, 2 when one fails.")
+    k.add_argument("what", choices=["jumbo"], help="the check to run")
+    k.add_argument("--json", action="store_true", help="print the steps and their evidence as JSON")
+    k.set_defaults(func=_cmd_check)
 
     b = sub.add_parser("bench", help="benchmark zlgen against dpdk-testpmd txonly, and its pacing accuracy",
                        description="Measures, side by side on the same virtual device (net_null) and core, "

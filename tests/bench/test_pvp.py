@@ -44,3 +44,41 @@ def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path):
     ndr = doc["searches"][0]["result"]["ndr"]["rate_pps"]
     assert abs(ndr - 30000) / 30000 < 0.01, ndr
     assert doc["placement"]["pvp"]["meter_pps"] == 30000
+
+
+def test_jumbo_check_passes_with_evidence():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "check", "jumbo", "--json"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    steps = json.loads(r.stdout)
+    assert [s["passed"] for s in steps] == [True, True, True]
+    whole, dropped, small = (s["evidence"] for s in steps)
+    assert whole["bytes_received"] == whole["sent"] * 9018 and whole["ovs_mtu"]["v0"] == "9000"
+    assert dropped["received"] == 0 and dropped["ovs_v0_tx_dropped"] == dropped["sent"]
+    assert dropped["ovs_mtu"]["v0"] == "6000" and small["lost"] == 0
+
+
+def test_campaign_runs_every_case_into_one_file(tmp_path):
+    import subprocess
+    import sys
+
+    camp = tmp_path / "c.yaml"
+    camp.write_text("name: two\nbase: {frame_sizes: [1518]}\ncolumns: [topology]\ncases:\n"
+                    "  - {name: p2p, set: {topology: p2p}}\n  - {name: pvp, set: {topology: pvp}}\n"
+                    "  - {name: vf, skip: needs SR-IOV}\n")
+    out = tmp_path / "r.json"
+    r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "campaign", str(camp), "--set", "trial_s=0.3",
+                        "--set", "validation_s=0.6", "--set", "granularity_pct=5", "-o", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "zeroloss-campaign" and doc["state"] == "complete"
+    assert [c["name"] for c in doc["cases"]] == ["p2p", "pvp", "vf"]
+    assert doc["cases"][0]["run"]["searches"][0]["result"]["ndr"]["rate_pps"]
+    assert doc["cases"][1]["run"]["placement"]["pvp"]
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("Campaign two") and any(line.startswith("vf") and "n/a" in line for line in lines)
+    assert "vf: not possible here: needs SR-IOV" in r.stdout
