@@ -94,6 +94,14 @@ class TestPmd:
         """Freezes the whole process (SIGSTOP): frames wait in its RX rings, nothing is flushed."""
         if self.proc.alive():
             os.kill(self.proc.pid, signal.SIGSTOP)
+            # SIGSTOP lands asynchronously: wait until every thread of the process is stopped
+            tasks = Path(f"/proc/{self.proc.pid}/task")
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0] for t in tasks.iterdir()]
+                if all(st in ("T", "t") for st in states):
+                    break
+                time.sleep(0.01)
 
     def resume(self) -> None:
         if self.proc.alive():
