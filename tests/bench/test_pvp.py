@@ -82,3 +82,19 @@ def test_campaign_runs_every_case_into_one_file(tmp_path):
     lines = r.stdout.splitlines()
     assert lines[0].startswith("Campaign two") and any(line.startswith("vf") and "n/a" in line for line in lines)
     assert "vf: not possible here: needs SR-IOV" in r.stdout
+
+
+def test_dual_bridge_vlan_translation_two_queues(tmp_path):
+    """Reference case 7: two bridges joined by patch ports, VLAN 100 <-> 200 translation, 2 RX queues."""
+    out = tmp_path / "r.json"
+    r = run("--topology", "pvp", "--set", "bridges=2", "--set", "vlan=100", "--set", "dut_rxq=2",
+            "--frame-sizes", "1518", *FAST, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    (s,) = doc["searches"]
+    assert s["result"]["ndr"]["rate_pps"]
+    last = s["trials"][-1]
+    assert "queue-id:  1" in last["dut_state"]["pmd_rxq_show"]  # OVS polls two queues per port
+    for t in s["trials"]:
+        for d in t["directions"]:
+            assert d["ledger"]["unexplained"] == 0
