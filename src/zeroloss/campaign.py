@@ -4,7 +4,6 @@ all of them in one result file with a combined table. Built-in campaigns are fil
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from . import __version__
 from .config import RunConfig, load
 from .errors import ZeroLossError
 from .result import VERSION as RUN_VERSION
-from .result import ResultFile, now_iso
+from .result import ResultFile, now_iso, write_json_atomic
 
 FORMAT = "zeroloss-campaign"
 VERSION = 1
@@ -86,10 +85,7 @@ class CampaignFile:
 
     def save(self) -> None:
         self.doc["updated"] = now_iso()
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(self.doc, indent=1))
-        tmp.replace(self.path)
+        write_json_atomic(self.path, self.doc)
 
     def case(self, name: str, cfg: RunConfig | None, skip: str | None, host: dict) -> ResultFile | None:
         entry: dict = {"name": name}

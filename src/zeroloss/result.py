@@ -25,6 +25,17 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
+def write_json_atomic(path: Path, doc: dict) -> None:
+    """Writes doc so that a crash leaves either the old file or the new one: tmp file, fsync, rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
 class ResultFile:
     """A result document kept on disk: every change is saved at once, atomically (write, fsync, rename)."""
 
@@ -101,10 +112,4 @@ class ResultFile:
 
     def save(self) -> None:
         self.doc["updated"] = now_iso()
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "w") as f:
-            json.dump(self.doc, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        write_json_atomic(self.path, self.doc)

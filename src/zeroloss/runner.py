@@ -165,7 +165,7 @@ def measure_ceiling(client: ZlgenClient, cfg: RunConfig, frame: int, queues: int
     return min(sum(s.rx_unique for s in g) for g in by_direction(r).values()) / r.tx_window_s
 
 
-def goal_dict(g, frame: int, link_bps: float, trials: tuple[TrialRecord, ...]) -> dict | None:
+def goal_dict(g, frame: int, link_bps: float) -> dict | None:
     if g is None:
         return None
     out = {"goal": g.goal, "loss_pct": g.loss_pct, "rate_pps": g.rate_pps, "lower_pps": g.lower_pps,
@@ -343,8 +343,8 @@ class Run:
         self.progress("done", {"frame": frame, "repeat": rep, "result": entry["result"]})
 
     def _result_dict(self, res: SearchResult, frame: int, entry: dict) -> dict:
-        out = {"ndr": goal_dict(res.ndr, frame, self.link_bps, res.trials),
-               "pdr": goal_dict(res.pdr, frame, self.link_bps, res.trials),
+        out = {"ndr": goal_dict(res.ndr, frame, self.link_bps),
+               "pdr": goal_dict(res.pdr, frame, self.link_bps),
                "flags": list(res.flags), "trials": len(res.trials)}
         v = res.ndr.validation
         if v is not None:

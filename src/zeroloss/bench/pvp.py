@@ -8,7 +8,6 @@ them. Flows: g0 -> v0, VNF forwards v0 -> v1, v1 -> g1, and the reverse.
 from __future__ import annotations
 
 import re
-import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -188,10 +187,3 @@ def dpctl_ports(text: str) -> dict[str, dict[str, int]]:
             cur[f"{d}_packets"], cur[f"{d}_errors"], cur[f"{d}_dropped"] = int(m.group(2)), errors, int(m.group(4))
     return ports
 
-
-def wait_for(cond, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise ZeroLossError(f"{what} after {timeout:.0f} s")
-        time.sleep(0.1)
