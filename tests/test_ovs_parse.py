@@ -1,6 +1,6 @@
 """Parsing what ovs-vsctl and ovs-appctl print (recorded outputs)."""
 
-from zeroloss.bench.pvp import dpctl_ports
+from zeroloss.bench.ovsbench import dpctl_ports
 from zeroloss.dut.ovs import OvsSettings, parse_map
 
 DPCTL = """netdev@ovs-netdev:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .bench.pvp import PvpBench, PvpSpec
+from .bench.ovsbench import OvsBench, OvsBenchSpec
 from .bench.workspace import Workspace
 from .errors import ZeroLossError
 from .model import TrialResult
@@ -27,7 +27,7 @@ class Step:
     evidence: dict = field(default_factory=dict)
 
 
-def _trial(bench: PvpBench, frame: int) -> tuple[TrialResult, dict]:
+def _trial(bench: OvsBench, frame: int) -> tuple[TrialResult, dict]:
     """Frames port 0 -> 1 (through v0); OVS's live datapath counters of v0 before and after."""
     c = bench.gen.client
     c.configure([{"port": 0, "rx_port": 1, "frame_size": frame, "rate_pps": RATE, "flows": 16}])
@@ -37,7 +37,7 @@ def _trial(bench: PvpBench, frame: int) -> tuple[TrialResult, dict]:
     return r, {k.removeprefix("ovs_v0_"): after[k] - before[k] for k in after if k.startswith("ovs_v0_")}
 
 
-def _set_mtu(bench: PvpBench, port: str, mtu: int, timeout: float = 30) -> None:
+def _set_mtu(bench: OvsBench, port: str, mtu: int, timeout: float = 30) -> None:
     """Changes a port's mtu_request and waits until OVS has applied it and the port is up again."""
     bench.ovs.vsctl("set", "Interface", port, f"mtu_request={mtu}")
     deadline = time.monotonic() + timeout
@@ -63,8 +63,8 @@ def _evidence(r: TrialResult, frame: int, ovs_v0: dict, mtu: dict) -> dict:
 def jumbo(ws: Workspace) -> list[Step]:
     """Runs both cases; returns every step with its verdict and the counters behind it."""
     steps = []
-    spec = PvpSpec(max_frame=9018)  # mtu_request 9000 on every port
-    with PvpBench(spec, ws) as bench:
+    spec = OvsBenchSpec(max_frame=9018)  # mtu_request 9000 on every port
+    with OvsBench(spec, ws) as bench:
         mtus = {p: bench.ovs.interface(p)["mtu"] for p in ("g0", "v0", "v1", "g1")}
         r, d = _trial(bench, 9018)
         ev = _evidence(r, 9018, d, mtus)

@@ -106,6 +106,7 @@ RUN_FLAGS = {  # flag dest -> config key
     "pdr_loss_pct": "pdr_loss_pct", "link_speed_gbps": "link_speed_gbps", "repeat": "repeat", "dut": "dut",
     "forward_mode": "forward_mode", "link": "link", "ports": "ports", "max_rate_pps": "max_rate_pps",
     "start_pct": "start_pct", "strict_rfc2544": "strict_rfc2544", "topology": "topology", "vnf_ring": "vnf_ring",
+    "bond": "bond",
 }
 
 
@@ -314,11 +315,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--link-speed", dest="link_speed_gbps", type=float, metavar="GBPS",
                    help="nominal link speed for %% of line rate, Gb/s (default 25)")
     r.add_argument("--repeat", type=_positive_int, metavar="N", help="searches per frame size (default 1)")
-    r.add_argument("--topology", choices=["p2p", "pvp"],
-                   help="p2p: zlgen - testpmd - zlgen (default); "
-                        "pvp: zlgen - OVS-DPDK - testpmd VNF - OVS-DPDK - zlgen")
+    r.add_argument("--topology", choices=["p2p", "ovs-p2p", "pvp", "pvvp"],
+                   help="p2p: zlgen - testpmd - zlgen (default); ovs-p2p: zlgen - OVS-DPDK - zlgen; "
+                        "pvp: zlgen - OVS-DPDK - testpmd VNF - OVS-DPDK - zlgen; pvvp: two VNFs in a chain")
+    r.add_argument("--bond", choices=["none", "active-backup", "balance-slb"],
+                   help="OVS with --set bridges=2: zlgen's ports bonded two by two on br-phy (default none)")
     r.add_argument("--vnf-ring", dest="vnf_ring", type=int, choices=[256, 512, 1024, 2048, 4096],
-                   help="pvp: the VNF's virtio ring size (default 1024)")
+                   help="pvp, pvvp: the VNFs' virtio ring size (default 1024)")
     r.add_argument("--dut", choices=["testpmd", "external"], help="testpmd on the bench (default) or external")
     r.add_argument("--forward-mode", dest="forward_mode", choices=["io", "mac", "macswap"],
                    help="testpmd forwarding mode (default io)")

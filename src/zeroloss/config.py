@@ -10,6 +10,10 @@ from typing import Any
 from .errors import ZeroLossError
 from .model import MAX_FRAME, MIN_FRAME
 
+TOPOLOGIES = ("p2p", "ovs-p2p", "pvp", "pvvp")
+OVS_TOPOLOGIES = TOPOLOGIES[1:]
+# balance-tcp needs LACP, which zlgen does not speak (OVS's fallback would be active-backup anyway)
+BOND_MODES = ("none", "active-backup", "balance-slb")
 DEFAULT_SIZES = (64, 128, 256, 512, 1024, 1280, 1518, 4096, 8192, 9000)
 FLOW_FIELDS = ("src_ip", "dst_ip", "src_port", "dst_port")
 
@@ -31,14 +35,17 @@ class RunConfig:
     flows: int = _f(1024, "flows per direction, made by stepping the flow_fields", 1, 1 << 20)
     flow_fields: list[str] = _f(("src_ip", "dst_ip"), "header fields stepped per flow", choices=FLOW_FIELDS)
     bidirectional: bool = _f(True, "send both ways (port 0 -> 1 and 1 -> 0)")
-    topology: str = _f("p2p", "bench path: p2p (zlgen - testpmd - zlgen) or pvp (zlgen - OVS-DPDK - testpmd VNF "
-                                "on virtio-user - OVS-DPDK - zlgen)", choices=("p2p", "pvp"))
-    bridges: int = _f(1, "pvp: 1 bridge, or 2 (br-phy with zlgen's ports, br-int with the VNF's, patch ports)", 1, 2)
-    vlan: int = _f(-1, "pvp with 2 bridges: zlgen's frames carry this VLAN, translated to vlan+100 between the "
+    topology: str = _f("p2p", "bench path: p2p (zlgen - testpmd - zlgen), ovs-p2p (zlgen - OVS-DPDK - zlgen), "
+                              "pvp (zlgen - OVS-DPDK - testpmd VNF on virtio-user - OVS-DPDK - zlgen) or pvvp "
+                              "(two VNFs in a chain)", choices=TOPOLOGIES)
+    bridges: int = _f(1, "OVS: 1 bridge, or 2 (br-phy with zlgen's ports, br-int with the VNFs', patch ports)", 1, 2)
+    vlan: int = _f(-1, "OVS with 2 bridges: zlgen's frames carry this VLAN, translated to vlan+100 between the "
                        "bridges (-1: untagged)", -1, 3995)
-    meter_pps: int = _f(0, "pvp: an OpenFlow meter dropping above this rate at OVS ingress, per direction "
+    bond: str = _f("none", "OVS with 2 bridges: zlgen's ports bonded two by two on br-phy (four zlgen ports)",
+                   choices=BOND_MODES)
+    meter_pps: int = _f(0, "OVS: an OpenFlow meter dropping above this rate at OVS ingress, per direction "
                            "(a DUT of known capacity; 0: none)", 0, 100_000_000, unit="pps")
-    vnf_ring: int = _f(1024, "pvp: the VNF's virtio ring size (256, 1024 or 4096)", 256, 4096)
+    vnf_ring: int = _f(1024, "pvp, pvvp: the VNFs' virtio ring size (256, 1024 or 4096)", 256, 4096)
     dut: str = _f("testpmd", "device under test: testpmd (started by zeroloss) or external (yours)",
                   choices=("testpmd", "external"))
     forward_mode: str = _f("io", "testpmd forwarding mode", choices=("io", "mac", "macswap"))
@@ -84,6 +91,15 @@ class RunConfig:
                 "dst_port" in self.flow_fields and 1024 + self.flows - 1 > 65535:
             raise ZeroLossError(f"{self.flows} flows stepping a UDP port from 1024 pass port 65535",
                                 "use at most 64512 flows, or step src_ip/dst_ip")
+        if self.vlan >= 0 and min(self.frame_sizes, default=MIN_FRAME + 4) < MIN_FRAME + 4:
+            raise ZeroLossError(f"config: with vlan {self.vlan}, frame sizes must be at least {MIN_FRAME + 4} B "
+                                f"(a {MIN_FRAME} B frame has no room for the 4 B tag and zlgen's signature), got "
+                                f"{min(self.frame_sizes)}", "drop 64 from frame_sizes, or use 68")
+        if self.topology in OVS_TOPOLOGIES:
+            check_ovs_topology(self.bridges, self.vlan, self.bond)
+        elif self.bridges != 1 or self.vlan >= 0 or self.bond != "none" or self.meter_pps:
+            raise ZeroLossError(f"bridges, vlan, bond and meter_pps are OVS settings; topology {self.topology} "
+                                "has no OVS", "use --topology ovs-p2p, pvp or pvvp")
         if not self.flow_fields and self.flows > 1:
             raise ZeroLossError("flows > 1 needs at least one of flow_fields: " + ", ".join(FLOW_FIELDS))
 
@@ -95,6 +111,18 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def check_ovs_topology(bridges: int, vlan: int, bond: str) -> None:
+    """What an OVS bench topology can be built of."""
+    if vlan >= 0 and bridges != 2:
+        raise ZeroLossError("VLAN translation needs two bridges", "set bridges: 2")
+    if bond not in BOND_MODES:
+        raise ZeroLossError(f"bond mode '{bond}' is not available on the bench",
+                            "use active-backup or balance-slb (balance-tcp needs LACP, which zlgen does not speak)")
+    if bond != "none" and bridges != 2:
+        raise ZeroLossError("bonding needs two bridges (the bond sits on br-phy, as dpdkbond0 in the references)",
+                            "set bridges: 2")
 
 
 def _num(x: float) -> str:

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 
-from .bench.pvp import PvpBench, PvpSpec
+from .bench.ovsbench import OvsBench, OvsBenchSpec, flows
 from .bench.softbench import BenchSpec, SoftBench
 from .bench.workspace import Workspace
-from .config import RunConfig
+from .config import OVS_TOPOLOGIES, RunConfig
 from .dpdk import hugepages
 from .dpdk.eal import Eal
 from .errors import ZeroLossError
@@ -50,26 +50,31 @@ def _ip(value: int) -> str:
     return ".".join(str(value >> s & 255) for s in (24, 16, 8, 0))
 
 
-def streams(cfg: RunConfig, frame: int, rate_pps: float, queues: int = 1) -> list[dict]:
-    """Streams of each direction (port 0 -> 1 and, when bidirectional, 1 -> 0), one per TX queue: the
-    direction's rate and flows are split over its queues, each queue with its own flows."""
-    per_q = max(1, cfg.flows // queues)
+def streams(cfg: RunConfig, frame: int, rate_pps: float, queues: int = 1, members: int = 1) -> list[dict]:
+    """Streams of each direction (side A -> B and, when bidirectional, B -> A), one per TX queue of each
+    of the side's zlgen ports (members: 2 when bonded; zlgen port p is on side p % 2). The direction's
+    rate and flows are split over its lanes (ports x queues), each lane with its own flows."""
+    lanes = queues * members
+    per_lane = max(1, cfg.flows // lanes)
     out = []
-    for port, rx_port in ((0, 1), (1, 0))[:2 if cfg.bidirectional else 1]:
-        for q in range(queues):
-            src = (198 << 24 | 18 << 16 | port << 8 | 1) + q * per_q  # RFC 2544 benchmark range
-            dst = (198 << 24 | 19 << 16 | rx_port << 8 | 1)
-            out.append({"port": port, "queue": q, "rx_port": rx_port, "frame_size": frame, "flows": per_q,
-                        "flow_fields": list(cfg.flow_fields), "rate_pps": rate_pps / queues,
-                        "src_ip": _ip(src), "dst_ip": _ip(dst), **({"vlan": cfg.vlan} if cfg.vlan >= 0 else {})})
+    for side, rx_side in ((0, 1), (1, 0))[:2 if cfg.bidirectional else 1]:
+        for m in range(members):
+            for q in range(queues):
+                lane = m * queues + q
+                src = (198 << 24 | 18 << 16 | side << 8 | 1) + lane * per_lane  # RFC 2544 benchmark range
+                dst = (198 << 24 | 19 << 16 | rx_side << 8 | 1)
+                out.append({"port": side + 2 * m, "queue": q, "rx_port": rx_side + 2 * m, "frame_size": frame,
+                            "flows": per_lane, "flow_fields": list(cfg.flow_fields), "rate_pps": rate_pps / lanes,
+                            "src_ip": _ip(src), "dst_ip": _ip(dst),
+                            **({"vlan": cfg.vlan} if cfg.vlan >= 0 else {})})
     return out
 
 
 def by_direction(r: TrialResult) -> dict[tuple[int, int], list]:
-    """The streams of a trial grouped by direction (tx port, rx port)."""
+    """The streams of a trial grouped by direction (tx side, rx side); zlgen port p is on side p % 2."""
     out: dict[tuple[int, int], list] = {}
     for s in r.streams:
-        out.setdefault((s.port, s.rx_port), []).append(s)
+        out.setdefault((s.port % 2, s.rx_port % 2), []).append(s)
     return out
 
 
@@ -113,7 +118,8 @@ class TrialRunner:
         self.detail: dict = {}
         self.replaying = False
         self.queues = cfg.dut_rxq if cfg.dut != "external" else 1
-        self.nb_streams = client.configure(streams(cfg, frame, 0, self.queues))
+        self.members = 2 if cfg.bond != "none" else 1
+        self.nb_streams = client.configure(streams(cfg, frame, 0, self.queues, self.members))
 
     def __call__(self, rate_pps: float, duration_s: float, kind: Kind) -> Outcome:
         if self.replay:
@@ -127,7 +133,7 @@ class TrialRunner:
         self.replaying = False
         before = self._dut_stats()
         r = self.client.run_trial(duration_s=duration_s, drain_ms=self.cfg.drain_ms,
-                                  rate_pps=[rate_pps / self.queues] * self.nb_streams)
+                                  rate_pps=[rate_pps / (self.queues * self.members)] * self.nb_streams)
         after = self._dut_stats()
         self.detail = self._details(r, before, after)
         return outcome_of(r, self.refused_is_loss)
@@ -158,9 +164,9 @@ class TrialRunner:
         return detail
 
 
-def measure_ceiling(client: ZlgenClient, cfg: RunConfig, frame: int, queues: int = 1) -> float:
+def measure_ceiling(client: ZlgenClient, cfg: RunConfig, frame: int, queues: int = 1, members: int = 1) -> float:
     """Frames per second per direction that arrive when zlgen sends as fast as it can (the slowest direction)."""
-    client.configure(streams(cfg, frame, 0, queues))
+    client.configure(streams(cfg, frame, 0, queues, members))
     r = client.run_trial(duration_s=CEILING_S, drain_ms=200)
     return min(sum(s.rx_unique for s in g) for g in by_direction(r).values()) / r.tx_window_s
 
@@ -193,8 +199,8 @@ class Run:
     def execute(self) -> None:
         if self.cfg.dut == "external":
             self._external()
-        elif self.cfg.topology == "pvp":
-            self._pvp()
+        elif self.cfg.topology in OVS_TOPOLOGIES:
+            self._ovs()
         else:
             for link, frames in groups(self.cfg):
                 self._bench_group(link, frames)
@@ -220,22 +226,24 @@ class Run:
                 self._frames(bench.gen.client, frames, link, ceilings,
                              lambda: [tel.ethdev_stats(p) for p in (0, 1)], None)
 
-    def _pvp(self) -> None:
+    def _ovs(self) -> None:
+        """ovs-p2p, pvp or pvvp through a private OVS-DPDK; the ceiling is measured through it."""
         frames = self._todo(list(self.cfg.frame_sizes))
         if not frames:
             return
         cfg = self.cfg
-        spec = PvpSpec(max_frame=max(1518, *frames), queues=cfg.dut_rxq, vnf_ring=cfg.vnf_ring,
-                       vnf_forward_mode=cfg.forward_mode, gen_lcores=cfg.gen_lcores, gap_us=cfg.pace_gap_us,
-                       bridges=cfg.bridges, vlan=cfg.vlan, meter_pps=cfg.meter_pps)
-        with Workspace() as ws, PvpBench(spec, ws) as bench:
-            self._place("pvp", bench.gen.client, {"zlgen_lcores": spec.gen_lcores, "vnf_lcores": spec.vnf_lcores,
-                                                  "vnf_main_lcore": spec.vnf_main_lcore,
-                                                  "ovs_pmd_cpu_mask": spec.pmd_cpu_mask, "vnf_ring": spec.vnf_ring,
-                                                  "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues,
-                                                  "bridges": spec.bridges, "vlan": spec.vlan,
-                                                  "meter_pps": spec.meter_pps})
-            self._frames(bench.gen.client, frames, "pvp", {}, bench.port_counters, bench.ovs.snapshot)
+        spec = OvsBenchSpec(topology=cfg.topology, max_frame=max(1518, *frames), queues=cfg.dut_rxq,
+                            vnf_ring=cfg.vnf_ring, vnf_forward_mode=cfg.forward_mode, gen_lcores=cfg.gen_lcores,
+                            gap_us=cfg.pace_gap_us, bridges=cfg.bridges, vlan=cfg.vlan, bond=cfg.bond,
+                            meter_pps=cfg.meter_pps)
+        with Workspace() as ws, OvsBench(spec, ws) as bench:
+            self._place(cfg.topology, bench.gen.client, {
+                "zlgen_lcores": spec.gen_lcores, "zlgen_ports": list(spec.gen_ports),
+                "vnf_lcores": spec.vnf_lcores if spec.vnf_ports else None, "vnf_main_lcore": spec.vnf_main_lcore,
+                "vnfs": len(spec.vnf_ports) // 2, "ovs_pmd_cpu_mask": spec.pmd_cpu_mask, "vnf_ring": spec.vnf_ring,
+                "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues, "bridges": spec.bridges, "vlan": spec.vlan,
+                "bond": spec.bond, "meter_pps": spec.meter_pps, "flows": flows(spec)})
+            self._frames(bench.gen.client, frames, cfg.topology, {}, bench.port_counters, bench.state)
 
     def _place(self, key: str, client: ZlgenClient, info: dict) -> None:
         self.rf.doc["placement"][key] = {**info, "dpdk": client.hello()["dpdk"]}
@@ -247,7 +255,8 @@ class Run:
         for frame in frames:
             if frame not in ceilings:
                 def measure(f: int = frame) -> float:
-                    return measure_ceiling(client, self.cfg, f, self.cfg.dut_rxq)
+                    return measure_ceiling(client, self.cfg, f, self.cfg.dut_rxq,
+                                           2 if self.cfg.bond != "none" else 1)
 
                 ceilings[frame] = self._ceiling(frame, link, "through-dut", measure)
             for rep in range(self.cfg.repeat):

@@ -39,6 +39,11 @@ class OvsSettings:
                 "pmd-rxq-assign": self.rxq_assign, "dpdk-extra": extra}
 
 
+def _short(arg: str) -> str:
+    """An argument as an error message shows it: our private socket paths by their file name."""
+    return arg.rsplit("/", 1)[-1] if arg.startswith(("/", "unix:/")) else arg
+
+
 def parse_map(text: str) -> dict[str, int | str]:
     """ovs-vsctl's map output '{rx_packets=10, tx_dropped=0}' as a dict (numbers as int)."""
     out: dict[str, int | str] = {}
@@ -144,6 +149,22 @@ class Ovs:
         self.vsctl("add-port", bridge, name, "--", "set", "Interface", name, "type=dpdkvhostuserclient",
                    *opts, f"mtu_request={mtu}")
 
+    def add_vhost_client_bond(self, bridge: str, name: str, members: list[tuple[str, Path]], mode: str,
+                              n_rxq: int = 1, mtu: int = 1500, rxd: int = 2048, txd: int = 2048) -> None:
+        """An OVS bond (Port with several Interfaces) of dpdkvhostuserclient members, without LACP."""
+        args = ["add-bond", bridge, name, *(m for m, _ in members), f"bond_mode={mode}", "lacp=off"]
+        for member, sock in members:
+            args += ["--", "set", "Interface", member, "type=dpdkvhostuserclient",
+                     f"options:vhost-server-path={sock}", f"options:n_rxq={n_rxq}", f"options:n_rxq_desc={rxd}",
+                     f"options:n_txq_desc={txd}", f"mtu_request={mtu}"]
+        self.vsctl(*args)
+
+    def add_patch_pair(self, bridge_a: str, port_a: str, bridge_b: str, port_b: str) -> None:
+        """Two patch ports joining two bridges."""
+        self.vsctl("add-port", bridge_a, port_a, "--", "set", "Interface", port_a, "type=patch",
+                   f"options:peer={port_b}", "--", "add-port", bridge_b, port_b, "--", "set", "Interface", port_b,
+                   "type=patch", f"options:peer={port_a}")
+
     def set_flows(self, bridge: str, flows: list[str]) -> None:
         """Replaces the bridge's OpenFlow rules; they are remembered and re-applied after a restart."""
         self.flows[bridge] = list(flows)
@@ -201,8 +222,9 @@ class Ovs:
             raise ZeroLossError(f"cannot run {argv[0]}: {e.strerror}", "run 'make setup'") from e
         if check and r.returncode != 0:
             msg = (r.stderr.strip() or r.stdout.strip()).splitlines()
-            raise ZeroLossError(f"{argv[0]} {argv[-2] if len(argv) > 2 else ''} failed: "
-                                f"{msg[-1] if msg else 'exit ' + str(r.returncode)}")
+            what = next((ln for ln in msg if "server returned an error" not in ln), msg[-1] if msg else "")
+            raise ZeroLossError(f"{' '.join(_short(a) for a in argv[:4])} failed: "
+                                f"{what or 'exit ' + str(r.returncode)}")
         return r.stdout
 
     def _wait_path(self, path: Path, proc: ManagedProcess, timeout: float) -> None:

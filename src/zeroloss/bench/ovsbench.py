@@ -1,0 +1,302 @@
+"""OVS-DPDK on the software bench: zlgen <-> OVS (vhost-user) [<-> testpmd VNFs on virtio-user] <-> zlgen.
+
+zlgen's ports and the VNFs' ports are net_virtio_user devices serving vhost-user sockets (server=1),
+exactly as QEMU serves a VM's virtio-net; OVS attaches dpdkvhostuserclient ports to them.
+
+Topologies (BRIEF §5, the whitepaper's troubleshooting cases):
+- ovs-p2p: g0 -> OVS -> g1, no VNF;
+- pvp:     g0 -> v0, VNF forwards v0 -> v1, v1 -> g1 (and the reverse);
+- pvvp:    g0 -> v0, VNF 1 v0 -> v1, v1 -> v2, VNF 2 v2 -> v3, v3 -> g1.
+One bridge, or two (br-phy with zlgen's ports, br-int with the VNFs') joined by patch ports, with
+optional VLAN translation between them. With bonding, zlgen has four ports: side A is the bond
+bond-a = {g0, g2}, side B is bond-b = {g1, g3}; OVS picks the bond member on egress (NORMAL action
+with static FDB entries for zlgen's MACs), ingress is accepted on every member.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+from ..config import check_ovs_topology
+from ..dpdk import hugepages
+from ..dpdk.eal import Eal
+from ..dpdk.testpmd import TestPmd, TestPmdConfig
+from ..dut.ovs import Ovs, OvsSettings
+from ..errors import ZeroLossError
+from ..gen import Zlgen, ZlgenConfig
+from .workspace import Workspace
+
+VNFS = {"ovs-p2p": 0, "pvp": 1, "pvvp": 2}
+BONDS = ("bond-a", "bond-b")
+# hugepages: OVS's DPDK memory, plus zlgen and each VNF testpmd (BRIEF §7: 300-512 MB per testpmd;
+# the bench's testpmd with 8192 jumbo mbufs takes about 256 MB)
+GEN_MB = VNF_MB = 256
+
+
+@dataclass(frozen=True)
+class OvsBenchSpec:
+    topology: str = "pvp"          # ovs-p2p | pvp | pvvp
+    max_frame: int = 1518
+    queues: int = 1                # n_rxq of every OVS port, queues of the VNFs' and zlgen's virtio devices
+    vnf_ring: int = 1024           # the VNFs' virtio queue size (256/1024/4096: BRIEF §7, the vring finding)
+    gen_ring: int = 4096
+    vnf_forward_mode: str = "io"
+    gen_lcores: str = "1"
+    vnf_lcores: str = "0,1"
+    vnf_main_lcore: int = 1
+    pmd_cpu_mask: str = "0x1"      # OVS PMD shares core 0 with the VNFs; zlgen has core 1
+    socket_mem_mb: int = 1024
+    rxq_assign: str = "cycles"
+    gap_us: int = 1000
+    bridges: int = 1               # 2: br-phy (zlgen's ports) and br-int (the VNFs') joined by patch ports
+    vlan: int = -1                 # >= 0: zlgen's frames carry this VLAN; br-phy translates it to vlan + 100 for
+                                   # br-int, which strips it towards the VNF (the references' VLAN translation case)
+    bond: str = "none"             # active-backup | balance-slb: zlgen's ports bonded two by two on br-phy
+    meter_pps: int = 0             # > 0: an OpenFlow meter drops above this rate at OVS ingress from zlgen
+    # the meter's bucket (frames). A trial of T s passes at up to rate + burst / T, so a search with
+    # 10 s validation finds at most 1 % (100 pps) above a 10 kpps meter. A smaller bucket is no
+    # better: measured with 64 frames, 20 kpps lost 3 % at a 30 kpps meter, because frames arrive in
+    # clumps (bursts of 32, PMD batches, pacing catch-up after host stalls), never evenly spaced.
+    meter_burst: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.topology not in VNFS:
+            raise ZeroLossError(f"unknown OVS topology '{self.topology}'", "use ovs-p2p, pvp or pvvp")
+        check_ovs_topology(self.bridges, self.vlan, self.bond)
+
+    @property
+    def mtu(self) -> int:
+        return max(1500, self.max_frame - 18)  # mtu_request is the L3 MTU: frame = MTU + 14 + 4
+
+    @property
+    def members(self) -> int:
+        """zlgen ports per side: 2 when they are bonded."""
+        return 1 if self.bond == "none" else 2
+
+    @property
+    def gen_ports(self) -> tuple[str, ...]:
+        """zlgen's ports in zlgen's port order: port p is on side p % 2."""
+        return tuple(f"g{i}" for i in range(2 * self.members))
+
+    @property
+    def vnf_ports(self) -> tuple[str, ...]:
+        return tuple(f"v{i}" for i in range(2 * VNFS[self.topology]))
+
+    @property
+    def bridge_names(self) -> tuple[str, str]:
+        """(the bridge of zlgen's ports, the bridge of the VNFs' ports)."""
+        return ("br0", "br0") if self.bridges == 1 else ("br-phy", "br-int")
+
+    def side(self, i: int) -> tuple[str, ...]:
+        """The zlgen ports of side i (0: A, 1: B)."""
+        return self.gen_ports[i::2]
+
+    @property
+    def hugepage_mb(self) -> int:
+        return self.socket_mem_mb + GEN_MB + VNF_MB * VNFS[self.topology]
+
+
+def flows(s: OvsBenchSpec) -> dict[str, list[str]]:
+    """The OpenFlow rules of a topology, per bridge. Pure: tested without OVS."""
+    outer, inner = s.bridge_names
+    meter = ("meter:1,", "meter:2,") if s.meter_pps else ("", "")
+    # the chain through the VNFs on the inner bridge, from side A's entry to side B's exit
+    if s.bridges == 1:
+        entry = ("g0", "g1")
+    else:
+        entry = ("patch-i0", "patch-i1")
+    vnf = s.vnf_ports
+    points = [entry[0], *vnf, entry[1]]
+    hops = list(zip(points[0::2], points[1::2], strict=True))  # A -> B: (entry, v0), (v1, v2), ..., (v_last, exit)
+    back = [(b, a) for a, b in reversed(hops)]         # B -> A
+    out: dict[str, list[str]] = {outer: [], inner: []}
+    if s.bridges == 1:
+        # zlgen's ports are the chain's ends; ingress from zlgen passes the meter
+        for d, pairs in ((0, hops), (1, back)):
+            for a, b in pairs:
+                m = meter[d] if a == entry[d] else ""
+                out[inner].append(f"in_port={a},actions={m}output:{b}")
+        return out
+    ext, internal = s.vlan, s.vlan + 100
+    if s.vlan >= 0:
+        to_int, to_ext = f"mod_vlan_vid:{internal},", f"mod_vlan_vid:{ext},"
+        match_ext, match_int = f",dl_vlan={ext}", f",dl_vlan={internal}"
+        strip, push = "strip_vlan,", f"push_vlan:0x8100,mod_vlan_vid:{internal},"
+    else:
+        to_int = to_ext = match_ext = match_int = strip = push = ""
+    for i in (0, 1):
+        for g in s.side(i):
+            out[outer].append(f"in_port={g}{match_ext},actions={meter[i]}{to_int}output:patch-p{i}")
+        # egress towards zlgen: a bond's member is OVS's choice (NORMAL, static FDB entries)
+        dest = "NORMAL" if s.bond != "none" else f"output:{s.side(i)[0]}"
+        out[outer].append(f"in_port=patch-p{i}{match_int},actions={to_ext}{dest}")
+    for a, b in hops + back:
+        if not vnf:
+            out[inner].append(f"in_port={a}{match_int},actions=output:{b}")  # VLAN stays internal
+        elif a.startswith("patch"):
+            out[inner].append(f"in_port={a}{match_int},actions={strip}output:{b}")
+        elif b.startswith("patch"):
+            out[inner].append(f"in_port={a},actions={push}output:{b}")
+        else:
+            out[inner].append(f"in_port={a},actions=output:{b}")
+    return out
+
+
+def _virtio(index: int, sock, queues: int, ring: int) -> str:
+    return f"net_virtio_user{index},path={sock},server=1,queues={queues},queue_size={ring}"
+
+
+class OvsBench:
+    """Starts OVS, the VNFs and zlgen in order, stops them in reverse however it ends."""
+
+    def __init__(self, spec: OvsBenchSpec, ws: Workspace):
+        self.spec = spec
+        self.ws = ws
+        self.ovs: Ovs | None = None
+        self.vnfs: list[TestPmd] = []
+        self.gen: Zlgen | None = None
+        self._stack = ExitStack()
+
+    @property
+    def vnf(self) -> TestPmd | None:
+        return self.vnfs[0] if self.vnfs else None
+
+    def start(self) -> OvsBench:
+        s = self.spec
+        hugepages.require(s.hugepage_mb)
+        try:
+            self.ovs = self._stack.enter_context(Ovs(self.ws.root / "ovs", OvsSettings(
+                file_prefix=self.ws.prefix("ovs"), socket_mem_mb=s.socket_mem_mb, pmd_cpu_mask=s.pmd_cpu_mask,
+                rxq_assign=s.rxq_assign)))
+            self._switch()
+            for k in range(VNFS[s.topology]):
+                ports = s.vnf_ports[2 * k:2 * k + 2]
+                eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix(f"vnf{k}"),
+                          vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.vnf_ring) for i, n in enumerate(ports)))
+                self.vnfs.append(self._stack.enter_context(TestPmd(TestPmdConfig(
+                    eal=eal, forward_mode=s.vnf_forward_mode, max_frame=s.max_frame, rxq=s.queues, txq=s.queues,
+                    nb_mbufs=8192), self.ws.log(f"vnf{k}"))))
+            gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"),
+                          vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.gen_ring)
+                                      for i, n in enumerate(s.gen_ports)))
+            self.gen = self._stack.enter_context(Zlgen(ZlgenConfig(
+                eal=gen_eal, ctl_path=self.ws.sock("zlgen-ctl"), max_frame=max(1518, s.max_frame),
+                rxq=s.queues, txq=s.queues, gap_us=s.gap_us), self.ws.log("zlgen")))
+            for name in (*s.gen_ports, *s.vnf_ports):
+                self.ovs.check_port(name)
+            if s.bond != "none":
+                self._bond_ready()
+            self.warm_up()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def _switch(self) -> None:
+        """Bridges, ports, patch ports, meters and OpenFlow rules of the topology."""
+        s, ovs = self.spec, self.ovs
+        outer, inner = s.bridge_names
+        for br in dict.fromkeys((outer, inner)):
+            ovs.add_bridge(br)
+        if s.bond == "none":
+            for name in s.gen_ports:
+                ovs.add_vhost_client_port(outer, name, self.ws.sock(name), n_rxq=s.queues, mtu=s.mtu)
+        else:
+            for i, bond in enumerate(BONDS):
+                ovs.add_vhost_client_bond(outer, bond, [(n, self.ws.sock(n)) for n in s.side(i)], mode=s.bond,
+                                          n_rxq=s.queues, mtu=s.mtu)
+        for name in s.vnf_ports:
+            ovs.add_vhost_client_port(inner, name, self.ws.sock(name), n_rxq=s.queues, mtu=s.mtu)
+        if s.bridges == 2:
+            for i in (0, 1):
+                ovs.add_patch_pair(outer, f"patch-p{i}", inner, f"patch-i{i}")
+        if s.meter_pps:
+            for i in (1, 2):
+                ovs.ofctl("add-meter", outer, f"meter={i},pktps,burst,band=type=drop,rate={s.meter_pps},"
+                                              f"burst_size={s.meter_burst}")
+        for br, rules in flows(s).items():
+            ovs.set_flows(br, rules)
+
+    def _bond_ready(self, timeout: float = 30) -> None:
+        """Static FDB entries for zlgen's MACs on their bonds (egress uses NORMAL), and every member enabled."""
+        s = self.spec
+        macs = [p["mac"] for p in self.gen.client.ports()]
+        vlan = str(max(s.vlan, 0))
+        for p, mac in enumerate(macs):  # fdb/add names a member interface; the entry is the member's bond
+            self.ovs.appctl("fdb/add", s.bridge_names[0], s.gen_ports[p], vlan, mac)
+        deadline = time.monotonic() + timeout
+        while True:
+            states = {b: bond_members(self.ovs.appctl("bond/show", b)) for b in BONDS}
+            if all(v == "enabled" for m in states.values() for v in m.values()) and all(states.values()):
+                return
+            if time.monotonic() > deadline:
+                raise ZeroLossError(f"OVS bond members not all enabled after {timeout:.0f} s: {states}",
+                                    "a member's vhost-user port is not connected; see the logs with --keep-logs")
+            time.sleep(0.2)
+
+    def warm_up(self) -> None:
+        """A discarded trial that touches every ring buffer once (first use page-faults and loses frames)."""
+        c = self.gen.client
+        vlan = {"vlan": self.spec.vlan} if self.spec.vlan >= 0 else {}
+        n = len(self.spec.gen_ports)
+        c.configure([{"port": p, "queue": q, "rx_port": p ^ 1, "frame_size": min(self.spec.max_frame, 1518),
+                      "rate_pps": 20_000, **vlan} for p in range(n) for q in range(self.spec.queues)])
+        c.run_trial(frames=2 * self.spec.gen_ring, drain_ms=300)
+
+    def port_counters(self) -> list[dict]:
+        """Per side (A, B) of zlgen's ports, OVS's live datapath counters in DPDK ethdev terms, summed over
+        a bond's members, plus every OVS port's counters ('ovs_<port>_<counter>'): ipackets = what OVS
+        took from zlgen on that side, opackets = what it gave zlgen there."""
+        ports = dpctl_ports(self.ovs.appctl("dpctl/show", "-s"))
+        every = {f"ovs_{name}_{k}": v for name, c in ports.items() for k, v in c.items()}
+        out = []
+        for i in (0, 1):
+            members = [ports.get(n, {}) for n in self.spec.side(i)]
+
+            def total(key: str, members: list[dict] = members) -> int:
+                return sum(m.get(key, 0) for m in members)
+
+            out.append({"ipackets": total("rx_packets"), "opackets": total("tx_packets"),
+                        "imissed": total("rx_dropped"), "oerrors": total("tx_dropped"), **every})
+        return out
+
+    def state(self) -> dict:
+        """OVS state kept per trial: PMD queues and stats, drop coverage, and the bonds' member states."""
+        out = self.ovs.snapshot()
+        if self.spec.bond != "none":
+            out["bond_show"] = "\n".join(self.ovs.appctl("bond/show", b) for b in BONDS)
+        return out
+
+    def stop(self) -> None:
+        self._stack.close()
+
+    def __enter__(self) -> OvsBench:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def dpctl_ports(text: str) -> dict[str, dict[str, int]]:
+    """Parses `ovs-appctl dpctl/show -s`: per port RX/TX packets, errors and drops."""
+    ports: dict[str, dict[str, int]] = {}
+    cur: dict[str, int] | None = None
+    for line in text.splitlines():
+        m = re.match(r"\s*port \d+: (\S+)", line)
+        if m:
+            cur = ports.setdefault(m.group(1), {})
+            continue
+        m = re.match(r"\s*(RX|TX) packets:(\d+) errors:(\S+) dropped:(\d+)", line)
+        if m and cur is not None:
+            d = m.group(1).lower()
+            errors = int(m.group(3)) if m.group(3).isdigit() else 0  # vhost ports print '?'
+            cur[f"{d}_packets"], cur[f"{d}_errors"], cur[f"{d}_dropped"] = int(m.group(2)), errors, int(m.group(4))
+    return ports
+
+
+def bond_members(text: str) -> dict[str, str]:
+    """Parses `ovs-appctl bond/show BOND`: each member's state (enabled/disabled)."""
+    return dict(re.findall(r"^member (\S+): (\w+)", text, re.M))
