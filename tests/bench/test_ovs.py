@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from .test_cli_bench import our_processes
 from .test_run import FAST, run
@@ -98,3 +99,77 @@ def test_dual_bridge_vlan_translation_two_queues(tmp_path):
     for t in s["trials"]:
         for d in t["directions"]:
             assert d["ledger"]["unexplained"] == 0
+
+
+def _conserved(doc: dict) -> list[dict]:
+    """Every trial's directions; asserts that each one's ledger balances with nothing unexplained."""
+    dirs = []
+    for s in doc["searches"]:
+        for t in s["trials"]:
+            for d in t["directions"]:
+                led = d["ledger"]
+                assert led["unexplained"] == 0, led
+                assert led["tx"] == led["rx"] + led["wire_refused"] + led["dut_rx_missed"] + led["dut_dropped"]
+                dirs.append(d)
+    return dirs
+
+
+def test_bonded_pvp_balance_slb_spreads_over_both_members(tmp_path):
+    """Reference case 6: dual bridge, VLAN translation, zlgen's ports bonded two by two (balance-slb)."""
+    out = tmp_path / "r.json"
+    r = run("--topology", "pvp", "--set", "bridges=2", "--set", "vlan=100", "--bond", "balance-slb",
+            "--frame-sizes", "1518", *FAST, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert doc["placement"]["pvp"]["zlgen_ports"] == ["g0", "g1", "g2", "g3"]
+    assert len(_conserved(doc)) >= 4
+    last = doc["searches"][0]["trials"][-1]
+    ovs = last["dut_ports"][0]
+    # zlgen sends on both members of each bond; OVS sends each source MAC's frames on one member
+    assert min(ovs[f"ovs_g{i}_rx_packets"] for i in range(4)) > 0
+    assert ovs["ovs_g1_tx_packets"] + ovs["ovs_g3_tx_packets"] == \
+        ovs["ovs_g0_rx_packets"] + ovs["ovs_g2_rx_packets"] - last["directions"][0]["ledger"]["dut_dropped"]
+    assert "bond_mode: balance-slb" in last["dut_state"]["bond_show"]
+    assert "member g2: enabled" in last["dut_state"]["bond_show"]
+
+
+def test_bonded_active_backup_sends_on_the_active_member_only(tmp_path):
+    """Reference case 8 with active-backup: 2 RX queues per member, only the active members transmit."""
+    out = tmp_path / "r.json"
+    r = run("--topology", "pvp", "--set", "bridges=2", "--set", "vlan=100", "--set", "dut_rxq=2",
+            "--bond", "active-backup", "--frame-sizes", "4096", *FAST, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    _conserved(doc)
+    last = doc["searches"][0]["trials"][-1]
+    ovs = last["dut_ports"][0]
+    tx = {g: ovs[f"ovs_{g}_tx_packets"] for g in ("g0", "g1", "g2", "g3")}
+    active = re.findall(r"^member (\w+): enabled\n\s+active member$", last["dut_state"]["bond_show"], re.M)
+    assert len(active) == 2 and all(tx[g] > 0 for g in active), (active, tx)
+    assert all(n == 0 for g, n in tx.items() if g not in active), (active, tx)
+
+
+def test_pvvp_chains_two_vnfs(tmp_path):
+    out = tmp_path / "r.json"
+    r = run("--topology", "pvvp", "--frame-sizes", "1518", *FAST, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert doc["placement"]["pvvp"]["vnfs"] == 2
+    _conserved(doc)
+    ovs = doc["searches"][0]["trials"][-1]["dut_ports"][0]
+    # every frame crossed both VNFs: what OVS gave v0..v3 it got back from their partners
+    assert ovs["ovs_v0_tx_packets"] == ovs["ovs_v1_rx_packets"] > 0
+    assert ovs["ovs_v2_tx_packets"] == ovs["ovs_v3_rx_packets"] > 0
+    assert ovs["ovs_v1_tx_packets"] == ovs["ovs_v0_rx_packets"] > 0
+    assert ovs["ovs_v3_tx_packets"] == ovs["ovs_v2_rx_packets"] > 0
+
+
+def test_ovs_p2p_dual_bridge_vlan(tmp_path):
+    out = tmp_path / "r.json"
+    r = run("--topology", "ovs-p2p", "--set", "bridges=2", "--set", "vlan=7", "--frame-sizes", "128", *FAST,
+            "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    _conserved(doc)
+    assert doc["searches"][0]["result"]["ndr"]["rate_pps"] > 0
+    assert not any(k.startswith("ovs_v") for k in doc["searches"][0]["trials"][-1]["dut_ports"][0])
