@@ -45,6 +45,18 @@ class RunConfig:
                    choices=BOND_MODES)
     meter_pps: int = _f(0, "OVS: an OpenFlow meter dropping above this rate at OVS ingress, per direction "
                            "(a DUT of known capacity; 0: none)", 0, 100_000_000, unit="pps")
+    ovs_socket_mem_mb: int = _f(1024, "OVS: dpdk-socket-mem, hugepage memory OVS takes at start (MTU 9000 ports "
+                                      "need about 1024 MB)", 16, 1 << 20, unit="MB")
+    ovs_socket_limit_mb: int = _f(0, "OVS: dpdk-socket-limit, the most it may grow to (0: no limit)", 0, 1 << 20,
+                                  unit="MB")
+    ovs_pmd_cpu_mask: str = _f("0x1", "OVS: pmd-cpu-mask, the cores of the PMD threads (hex)")
+    ovs_lcore_mask: str = _f("0x1", "OVS: dpdk-lcore-mask, the cores of OVS's other DPDK threads (hex)")
+    ovs_rxq_assign: str = _f("cycles", "OVS: pmd-rxq-assign, how RX queues are spread over PMDs",
+                             choices=("cycles", "roundrobin", "group"))
+    ovs_dpdk_extra: str = _f("", "OVS: dpdk-extra, more EAL arguments for OVS (after zeroloss's own)")
+    ovs_rxd: int = _f(2048, "OVS: n_rxq_desc of every port (power of 2)", 64, 4096)
+    ovs_txd: int = _f(2048, "OVS: n_txq_desc of every port (power of 2)", 64, 4096)
+    ovs_tx_retries_max: int = _f(-1, "OVS: tx-retries-max of vhost ports (-1: OVS's default, 8)", -1, 32)
     vnf_ring: int = _f(1024, "pvp, pvvp: the VNFs' virtio ring size (256, 1024 or 4096)", 256, 4096)
     dut: str = _f("testpmd", "device under test: testpmd (started by zeroloss) or external (yours)",
                   choices=("testpmd", "external"))
@@ -95,6 +107,17 @@ class RunConfig:
             raise ZeroLossError(f"config: with vlan {self.vlan}, frame sizes must be at least {MIN_FRAME + 4} B "
                                 f"(a {MIN_FRAME} B frame has no room for the 4 B tag and zlgen's signature), got "
                                 f"{min(self.frame_sizes)}", "drop 64 from frame_sizes, or use 68")
+        for key in ("ovs_rxd", "ovs_txd"):
+            v = getattr(self, key)
+            if v & (v - 1):
+                raise ZeroLossError(f"config: {key} must be a power of 2, got {v}", "use 512, 1024, 2048 or 4096")
+        for key in ("ovs_pmd_cpu_mask", "ovs_lcore_mask"):
+            v = getattr(self, key)
+            try:
+                if int(v, 16) <= 0:
+                    raise ValueError
+            except ValueError:
+                raise ZeroLossError(f"config: {key} must be a hex CPU mask such as 0x1 or 0x6, got {v!r}") from None
         if self.topology in OVS_TOPOLOGIES:
             check_ovs_topology(self.bridges, self.vlan, self.bond)
         elif self.bridges != 1 or self.vlan >= 0 or self.bond != "none" or self.meter_pps:

@@ -235,14 +235,20 @@ class Run:
         spec = OvsBenchSpec(topology=cfg.topology, max_frame=max(1518, *frames), queues=cfg.dut_rxq,
                             vnf_ring=cfg.vnf_ring, vnf_forward_mode=cfg.forward_mode, gen_lcores=cfg.gen_lcores,
                             gap_us=cfg.pace_gap_us, bridges=cfg.bridges, vlan=cfg.vlan, bond=cfg.bond,
-                            meter_pps=cfg.meter_pps)
+                            meter_pps=cfg.meter_pps, socket_mem_mb=cfg.ovs_socket_mem_mb,
+                            socket_limit_mb=cfg.ovs_socket_limit_mb, lcore_mask=cfg.ovs_lcore_mask,
+                            pmd_cpu_mask=cfg.ovs_pmd_cpu_mask, rxq_assign=cfg.ovs_rxq_assign,
+                            dpdk_extra=tuple(cfg.ovs_dpdk_extra.split()), rxd=cfg.ovs_rxd, txd=cfg.ovs_txd,
+                            tx_retries_max=cfg.ovs_tx_retries_max)
         with Workspace() as ws, OvsBench(spec, ws) as bench:
             self._place(cfg.topology, bench.gen.client, {
                 "zlgen_lcores": spec.gen_lcores, "zlgen_ports": list(spec.gen_ports),
                 "vnf_lcores": spec.vnf_lcores if spec.vnf_ports else None, "vnf_main_lcore": spec.vnf_main_lcore,
                 "vnfs": len(spec.vnf_ports) // 2, "ovs_pmd_cpu_mask": spec.pmd_cpu_mask, "vnf_ring": spec.vnf_ring,
-                "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues, "bridges": spec.bridges, "vlan": spec.vlan,
-                "bond": spec.bond, "meter_pps": spec.meter_pps, "flows": flows(spec)})
+                "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues, "ovs_socket_mem_mb": spec.socket_mem_mb,
+                "ovs_rxq_assign": spec.rxq_assign, "ovs_rxd": spec.rxd, "ovs_txd": spec.txd,
+                "bridges": spec.bridges, "vlan": spec.vlan, "bond": spec.bond,
+                "meter_pps": spec.meter_pps, "flows": flows(spec)})
             self._frames(bench.gen.client, frames, cfg.topology, {}, bench.port_counters, bench.state)
 
     def _place(self, key: str, client: ZlgenClient, info: dict) -> None:

@@ -173,3 +173,61 @@ def test_ovs_p2p_dual_bridge_vlan(tmp_path):
     _conserved(doc)
     assert doc["searches"][0]["result"]["ndr"]["rate_pps"] > 0
     assert not any(k.startswith("ovs_v") for k in doc["searches"][0]["trials"][-1]["dut_ports"][0])
+
+
+def _fails_cleanly(tmp_path, *args) -> str:
+    """Runs zeroloss with a fault; returns its one-line error after checking nothing was left running."""
+    out = tmp_path / "r.json"
+    r = run(*args, *FAST, "-o", str(out), env=dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run")))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("zeroloss: error:")]
+    assert len(errors) == 1, r.stderr
+    assert leftovers(tmp_path) == []
+    assert json.loads(out.read_text())["state"] == "failed"
+    return errors[0]
+
+
+def test_socket_memory_too_small_for_the_mtu_is_named(tmp_path):
+    """OVS keeps a port it has no mempool for and only logs why: zeroloss says so, with the remedy."""
+    err = _fails_cleanly(tmp_path, "--topology", "pvp", "--frame-sizes", "9000", "--set", "ovs_socket_mem_mb=128",
+                         "--set", "ovs_socket_limit_mb=128")
+    assert "OVS dropped port" in err and "MTU 9000" in err and "dpdk-socket-mem" in err
+
+
+def test_vswitchd_that_cannot_start_is_named(tmp_path):
+    err = _fails_cleanly(tmp_path, "--topology", "pvp", "--frame-sizes", "1518",
+                         "--set", "ovs_dpdk_extra=--no-such-eal-option")
+    assert "ovs-vswitchd-dpdk did not initialise DPDK" in err and "ovs_dpdk_extra" in err
+
+
+def leftovers(tmp_path) -> list[str]:
+    """Processes (DPDK or OVS) whose arguments name this test's run directory."""
+    out = os.popen("ps -eo pid=,args=").read().splitlines()
+    return [ln for ln in out if str(tmp_path) in ln and any(p in ln for p in ("zlgen", "testpmd", "ovs"))]
+
+
+def test_a_port_that_never_connects_is_named(tmp_path, monkeypatch):
+    """OVS's v1 waits on a socket nobody serves: the VNF times out at probe and the error names v1."""
+    import pytest
+
+    from zeroloss.bench.ovsbench import OvsBench, OvsBenchSpec
+    from zeroloss.bench.workspace import Workspace
+    from zeroloss.errors import ZeroLossError
+
+    class MisWired(OvsBench):
+        def ovs_socket(self, port: str):
+            return tmp_path / "nobody.sock" if port == "v1" else super().ovs_socket(port)
+
+    monkeypatch.setenv("ZEROLOSS_RUNDIR", str(tmp_path / "run"))
+    with Workspace() as ws:
+        bench = MisWired(OvsBenchSpec(topology="pvp", connect_timeout_s=8), ws)
+        try:
+            with pytest.raises(ZeroLossError, match=r"OVS port v1 \(vhost-server-path .*nobody.sock\) never "
+                                                    r"connected to VNF 1") as e:
+                bench.start()
+        finally:
+            bench.stop()  # stops nothing when start() cleaned up after itself, as it must
+        assert "not running or the path differs" in str(e.value)
+        assert bench.ovs.vswitchd is None  # stopped on the way out
+    assert leftovers(tmp_path) == []

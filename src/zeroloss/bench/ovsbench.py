@@ -49,7 +49,14 @@ class OvsBenchSpec:
     vnf_main_lcore: int = 1
     pmd_cpu_mask: str = "0x1"      # OVS PMD shares core 0 with the VNFs; zlgen has core 1
     socket_mem_mb: int = 1024
+    socket_limit_mb: int = 0
+    lcore_mask: str = "0x1"
+    dpdk_extra: tuple[str, ...] = ()
     rxq_assign: str = "cycles"
+    rxd: int = 2048                # n_rxq_desc / n_txq_desc of every OVS port
+    txd: int = 2048
+    tx_retries_max: int = -1       # vhost ports' tx-retries-max (-1: OVS's default)
+    connect_timeout_s: float = 30  # how long a VNF or zlgen may wait for OVS to connect its vhost-user sockets
     gap_us: int = 1000
     bridges: int = 1               # 2: br-phy (zlgen's ports) and br-int (the VNFs') joined by patch ports
     vlan: int = -1                 # >= 0: zlgen's frames carry this VLAN; br-phy translates it to vlan + 100 for
@@ -169,24 +176,29 @@ class OvsBench:
         hugepages.require(s.hugepage_mb)
         try:
             self.ovs = self._stack.enter_context(Ovs(self.ws.root / "ovs", OvsSettings(
-                file_prefix=self.ws.prefix("ovs"), socket_mem_mb=s.socket_mem_mb, pmd_cpu_mask=s.pmd_cpu_mask,
-                rxq_assign=s.rxq_assign)))
+                file_prefix=self.ws.prefix("ovs"), socket_mem_mb=s.socket_mem_mb, socket_limit_mb=s.socket_limit_mb,
+                lcore_mask=s.lcore_mask, pmd_cpu_mask=s.pmd_cpu_mask, rxq_assign=s.rxq_assign,
+                extra=s.dpdk_extra)))
             self._switch()
             for k in range(VNFS[s.topology]):
                 ports = s.vnf_ports[2 * k:2 * k + 2]
                 eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix(f"vnf{k}"),
                           vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.vnf_ring) for i, n in enumerate(ports)))
-                self.vnfs.append(self._stack.enter_context(TestPmd(TestPmdConfig(
-                    eal=eal, forward_mode=s.vnf_forward_mode, max_frame=s.max_frame, rxq=s.queues, txq=s.queues,
-                    nb_mbufs=8192), self.ws.log(f"vnf{k}"))))
+                vnf = TestPmd(TestPmdConfig(eal=eal, forward_mode=s.vnf_forward_mode, max_frame=s.max_frame,
+                                            rxq=s.queues, txq=s.queues, nb_mbufs=8192), self.ws.log(f"vnf{k}"))
+                self._connect(lambda v=vnf: v.start(s.connect_timeout_s), ports, f"VNF {k + 1} (testpmd)")
+                self._stack.callback(vnf.stop)
+                self.vnfs.append(vnf)
             gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"),
                           vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.gen_ring)
                                       for i, n in enumerate(s.gen_ports)))
-            self.gen = self._stack.enter_context(Zlgen(ZlgenConfig(
-                eal=gen_eal, ctl_path=self.ws.sock("zlgen-ctl"), max_frame=max(1518, s.max_frame),
-                rxq=s.queues, txq=s.queues, gap_us=s.gap_us), self.ws.log("zlgen")))
+            gen = Zlgen(ZlgenConfig(eal=gen_eal, ctl_path=self.ws.sock("zlgen-ctl"), max_frame=max(1518, s.max_frame),
+                                    rxq=s.queues, txq=s.queues, gap_us=s.gap_us), self.ws.log("zlgen"))
+            self._connect(lambda: gen.start(s.connect_timeout_s), s.gen_ports, "zlgen")
+            self._stack.callback(gen.stop)
+            self.gen = gen
             for name in (*s.gen_ports, *s.vnf_ports):
-                self.ovs.check_port(name)
+                self.ovs.check_port(name, s.mtu)
             if s.bond != "none":
                 self._bond_ready()
             self.warm_up()
@@ -194,6 +206,24 @@ class OvsBench:
             self._stack.close()
             raise
         return self
+
+    def _connect(self, start, ports: tuple[str, ...], who: str) -> None:
+        """Starts a process whose virtio-user ports serve vhost-user sockets; it waits at probe until OVS
+        connects. When it times out, names the OVS ports that never connected and the socket they wait on."""
+        try:
+            start()
+        except ZeroLossError as e:
+            try:
+                waiting = self.ovs.never_connected(list(ports))
+            except ZeroLossError:
+                waiting = {}
+            if not waiting:
+                raise
+            which = ", ".join(f"{p} (vhost-server-path {path})" for p, path in waiting.items())
+            raise ZeroLossError(f"OVS port {which} never connected to {who}: {e}",
+                                "the process serving that socket is not running or the path differs; "
+                                "compare 'ovs-vsctl get Interface PORT options:vhost-server-path' with the VM's "
+                                "(or VNF's) socket") from e
 
     def _switch(self) -> None:
         """Bridges, ports, patch ports, meters and OpenFlow rules of the topology."""
@@ -203,13 +233,13 @@ class OvsBench:
             ovs.add_bridge(br)
         if s.bond == "none":
             for name in s.gen_ports:
-                ovs.add_vhost_client_port(outer, name, self.ws.sock(name), n_rxq=s.queues, mtu=s.mtu)
+                ovs.add_vhost_client_port(outer, name, self.ovs_socket(name), mtu=s.mtu, **self._port_opts())
         else:
             for i, bond in enumerate(BONDS):
-                ovs.add_vhost_client_bond(outer, bond, [(n, self.ws.sock(n)) for n in s.side(i)], mode=s.bond,
-                                          n_rxq=s.queues, mtu=s.mtu)
+                ovs.add_vhost_client_bond(outer, bond, [(n, self.ovs_socket(n)) for n in s.side(i)], mode=s.bond,
+                                          mtu=s.mtu, **self._port_opts())
         for name in s.vnf_ports:
-            ovs.add_vhost_client_port(inner, name, self.ws.sock(name), n_rxq=s.queues, mtu=s.mtu)
+            ovs.add_vhost_client_port(inner, name, self.ovs_socket(name), mtu=s.mtu, **self._port_opts())
         if s.bridges == 2:
             for i in (0, 1):
                 ovs.add_patch_pair(outer, f"patch-p{i}", inner, f"patch-i{i}")
@@ -219,6 +249,14 @@ class OvsBench:
                                               f"burst_size={s.meter_burst}")
         for br, rules in flows(s).items():
             ovs.set_flows(br, rules)
+
+    def ovs_socket(self, port: str):
+        """The vhost-user socket OVS's port connects to (the one the VNF or zlgen serves)."""
+        return self.ws.sock(port)
+
+    def _port_opts(self) -> dict:
+        s = self.spec
+        return {"n_rxq": s.queues, "rxd": s.rxd, "txd": s.txd, "tx_retries_max": s.tx_retries_max}
 
     def _bond_ready(self, timeout: float = 30) -> None:
         """Static FDB entries for zlgen's MACs on their bonds (egress uses NORMAL), and every member enabled."""

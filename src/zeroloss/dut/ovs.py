@@ -27,6 +27,7 @@ class OvsSettings:
 
     file_prefix: str
     socket_mem_mb: int = 1024       # MTU 9000 ports need 1024 on the bench (BRIEF §7)
+    socket_limit_mb: int = 0        # 0: no limit
     lcore_mask: str = "0x1"         # OVS's non-PMD DPDK threads
     pmd_cpu_mask: str = "0x1"       # PMD threads polling the ports
     rxq_assign: str = "cycles"      # cycles | roundrobin | group
@@ -34,14 +35,25 @@ class OvsSettings:
 
     def other_config(self) -> dict[str, str]:
         extra = " ".join((f"--file-prefix={self.file_prefix}", "--in-memory", "--no-pci", *self.extra))
-        return {"dpdk-init": "true", "dpdk-socket-mem": str(self.socket_mem_mb),
-                "dpdk-lcore-mask": self.lcore_mask, "pmd-cpu-mask": self.pmd_cpu_mask,
-                "pmd-rxq-assign": self.rxq_assign, "dpdk-extra": extra}
+        out = {"dpdk-init": "true", "dpdk-socket-mem": str(self.socket_mem_mb),
+               "dpdk-lcore-mask": self.lcore_mask, "pmd-cpu-mask": self.pmd_cpu_mask,
+               "pmd-rxq-assign": self.rxq_assign, "dpdk-extra": extra}
+        if self.socket_limit_mb:
+            out["dpdk-socket-limit"] = str(self.socket_limit_mb)
+        return out
 
 
 def _short(arg: str) -> str:
     """An argument as an error message shows it: our private socket paths by their file name."""
     return arg.rsplit("/", 1)[-1] if arg.startswith(("/", "unix:/")) else arg
+
+
+def _vhost_options(sock: Path, n_rxq: int, rxd: int, txd: int, tx_retries_max: int | None) -> list[str]:
+    opts = [f"options:vhost-server-path={sock}", f"options:n_rxq={n_rxq}",
+            f"options:n_rxq_desc={rxd}", f"options:n_txq_desc={txd}"]
+    if tx_retries_max is not None and tx_retries_max >= 0:
+        opts.append(f"options:tx-retries-max={tx_retries_max}")
+    return opts
 
 
 def parse_map(text: str) -> dict[str, int | str]:
@@ -99,7 +111,8 @@ class Ovs:
         while self.vsctl("--if-exists", "get", "Open_vSwitch", ".", "dpdk_initialized").strip() != "true":
             if not self.vswitchd.alive() or time.monotonic() > deadline:
                 raise ZeroLossError(f"ovs-vswitchd-dpdk did not initialise DPDK: {self._log_reason()}",
-                                    "check hugepages (dpdk-socket-mem) and the log")
+                                    f"check dpdk-extra (ovs_dpdk_extra), dpdk-socket-mem and free hugepages; "
+                                    f"log: {self.rundir / 'vswitchd.log'}")
             time.sleep(0.2)
         for bridge in self.flows:
             self._apply_flows(bridge)
@@ -142,21 +155,17 @@ class Ovs:
     def add_vhost_client_port(self, bridge: str, name: str, sock: Path, n_rxq: int = 1, mtu: int = 1500,
                               rxd: int = 2048, txd: int = 2048, tx_retries_max: int | None = None) -> None:
         """A dpdkvhostuserclient port: OVS connects to the socket the VM (or zlgen) serves, as QEMU does."""
-        opts = [f"options:vhost-server-path={sock}", f"options:n_rxq={n_rxq}",
-                f"options:n_rxq_desc={rxd}", f"options:n_txq_desc={txd}"]
-        if tx_retries_max is not None:
-            opts.append(f"options:tx-retries-max={tx_retries_max}")
         self.vsctl("add-port", bridge, name, "--", "set", "Interface", name, "type=dpdkvhostuserclient",
-                   *opts, f"mtu_request={mtu}")
+                   *_vhost_options(sock, n_rxq, rxd, txd, tx_retries_max), f"mtu_request={mtu}")
 
     def add_vhost_client_bond(self, bridge: str, name: str, members: list[tuple[str, Path]], mode: str,
-                              n_rxq: int = 1, mtu: int = 1500, rxd: int = 2048, txd: int = 2048) -> None:
+                              n_rxq: int = 1, mtu: int = 1500, rxd: int = 2048, txd: int = 2048,
+                              tx_retries_max: int | None = None) -> None:
         """An OVS bond (Port with several Interfaces) of dpdkvhostuserclient members, without LACP."""
         args = ["add-bond", bridge, name, *(m for m, _ in members), f"bond_mode={mode}", "lacp=off"]
         for member, sock in members:
             args += ["--", "set", "Interface", member, "type=dpdkvhostuserclient",
-                     f"options:vhost-server-path={sock}", f"options:n_rxq={n_rxq}", f"options:n_rxq_desc={rxd}",
-                     f"options:n_txq_desc={txd}", f"mtu_request={mtu}"]
+                     *_vhost_options(sock, n_rxq, rxd, txd, tx_retries_max), f"mtu_request={mtu}"]
         self.vsctl(*args)
 
     def add_patch_pair(self, bridge_a: str, port_a: str, bridge_b: str, port_b: str) -> None:
@@ -186,13 +195,52 @@ class Ovs:
             row[key] = parse_map(value) if value.startswith("{") else value.strip('"')
         return row
 
-    def check_port(self, name: str) -> None:
-        """OVS drops a port whose mempool it could not allocate (only a log line says so): detect it."""
-        row = self.interface(name)
-        if row.get("ofport") in ("-1", "[]") or row.get("error") not in ("[]", "", None):
-            raise ZeroLossError(f"OVS could not set up port {name}: {row.get('error')}",
-                                "raise dpdk-socket-mem (socket_mem_mb) or free hugepages; MTU 9000 ports need "
-                                "about 1024 MiB")
+    def check_port(self, name: str, mtu: int | None = None, timeout: float = 10) -> None:
+        """OVS keeps a port whose mempool it could not allocate but never configures it; only its log says
+        why. Detects that (and a port OVS refused outright), waiting for the port to come up at its MTU."""
+        deadline = time.monotonic() + timeout
+        while True:
+            row = self.interface(name)
+            if row.get("ofport") in ("-1", "[]") or row.get("error") not in ("[]", "", None):
+                raise ZeroLossError(f"OVS could not set up port {name}: {row.get('error')}",
+                                    "check the port's type and options ('ovs-vsctl list Interface " + name + "')")
+            failed = self.mempool_failure(name)
+            if failed:
+                raise ZeroLossError(
+                    f"OVS dropped port {name}: no memory pool for MTU {failed[0]} ({failed[1]})",
+                    "raise dpdk-socket-mem / dpdk-socket-limit (ovs_socket_mem_mb, ovs_socket_limit_mb) or "
+                    "free hugepages: a port at MTU 9000 needs about 1024 MB, see 'zeroloss host plan'")
+            up = row.get("link_state") == "up" and (mtu is None or row.get("mtu") == str(mtu))
+            if up:
+                return
+            if time.monotonic() > deadline:
+                raise ZeroLossError(f"OVS port {name} is not up after {timeout:.0f} s (link {row.get('link_state')}, "
+                                    f"mtu {row.get('mtu')}, requested {mtu})", f"see {self.rundir / 'vswitchd.log'}")
+            time.sleep(0.2)
+
+    def mempool_failure(self, name: str) -> tuple[str, str] | None:
+        """(MTU, reason) when vswitchd's log says it could not create the port's memory pool."""
+        try:
+            text = (self.rundir / "vswitchd.log").read_text(errors="replace")
+        except OSError:
+            return None
+        m = re.search(rf"Failed to create memory pool for netdev {re.escape(name)}, with MTU (\d+) on socket "
+                      r"\d+: (.*)", text)
+        return (m.group(1), m.group(2).strip()) if m else None
+
+    def never_connected(self, names: list[str]) -> dict[str, str]:
+        """vhost-user client ports among names that never connected to their socket (vswitchd logs each
+        connection), with the socket each waits for."""
+        try:
+            log = (self.rundir / "vswitchd.log").read_text(errors="replace")
+        except OSError:
+            log = ""
+        out = {}
+        for name in names:
+            path = self.vsctl("--if-exists", "get", "Interface", name, "options:vhost-server-path").strip().strip('"')
+            if f"({path}) connected" not in log:
+                out[name] = path
+        return out
 
     def stats(self, names: list[str]) -> dict[str, dict]:
         return {n: self.interface(n).get("statistics", {}) for n in names}
