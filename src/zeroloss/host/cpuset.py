@@ -1,0 +1,55 @@
+"""CPU lists and masks as the kernel and OVS write them: '0-3,8' lists and '0x3000000003' masks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def parse_list(text: str) -> tuple[int, ...]:
+    """'0-2,8,10-11' -> (0, 1, 2, 8, 10, 11); empty or whitespace -> (). Raises ValueError naming the fault."""
+    cpus: set[int] = set()
+    for item in text.strip().split(","):
+        item = item.strip()
+        if not item:
+            continue
+        lo, sep, hi = item.partition("-")
+        try:
+            first, last = int(lo), int(hi) if sep else int(lo)
+        except ValueError:
+            raise ValueError(f"'{item}' in CPU list '{text.strip()}' is not a number or range") from None
+        if last < first:
+            raise ValueError(f"range '{item}' in CPU list '{text.strip()}' runs backwards")
+        cpus.update(range(first, last + 1))
+    return tuple(sorted(cpus))
+
+
+def format_list(cpus: Iterable[int]) -> str:
+    """(0, 1, 2, 8, 10, 11) -> '0-2,8,10-11' (sorted, duplicates dropped, ranges of 2 or more joined)."""
+    ordered = sorted(set(cpus))
+    parts: list[str] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def to_mask(cpus: Iterable[int]) -> str:
+    """CPUs -> OVS hex mask: (0, 1, 36, 37) -> '0x3000000003'."""
+    value = 0
+    for c in cpus:
+        value |= 1 << c
+    return hex(value)
+
+
+def parse_mask(text: str) -> tuple[int, ...]:
+    """OVS hex mask (with or without 0x, ',' separated 32-bit words as in /proc) -> sorted CPUs."""
+    digits = text.strip().strip('"').replace(",", "")
+    try:
+        value = int(digits, 16) if digits else 0
+    except ValueError:
+        raise ValueError(f"'{text.strip()}' is not a hexadecimal CPU mask") from None
+    return tuple(i for i in range(value.bit_length()) if value >> i & 1)

@@ -1,0 +1,270 @@
+"""From an inventory and the operator's intent, the host tuning plan: every value with the reason it has.
+
+Pure: reads only the Inventory dataclasses. Rules and figures come from BRIEF §6 and the references (TripleO
+derive-params / Red Hat NFV guide, the Dell/Intel jumbo ZPL whitepaper, Intel's vhost ZPL note, OVS 3.1 source).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ZeroLossError
+from . import memory as mem
+from .cpuset import format_list
+from .inventory import Inventory, Nic
+
+HUGEPAGE_1G_KB = 1048576
+
+
+@dataclass(frozen=True)
+class Intent:
+    ports: tuple[str, ...] = ()  # PCI addresses or kernel names; () = the NICs already bound to a DPDK driver
+    mtu: int = 1500  # mtu_request of every DPDK port (L3 MTU, bytes)
+    pmd_cores_per_node: int = 1  # physical cores for PMDs on each node with DPDK ports
+    pmd_cores_other_nodes: int = 1  # on nodes without DPDK ports (TripleO reserves one: VMs there have vhost ports)
+    vm_memory_gb: int | None = None  # guest memory per NUMA node, GB of 1 GB pages; None = what is left
+    host_reserve_gb: int = 4  # per node, kept out of hugepages for the host (NovaReservedHostMemory 4096 MB)
+    rxq: int | None = None  # RX queues per DPDK port; None = 2
+    descriptors: int = 4096  # n_rxq_desc and n_txq_desc
+    vhost_ports: int = 0  # vhost-user ports per node with DPDK ports (counted in OVS's mempool model)
+    vhost_ring: int = 1024  # virtio ring size for the guests (nova rx/tx_queue_size)
+    memory_channels: int | None = None  # None = estimate from DMI, else 4
+    socket_mem_formula: str = "tripleo"  # 'tripleo' (distinct MTUs) or 'per-port'
+    socket_mem_mb: int | None = None  # an explicit dpdk-socket-mem for every node with DPDK ports (MB)
+    per_port_memory: bool = False  # OVS other_config:per-port-memory
+    low_latency: bool = True  # add C-state limits to the kernel command line
+
+
+@dataclass(frozen=True)
+class PlannedPort:
+    name: str  # OVS port name
+    pci: str
+    netdev: str
+    node: int  # the node OVS allocates for (a reported -1 becomes 0)
+    reported_node: int
+    mtu: int
+    n_rxq: int
+    rxq_desc: int
+    txq_desc: int
+    driver: str
+
+
+@dataclass
+class Plan:
+    intent: Intent
+    nodes: list[int]
+    ports: list[PlannedPort]
+    housekeeping: tuple[int, ...]
+    pmd_by_node: dict[int, tuple[int, ...]]
+    vm_cpus: tuple[int, ...]
+    isolated: tuple[int, ...]
+    socket_mem: dict[int, int]
+    socket_mem_tripleo: dict[int, int]
+    socket_mem_per_port: dict[int, int]
+    ovs_pools: list[mem.Pool]
+    ovs_need_mib: dict[int, float]
+    vm_memory_gb: dict[int, int]
+    hugepages_1g: dict[int, int]
+    memory_channels: int
+    rxq: int
+    descriptors: int
+    vhost_ring: int
+    emulator_policy: str
+    kernel_args: list[str]
+    cpu_vendor: str
+    reasons: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def pmd_cpus(self) -> tuple[int, ...]:
+        return tuple(sorted(c for cpus in self.pmd_by_node.values() for c in cpus))
+
+    def socket_mem_list(self, values: dict[int, int] | None = None) -> str:
+        values = self.socket_mem if values is None else values
+        return ",".join(str(values[n]) for n in self.nodes)
+
+
+def _cores(inv: Inventory, node: int) -> list[tuple[int, ...]]:
+    """Physical cores of a node as sorted tuples of their online sibling threads, lowest CPU first."""
+    online = {c.id for c in inv.cpus if c.online and c.node == node}
+    cores = {tuple(sorted(s for s in c.siblings if s in online)) for c in inv.cpus if c.id in online}
+    return sorted((c for c in cores if c), key=lambda c: c[0])
+
+
+def _select_ports(inv: Inventory, intent: Intent) -> list[Nic]:
+    if intent.ports:
+        nics = []
+        for key in intent.ports:
+            nic = inv.nic(key)
+            if nic is None:
+                known = ", ".join(n.label for n in inv.nics) or "none"
+                raise ZeroLossError(f"no NIC '{key}' on this host (NICs: {known})",
+                                    "name DPDK ports by PCI address or interface name with --ports")
+            nics.append(nic)
+        return nics
+    nics = [n for n in inv.nics if n.dpdk_bound]
+    if not nics:
+        raise ZeroLossError("no NIC is bound to a DPDK driver (vfio-pci) and no --ports were given",
+                            "name the DPDK ports, e.g. --ports 0000:3b:00.0,0000:3b:00.1")
+    return nics
+
+
+def _check_intent(intent: Intent) -> None:
+    if not mem.MIN_MTU <= intent.mtu <= mem.MAX_MTU:
+        raise ZeroLossError(f"--mtu {intent.mtu} is outside {mem.MIN_MTU}..{mem.MAX_MTU} B",
+                            "OVS 3.1 refuses an MTU whose frame plus two VLAN tags exceeds 9728 B")
+    if not mem.is_pow2(intent.descriptors) or intent.descriptors > mem.MAX_DESC:
+        raise ZeroLossError(f"--descriptors {intent.descriptors} is not a power of 2 up to {mem.MAX_DESC}",
+                            "OVS silently falls back to 2048 otherwise; use 1024, 2048 or 4096")
+    if intent.socket_mem_formula not in ("tripleo", "per-port"):
+        raise ZeroLossError(f"unknown socket memory formula '{intent.socket_mem_formula}'", "use tripleo or per-port")
+    if intent.pmd_cores_per_node < 1:
+        raise ZeroLossError("--pmd-cores-per-node must be at least 1", "every node with DPDK ports needs a PMD")
+
+
+def _partition(inv: Inventory, intent: Intent, port_nodes: set[int], nodes: list[int], plan_reasons: dict,
+               warnings: list[str]) -> tuple[tuple[int, ...], dict[int, tuple[int, ...]], tuple[int, ...]]:
+    housekeeping: list[int] = []
+    pmd_by_node: dict[int, tuple[int, ...]] = {}
+    vm: list[int] = []
+    for node in nodes:
+        cores = _cores(inv, node)
+        if not cores:
+            continue
+        housekeeping += cores[0]
+        rest = cores[1:]
+        want = intent.pmd_cores_per_node if node in port_nodes else intent.pmd_cores_other_nodes
+        if want > len(rest):
+            raise ZeroLossError(f"node {node} has {len(rest)} physical core(s) left after the housekeeping core, "
+                                f"{want} asked for PMDs", "lower --pmd-cores-per-node / --pmd-cores-other-nodes")
+        if want:
+            pmd_by_node[node] = tuple(sorted(c for core in rest[:want] for c in core))
+        vm += [c for core in rest[want:] for c in core]
+        if node in port_nodes and not rest[want:]:
+            warnings.append(f"node {node}: no CPU is left for VMs after housekeeping and PMD cores")
+    threads = max((len(c) for n in nodes for c in _cores(inv, n)), default=1)
+    plan_reasons["housekeeping"] = (
+        "the first physical core of each node with all its sibling threads runs the host, OVS's non-PMD threads "
+        "(dpdk-lcore-mask / OvsDpdkCoreList) and the emulator threads of shared-policy guests (TripleO; the "
+        "whitepaper's host CPUs 0,1,36,37)")
+    plan_reasons["pmd"] = (
+        f"{intent.pmd_cores_per_node} physical core(s) ({threads} thread(s) each: whole sibling pairs, so no other "
+        f"work shares a PMD's core) on each node with DPDK ports, {intent.pmd_cores_other_nodes} on other nodes "
+        "(TripleO reserves PMDs on every node: guests there have vhost ports); lowest cores after housekeeping")
+    plan_reasons["vm_cpus"] = "every CPU left after housekeeping and PMDs, whole cores (NovaComputeCpuDedicatedSet)"
+    return tuple(sorted(housekeeping)), pmd_by_node, tuple(sorted(vm))
+
+
+def _kernel_args(inv: Inventory, hugepages: dict[int, int], isolated: tuple[int, ...], low_latency: bool
+                 ) -> tuple[list[str], str]:
+    counts = [hugepages[n] for n in sorted(hugepages)]
+    if len(set(counts)) <= 1:
+        pages = str(sum(counts))
+        how = "one total: the kernel splits boot-time pages evenly over the nodes"
+    else:
+        pages = ",".join(f"{n}:{hugepages[n]}" for n in sorted(hugepages))
+        how = ("per node (node:count, Linux >= 5.16, commit b5389086); older kernels split a total evenly, so set "
+               "nodeN/hugepages/hugepages-1048576kB/nr_hugepages at boot instead")
+    intel = inv.cpu_vendor == "GenuineIntel"
+    args = ["default_hugepagesz=1G", "hugepagesz=1G", f"hugepages={pages}"]
+    args += ["intel_iommu=on", "iommu=pt"] if intel else ["iommu=pt"]
+    cpus = format_list(isolated)
+    if cpus:
+        args += [f"isolcpus={cpus}", "nohz=on", f"nohz_full={cpus}", f"rcu_nocbs={cpus}", "skew_tick=1"]
+    if low_latency:
+        args += ["processor.max_cstate=1"] + (["intel_idle.max_cstate=0"] if intel else [])
+    return args, how
+
+
+def make_plan(inv: Inventory, intent: Intent) -> Plan:
+    """The plan for inv under intent; raises ZeroLossError when the intent cannot fit the host."""
+    _check_intent(intent)
+    nics = _select_ports(inv, intent)
+    warnings: list[str] = []
+    reasons: dict[str, str] = {}
+    nodes = [n.id for n in inv.nodes]
+    rxq = intent.rxq or 2
+    ports = []
+    for i, nic in enumerate(sorted(nics, key=lambda n: n.pci)):
+        node = nic.node if nic.node >= 0 else 0
+        if nic.node < 0 and len(nodes) > 1:
+            warnings.append(f"{nic.label} reports NUMA node -1: OVS allocates its memory on node 0 (SOCKET0 in "
+                            "netdev-dpdk.c) and this plan assumes node 0; confirm the slot's node in the server "
+                            "manual, or PMDs and memory may end up on the wrong node")
+        if not nic.dpdk_bound:
+            warnings.append(f"{nic.label} is bound to '{nic.driver or 'no driver'}': bind it to vfio-pci "
+                            f"(driverctl set-override {nic.pci} vfio-pci) before adding it to OVS")
+        ports.append(PlannedPort(f"dpdk{i}", nic.pci, nic.name, node, nic.node, intent.mtu, rxq,
+                                 intent.descriptors, intent.descriptors, nic.driver))
+    port_nodes = {p.node for p in ports}
+    housekeeping, pmd_by_node, vm_cpus = _partition(inv, intent, port_nodes, nodes, reasons, warnings)
+    isolated = tuple(sorted(set(vm_cpus) | {c for v in pmd_by_node.values() for c in v}))
+    reasons["isolated"] = ("isolcpus = nohz_full = rcu_nocbs = PMD + VM CPUs, so no kernel work, tick or RCU callback "
+                           "interrupts a polling thread (whitepaper Appendix C; Intel vhost ZPL note)")
+
+    mtus = {n: [p.mtu for p in ports if p.node == n] for n in nodes}
+    tripleo = {n: mem.tripleo_socket_mem(mtus[n]) for n in nodes}
+    per_port = {n: mem.tripleo_socket_mem(mtus[n], per_port=True) for n in nodes}
+    chosen = dict(per_port if intent.socket_mem_formula == "per-port" else tripleo)
+    if intent.socket_mem_mb is not None:
+        chosen = {n: intent.socket_mem_mb if n in port_nodes else tripleo[n] for n in nodes}
+    n_pmd = sum(len(v) for v in pmd_by_node.values())
+    model_ports = [mem.PortMem(p.name, p.node, p.mtu, p.n_rxq, n_pmd + 1, p.rxq_desc, p.txq_desc) for p in ports]
+    model_ports += [mem.PortMem(f"vhu{n}.{k}", n, intent.mtu, rxq, rxq) for n in sorted(port_nodes)
+                    for k in range(intent.vhost_ports)]
+    pools = mem.ovs_pools(model_ports, per_port=intent.per_port_memory)
+    need = mem.pools_mib_by_node(pools)
+    for n in nodes:
+        if need.get(n, 0.0) > chosen[n]:
+            warnings.append(f"node {n}: dpdk-socket-mem {chosen[n]} MB is below the {need[n]:.0f} MiB of mempools "
+                            f"OVS would allocate for the planned ports (OVS halves the pool silently on ENOMEM and "
+                            f"drops packets later); raise it to {mem.roundup(int(need[n]) + 512, 1024)} MB")
+    reasons["socket_mem"] = (
+        f"{intent.socket_mem_formula if intent.socket_mem_mb is None else 'as given'}: TripleO per node = sum over "
+        "distinct MTUs of (roundup(MTU, 1024) + 800) * 4096 * 64 B + 512 MB, rounded up to 1024 MB, 1024 MB without "
+        "DPDK ports; per-port variant sums every port (Dell/Intel whitepaper); OVS model = mbufs * mbuf size per "
+        f"mempool ({'per-port' if intent.per_port_memory else 'shared'} model, lib/netdev-dpdk.c)")
+
+    vm_mem: dict[int, int] = {}
+    hugepages: dict[int, int] = {}
+    for node in inv.nodes:
+        ovs_gb = chosen[node.id] // 1024
+        total_gb = node.mem_total_kb // (1024 * 1024)
+        left = max(0, total_gb - intent.host_reserve_gb - ovs_gb)
+        vm_mem[node.id] = left if intent.vm_memory_gb is None else intent.vm_memory_gb
+        hugepages[node.id] = ovs_gb + vm_mem[node.id]
+        if hugepages[node.id] + intent.host_reserve_gb > total_gb:
+            warnings.append(f"node {node.id}: {hugepages[node.id]} GB of hugepages + {intent.host_reserve_gb} GB for "
+                            f"the host exceed its {total_gb} GB")
+    reasons["vm_memory"] = ("as given" if intent.vm_memory_gb is not None else
+                            f"node memory - {intent.host_reserve_gb} GB for the host - OVS socket memory")
+    reasons["hugepages"] = ("1 GB pages per node = OVS socket memory + guest memory (whitepaper: 1 GiB pages back OVS "
+                            "and the guests; NovaReservedHugePages keeps OVS's share from nova)")
+    if "pdpe1gb" not in inv.cpu_flags and inv.cpu_flags:
+        warnings.append("the CPU lacks the pdpe1gb flag: 1 GB hugepages are not available; use 2 MB pages")
+
+    channels = intent.memory_channels or inv.memory_channels or 4
+    reasons["memory_channels"] = (
+        "as given" if intent.memory_channels else
+        f"{len(inv.dimms)} populated DIMMs over {inv.sockets} socket(s), one DIMM per channel assumed (DMI type 17)"
+        if inv.memory_channels else "not readable here (DMI needs root); 4 is the DPDK/TripleO default, check "
+        "dmidecode -t memory and pass --memory-channels")
+    reasons["rxq"] = ("as given" if intent.rxq else
+                      "2 RX queues per port and per vhost port: the Dell/Intel fix that took jumbo ZPL from 99.2 % to "
+                      "100 % of 25 GbE line rate (Table 1); the generator must vary IPs so RSS spreads flows")
+    reasons["descriptors"] = (f"n_rxq_desc = n_txq_desc = {intent.descriptors}: a power of 2 up to 4096 "
+                              "(NIC_PORT_MAX_Q_SIZE); the whitepaper raised 2048 -> 4096 to absorb bursts")
+    reasons["vhost_ring"] = (f"virtio rx/tx_queue_size {intent.vhost_ring} (QEMU >= 2.10 allows 1024; Intel measured "
+                             "+74 % ZPL throughput from 256 to 1024)")
+    reasons["emulator_policy"] = ("hw:emulator_threads_policy=isolate keeps QEMU's emulator threads off the vCPUs "
+                                  "(whitepaper Appendix C; Red Hat KB 3384881)")
+    args, how = _kernel_args(inv, hugepages, isolated, intent.low_latency)
+    reasons["kernel_args"] = (f"hugepages {how}; IOMMU for vfio-pci in passthrough mode; isolation as above"
+                              + ("; C-states limited to C1 (real-time settings: 4-5x ZPL, Intel vhost note)"
+                                 if intent.low_latency else ""))
+    return Plan(intent=intent, nodes=nodes, ports=ports, housekeeping=housekeeping, pmd_by_node=pmd_by_node,
+                vm_cpus=vm_cpus, isolated=isolated, socket_mem=chosen, socket_mem_tripleo=tripleo,
+                socket_mem_per_port=per_port, ovs_pools=pools, ovs_need_mib=need, vm_memory_gb=vm_mem,
+                hugepages_1g=hugepages, memory_channels=channels, rxq=rxq, descriptors=intent.descriptors,
+                vhost_ring=intent.vhost_ring, emulator_policy="isolate", kernel_args=args,
+                cpu_vendor=inv.cpu_vendor, reasons=reasons, warnings=warnings)
