@@ -1,0 +1,240 @@
+"""Open vSwitch 3.1's RX queue to PMD assignment, re-implemented from lib/dpif-netdev.c to predict placements.
+
+What OVS does (sched_numa_list_schedule and helpers), and what this module reproduces:
+- PMDs are grouped per NUMA node and sorted by core id inside a node.
+- Queues pinned with other_config:pmd-rxq-affinity go first to their core; with pmd-rxq-isolate=true (default,
+  and forced unless the algorithm is 'group') that PMD is then isolated: it polls nothing else. A pin to a core
+  that runs no PMD is ignored with a warning and the queue is scheduled like the others.
+- The other queues are sorted by measured processing cycles, busiest first (ties: port number, then queue id),
+  except with 'roundrobin', which keeps port/queue order.
+- Each queue goes to the node of its port. If that node has no non-isolated PMD, OVS walks the nodes round robin
+  (remembering where it stopped) and takes the first that has one: cross-NUMA polling, logged as such.
+- Inside the node: 'roundrobin' wraps around (1,2,3,1,2,3), 'cycles' walks up and down (1,2,3,3,2,1,1,...), both
+  skipping isolated PMDs; 'group' takes the least loaded PMD by cycles (by queue count when the queue has no
+  measured cycles), the first one in core order on ties.
+- Auto load balance (pmd_rebalance_dry_run) compares, per node, the variance of the non-isolated PMDs' busy %
+  of the current and the estimated assignment and rebalances if it improves by >= 25 % (after a PMD stayed
+  >= 95 % busy); it does not estimate when the new assignment would poll across nodes on a multi-node host.
+Approximation: OVS walks ports and nodes in hash-map order; here ports keep the given order and nodes ascend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ALGORITHMS = ("roundrobin", "cycles", "group")
+ALB_IMPROVEMENT_PCT = 25  # ALB_IMPROVEMENT_THRESHOLD
+ALB_LOAD_PCT = 95  # ALB_LOAD_THRESHOLD
+
+
+@dataclass(frozen=True)
+class Rxq:
+    port: str
+    queue: int
+    numa: int  # the port's NUMA node
+    load: float = 0.0  # measured processing cycles, as % of one PMD (pmd-rxq-show 'pmd usage')
+    pin: int | None = None  # core from pmd-rxq-affinity
+    port_no: int = 0  # OVS's tie-break order
+
+    @property
+    def label(self) -> str:
+        return f"{self.port}/{self.queue}"
+
+
+@dataclass(frozen=True)
+class Pmd:
+    core: int
+    numa: int
+
+
+@dataclass
+class PmdLoad:
+    core: int
+    numa: int
+    isolated: bool = False
+    queues: list[Rxq] = field(default_factory=list)
+
+    @property
+    def load(self) -> float:
+        return sum(q.load for q in self.queues)
+
+
+@dataclass
+class Assignment:
+    algorithm: str
+    pmds: list[PmdLoad]
+    unpolled: list[Rxq] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+
+    def core_of(self) -> dict[tuple[str, int], int]:
+        return {(q.port, q.queue): p.core for p in self.pmds for q in p.queues}
+
+    def cross_numa(self) -> list[tuple[Rxq, PmdLoad]]:
+        """Queues OVS placed (not pinned) on a PMD of another node than their port's."""
+        return [(q, p) for p in self.pmds for q in p.queues if q.numa != p.numa and q.pin != p.core]
+
+    def busy(self) -> list[float]:
+        return [p.load for p in self.pmds if not p.isolated]
+
+    def variance(self, numa: int) -> int:
+        """OVS's variance(): integer busy % of the node's non-isolated PMDs, integer mean, integer result."""
+        busy = [int(p.load) for p in self.pmds if p.numa == numa and not p.isolated]
+        if not busy or not sum(busy):
+            return 0
+        mean = sum(busy) // len(busy)
+        return sum((b - mean) ** 2 for b in busy) // len(busy)
+
+
+@dataclass
+class _Numa:
+    id: int
+    pmds: list[PmdLoad]
+    rr_index: int = 0
+    rr_up: bool = True
+
+    def noniso(self) -> int:
+        return sum(1 for p in self.pmds if not p.isolated)
+
+    def next_rr(self, updown: bool) -> PmdLoad:
+        """sched_pmd_next_rr(): return the PMD at the cursor, then move it (wrap, or bounce when updown)."""
+        current = self.rr_index
+        if self.rr_up:
+            if self.rr_index == len(self.pmds) - 1:
+                if updown:
+                    self.rr_up = False
+                else:
+                    self.rr_index = 0
+            else:
+                self.rr_index += 1
+        elif self.rr_index == 0:
+            self.rr_up = True
+        else:
+            self.rr_index -= 1
+        return self.pmds[current]
+
+    def next_noniso_rr(self, updown: bool) -> PmdLoad | None:
+        for _ in range(2 * len(self.pmds)):  # the walk may repeat PMDs before it has seen them all
+            p = self.next_rr(updown)
+            if not p.isolated:
+                return p
+        return None
+
+    def lowest(self, by_cycles: bool) -> PmdLoad | None:
+        best = None
+        for p in self.pmds:
+            if p.isolated:
+                continue
+            if best is None or (p.load < best.load if by_cycles else len(p.queues) < len(best.queues)):
+                best = p
+        return best
+
+
+def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate: bool = True) -> Assignment:
+    """Where OVS 3.1 would place rxqs on pmds with pmd-rxq-assign=algorithm and pmd-rxq-isolate=isolate."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm '{algorithm}' (one of {', '.join(ALGORITHMS)})")
+    log: list[str] = []
+    if not isolate and algorithm != "group":
+        log.append("pmd-rxq-isolate can only be false with pmd-rxq-assign=group: pinned PMDs stay isolated")
+        isolate = True
+    loads = [PmdLoad(p.core, p.numa) for p in sorted(pmds, key=lambda p: (p.numa, p.core))]
+    numas = {}
+    for p in loads:
+        numas.setdefault(p.numa, _Numa(p.numa, [])).pmds.append(p)
+    order = sorted(numas)
+    by_core = {p.core: p for p in loads}
+
+    free: list[Rxq] = []
+    for q in rxqs:
+        if q.pin is None:
+            free.append(q)
+            continue
+        target = by_core.get(q.pin)
+        if target is None:
+            log.append(f"core {q.pin} runs no PMD: {q.label} cannot be pinned there and is scheduled normally")
+            free.append(q)
+            continue
+        if isolate:
+            target.isolated = True
+        target.queues.append(q)
+        log.append(f"core {q.pin} (numa {target.numa}) pinned with {q.label}")
+    if algorithm != "roundrobin":
+        free.sort(key=lambda q: (-q.load, q.port_no, q.queue))
+
+    result = Assignment(algorithm, loads, log=log)
+    last_cross: int | None = None
+    for q in free:
+        numa = numas.get(q.numa)
+        if numa is None or not numa.noniso():
+            numa = None
+            for _ in range(len(order)):
+                nxt = order[0] if last_cross is None or last_cross == order[-1] else order[order.index(last_cross) + 1]
+                last_cross = nxt
+                if numas[nxt].noniso():
+                    numa = numas[nxt]
+                    break
+        pmd = None
+        if numa is not None:
+            if algorithm == "group":
+                pmd = numa.lowest(by_cycles=q.load != 0)
+            else:
+                pmd = numa.next_noniso_rr(updown=algorithm == "cycles")
+        if pmd is None:
+            result.unpolled.append(q)
+            log.append(f"no non-isolated PMD on any node: {q.label} will not be polled")
+            continue
+        if pmd.numa != q.numa:
+            log.append(f"no non-isolated PMD on numa {q.numa}: {q.label} goes to core {pmd.core} on numa {pmd.numa} "
+                       "(cross-NUMA: slower)")
+        pmd.queues.append(q)
+    return result
+
+
+def from_assignment(current: list[PmdLoad]) -> Assignment:
+    return Assignment("current", current)
+
+
+def alb_estimate(current: Assignment, estimate: Assignment) -> list[dict]:
+    """Per node: the variance OVS's auto load balancer would compare and whether it would rebalance."""
+    nodes = sorted({p.numa for p in current.pmds})
+    multi = len({p.numa for p in estimate.pmds}) > 1
+    cross = bool(estimate.cross_numa())
+    out = []
+    for n in nodes:
+        cur, est = current.variance(n), estimate.variance(n)
+        improvement = (cur - est) * 100 // cur if est < cur else 0
+        busiest = max((p.load for p in current.pmds if p.numa == n and not p.isolated), default=0.0)
+        out.append({"numa": n, "current_variance": cur, "estimated_variance": est, "improvement_pct": improvement,
+                    "busiest_pmd_pct": busiest, "estimable": not (multi and cross),
+                    "would_rebalance": (improvement >= ALB_IMPROVEMENT_PCT and busiest >= ALB_LOAD_PCT
+                                        and not (multi and cross))})
+    return out
+
+
+def split_queues(rxqs: list[Rxq], n: int) -> list[Rxq]:
+    """The same ports with n queues each, every port's total load spread evenly (what RSS aims for)."""
+    ports: dict[str, list[Rxq]] = {}
+    for q in rxqs:
+        ports.setdefault(q.port, []).append(q)
+    out = []
+    for qs in ports.values():
+        total = sum(q.load for q in qs)
+        pins = {q.queue: q.pin for q in qs}
+        out += [Rxq(qs[0].port, i, qs[0].numa, total / n, pins.get(i), qs[0].port_no) for i in range(n)]
+    return out
+
+
+def parse_affinity(text: str) -> dict[int, int]:
+    """pmd-rxq-affinity '0:3,1:7' -> {queue: core}; ValueError naming the bad item."""
+    pins = {}
+    for item in text.replace('"', "").split(","):
+        if not item.strip():
+            continue
+        q, sep, core = item.partition(":")
+        try:
+            pins[int(q)] = int(core)
+        except ValueError:
+            raise ValueError(f"'{item.strip()}' in pmd-rxq-affinity '{text}' is not QUEUE:CORE") from None
+        if not sep:
+            raise ValueError(f"'{item.strip()}' in pmd-rxq-affinity '{text}' is not QUEUE:CORE")
+    return pins
