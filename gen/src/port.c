@@ -92,6 +92,10 @@ port_init(struct zl_port *p, uint16_t port_id, const struct zl_port_opts *o)
 
 	memset(&conf, 0, sizeof(conf));
 	conf.rxmode.mtu = mtu;
+	/* link-state interrupts where the device has them: a virtio-user port in vhost-user server mode
+	 * accepts a new connection (the switch restarted) only from its LSC interrupt handler */
+	if (info.dev_flags != NULL && (*info.dev_flags & RTE_ETH_DEV_INTR_LSC))
+		conf.intr_conf.lsc = 1;
 	if (o->nb_rxq > 1) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;

@@ -245,8 +245,8 @@ class OvsBench:
                 ovs.add_patch_pair(outer, f"patch-p{i}", inner, f"patch-i{i}")
         if s.meter_pps:
             for i in (1, 2):
-                ovs.ofctl("add-meter", outer, f"meter={i},pktps,burst,band=type=drop,rate={s.meter_pps},"
-                                              f"burst_size={s.meter_burst}")
+                ovs.add_meter(outer, f"meter={i},pktps,burst,band=type=drop,rate={s.meter_pps},"
+                                     f"burst_size={s.meter_burst}")
         for br, rules in flows(s).items():
             ovs.set_flows(br, rules)
 
@@ -257,6 +257,16 @@ class OvsBench:
     def _port_opts(self) -> dict:
         s = self.spec
         return {"n_rxq": s.queues, "rxd": s.rxd, "txd": s.txd, "tx_retries_max": s.tx_retries_max}
+
+    def restart_switch(self) -> None:
+        """Restarts ovs-vswitchd as an upgrade or crash would: ports come back from OVSDB, OpenFlow rules and
+        meters are re-applied, the VNFs' and zlgen's virtio devices reconnect; then waits until all are up."""
+        s = self.spec
+        self.ovs.restart_vswitchd()
+        for name in (*s.gen_ports, *s.vnf_ports):
+            self.ovs.check_port(name, s.mtu, timeout=30)
+        if s.bond != "none":
+            self._bond_ready()
 
     def _bond_ready(self, timeout: float = 30) -> None:
         """Static FDB entries for zlgen's MACs on their bonds (egress uses NORMAL), and every member enabled."""

@@ -72,6 +72,7 @@ class Ovs:
     rundir: Path
     settings: OvsSettings
     flows: dict[str, list[str]] = field(default_factory=dict)
+    meters: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.db = self.rundir / "conf.db"
@@ -114,6 +115,11 @@ class Ovs:
                                     f"check dpdk-extra (ovs_dpdk_extra), dpdk-socket-mem and free hugepages; "
                                     f"log: {self.rundir / 'vswitchd.log'}")
             time.sleep(0.2)
+        for bridge in {*self.meters, *self.flows}:  # after a restart, bridges come back from OVSDB
+            self._wait_path(self.rundir / f"{bridge}.mgmt", self.vswitchd, 30)
+        for bridge, meters in self.meters.items():
+            for m in meters:
+                self.ofctl("add-meter", bridge, m)
         for bridge in self.flows:
             self._apply_flows(bridge)
 
@@ -179,6 +185,12 @@ class Ovs:
         self.flows[bridge] = list(flows)
         self._apply_flows(bridge)
 
+    def add_meter(self, bridge: str, meter: str) -> None:
+        """An OpenFlow meter (ovs-ofctl add-meter syntax); meters are not in OVSDB, so they are remembered
+        and re-added, before the flows that use them, whenever vswitchd restarts."""
+        self.meters.setdefault(bridge, []).append(meter)
+        self.ofctl("add-meter", bridge, meter)
+
     def _apply_flows(self, bridge: str) -> None:
         self.ofctl("del-flows", bridge)
         for f in self.flows[bridge]:
@@ -211,12 +223,23 @@ class Ovs:
                     "raise dpdk-socket-mem / dpdk-socket-limit (ovs_socket_mem_mb, ovs_socket_limit_mb) or "
                     "free hugepages: a port at MTU 9000 needs about 1024 MB, see 'zeroloss host plan'")
             up = row.get("link_state") == "up" and (mtu is None or row.get("mtu") == str(mtu))
-            if up:
+            if up or self.datapath_port_up(name, mtu):
                 return
             if time.monotonic() > deadline:
                 raise ZeroLossError(f"OVS port {name} is not up after {timeout:.0f} s (link {row.get('link_state')}, "
                                     f"mtu {row.get('mtu')}, requested {mtu})", f"see {self.rundir / 'vswitchd.log'}")
             time.sleep(0.2)
+
+    def datapath_port_up(self, name: str, mtu: int | None) -> bool:
+        """The port's state as the datapath and OpenFlow see it. After a vswitchd restart OVSDB's link_state
+        and mtu columns can stay at 'down'/0 while the port forwards (seen with OVS 3.1 and meters)."""
+        dp = re.search(rf"port \d+: {re.escape(name)} \((.*)\)", self.appctl("dpctl/show"))
+        if not dp or (mtu is not None and f"mtu={mtu}," not in dp.group(1) + ","):
+            return False
+        bridge = self.vsctl("iface-to-br", name).strip()
+        desc = self.ofctl("show", bridge)
+        m = re.search(rf"^\s*\d+\({re.escape(name)}\):.*?^\s+state:\s+(.*)$", desc, re.M | re.S)
+        return bool(m) and "LINK_DOWN" not in m.group(1)
 
     def mempool_failure(self, name: str) -> tuple[str, str] | None:
         """(MTU, reason) when vswitchd's log says it could not create the port's memory pool."""
