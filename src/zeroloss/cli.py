@@ -192,18 +192,27 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     from .progress import Progress
     from .runner import Run, interrupted_state
 
-    if args.list or not args.campaign:
+    if args.list or not (args.campaign or args.resume):
         print("built-in campaigns: " + ", ".join(builtin_names()))
         return 0 if args.list else 2
-    spec = read(args.campaign)
-    cases = expand(spec, dict(args.set or []))
     host = hostinfo.collect()
-    out = Path(args.output or f"results/campaign-{spec['name']}-{time.strftime('%Y%m%d-%H%M%S')}.json")
-    cf = CampaignFile(out, spec, host)
+    if args.resume:
+        if args.campaign or args.set or args.output:
+            raise ZeroLossError("--resume takes the campaign and its settings from the result file; "
+                                "give only the file")
+        cf = CampaignFile.load(Path(args.resume), host)
+        cf.doc["state"] = "running"
+        cases = expand(cf.doc["definition"], cf.doc["overrides"])
+    else:
+        spec = read(args.campaign)
+        overrides = dict(args.set or [])
+        cases = expand(spec, overrides)
+        out = Path(args.output or f"results/campaign-{spec['name']}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        cf = CampaignFile.create(out, spec, host, overrides)
     progress = Progress(quiet=args.quiet)
 
-    def one(cfg, rf) -> None:
-        progress("case", {"name": cf.doc["cases"][-1]["name"]})
+    def one(name, cfg, rf) -> None:
+        progress("case", {"name": name})
         with interrupted_state(rf):
             Run(cfg, rf, progress).execute()
 
@@ -212,7 +221,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         cf.doc["state"] = "interrupted"
         cf.save()
-        print(f"zeroloss: interrupted; the finished trials are in {cf.path}", file=sys.stderr)
+        print(f"zeroloss: interrupted; the finished trials are in {cf.path}; continue with: "
+              f"zeroloss campaign --resume {cf.path}", file=sys.stderr)
         return 130
     except ZeroLossError as e:
         cf.doc["state"] = "failed"
@@ -349,6 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--set", action="append", type=_set_value, metavar="KEY=VALUE",
                    help="a run setting applied to every case, e.g. --set trial_s=5")
     c.add_argument("--output", "-o", metavar="FILE", help="result file (default results/campaign-NAME-TIME.json)")
+    c.add_argument("--resume", metavar="FILE", help="continue a cut campaign from its result file: finished "
+                                                    "cases are kept, the cut one continues from its last trial")
     c.add_argument("--json", action="store_true", help="print the whole result document as JSON")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     c.set_defaults(func=_cmd_campaign)
@@ -373,6 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="alternating runs per tool; the median is reported (default 3)")
     b.add_argument("--json", action="store_true", help="print one JSON object at the end")
     b.set_defaults(func=_cmd_bench)
+    from .host.cli import register as register_host
+    register_host(sub)
     return p
 
 

@@ -124,7 +124,7 @@ def cross_numa_rxq(ctx: Context) -> list[Hit]:
                 "give every node with DPDK ports its own PMD cores, then ovs-appctl dpif-netdev/pmd-rxq-rebalance")]
 
 
-@rule("hugepages-short", "error", WP + " (hugepages); BRIEF §6 socket memory",
+@rule("hugepages-short", "error", WP + " (hugepages); TripleO NovaReservedHugePages (OVS's share of the pages)",
       "free hugepages per node below what OVS and the guests still need", ("dpdk",))
 def hugepages_short(ctx: Context) -> list[Hit]:
     configured = ctx.ovs.socket_mem() if ctx.ovs else None

@@ -1,0 +1,306 @@
+"""`zeroloss host inventory|plan|audit` and `zeroloss rxq-plan`: register(sub) adds them to the main parser."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import ZeroLossError
+
+FORMAT_HELP = "summary | ovs-vsctl | cmdline | tuned | tripleo | flavor | all (default all)"
+
+
+def _list(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in text.split(",") if x.strip())
+
+
+def _nonneg(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v} cannot be negative")
+    return v
+
+
+def _root(args):
+    from .sysfs import Root
+
+    return Root(args.root)
+
+
+def _read_ovs(args, root):
+    """OVS state by --ovs-state: auto (live on '/', the root's ovs/ directory on a captured tree), live, none, DIR."""
+    from .ovsstate import read_captured, read_live
+
+    mode = args.ovs_state
+    if mode == "none":
+        return None, "OVS not read (--ovs-state none)"
+    if mode not in ("auto", "live"):
+        return read_captured(mode), f"OVS state captured in {mode}"
+    if mode == "live" or root.live:
+        return read_live()
+    captured = root.path / "ovs"
+    if captured.is_dir():
+        return read_captured(captured), f"OVS state captured in {captured}"
+    return None, f"no OVS state (no {captured} directory): OVS rules skipped"
+
+
+def _inventory(args, with_ovs: bool = True):
+    from .inventory import collect
+
+    root = _root(args)
+    ovs, note = _read_ovs(args, root) if with_ovs else (None, "")
+    return collect(root, ovs), note
+
+
+def _cmd_inventory(args: argparse.Namespace) -> int:
+    from .report import inventory_dict, inventory_text
+
+    inv, note = _inventory(args)
+    if args.json:
+        print(json.dumps(inventory_dict(inv), indent=1, default=str))
+    else:
+        print(inventory_text(inv))
+        print(f"note: {note}")
+    return 0
+
+
+def _intent(args):
+    from .plan import Intent
+
+    return Intent(ports=args.ports or (), mtu=args.mtu, pmd_cores_per_node=args.pmd_cores_per_node,
+                  pmd_cores_other_nodes=args.pmd_cores_other_nodes, vm_memory_gb=args.vm_memory_gb,
+                  host_reserve_gb=args.host_reserve_gb, rxq=args.rxq, descriptors=args.descriptors,
+                  vhost_ports=args.vhost_ports, vhost_ring=args.vhost_ring, memory_channels=args.memory_channels,
+                  socket_mem_formula=args.socket_mem_formula, socket_mem_mb=args.socket_mem,
+                  per_port_memory=args.per_port_memory, low_latency=not args.keep_cstates)
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from .plan import make_plan
+    from .render import FORMATS, render
+
+    inv, _ = _inventory(args, with_ovs=False)
+    plan = make_plan(inv, _intent(args))
+    if args.json:
+        doc = dataclasses.asdict(plan)
+        doc["pmd_cpus"] = list(plan.pmd_cpus)
+        doc["rendered"] = {f: render(plan, f) for f in FORMATS}
+        print(json.dumps(doc, indent=1, default=str))
+        return 0
+    print(render(plan, args.format))
+    return 0
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from .audit import Context, format_report, run
+    from .domxml import parse_domain
+
+    inv, note = _inventory(args)
+    domain = None
+    if args.domain_xml:
+        path = Path(args.domain_xml)
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise ZeroLossError(f"cannot read --domain-xml {path}: {e.strerror}", "give virsh dumpxml output") from None
+        domain = parse_domain(text, str(path))
+    report = run(Context(inv, inv.ovs, domain, flows=args.flows, vm_memory_gb=args.vm_memory_gb))
+    report.notes.append(note)
+    if args.json:
+        print(json.dumps({"root": inv.root, "findings": [dataclasses.asdict(f) for f in report.findings],
+                          "passed": report.passed, "skipped": report.skipped, "notes": report.notes,
+                          "exit_code": report.exit_code}, indent=1))
+    else:
+        head = [f"zeroloss host audit: root {inv.root}; domain {args.domain_xml or 'none'}"]
+        print(format_report(report, head))
+    return report.exit_code
+
+
+def _read_text(spec: str) -> tuple[str, str]:
+    if spec == "-":
+        return sys.stdin.read(), "stdin"
+    if spec == "live":
+        from .ovsstate import db_socket
+
+        if not db_socket().exists():
+            raise ZeroLossError(f"no OVS database socket at {db_socket()}", "give a pmd-rxq-show file instead")
+        argv = ["ovs-appctl", "--timeout=5", "dpif-netdev/pmd-rxq-show"]
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise ZeroLossError(f"`{' '.join(argv)}` failed: {e}", "is ovs-vswitchd running with DPDK?") from None
+        if r.returncode:
+            raise ZeroLossError(f"`{' '.join(argv)}` exited {r.returncode}: {r.stderr.strip()}")
+        return r.stdout, "live pmd-rxq-show"
+    try:
+        return Path(spec).read_text(), spec
+    except OSError as e:
+        raise ZeroLossError(f"cannot read {spec}: {e.strerror}", "check the path") from None
+
+
+def _cmd_rxq(args: argparse.Namespace) -> int:
+    from .ovsstate import parse_pmd_rxq_show
+    from .report import alb_lines, assignment_text, compare_rows
+    from .rxq import ALGORITHMS, alb_estimate, assign, from_assignment, split_queues
+    from .rxqinput import parse_loads, parse_pmds
+
+    if bool(args.loads) == bool(args.pmd_rxq_show):
+        raise ZeroLossError("give exactly one of --loads FILE and --pmd-rxq-show FILE|-|live")
+    current = None
+    notes: list[str] = []
+    if args.loads:
+        text, source = _read_text(args.loads)
+        pmds, rxqs, opts = parse_loads(text, source)
+    else:
+        from .rxqinput import from_pmd_rxq_show
+
+        text, source = _read_text(args.pmd_rxq_show)
+        port_numa = {}
+        for item in _list(args.port_numa or ""):
+            name, _, node = item.partition("=")
+            if not node.lstrip("-").isdigit():
+                raise ZeroLossError(f"'{item}' in --port-numa is not NAME=NODE", "e.g. --port-numa dpdk0=0,dpdk1=1")
+            port_numa[name] = int(node)
+        pmds, rxqs, placed, notes = from_pmd_rxq_show(parse_pmd_rxq_show(text), port_numa)
+        current = from_assignment(placed)
+        opts = {}
+    if args.pmds:
+        pmds = parse_pmds(args.pmds, {p.core: p.numa for p in pmds})
+    if not pmds:
+        raise ZeroLossError(f"{source} names no PMD", "add 'pmds:' to the file or give --pmds")
+    algorithm = args.algorithm or opts.get("algorithm") or "cycles"
+    isolate = bool(opts.get("isolate", True)) and not args.no_isolate
+    chosen = assign(pmds, rxqs, algorithm, isolate)
+    cases = [(f"{a}{' (chosen)' if a == algorithm else ''}", assign(pmds, rxqs, a, isolate)) for a in ALGORITHMS]
+    if current is not None:
+        cases.insert(0, ("current (pmd-rxq-show)", current))
+    for n in args.rxq or [1, 2, 4]:
+        cases.append((f"{algorithm}, {n} rxq/port", assign(pmds, split_queues(rxqs, n), algorithm, isolate)))
+    alb = alb_estimate(current, chosen) if current is not None else []
+    if args.json:
+        doc = {"source": source, "algorithm": algorithm, "isolate": isolate, "notes": notes,
+               "assignment": dataclasses.asdict(chosen),
+               "compare": [{"case": n, "assignment": dataclasses.asdict(a)} for n, a in cases], "auto_lb": alb}
+        print(json.dumps(doc, indent=1))
+        return 0
+    ports = len({q.port for q in rxqs})
+    print(f"{source}: {len(rxqs)} RX queue(s) on {ports} port(s), {len(pmds)} PMD(s); OVS 3.1 "
+          f"pmd-rxq-assign={algorithm}, pmd-rxq-isolate={'true' if isolate else 'false'}")
+    print(assignment_text(chosen))
+    for line in chosen.log:
+        print(f"  {line}")
+    print("\nother algorithms and queue counts (queues split evenly, as RSS aims for):")
+    print(compare_rows(cases))
+    if alb:
+        print("\nauto load balance (pmd-auto-lb) estimate against the current placement:")
+        print("\n".join(alb_lines(alb)))
+    for n in notes:
+        print(f"note: {n}")
+    return 0
+
+
+def _add_root(p: argparse.ArgumentParser, ovs: bool = True) -> None:
+    p.add_argument("--root", default="/", metavar="DIR",
+                   help="read sys/ and proc/ under DIR instead of / (a captured tree, e.g. tests/fixtures/host/r740xd)")
+    if ovs:
+        p.add_argument("--ovs-state", default="auto", metavar="auto|live|none|DIR",
+                       help="OVS other_config, interfaces and pmd-rxq-show: auto = live read-only ovs-vsctl/ovs-appctl "
+                            "on /, the root's ovs/ directory otherwise; DIR = captured outputs (default auto)")
+    p.add_argument("--json", action="store_true", help="print JSON only")
+
+
+def register(sub) -> None:
+    """Add `host` (inventory, plan, audit) and `rxq-plan` to the main parser's subcommands."""
+    h = sub.add_parser("host", help="host tuning for OVS-DPDK: inventory, plan, audit",
+                       description="Reads the host model from sysfs/procfs, derives the OVS-DPDK tuning (CPU "
+                                   "partitioning, hugepages, socket memory, queues) and audits a host against it.")
+    hs = h.add_subparsers(dest="host_command", metavar="SUBCOMMAND", required=True)
+
+    i = hs.add_parser("inventory", help="NUMA nodes, CPUs, memory and hugepages, NICs, isolation, IRQs, OVS",
+                      description="Prints the host model: nodes (memory GiB, hugepages per size: configured/free), "
+                                  "cores and sibling threads, NICs (PCI, driver, NUMA node, Gb/s, MTU), kernel "
+                                  "command line, isolated/nohz_full CPUs, IRQ affinity, power states, DIMMs, OVS.")
+    _add_root(i)
+    i.set_defaults(func=_cmd_inventory)
+
+    p = hs.add_parser("plan", help="derive OVS-DPDK host settings, each with its reason",
+                      description="Plans CPU partitioning (housekeeping, PMD, VM CPUs), 1 GB hugepages per node, "
+                                  "dpdk-socket-mem (TripleO distinct-MTU and per-port formulas, and OVS's own mempool "
+                                  "model), memory channels, RX queues, descriptors, vhost ring and emulator policy, "
+                                  "rendered as ovs-vsctl commands, kernel arguments, tuned variables, a TripleO "
+                                  "environment and flavor properties. Memory in MB (socket memory) or GB (pages).")
+    _add_root(p, ovs=False)
+    p.add_argument("--ports", type=_list, metavar="PCI|NAME,...",
+                   help="DPDK ports by PCI address or interface name (default: NICs bound to vfio-pci)")
+    p.add_argument("--mtu", type=int, default=1500, metavar="BYTES", help="mtu_request of the DPDK ports, L3 bytes "
+                   "(frames are MTU + 18 B; default 1500)")
+    p.add_argument("--pmd-cores-per-node", type=int, default=1, metavar="N",
+                   help="physical cores (all their threads) for PMDs on each node with DPDK ports (default 1)")
+    p.add_argument("--pmd-cores-other-nodes", type=_nonneg, default=1, metavar="N",
+                   help="PMD cores on nodes without DPDK ports (default 1, as TripleO)")
+    p.add_argument("--vm-memory-gb", type=_nonneg, metavar="GB",
+                   help="guest memory per NUMA node in GB of 1 GB pages (default: node memory - host reserve - OVS)")
+    p.add_argument("--host-reserve-gb", type=_nonneg, default=4, metavar="GB",
+                   help="memory per node kept for the host, GB (default 4)")
+    p.add_argument("--rxq", type=int, metavar="N", help="RX queues per DPDK port (default 2)")
+    p.add_argument("--descriptors", type=int, default=4096, metavar="N",
+                   help="n_rxq_desc and n_txq_desc, a power of 2 up to 4096 (default 4096)")
+    p.add_argument("--vhost-ports", type=_nonneg, default=0, metavar="N",
+                   help="vhost-user ports per node with DPDK ports, for the OVS mempool model (default 0)")
+    p.add_argument("--vhost-ring", type=int, default=1024, metavar="N", help="guest virtio ring size (default 1024)")
+    p.add_argument("--memory-channels", type=int, metavar="N", help="memory channels per socket (default: from DMI, "
+                   "else 4)")
+    p.add_argument("--socket-mem-formula", choices=["tripleo", "per-port"], default="tripleo",
+                   help="dpdk-socket-mem from distinct MTUs per node (tripleo, default) or from every port (per-port)")
+    p.add_argument("--socket-mem", type=int, metavar="MB", help="use this dpdk-socket-mem (MB) on nodes with DPDK "
+                   "ports instead of a formula; the plan warns if OVS's mempools would not fit")
+    p.add_argument("--per-port-memory", action="store_true", help="plan for OVS other_config:per-port-memory=true")
+    p.add_argument("--keep-cstates", action="store_true", help="do not limit C-states on the kernel command line")
+    p.add_argument("--format", choices=["summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "flavor", "all"],
+                   default="all", help=FORMAT_HELP)
+    p.set_defaults(func=_cmd_plan)
+
+    a = hs.add_parser("audit", help="check a host against the OVS-DPDK zero-loss practices (exit 0 clean, 2 findings)",
+                      description="Checks isolation, PMD placement and NUMA, hugepages, socket memory, descriptors, "
+                                  "RX queues, IRQs, nohz_full/rcu_nocbs, IOMMU, power states, and (with "
+                                  "--domain-xml) a guest's vhost rings, emulator pinning, hugepages and NUMA. Each "
+                                  "finding shows its evidence, source and remedy. Exit 0: clean; 2: findings; 1: "
+                                  "error.")
+    _add_root(a)
+    a.add_argument("--domain-xml", metavar="FILE", help="a guest's libvirt XML (virsh dumpxml VM)")
+    a.add_argument("--flows", type=_nonneg, metavar="N", help="flows per port the host carries (a single RX queue "
+                   "is flagged for more than 1)")
+    a.add_argument("--vm-memory-gb", type=_nonneg, default=0, metavar="GB",
+                   help="guest memory still to be started per node with DPDK ports, GB (default 0)")
+    a.set_defaults(func=_cmd_audit)
+
+    r = sub.add_parser("rxq-plan", help="simulate OVS 3.1's RX queue to PMD assignment",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Places RX queues on PMD threads as OVS 3.1 does (roundrobin, cycles, group; "
+                                   "pinned queues and isolation; cross-NUMA fallback), prints per-PMD queues and "
+                                   "load (%% of one PMD), and compares other algorithms and queue counts. With "
+                                   "pmd-rxq-show input it also estimates what auto load balance would do.",
+                       epilog="--loads file (YAML or JSON):\n  pmds: {3: 0, 7: 0, 8: 0}   # core: NUMA node\n"
+                              "  ports:\n    - {name: dpdk0, numa: 0, loads: [30, 80, 60, 70, 10]}   "
+                              "# %% of one PMD per queue\n"
+                              "    - {name: vhu0, numa: 0, loads: {0: 20}, affinity: \"0:8\"}")
+    src = r.add_mutually_exclusive_group()
+    src.add_argument("--loads", metavar="FILE", help="queue loads (YAML/JSON, see below; - = stdin)")
+    src.add_argument("--pmd-rxq-show", metavar="FILE|-|live",
+                     help="output of ovs-appctl dpif-netdev/pmd-rxq-show (- = stdin, live = run it read-only)")
+    r.add_argument("--algorithm", choices=["roundrobin", "cycles", "group"],
+                   help="pmd-rxq-assign to simulate (default: the file's, else cycles as OVS)")
+    r.add_argument("--pmds", metavar="CORE[:NODE],...", help="simulate these PMD cores instead of the input's")
+    r.add_argument("--rxq", type=int, action="append", metavar="N",
+                   help="what-if queue count per port (repeatable; default 1, 2 and 4)")
+    r.add_argument("--no-isolate", action="store_true", help="pmd-rxq-isolate=false (only honoured with group)")
+    r.add_argument("--port-numa", metavar="NAME=NODE,...", help="NUMA node of ports in pmd-rxq-show input")
+    r.add_argument("--json", action="store_true", help="print JSON only")
+    r.set_defaults(func=_cmd_rxq)
