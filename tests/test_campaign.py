@@ -55,3 +55,58 @@ def test_v1_campaign_fixture_prints_the_same_table():
     doc = json.loads((FIX / "campaign_v1.json").read_text())
     assert doc["format"] == "zeroloss-campaign" and doc["version"] == 1
     assert campaign_table(doc) + "\n" == (FIX / "campaign_v1.table.txt").read_text()
+
+
+def test_resume_keeps_finished_cases_and_continues_the_cut_one(tmp_path):
+    """A campaign cut in its third case: resuming runs only that case (on its stored run document, so the
+    run resumes its searches) and the ones after it; finished and skipped cases are left alone."""
+    from zeroloss.campaign import CampaignFile, run_campaign
+
+    spec = {"name": "r", "base": {"frame_sizes": [64]}, "cases": [
+        {"name": "a", "set": {"flows": 2}}, {"name": "vf", "skip": "needs SR-IOV"},
+        {"name": "c", "set": {"flows": 3}}, {"name": "d"}]}
+    host = {"hostname": "h", "cpu_model": "x", "kernel": "k"}
+    path = tmp_path / "c.json"
+    cf = CampaignFile.create(path, spec, host, {"trial_s": 1})
+    calls = []
+
+    def first(name, cfg, rf):
+        calls.append((name, cfg.flows, cfg.trial_s))
+        rf.doc["searches"].append({"frame": 64, "repeat": 0, "trials": [{"index": 0}], "result": None})
+        if name == "c":
+            rf.set_state("interrupted")
+            raise KeyboardInterrupt
+        rf.set_state("complete")
+
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(cf, expand(spec, {"trial_s": 1}), host, first)
+    assert calls == [("a", 2, 1), ("c", 3, 1)]
+    on_disk = json.loads(path.read_text())
+    assert [c["run"]["state"] for c in on_disk["cases"] if "run" in c] == ["complete", "interrupted"]
+
+    resumed = CampaignFile.load(path, host)
+    calls.clear()
+
+    def second(name, cfg, rf):
+        calls.append((name, len(rf.doc["searches"])))
+        rf.set_state("complete")
+
+    run_campaign(resumed, expand(resumed.doc["definition"], resumed.doc["overrides"]), host, second)
+    assert calls == [("c", 1), ("d", 0)]  # c continues on its stored document, one search in it
+    doc = json.loads(path.read_text())
+    assert doc["state"] == "complete" and [c["name"] for c in doc["cases"]] == ["a", "vf", "c", "d"]
+    with pytest.raises(ZeroLossError, match="complete: nothing to resume"):
+        CampaignFile.load(path, host)
+    with pytest.raises(ZeroLossError, match="was measured on"):
+        doc["state"] = "interrupted"
+        path.write_text(json.dumps(doc))
+        CampaignFile.load(path, {"hostname": "other", "cpu_model": "y", "kernel": "k2"})
+
+
+def test_resume_refuses_a_single_run_file(tmp_path):
+    from zeroloss.campaign import CampaignFile
+
+    f = tmp_path / "run.json"
+    f.write_text(json.dumps({"format": "zeroloss-result", "version": 1}))
+    with pytest.raises(ZeroLossError, match="not a zeroloss campaign file"):
+        CampaignFile.load(f, {})

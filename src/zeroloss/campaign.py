@@ -4,6 +4,7 @@ all of them in one result file with a combined table. Built-in campaigns are fil
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,23 +73,57 @@ def expand(spec: dict, overrides: dict[str, Any]) -> list[dict]:
 
 
 class CampaignFile:
-    """The campaign's result document; each case's run document lives inside it and saves it."""
+    """The campaign's result document; each case's run document lives inside it and saves it. The
+    campaign definition and the --set overrides are kept in it, so that --resume needs nothing else."""
 
-    def __init__(self, path: Path, spec: dict, host: dict):
-        if path.exists():
-            raise ZeroLossError(f"result file {path} exists", "pass another --output")
+    def __init__(self, path: Path, doc: dict):
         self.path = path
-        self.doc = {"format": FORMAT, "version": VERSION, "run_format_version": RUN_VERSION,
-                    "zeroloss": __version__, "name": spec["name"], "description": spec.get("description", ""),
-                    "columns": spec.get("columns", []), "created": now_iso(), "state": "running", "host": host,
-                    "cases": []}
+        self.doc = doc
+
+    @classmethod
+    def create(cls, path: Path, spec: dict, host: dict, overrides: dict[str, Any]) -> CampaignFile:
+        if path.exists():
+            raise ZeroLossError(f"result file {path} exists", "pass --resume to continue it, or another --output")
+        return cls(path, {"format": FORMAT, "version": VERSION, "run_format_version": RUN_VERSION,
+                          "zeroloss": __version__, "name": spec["name"], "description": spec.get("description", ""),
+                          "columns": spec.get("columns", []), "created": now_iso(), "state": "running",
+                          "host": host, "definition": spec, "overrides": overrides, "cases": []})
+
+    @classmethod
+    def load(cls, path: Path, host: dict) -> CampaignFile:
+        """A cut campaign to continue: same format, same host, with its definition inside."""
+        try:
+            doc = json.loads(Path(path).read_text())
+        except OSError as e:
+            raise ZeroLossError(f"cannot read campaign file {path}: {e.strerror}") from e
+        except json.JSONDecodeError as e:
+            raise ZeroLossError(f"campaign file {path} is not valid JSON (line {e.lineno})") from e
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ZeroLossError(f"{path} is not a zeroloss campaign file",
+                                "a single run's file is continued with 'zeroloss run --resume'")
+        if doc.get("version") != VERSION or "definition" not in doc:
+            raise ZeroLossError(f"{path} does not hold its campaign definition (made by an older zeroloss)",
+                                "start the campaign again")
+        if doc["state"] == "complete":
+            raise ZeroLossError(f"{path} is complete: nothing to resume")
+        ResultFile(Path(path), doc).check_host(host)
+        return cls(Path(path), doc)
 
     def save(self) -> None:
         self.doc["updated"] = now_iso()
         write_json_atomic(self.path, self.doc)
 
     def case(self, name: str, cfg: RunConfig | None, skip: str | None, host: dict) -> ResultFile | None:
-        entry: dict = {"name": name}
+        """The run document of a case: the stored one when it was started before (to be resumed), a new one
+        otherwise; None when the case is skipped or already complete."""
+        entry = next((c for c in self.doc["cases"] if c["name"] == name), None)
+        if entry is not None:
+            run = entry.get("run")
+            if run is None or run["state"] == "complete":
+                return None
+            run["state"] = "running"
+            return _Embedded(self, run)
+        entry = {"name": name}
         self.doc["cases"].append(entry)
         if skip:
             entry["skip"] = skip
@@ -115,11 +150,12 @@ class _Embedded(ResultFile):
 
 
 def run_campaign(cf: CampaignFile, cases: list[dict], host: dict,
-                 run: Callable[[RunConfig, ResultFile], None]) -> None:
+                 run: Callable[[str, RunConfig, ResultFile], None]) -> None:
+    """Runs every case not finished yet (a resumed campaign skips the complete ones, continues the cut one)."""
     for case in cases:
         rf = cf.case(case["name"], case.get("config"), case.get("skip"), host)
         if rf is not None:
-            run(case["config"], rf)
+            run(case["name"], RunConfig(**rf.doc["config"]), rf)
     cf.doc["state"] = "complete"
     cf.save()
 
