@@ -25,7 +25,9 @@ def _wrap(text: str, width: int = 100, indent: str = "    ") -> list[str]:
 
 def summary(plan: Plan) -> str:
     """Every planned value with its reason, the three socket memory figures side by side, then the warnings."""
-    per_node = lambda d, unit="": ", ".join(f"node {n}: {d.get(n, 0)}{unit}" for n in plan.nodes)  # noqa: E731
+    def per_node(values: dict[int, int]) -> str:
+        return ", ".join(f"node {n}: {values.get(n, 0)}" for n in plan.nodes)
+
     pmd = "; ".join(f"node {n}: {format_list(c)}" for n, c in sorted(plan.pmd_by_node.items()))
     ports = "; ".join(f"{p.name} = {p.pci}{' (' + p.netdev + ')' if p.netdev else ''} node {p.node}"
                       f"{' (reported -1)' if p.reported_node < 0 else ''}, MTU {p.mtu}" for p in plan.ports)

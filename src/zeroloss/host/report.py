@@ -34,7 +34,9 @@ def inventory_text(inv: Inventory) -> str:
     for n in inv.nodes:
         cores = {c.siblings for c in inv.cpus if c.node == n.id}
         threads = max((len(s) for s in cores), default=0)
-        row = [str(n.id), format_list(n.cpus), f"{len(cores)} x {threads}", _gib(n.mem_total_kb), _gib(n.mem_free_kb)]
+        cpus = format_list(n.cpus)
+        cpus = cpus if len(cpus) <= 24 else f"{len(n.cpus)} (see below)"
+        row = [str(n.id), cpus, f"{len(cores)} x {threads}", _gib(n.mem_total_kb), _gib(n.mem_free_kb)]
         row += [f"{n.pool(s).nr}/{n.pool(s).free}" for s in sizes]
         rows.append(row)
     out += ["", table(headers, rows)]
