@@ -33,3 +33,33 @@ def test_other_config_keeps_ovs_private():
     oc = OvsSettings(file_prefix="zlx", socket_mem_mb=2048, pmd_cpu_mask="0x2").other_config()
     assert oc["dpdk-socket-mem"] == "2048" and oc["pmd-cpu-mask"] == "0x2"
     assert "--file-prefix=zlx" in oc["dpdk-extra"] and "--no-pci" in oc["dpdk-extra"]
+
+
+OFCTL_SHOW = """OFPT_FEATURES_REPLY (OF1.3) (xid=0x2): dpid:00002e6f90a15f4a
+OFPST_PORT_DESC reply (OF1.3) (xid=0x3):
+ 1(g0): addr:00:00:00:00:00:00
+     config:     0
+     state:      LIVE
+     speed: 0 Mbps now, 0 Mbps max
+ 2(v0): addr:00:00:00:00:00:00
+     config:     0
+     state:      LINK_DOWN
+     speed: 0 Mbps now, 0 Mbps max
+ LOCAL(br0): addr:2e:6f:90:a1:5f:4a
+     config:     PORT_DOWN
+     state:      LINK_DOWN
+"""
+
+
+def test_datapath_port_state_reads_only_its_own_port(tmp_path):
+    """After a vswitchd restart OVSDB's link_state can stay stale: the port is judged by dpctl and OpenFlow."""
+    from zeroloss.dut.ovs import Ovs
+
+    ovs = Ovs(tmp_path, OvsSettings(file_prefix="t"))
+    ovs.appctl = lambda *a: DPCTL + "  port 3: v0 (dpdkvhostuserclient: mtu=1500)\n"
+    ovs.vsctl = lambda *a: "br0\n"
+    ovs.ofctl = lambda *a: OFCTL_SHOW
+    assert ovs.datapath_port_up("g0", 1500) is True
+    assert ovs.datapath_port_up("g0", 9000) is False  # configured at another MTU
+    assert ovs.datapath_port_up("v0", 1500) is False  # LINK_DOWN
+    assert ovs.datapath_port_up("g9", None) is False  # not in the datapath

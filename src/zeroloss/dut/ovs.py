@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import ZeroLossError
 from ..proc import ManagedProcess
+from .unixctl import Unixctl
 
 VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
@@ -80,6 +81,7 @@ class Ovs:
         self.vswitchd_ctl = self.rundir / "vswitchd.ctl"
         self.ovsdb: ManagedProcess | None = None
         self.vswitchd: ManagedProcess | None = None
+        self._unixctl: Unixctl | None = None
 
     # processes ------------------------------------------------------------------------------------------
     def start(self) -> Ovs:
@@ -103,6 +105,7 @@ class Ovs:
         return self
 
     def start_vswitchd(self) -> None:
+        self._drop_unixctl()
         env = {"OVS_RUNDIR": str(self.rundir), "OVS_LOGDIR": str(self.rundir), "OVS_DBDIR": str(self.rundir)}
         self.vswitchd = ManagedProcess("ovs-vswitchd-dpdk", [
             VSWITCHD, f"unix:{self.db_sock}", f"--unixctl={self.vswitchd_ctl}",
@@ -129,7 +132,13 @@ class Ovs:
             self.vswitchd.stop()
         self.start_vswitchd()
 
+    def _drop_unixctl(self) -> None:
+        if self._unixctl is not None:
+            self._unixctl.close()
+            self._unixctl = None
+
     def stop(self) -> None:
+        self._drop_unixctl()
         if self.vswitchd and self.vswitchd.alive():
             self._run(["ovs-appctl", "-t", str(self.vswitchd_ctl), "exit", "--cleanup"], check=False, timeout=15)
         if self.vswitchd:
@@ -150,7 +159,10 @@ class Ovs:
         return self._run(["ovs-vsctl", f"--db=unix:{self.db_sock}", "--no-wait", "--timeout=20", *args])
 
     def appctl(self, *args: str) -> str:
-        return self._run(["ovs-appctl", "-t", str(self.vswitchd_ctl), *args])
+        """An ovs-appctl command to our vswitchd, through the OVS Python unixctl client."""
+        if self._unixctl is None:
+            self._unixctl = Unixctl(self.vswitchd_ctl)
+        return self._unixctl.call(*args)
 
     def ofctl(self, cmd: str, bridge: str, *args: str) -> str:
         return self._run(["ovs-ofctl", "-O", "OpenFlow13", cmd, f"unix:{self.rundir / (bridge + '.mgmt')}", *args])
@@ -238,7 +250,7 @@ class Ovs:
             return False
         bridge = self.vsctl("iface-to-br", name).strip()
         desc = self.ofctl("show", bridge)
-        m = re.search(rf"^\s*\d+\({re.escape(name)}\):.*?^\s+state:\s+(.*)$", desc, re.M | re.S)
+        m = re.search(rf"^\s*\d+\({re.escape(name)}\):.*?^\s+state:\s+([^\n]*)", desc, re.M | re.S)
         return bool(m) and "LINK_DOWN" not in m.group(1)
 
     def mempool_failure(self, name: str) -> tuple[str, str] | None:
