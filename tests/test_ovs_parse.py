@@ -63,3 +63,13 @@ def test_datapath_port_state_reads_only_its_own_port(tmp_path):
     assert ovs.datapath_port_up("g0", 9000) is False  # configured at another MTU
     assert ovs.datapath_port_up("v0", 1500) is False  # LINK_DOWN
     assert ovs.datapath_port_up("g9", None) is False  # not in the datapath
+
+
+def test_interface_statistics_csv():
+    from zeroloss.dut.ovs import parse_interface_statistics
+
+    text = ('g0,"ovs_tx_failure_drops=3 ovs_tx_retries=0 rx_bytes=100 rx_packets=2 tx_dropped=3"\n'
+            'br0,"collisions=0 rx_bytes=0"\nv0,""\n')
+    assert parse_interface_statistics(text) == {
+        "g0": {"ovs_tx_failure_drops": 3, "ovs_tx_retries": 0, "rx_bytes": 100, "rx_packets": 2, "tx_dropped": 3},
+        "br0": {"collisions": 0, "rx_bytes": 0}, "v0": {}}

@@ -4,7 +4,6 @@ all of them in one result file with a combined table. Built-in campaigns are fil
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from . import __version__
 from .config import RunConfig, load
 from .errors import ZeroLossError
 from .result import VERSION as RUN_VERSION
-from .result import ResultFile, now_iso, write_json_atomic
+from .result import ResultFile, now_iso, read_json, write_json_atomic
 
 FORMAT = "zeroloss-campaign"
 VERSION = 1
@@ -92,12 +91,7 @@ class CampaignFile:
     @classmethod
     def load(cls, path: Path, host: dict) -> CampaignFile:
         """A cut campaign to continue: same format, same host, with its definition inside."""
-        try:
-            doc = json.loads(Path(path).read_text())
-        except OSError as e:
-            raise ZeroLossError(f"cannot read campaign file {path}: {e.strerror}") from e
-        except json.JSONDecodeError as e:
-            raise ZeroLossError(f"campaign file {path} is not valid JSON (line {e.lineno})") from e
+        doc = read_json(path, "campaign file")
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ZeroLossError(f"{path} is not a zeroloss campaign file",
                                 "a single run's file is continued with 'zeroloss run --resume'")

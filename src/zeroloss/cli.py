@@ -9,18 +9,11 @@ import signal
 import sys
 
 from . import __version__
+from .argtypes import whole_number
 from .errors import ZeroLossError
 from .model import MAX_FRAME, MIN_FRAME
 
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
-    return v
+_positive_int = whole_number(1)
 
 
 def _rate(text: str) -> float:

@@ -36,6 +36,16 @@ def write_json_atomic(path: Path, doc: dict) -> None:
     os.replace(tmp, path)
 
 
+def read_json(path: Path, what: str):
+    """A JSON document from a file, or a one-line error naming the file and the fault."""
+    try:
+        return json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ZeroLossError(f"cannot read {what} {path}: {e.strerror}") from e
+    except json.JSONDecodeError as e:
+        raise ZeroLossError(f"{what} {path} is not valid JSON (line {e.lineno})") from e
+
+
 class ResultFile:
     """A result document kept on disk: every change is saved at once, atomically (write, fsync, rename)."""
 
@@ -56,12 +66,7 @@ class ResultFile:
 
     @classmethod
     def load(cls, path: Path) -> ResultFile:
-        try:
-            doc = json.loads(Path(path).read_text())
-        except OSError as e:
-            raise ZeroLossError(f"cannot read result file {path}: {e.strerror}") from e
-        except json.JSONDecodeError as e:
-            raise ZeroLossError(f"result file {path} is not valid JSON (line {e.lineno})") from e
+        doc = read_json(path, "result file")
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ZeroLossError(f"{path} is not a zeroloss result file")
         if doc.get("version") != VERSION:

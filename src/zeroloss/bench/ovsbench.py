@@ -312,8 +312,10 @@ class OvsBench:
         return out
 
     def state(self) -> dict:
-        """OVS state kept per trial: PMD queues and stats, drop coverage, and the bonds' member states."""
-        out = self.ovs.snapshot()
+        """OVS state kept per trial: PMD queues and stats, drop coverage, every interface's OVSDB statistics
+        (as of OVS's last 5 s refresh) and the bonds' member states."""
+        out: dict = self.ovs.snapshot()
+        out["interface_statistics"] = self.ovs.interface_statistics()
         if self.spec.bond != "none":
             out["bond_show"] = "\n".join(self.ovs.appctl("bond/show", b) for b in BONDS)
         return out

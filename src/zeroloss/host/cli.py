@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..argtypes import whole_number
 from ..errors import ZeroLossError
 
 FORMAT_HELP = "summary | ovs-vsctl | cmdline | tuned | tripleo | flavor | all (default all)"
@@ -18,14 +19,7 @@ def _list(text: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in text.split(",") if x.strip())
 
 
-def _nonneg(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v} cannot be negative")
-    return v
+_nonneg = whole_number(0)
 
 
 def _root(args):
