@@ -47,8 +47,9 @@ class RunConfig:
                            "(a DUT of known capacity; 0: none)", 0, 100_000_000, unit="pps")
     ovs_socket_mem_mb: int = _f(1024, "OVS: dpdk-socket-mem, hugepage memory OVS takes at start (MTU 9000 ports "
                                       "need about 1024 MB)", 16, 1 << 20, unit="MB")
-    ovs_socket_limit_mb: int = _f(0, "OVS: dpdk-socket-limit, the most it may grow to (0: no limit)", 0, 1 << 20,
-                                  unit="MB")
+    ovs_socket_limit_mb: int = _f(0, "OVS: dpdk-socket-limit, the most it may grow to (0: ovs_socket_mem_mb; "
+                                     "without a limit OVS's jumbo mempool grows into the VNFs' and zlgen's "
+                                     "hugepages)", 0, 1 << 20, unit="MB")
     ovs_pmd_cpu_mask: str = _f("0x1", "OVS: pmd-cpu-mask, the cores of the PMD threads (hex)")
     ovs_lcore_mask: str = _f("0x1", "OVS: dpdk-lcore-mask, the cores of OVS's other DPDK threads (hex)")
     ovs_rxq_assign: str = _f("cycles", "OVS: pmd-rxq-assign, how RX queues are spread over PMDs",

@@ -236,7 +236,8 @@ class Run:
                             vnf_ring=cfg.vnf_ring, vnf_forward_mode=cfg.forward_mode, gen_lcores=cfg.gen_lcores,
                             gap_us=cfg.pace_gap_us, bridges=cfg.bridges, vlan=cfg.vlan, bond=cfg.bond,
                             meter_pps=cfg.meter_pps, socket_mem_mb=cfg.ovs_socket_mem_mb,
-                            socket_limit_mb=cfg.ovs_socket_limit_mb, lcore_mask=cfg.ovs_lcore_mask,
+                            socket_limit_mb=cfg.ovs_socket_limit_mb or cfg.ovs_socket_mem_mb,
+                            lcore_mask=cfg.ovs_lcore_mask,
                             pmd_cpu_mask=cfg.ovs_pmd_cpu_mask, rxq_assign=cfg.ovs_rxq_assign,
                             dpdk_extra=tuple(cfg.ovs_dpdk_extra.split()), rxd=cfg.ovs_rxd, txd=cfg.ovs_txd,
                             tx_retries_max=cfg.ovs_tx_retries_max)

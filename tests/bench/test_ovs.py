@@ -190,8 +190,7 @@ def _fails_cleanly(tmp_path, *args) -> str:
 
 def test_socket_memory_too_small_for_the_mtu_is_named(tmp_path):
     """OVS keeps a port it has no mempool for and only logs why: zeroloss says so, with the remedy."""
-    err = _fails_cleanly(tmp_path, "--topology", "pvp", "--frame-sizes", "9000", "--set", "ovs_socket_mem_mb=128",
-                         "--set", "ovs_socket_limit_mb=128")
+    err = _fails_cleanly(tmp_path, "--topology", "pvp", "--frame-sizes", "9000", "--set", "ovs_socket_mem_mb=128")
     assert "OVS dropped port" in err and "MTU 9000" in err and "dpdk-socket-mem" in err
 
 
