@@ -37,7 +37,7 @@ def _trial(bench: OvsBench, frame: int) -> tuple[TrialResult, dict]:
     return r, {k.removeprefix("ovs_v0_"): after[k] - before[k] for k in after if k.startswith("ovs_v0_")}
 
 
-def _set_mtu(bench: OvsBench, port: str, mtu: int, timeout: float = 30) -> None:
+def set_mtu(bench: OvsBench, port: str, mtu: int, timeout: float = 30) -> None:
     """Changes a port's mtu_request and waits until OVS has applied it and the port is up again."""
     bench.ovs.vsctl("set", "Interface", port, f"mtu_request={mtu}")
     deadline = time.monotonic() + timeout
@@ -72,7 +72,7 @@ def jumbo(ws: Workspace) -> list[Step]:
             and ev["malformed_or_truncated"] == 0
         steps.append(Step("mtu_request=9000 everywhere: 9018 B frames cross PVP whole", ok, ev))
 
-        _set_mtu(bench, "v0", 6000)
+        set_mtu(bench, "v0", 6000)
         mtus = {p: bench.ovs.interface(p)["mtu"] for p in ("g0", "v0", "v1", "g1")}
         r, d = _trial(bench, 9018)
         ev = _evidence(r, 9018, d, mtus)

@@ -231,6 +231,9 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from .bench.workspace import Workspace
+
+    if args.what == "ledger":
+        return _check_ledger(args)
     from .check import jumbo
 
     with Workspace() as ws:
@@ -246,6 +249,61 @@ def _cmd_check(args: argparse.Namespace) -> int:
                   f"{e['malformed_or_truncated']}, OVS TX drops on v0 {e['ovs_v0_tx_dropped']}, "
                   f"OVS MTUs {e['ovs_mtu']}")
     return 0 if all(s.passed for s in steps) else 2
+
+
+def _check_ledger(args: argparse.Namespace) -> int:
+    from .explain import findings_text
+    from .ledgercheck import ATTRIBUTED_PCT, run
+
+    def progress(name: str) -> None:
+        if not args.json:
+            print(f"== {name}: starting the bench and losing frames on purpose", file=sys.stderr, flush=True)
+
+    cases = run(args.case, progress)
+    if args.json:
+        print(json.dumps([{"case": c.name, "passed": c.passed, "lost": c.lost, "expected_hop": c.hop,
+                           "expected_reason": c.reason, "attributed": c.attributed,
+                           "attributed_pct": c.attributed_pct, "knob": c.knob, "knob_named": c.knob_named,
+                           "ledger": c.detail.get("ledger"), "diagnosis": c.detail.get("diagnosis")}
+                          for c in cases], indent=1))
+    else:
+        for c in cases:
+            print(f"{'PASS' if c.passed else 'FAIL'}  {c.name}")
+            print(f"      lost {c.lost:,} frames; {c.attributed_pct:.2f} % attributed to {c.hop} / {c.reason} "
+                  f"(needs {ATTRIBUTED_PCT:g} %); remedy naming '{c.knob}': {'yes' if c.knob_named else 'no'}")
+            print("\n".join(findings_text([c.finding] if c.finding else [])))
+    return 0 if all(c.passed for c in cases) else 2
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .explain import select, trial_analysis, trial_text
+    from .result import read_json
+
+    doc = read_json(Path(args.file), "result file")
+    if not isinstance(doc, dict):
+        raise ZeroLossError(f"{args.file} is not a zeroloss result or campaign file")
+    chosen = select(doc, args.frame, args.trial, args.case)
+    out = []
+    for case, search, trial in chosen:
+        leds, diag = trial_analysis(search, trial)
+        out.append((case, search, trial, leds, diag))
+    if args.json:
+        print(json.dumps([{"case": case or None, "frame": s["frame"], "repeat": s["repeat"], "trial": t["index"] + 1,
+                           "kind": t["kind"], "rate_pps": t["rate_pps"], "verdict": t["verdict"],
+                           "ledger": leds, "diagnosis": diag} for case, s, t, leds, diag in out], indent=1))
+        return 0
+    if not out:
+        print(f"{args.file}: no trial lost frames: nothing to explain (--trial N shows any trial's ledger)")
+        return 0
+    for i, (case, search, trial, leds, diag) in enumerate(out):
+        if i:
+            print()
+        if case:
+            print(f"== {case}")
+        print(trial_text(search, trial, leds, diag))
+    return 0
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -358,14 +416,33 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     c.set_defaults(func=_cmd_campaign)
 
-    k = sub.add_parser("check", help="functional checks of the data path (jumbo frames)",
+    k = sub.add_parser("check", help="functional checks of the data path (jumbo frames, the loss ledger)",
                        description="jumbo: with mtu_request=9000 on every OVS port, 9018 B frames cross PVP "
                                    "whole (received size = sent size, per frame); with one port lowered to "
                                    "mtu_request=6000 at run time, 9018 B frames are dropped there and 6018 B "
-                                   "frames pass. Exit 0 when every step passes, 2 when one fails.")
-    k.add_argument("what", choices=["jumbo"], help="the check to run")
+                                   "frames pass. ledger: frames lost on purpose at a known place (an MTU too "
+                                   "small, a frozen VNF, an OpenFlow meter, an overloaded RX queue) must be "
+                                   "attributed there (at least 99 %% of them) with a remedy naming the right "
+                                   "knob. Exit 0 when every step passes, 2 when one fails.")
+    k.add_argument("what", choices=["jumbo", "ledger"], help="the check to run")
+    k.add_argument("--case", action="append", choices=["mtu", "vnf-stop", "meter", "overload"],
+                   help="ledger: only this case (repeatable; default all four)")
     k.add_argument("--json", action="store_true", help="print the steps and their evidence as JSON")
     k.set_defaults(func=_cmd_check)
+
+    e = sub.add_parser("explain", help="where a trial's frames were lost, hop by hop, and why (from a result file)",
+                       description="Prints the loss ledger of stored trials: for each direction, every hop of the "
+                                   "path (zlgen, OVS ports and datapath, VNFs, DUT) with frames in, frames out and "
+                                   "drops by reason, each from a named counter; what no counter explains is shown "
+                                   "as unexplained. Then the diagnosis: causes and remedies (commands, settings), "
+                                   "largest first. Default: every failed validation trial, or a search's lossiest "
+                                   "trial. Frame counts are frames; shares are %% of the frames lost.")
+    e.add_argument("file", metavar="RESULT.json", help="a result file of zeroloss run or campaign")
+    e.add_argument("--trial", type=_positive_int, metavar="N", help="this trial (numbered from 1 as run prints)")
+    e.add_argument("--frame", type=_positive_int, metavar="BYTES", help="only this frame size")
+    e.add_argument("--case", metavar="TEXT", help="campaign files: only cases whose name contains TEXT")
+    e.add_argument("--json", action="store_true", help="print ledgers and diagnoses as JSON")
+    e.set_defaults(func=_cmd_explain)
 
     b = sub.add_parser("bench", help="benchmark zlgen against dpdk-testpmd txonly, and its pacing accuracy",
                        description="Measures, side by side on the same virtual device (net_null) and core, "

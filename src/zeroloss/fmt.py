@@ -108,7 +108,8 @@ def run_table(doc: dict) -> str:
 
 
 def queue_lines(doc: dict) -> list[str]:
-    """How the frames of the NDR validation trial spread over each DUT port's RX queues."""
+    """How the frames of the NDR validation trial spread over the RX queues of each port on the path that
+    counts per queue (a DUT testpmd's ports, OVS's vhost ports)."""
     nb = doc["config"].get("dut_rxq", 1)
     out: list[str] = []
     if nb < 2:
@@ -117,13 +118,20 @@ def queue_lines(doc: dict) -> list[str]:
         val = ((s.get("result") or {}).get("ndr") or {}).get("validation")
         if not val or s["repeat"] != 0:
             continue
-        ports = s["trials"][val["index"]].get("dut_ports") or []
         cells = []
-        for p, port in enumerate(ports):
+        trial = s["trials"][val["index"]]
+        for p, port in enumerate(trial.get("dut_ports") or []):  # files written before the hop ledger
             q = port.get("q_ipackets", [])[:nb]
-            total = sum(q)
-            if total:
-                cells.append(f"port {p}: " + " ".join(f"q{i} {100 * c / total:.0f}%" for i, c in enumerate(q)))
+            if sum(q):
+                cells.append(f"port {p}: " + " ".join(f"q{i} {100 * c / sum(q):.0f}%" for i, c in enumerate(q)))
+        for led in trial.get("ledger") or []:
+            for hop in led["hops"]:
+                ev = hop.get("evidence") or {}
+                q = (ev.get("q_ipackets") or ev.get("rx_queues") or [])[:nb]
+                total = sum(q)
+                if total:
+                    shares = " ".join(f"q{i} {100 * c / total:.0f}%" for i, c in enumerate(q))
+                    cells.append(f"{hop['where']}: {shares}")
         if cells:
             out.append(f"{s['frame']:>5} B  " + "   ".join(cells))
     if out:

@@ -1,35 +1,281 @@
-"""Per-trial accounting along the bench path: where the frames of each direction went. Pure arithmetic."""
+"""The loss ledger: where along the path each lost frame died, hop by hop. Pure arithmetic on counter deltas.
+
+A path is the list of hops one direction's frames cross, from zlgen's TX to zlgen's RX (built by the
+bench that knows the topology). Each hop reads its own counters from the trial's counter deltas:
+
+    counters = {"gen":   {"dirs": {"0": {offered, tx, refused, rx_unique, late, duplicate}}, "ports": [ethdev...]},
+                "ovs":   {"ports": {name: {...}}, "meters": {"br0/1": {packets_in, dropped}}, "coverage": {...}},
+                "procs": {"vnf0": [ethdev stats of port 0, port 1], "dut": [...]}}
+
+A hop takes in what the previous hop let out; it lets out what its counters say went on, and names its
+drops by reason, each with the counter it comes from. What no counter explains is the hop's
+`unexplained`, never hidden. Frames refused by a full virtual queue are the receiving port's RX drops
+(`rx_missed`), as a NIC counts frames its full RX ring could not take.
+Conservation per direction: sent = received + counted drops + unexplained, and the direction's unexplained
+is the sum of its hops'. Frames zlgen received late (a previous trial's) or twice are noted as `extra` at
+its RX hop: they passed every counter upstream, so they hide as many of this trial's frames, which show
+there as unexplained (typically still in flight when the drain ended).
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+REASONS = {
+    "rx_missed": "RX queue full: the poller did not empty it in time (missed)",
+    "rx_nombuf": "no mbuf to receive into: mempool exhausted",
+    "rx_errors": "receive errors",
+    "rx_qos": "ingress policing",
+    "rx_dropped": "dropped on receive",
+    "meter": "OpenFlow meter band dropped",
+    "datapath": "dropped in the datapath",
+    "tx_failure": "vhost TX failed: the guest did not drain its RX ring",
+    "tx_mtu": "oversize: frame above the port's MTU",
+    "tx_qos": "egress QoS",
+    "tx_dropped": "dropped on transmit",
+    "tx_refused": "TX ring full: the receiver did not drain it",
+    "late": "a previous trial's frames, arrived during this one",
+    "duplicate": "received twice",
+}
 
 STAT_KEYS = ("ipackets", "opackets", "imissed", "ierrors", "oerrors", "rx_nombuf")
 
 
-def counter_delta(after: dict, before: dict) -> dict:
-    """Differences of DPDK ethdev counters, per-queue lists included (q_ipackets, q_opackets...)."""
-    out: dict = {}
-    for k, v in after.items():
-        b = before.get(k)
-        if isinstance(v, int) and isinstance(b, int):
-            out[k] = v - b
-        elif isinstance(v, list) and isinstance(b, list) and len(v) == len(b):
-            out[k] = [x - y for x, y in zip(v, b, strict=True)]
+def counter_delta(after: Any, before: Any) -> Any:
+    """after - before for counters: numbers, lists of numbers (per-queue) and nested dicts of them.
+    A key missing on either side (a source that did not answer) is missing in the result."""
+    if isinstance(after, bool) or isinstance(before, bool):
+        return None
+    if isinstance(after, int) and isinstance(before, int):
+        return after - before
+    if isinstance(after, list) and isinstance(before, list):
+        if len(after) != len(before):
+            return None
+        out = [counter_delta(a, b) for a, b in zip(after, before, strict=True)]
+        return None if any(x is None for x in out) else out
+    if isinstance(after, dict) and isinstance(before, dict):
+        out = {}
+        for k, v in after.items():
+            if k in before:
+                d = counter_delta(v, before[k])
+                if d is not None:
+                    out[k] = d
+        return out
+    return None
+
+
+def _sum(rows: list[dict], key: str) -> int:
+    return sum(r.get(key, 0) for r in rows)
+
+
+def _drop(reason: str, frames: int, counter: str) -> dict:
+    return {"reason": reason, "frames": frames, "counter": counter}
+
+
+class _Hop:
+    """One hop's reading: what it saw arrive (own_in, when it can tell), what it let out, its drops."""
+
+    def __init__(self, own_in: int | None, out: int | None, drops: list[dict] | None = None,
+                 extra: list[dict] | None = None, evidence: dict | None = None):
+        self.own_in, self.out = own_in, out
+        self.drops = [d for d in drops or [] if d["frames"]]
+        self.extra = [d for d in extra or [] if d["frames"]]
+        self.evidence = evidence or {}
+
+
+def _ovs_ports(c: dict, names: list[str]) -> list[dict] | None:
+    ports = (c.get("ovs") or {}).get("ports")
+    if ports is None or any(n not in ports for n in names):
+        return None
+    return [ports[n] for n in names]
+
+
+def _proc_port(c: dict, proc: str, port: int) -> dict | None:
+    rows = (c.get("procs") or {}).get(proc)
+    return rows[port] if rows and port < len(rows) and rows[port] else None
+
+
+def _gen_dir(c: dict, side: int) -> dict | None:
+    return ((c.get("gen") or {}).get("dirs") or {}).get(str(side))
+
+
+def _read(h: dict, c: dict, budget: dict[str, int]) -> _Hop:
+    kind = h["kind"]
+    if kind == "gen_tx":
+        g = _gen_dir(c, h["side"])
+        return _Hop(g["offered"], g["offered"]) if g else _Hop(None, None)
+
+    if kind == "ovs_rx":
+        rows = _ovs_ports(c, h["ports"])
+        if rows is None:
+            return _Hop(None, None)
+        names = "+".join(h["ports"])
+        sender = h["sender"]
+        drops = []
+        if "gen" in sender:
+            g = _gen_dir(c, sender["gen"])
+            if g:
+                drops.append(_drop("rx_missed", g["refused"], f"zlgen tx_refused into {names}"))
+        else:
+            pin, pout = _proc_port(c, sender["proc"], sender["in"]), _proc_port(c, sender["proc"], sender["out"])
+            if pin and pout:
+                drops.append(_drop("rx_missed", pin["ipackets"] - pout["opackets"],
+                                   f"{sender['label']} ipackets[{sender['in']}] - opackets[{sender['out']}]"))
+        qos = _sum(rows, "ovs_rx_qos_drops")
+        drops.append(_drop("rx_qos", qos, f"{names} ovs_rx_qos_drops"))
+        drops.append(_drop("rx_dropped", max(0, _sum(rows, "rx_dropped") - qos), f"{names} rx_dropped"))
+        drops.append(_drop("rx_errors", _sum(rows, "rx_errors"), f"{names} rx_errors"))
+        out = _sum(rows, "rx_packets")
+        return _Hop(out + sum(d["frames"] for d in drops), out, drops, evidence=_queues(rows, "rx"))
+
+    if kind == "ovs_switch":
+        rin, rout = _ovs_ports(c, h["in_ports"]), _ovs_ports(c, h["out_ports"])
+        if rin is None or rout is None:
+            return _Hop(None, None)
+        own_in = _sum(rin, "rx_packets")
+        out = _sum(rout, "tx_packets") + _sum(rout, "tx_dropped")
+        drops = []
+        meter = h.get("meter")
+        if meter:
+            m = ((c.get("ovs") or {}).get("meters") or {}).get(meter)
+            if m is not None:
+                drops.append(_drop("meter", m["dropped"], f"meter {meter} band packet_count"))
+        rest = own_in - out - sum(d["frames"] for d in drops)
+        for name in sorted(budget):  # datapath drop counters are per switch, shared by both directions
+            take = min(max(rest, 0), budget[name])
+            if take:
+                drops.append(_drop("datapath", take, f"coverage {name}"))
+                budget[name] -= take
+                rest -= take
+        return _Hop(own_in, out, drops)
+
+    if kind == "ovs_tx":
+        rows = _ovs_ports(c, h["ports"])
+        if rows is None:
+            return _Hop(None, None)
+        names = "+".join(h["ports"])
+        counted = {r: _sum(rows, k) for r, k in (("tx_failure", "ovs_tx_failure_drops"),
+                                                  ("tx_mtu", "ovs_tx_mtu_exceeded_drops"),
+                                                  ("tx_qos", "ovs_tx_qos_drops"))}
+        drops = [_drop(r, n, f"{names} {k}") for (r, n), k in zip(
+            counted.items(), ("ovs_tx_failure_drops", "ovs_tx_mtu_exceeded_drops", "ovs_tx_qos_drops"), strict=True)]
+        tx_dropped = _sum(rows, "tx_dropped")
+        drops.append(_drop("tx_dropped", max(0, tx_dropped - sum(counted.values())), f"{names} tx_dropped"))
+        ev = {"tx_retries": _sum(rows, "ovs_tx_retries"), **_queues(rows, "tx")}
+        return _Hop(_sum(rows, "tx_packets") + tx_dropped, _sum(rows, "tx_packets"), drops, evidence=ev)
+
+    if kind == "proc_rx":
+        p = _proc_port(c, h["proc"], h["port"])
+        if p is None:
+            return _Hop(None, None)
+        where = f"{h['label']} port {h['port']}"
+        g = _gen_dir(c, h["sender"]["gen"]) if "gen" in h.get("sender", {}) else None
+        drops = [_drop("rx_missed", g["refused"], f"zlgen tx_refused into {where}")] if g else []
+        drops += [_drop("rx_missed", p.get("imissed", 0), f"{where} imissed"),
+                 _drop("rx_nombuf", p.get("rx_nombuf", 0), f"{where} rx_nombuf"),
+                 _drop("rx_errors", p.get("ierrors", 0), f"{where} ierrors")]
+        own_in = p["ipackets"] + sum(d["frames"] for d in drops)
+        return _Hop(own_in, p["ipackets"], drops, evidence={"q_ipackets": p.get("q_ipackets", [])})
+
+    if kind == "proc_tx":
+        pin, pout = _proc_port(c, h["proc"], h["in_port"]), _proc_port(c, h["proc"], h["out_port"])
+        if pin is None or pout is None:
+            return _Hop(None, None)
+        refused = pin["ipackets"] - pout["opackets"]
+        return _Hop(pin["ipackets"], pout["opackets"], [
+            _drop("tx_refused", refused, f"{h['label']} ipackets[{h['in_port']}] - opackets[{h['out_port']}]")])
+
+    if kind == "gen_rx":
+        g = _gen_dir(c, h["from"])  # the counts of the streams sent from the path's TX side
+        ports = [p for i, p in enumerate((c.get("gen") or {}).get("ports") or []) if i % 2 == h["side"]]
+        if g is None:
+            return _Hop(None, None)
+        drops = [_drop("rx_missed", _sum(ports, "imissed"), "zlgen imissed"),
+                 _drop("rx_nombuf", _sum(ports, "rx_nombuf"), "zlgen rx_nombuf")]
+        extra = [_drop("late", g.get("late", 0), "zlgen late"), _drop("duplicate", g.get("duplicate", 0),
+                                                                        "zlgen duplicate")]
+        own_in = None
+        if ports and all("ipackets" in p for p in ports):
+            own_in = _sum(ports, "ipackets") - _sum(ports, "rx_foreign") + sum(d["frames"] for d in drops)
+        return _Hop(own_in, g["rx_unique"], drops, extra)
+
+    return _Hop(None, None)  # 'dut': a device we have no counters of
+
+
+def _queues(rows: list[dict], side: str) -> dict:
+    """Per-queue packets of a port (vhost counters rx_qN_good_packets), summed over bond members."""
+    q: dict[int, int] = {}
+    for r in rows:
+        for k, v in r.items():
+            if k.startswith(f"{side}_q") and k.endswith("_good_packets"):
+                n = int(k[len(side) + 2:-len("_good_packets")])
+                q[n] = q.get(n, 0) + v
+    return {f"{side}_queues": [q[i] for i in sorted(q)]} if q else {}
+
+
+def path_ledger(path: list[dict], c: dict, budget: dict[str, int] | None = None) -> dict:
+    """One direction's ledger along its path: every hop with in, out, drops and unexplained, and totals."""
+    budget = budget if budget is not None else {}
+    reads = [_read(h, c, budget) for h in path]
+    seen = [r.own_in is not None or r.out is not None for r in reads]
+    # a hop that has no counters passes on what the next hop saw arrive: the gap is its unexplained
+    for k, r in enumerate(reads):
+        if r.out is None and k + 1 < len(reads) and reads[k + 1].own_in is not None:
+            r.out = reads[k + 1].own_in
+    hops = []
+    prev_out: int | None = None
+    for k, (h, r) in enumerate(zip(path, reads, strict=True)):
+        hop_in = prev_out if k and prev_out is not None else r.own_in
+        counted = sum(d["frames"] for d in r.drops)
+        unexplained = hop_in - r.out - counted if hop_in is not None and r.out is not None else None
+        hops.append({**h, "where": h.get("where", ""), "in": hop_in,
+                     "out": r.out, "drops": r.drops, "extra": r.extra, "unexplained": unexplained,
+                     "counters": seen[k], **({"evidence": r.evidence} if r.evidence else {})})
+        prev_out = r.out
+    sent, received = hops[0]["in"] or 0, hops[-1]["out"] or 0
+    counted = sum(d["frames"] for hop in hops for d in hop["drops"])
+    return {"sent": sent, "received": received, "lost": sent - received, "counted": counted,
+            "unexplained": sent - received - counted, "hops": hops}
+
+
+def ledger(paths: list[dict], c: dict) -> list[dict]:
+    """The ledger of every direction of a trial. paths: [{"direction", "tx_side", "rx_side", "hops"}]."""
+    cov = (c.get("ovs") or {}).get("coverage") or {}
+    # meter drops are counted by the meters themselves; the other drop counters explain switch drops
+    budget = {k: v for k, v in cov.items() if v > 0 and k.startswith(("datapath_drop", "drop_action"))
+              and k != "datapath_drop_meter"}
+    return [{"direction": p["direction"], "tx_side": p["tx_side"], "rx_side": p["rx_side"],
+             **path_ledger(p["hops"], c, budget)} for p in paths]
+
+
+def p2p_paths(label: str = "DUT (testpmd)") -> list[dict]:
+    """zlgen port 0 <-> a DPDK forwarder (procs['dut'], ports 0 and 1) <-> zlgen port 1."""
+    out = []
+    for tx in (0, 1):
+        rx = 1 - tx
+        out.append({"direction": "AB"[tx] + "->" + "AB"[rx], "tx_side": tx, "rx_side": rx, "hops": [
+            {"kind": "gen_tx", "name": f"zlgen tx port {tx}", "where": "zlgen", "side": tx},
+            {"kind": "proc_rx", "name": f"{label} rx port {tx}", "where": f"{label} port {tx}", "proc": "dut",
+             "port": tx, "label": label, "sender": {"gen": tx}},
+            {"kind": "proc_tx", "name": f"{label} tx port {rx}", "where": f"{label} port {rx}", "proc": "dut",
+             "in_port": tx, "out_port": rx, "label": label},
+            {"kind": "gen_rx", "name": f"zlgen rx port {rx}", "where": "zlgen", "side": rx, "from": tx}]})
     return out
 
 
-def direction_ledger(tx: int, rx: int, dut_in: dict | None, dut_out: dict | None, refused: int = 0) -> dict:
-    """Frames of one direction: offered by zlgen (tx, refused included), refused by a virtual wire
-    whose DUT end was full (backpressure: on a NIC these would be RX ring drops), missed at the DUT's
-    RX ring, dropped inside the DUT (received on its in-port, not sent on its out-port), received
-    back, and what no counter explains (tx = rx + wire_refused + rx_missed + dut_dropped + unexplained)."""
-    led = {"tx": tx, "rx": rx, "lost": tx - rx, "wire_refused": refused}
-    if dut_in is None or dut_out is None:
-        led["unexplained"] = tx - rx - refused
-        return led
-    missed = dut_in.get("imissed", 0) + dut_in.get("rx_nombuf", 0)
-    dropped = dut_in.get("ipackets", 0) - dut_out.get("opackets", 0)
-    led.update(dut_rx_missed=missed, dut_dropped=dropped, unexplained=tx - rx - refused - missed - dropped)
-    return led
+def external_paths() -> list[dict]:
+    """zlgen -> a device under test we have no counters of -> zlgen."""
+    return [{"direction": "AB"[tx] + "->" + "AB"[1 - tx], "tx_side": tx, "rx_side": 1 - tx, "hops": [
+        {"kind": "gen_tx", "name": f"zlgen tx side {'AB'[tx]}", "where": "zlgen", "side": tx},
+        {"kind": "dut", "name": "DUT (no counters)", "where": "DUT"},
+        {"kind": "gen_rx", "name": f"zlgen rx side {'AB'[1 - tx]}", "where": "zlgen", "side": 1 - tx,
+         "from": tx}]}
+        for tx in (0, 1)]
+
+
+def summary(led: dict) -> dict:
+    """A direction's ledger in five numbers (kept with the direction in the result file)."""
+    return {k: led[k] for k in ("sent", "received", "lost", "counted", "unexplained")}
 
 
 def queue_spread(q_counts: list[int], nb_queues: int) -> tuple[list[float], str | None]:

@@ -7,6 +7,7 @@ import os
 import sys
 from typing import TextIO
 
+from .explain import trial_text
 from .fmt import si
 
 
@@ -52,7 +53,14 @@ class Progress:
         kind = "valid." if rec["kind"] == "validation" else rec["kind"]
         text = (f"{data['frame']:>5} B  trial {rec['index'] + 1:>2} {kind:<6} "
                 f"{si(rec['rate_pps'], 'pps'):>13} ({pct:5.1f} %)  lost {lost:<8} {shown}")
-        if self.tty:
+        if rec["kind"] == "validation" and verdict == "fail" and rec.get("ledger"):
+            # where the frames of a failed validation were lost, and why, under its line
+            if self.tty:
+                self.out.write("\r\033[K")
+            self._line(text)
+            explained = trial_text({"frame": data["frame"]}, rec, rec["ledger"], rec.get("diagnosis", []), limit=3)
+            self._line("\n".join("        " + line for line in explained.splitlines()[1:]))
+        elif self.tty:
             done = min(1.0, self.count / self.expected)
             bar = "#" * round(20 * done) + "." * (20 - round(20 * done))
             self.out.write(f"\r\033[K{text}  [{bar}]")

@@ -7,22 +7,59 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 
-from .bench.ovsbench import OvsBench, OvsBenchSpec, flows
+from .bench.ovsbench import VNFS, OvsBench, OvsBenchSpec, flows
 from .bench.softbench import BenchSpec, SoftBench
 from .bench.workspace import Workspace
 from .config import OVS_TOPOLOGIES, RunConfig
 from .dpdk import hugepages
 from .dpdk.eal import Eal
 from .errors import ZeroLossError
+from .explain import analyse
 from .gen import Zlgen, ZlgenClient, ZlgenConfig
-from .ledger import counter_delta, direction_ledger, queue_spread
+from .ledger import STAT_KEYS, counter_delta, external_paths, p2p_paths, queue_spread, summary
 from .model import TrialResult, l1_bps, l2_bps, line_rate_pps
 from .result import ResultFile
 from .search import Direction, Kind, Outcome, SearchConfig, SearchResult, TrialRecord, binary_search
 
-DutProbe = Callable[[], list[dict]]  # the DUT's counters per zlgen-facing port, in DPDK ethdev terms
+
+@dataclass
+class Probe:
+    """What the runner reads around each trial besides zlgen: the counters of every stage (before and after),
+    the path each direction's frames take through them (for the loss ledger), and the DUT's state after it."""
+
+    paths: list[dict]
+    counters: Callable[[], dict] = dict
+    state: Callable[[], dict] | None = None
+    context: dict = field(default_factory=dict)  # for the diagnosis: queues, vnf_ring, pmd_cpu_mask, vnfs
+
+
+def dpdk_counters(stats: dict) -> dict:
+    """A DPDK process's port counters as the ledger keeps them: the totals and per-queue packets."""
+    return {k: v for k, v in stats.items() if k in STAT_KEYS or k in ("q_ipackets", "q_opackets")}
+
+
+def ovs_probe(bench: OvsBench) -> Probe:
+    """The stages of an OVS bench: OVS's ports, datapath and PMDs, and the VNFs' ports."""
+    spec = bench.spec
+    return Probe(bench.paths(), bench.counters, bench.state, context={
+        "queues": spec.queues, "vnf_ring": spec.vnf_ring if spec.vnf_ports else None,
+        "pmd_cpu_mask": spec.pmd_cpu_mask, "vnfs": [f"vnf{k}" for k in range(VNFS[spec.topology])], "bench": True})
+
+
+def gen_counters(r: TrialResult, refused_is_loss: bool) -> dict:
+    """zlgen's part of a trial's counters: per direction (by TX side) what it offered, sent and received
+    unique, and per port its DPDK counters."""
+    dirs = {}
+    for (tx, _), group in by_direction(r).items():
+        refused = sum(s.tx_refused for s in group) if refused_is_loss else 0
+        sent = sum(s.tx_pkts for s in group)
+        dirs[str(tx)] = {"offered": sent + refused, "tx": sent, "refused": refused,
+                         "rx_unique": sum(s.rx_unique for s in group), "late": sum(s.late for s in group),
+                         "duplicate": sum(s.duplicate for s in group)}
+    ports = [{**asdict(p.ethdev), "rx_foreign": p.rx_foreign} for p in r.ports]
+    return {"dirs": dirs, "ports": ports, "window_s": r.tx_window_s}
 PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 CEILING_S = 1.0
 
@@ -106,14 +143,13 @@ def record_dict(rec: TrialRecord) -> dict:
 class TrialRunner:
     """The search's trial callback: replays stored trials of a resumed search, then measures live."""
 
-    def __init__(self, client: ZlgenClient, cfg: RunConfig, frame: int, dut_probe: DutProbe | None,
-                 replay: list[dict], refused_is_loss: bool, dut_state: Callable[[], dict] | None = None):
+    def __init__(self, client: ZlgenClient, cfg: RunConfig, frame: int, probe: Probe, replay: list[dict],
+                 refused_is_loss: bool):
         self.client = client
         self.refused_is_loss = refused_is_loss
-        self.dut_state = dut_state
         self.cfg = cfg
         self.frame = frame
-        self.probe = dut_probe
+        self.probe = probe
         self.replay = deque(replay)
         self.detail: dict = {}
         self.replaying = False
@@ -131,36 +167,36 @@ class TrialRunner:
             self.replaying = True
             return outcome_from_dict(stored["outcome"])
         self.replaying = False
-        before = self._dut_stats()
+        before = self.probe.counters()
         r = self.client.run_trial(duration_s=duration_s, drain_ms=self.cfg.drain_ms,
                                   rate_pps=[rate_pps / (self.queues * self.members)] * self.nb_streams)
-        after = self._dut_stats()
-        self.detail = self._details(r, before, after)
+        after = self.probe.counters()
+        self.detail = self._details(r, before, after, rate_pps)
         return outcome_of(r, self.refused_is_loss)
 
-    def _dut_stats(self) -> list[dict] | None:
-        return self.probe() if self.probe else None
-
-    def _details(self, r: TrialResult, before: list[dict] | None, after: list[dict] | None) -> dict:
-        dut = [counter_delta(a, b) for a, b in zip(after, before, strict=True)] if before and after else None
+    def _details(self, r: TrialResult, before: dict, after: dict, rate_pps: float) -> dict:
+        """The trial's record beyond the search's view: counters of every stage over the trial, the ledger of
+        each direction hop by hop, the diagnosis when frames were lost, and the DUT's state."""
+        c = counter_delta(after, before) or {}
+        c["gen"] = gen_counters(r, self.refused_is_loss)
+        state = self.probe.state() if self.probe.state else None
+        ctx = {**self.probe.context, "frame": self.frame, "rate_pps": rate_pps}
+        groups = by_direction(r)
+        leds, diag = analyse(self.probe.paths, c, state, ctx, {tx for tx, _ in groups})
+        by_side = {led["tx_side"]: led for led in leds}
         directions = []
-        for (port, rx_port), group in by_direction(r).items():
-            refused = sum(s.tx_refused for s in group) if self.refused_is_loss else 0
-            led = direction_ledger(sum(s.tx_pkts for s in group) + refused, sum(s.rx_unique for s in group),
-                                   dut[port] if dut else None, dut[rx_port] if dut else None, refused)
+        for (port, rx_port), group in groups.items():
             lat = [asdict(s.latency_ns) for s in group]
             directions.append({"port": port, "rx_port": rx_port, "tx_refused": sum(s.tx_refused for s in group),
                                "pace_skipped": sum(s.pace_skipped for s in group),
                                "pace_restarts": sum(s.pace_restarts for s in group),
-                               "reordered": sum(s.reordered for s in group), "ledger": led,
+                               "reordered": sum(s.reordered for s in group), "ledger": summary(by_side[port]),
                                # worst queue's percentiles (merging histograms would need the buckets)
                                "latency_ns": {k: max(x[k] for x in lat) for k in lat[0]}})
-        detail: dict = {"trial_id": r.trial, "tx_window_s": r.tx_window_s, "directions": directions}
-        if dut:
-            detail["dut_ports"] = [{k: v for k, v in d.items() if isinstance(v, int) or k == "q_ipackets"}
-                                   for d in dut]
-        if self.dut_state:
-            detail["dut_state"] = self.dut_state()
+        detail: dict = {"trial_id": r.trial, "tx_window_s": r.tx_window_s, "directions": directions,
+                        "counters": c, "ledger": leds, "diagnosis": diag}
+        if state is not None:
+            detail["dut_state"] = state
         return detail
 
 
@@ -223,8 +259,10 @@ class Run:
             with SoftBench(spec, ws) as bench, bench.dut.telemetry() as tel:
                 self._place(link, bench.gen.client, {"zlgen_lcores": cfg.gen_lcores, "testpmd_lcores": cfg.dut_lcores,
                                                      "testpmd_main_lcore": cfg.dut_main_lcore})
-                self._frames(bench.gen.client, frames, link, ceilings,
-                             lambda: [tel.ethdev_stats(p) for p in (0, 1)], None)
+                probe = Probe(p2p_paths(), lambda: {"procs": {"dut": [dpdk_counters(tel.ethdev_stats(p))
+                                                                      for p in (0, 1)]}},
+                              context={"queues": cfg.dut_rxq, "bench": True})
+                self._frames(bench.gen.client, frames, link, ceilings, probe)
 
     def _ovs(self) -> None:
         """ovs-p2p, pvp or pvvp through a private OVS-DPDK; the ceiling is measured through it."""
@@ -250,14 +288,14 @@ class Run:
                 "ovs_rxq_assign": spec.rxq_assign, "ovs_rxd": spec.rxd, "ovs_txd": spec.txd,
                 "bridges": spec.bridges, "vlan": spec.vlan, "bond": spec.bond,
                 "meter_pps": spec.meter_pps, "flows": flows(spec)})
-            self._frames(bench.gen.client, frames, cfg.topology, {}, bench.port_counters, bench.state)
+            self._frames(bench.gen.client, frames, cfg.topology, {}, ovs_probe(bench))
 
     def _place(self, key: str, client: ZlgenClient, info: dict) -> None:
         self.rf.doc["placement"][key] = {**info, "dpdk": client.hello()["dpdk"]}
         self.rf.save()
 
     def _frames(self, client: ZlgenClient, frames: list[int], link: str, ceilings: dict[int, float],
-                probe: DutProbe, state: Callable[[], dict] | None) -> None:
+                probe: Probe) -> None:
         """Searches each frame size; where no loopback ceiling exists, measures it through the DUT."""
         for frame in frames:
             if frame not in ceilings:
@@ -267,7 +305,7 @@ class Run:
 
                 ceilings[frame] = self._ceiling(frame, link, "through-dut", measure)
             for rep in range(self.cfg.repeat):
-                self._search(client, probe, frame, rep, link, ceilings[frame], state=state)
+                self._search(client, probe, frame, rep, link, ceilings[frame])
 
     def _ceiling(self, frame: int, link: str, how: str, measure: Callable[[], float]) -> float:
         key = str(frame)
@@ -314,17 +352,18 @@ class Run:
                 for frame in frames:
                     top = cfg.max_rate_pps or line_rate_pps(self.link_bps, frame)
                     for rep in range(cfg.repeat):
-                        self._search(g.client, None, frame, rep, "external", top, ceiling_is_gen=False)
+                        self._search(g.client, Probe(external_paths(), context={"bench": False}), frame, rep,
+                                     "external", top, ceiling_is_gen=False)
 
-    def _search(self, client: ZlgenClient, probe: DutProbe | None, frame: int, rep: int, link: str,
-                ceiling: float, ceiling_is_gen: bool = True, state: Callable[[], dict] | None = None) -> None:
+    def _search(self, client: ZlgenClient, probe: Probe, frame: int, rep: int, link: str,
+                ceiling: float, ceiling_is_gen: bool = True) -> None:
         cfg = self.cfg
         line = line_rate_pps(self.link_bps, frame)
         max_rate = min(ceiling, line)
         stored = self.rf.search(frame, rep)
         replay = list(stored["trials"]) if stored else []
         entry = self.rf.start_search(frame, rep, link=link, ceiling_pps=ceiling, line_rate_pps=line,
-                                     max_rate_pps=max_rate)
+                                     max_rate_pps=max_rate, paths=probe.paths, ledger_context=probe.context)
         entry["trials"] = []  # replayed trials are appended again as the search re-reads them
         scfg = SearchConfig(max_rate_pps=max_rate, start_pct=cfg.start_pct, granularity_pct=cfg.granularity_pct,
                             ndr_loss_pct=cfg.ndr_loss_pct,
@@ -332,7 +371,7 @@ class Run:
                             trial_s=cfg.trial_s, validation_s=cfg.validation_s,
                             gen_tolerance_pct=cfg.gen_tolerance_pct, max_retries=cfg.max_retries,
                             anomaly_policy=cfg.anomaly_policy, ceiling_is_generator=ceiling_is_gen and ceiling < line)
-        runner = TrialRunner(client, cfg, frame, probe, replay, refused_is_loss=link != "external", dut_state=state)
+        runner = TrialRunner(client, cfg, frame, probe, replay, refused_is_loss=link != "external")
         self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,
                                  "resumed_trials": len(replay)})
 
@@ -342,15 +381,15 @@ class Run:
                 d.update({k: v for k, v in replay[rec.index].items() if k not in d})
             else:
                 d.update(runner.detail)
-                for direction in runner.detail.get("directions", []):
-                    if direction["ledger"].get("unexplained"):
-                        self.rf.warn(f"{frame} B trial {rec.index}: {direction['ledger']['unexplained']} frame(s) "
-                                     f"lost where no counter saw them (port {direction['port']} -> "
-                                     f"{direction['rx_port']})")
-                for p, port in enumerate(runner.detail.get("dut_ports", [])):
-                    _, warn = queue_spread(port.get("q_ipackets", []), cfg.dut_rxq)
-                    if warn:
-                        self.rf.warn(f"DUT port {p}: {warn}")
+                for led in runner.detail.get("ledger", []):
+                    if led["unexplained"]:
+                        self.rf.warn(f"{frame} B trial {rec.index + 1}: {led['unexplained']} frame(s) lost where no "
+                                     f"counter saw them (direction {led['direction']}; zeroloss explain shows where)")
+                    for hop in led["hops"]:
+                        ev = hop.get("evidence") or {}
+                        _, warn = queue_spread(ev.get("q_ipackets") or ev.get("rx_queues") or [], cfg.dut_rxq)
+                        if warn:
+                            self.rf.warn(f"{hop['name']}: {warn}")
             self.rf.add_trial(entry, d)
             self.progress("trial", {"frame": frame, "record": d, "max_rate_pps": max_rate})
 

@@ -46,8 +46,10 @@ def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
             for d in t["directions"]:
                 led = d["ledger"]
                 # conservation: sent = received + every counted drop, nothing unexplained
-                assert led["tx"] == led["rx"] + led["wire_refused"] + led["dut_rx_missed"] + led["dut_dropped"]
+                assert led["sent"] == led["received"] + led["counted"] and led["lost"] == led["counted"]
                 assert led["unexplained"] == 0
+            hops = [h["name"] for h in t["ledger"][0]["hops"]]
+            assert hops == ["zlgen tx port 0", "DUT (testpmd) rx port 0", "DUT (testpmd) tx port 1", "zlgen rx port 1"]
         # a rate that failed validation (lost frames; a generator failure is retried, not failed) is never the result
         failed = [t["rate_pps"] for t in s["trials"]
                   if t["kind"] == "validation" and t["verdict"] == "fail" and "ndr" not in t["passes"]]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ..config import check_ovs_topology
 from ..dpdk import hugepages
 from ..dpdk.eal import Eal
+from ..dpdk.telemetry import Telemetry
 from ..dpdk.testpmd import TestPmd, TestPmdConfig
 from ..dut.ovs import Ovs, OvsSettings
 from ..errors import ZeroLossError
@@ -152,6 +153,59 @@ def flows(s: OvsBenchSpec) -> dict[str, list[str]]:
     return out
 
 
+def ovs_paths(s: OvsBenchSpec) -> list[dict]:
+    """The hops each direction's frames cross, for the loss ledger (zeroloss.ledger). Pure."""
+    outer, inner = s.bridge_names
+    vnf = s.vnf_ports
+    bond = {0: BONDS[0], 1: BONDS[1]} if s.bond != "none" else {}
+
+    def label(ports: list[str]) -> str:
+        if ports == list(s.side(0)) and bond:
+            return f"{bond[0]} ({'+'.join(ports)})"
+        if ports == list(s.side(1)) and bond:
+            return f"{bond[1]} ({'+'.join(ports)})"
+        return "+".join(ports)
+
+    def bridge(ports: list[str]) -> str:
+        return outer if ports[0].startswith("g") else inner
+
+    out = []
+    for tx_side in (0, 1):
+        rx_side = 1 - tx_side
+        # the ports frames enter OVS on and leave it by, in order: zlgen side, VNF 1, ..., zlgen side
+        stops = [list(s.side(tx_side))]
+        for k in range(VNFS[s.topology]) if tx_side == 0 else reversed(range(VNFS[s.topology])):
+            a, b = vnf[2 * k], vnf[2 * k + 1]
+            stops += [[a], [b]] if tx_side == 0 else [[b], [a]]
+        stops.append(list(s.side(rx_side)))
+        gen_in = "+".join(s.side(tx_side))
+        hops = [{"kind": "gen_tx", "name": f"zlgen tx {gen_in}", "where": "zlgen", "side": tx_side},
+                {"kind": "ovs_rx", "name": f"OVS {label(stops[0])} rx", "where": label(stops[0]),
+                 "ports": stops[0], "sender": {"gen": tx_side}}]
+        for seg in range(0, len(stops), 2):
+            src, dst = stops[seg], stops[seg + 1]
+            meter = f"{outer}/{tx_side + 1}" if s.meter_pps and seg == 0 else None
+            brs = bridge(src) if bridge(src) == bridge(dst) else f"{bridge(src)}->{bridge(dst)}"
+            hops.append({"kind": "ovs_switch", "name": f"OVS {brs} {label(src)}->{label(dst)}", "where": brs,
+                         "in_ports": src, "out_ports": dst, "meter": meter})
+            hops.append({"kind": "ovs_tx", "name": f"OVS {label(dst)} tx", "where": label(dst), "ports": dst,
+                         "receiver": "zlgen" if dst[0].startswith("g") else "vnf"})
+            if dst[0].startswith("v"):
+                k = vnf.index(dst[0]) // 2
+                pin = vnf.index(dst[0]) % 2
+                nxt = stops[seg + 2]
+                name = f"VNF {k + 1} (testpmd)"
+                hops.append({"kind": "proc_rx", "name": f"{name} rx port {pin}", "where": f"vnf{k}",
+                             "proc": f"vnf{k}", "port": pin, "label": name})
+                hops.append({"kind": "ovs_rx", "name": f"OVS {label(nxt)} rx", "where": label(nxt), "ports": nxt,
+                             "sender": {"proc": f"vnf{k}", "in": pin, "out": 1 - pin, "label": name}})
+        hops.append({"kind": "gen_rx", "name": f"zlgen rx {'+'.join(s.side(rx_side))}", "where": "zlgen",
+                     "side": rx_side, "from": tx_side})
+        out.append({"direction": "AB"[tx_side] + "->" + "AB"[rx_side], "tx_side": tx_side, "rx_side": rx_side,
+                    "hops": hops})
+    return out
+
+
 def _virtio(index: int, sock, queues: int, ring: int) -> str:
     return f"net_virtio_user{index},path={sock},server=1,queues={queues},queue_size={ring}"
 
@@ -166,6 +220,7 @@ class OvsBench:
         self.vnfs: list[TestPmd] = []
         self.gen: Zlgen | None = None
         self._stack = ExitStack()
+        self._tel: dict[str, Telemetry] = {}
 
     @property
     def vnf(self) -> TestPmd | None:
@@ -311,16 +366,48 @@ class OvsBench:
                         "imissed": total("rx_dropped"), "oerrors": total("tx_dropped"), **every})
         return out
 
+    def counters(self) -> dict:
+        """Counters of every stage for the loss ledger: OVS's (live) and each VNF's ethdev counters through its
+        DPDK telemetry socket. A VNF that does not answer (stopped, paused) is left out."""
+        procs = {}
+        for k, vnf in enumerate(self.vnfs):
+            stats = self._vnf_stats(f"vnf{k}", vnf)
+            if stats is not None:
+                procs[f"vnf{k}"] = stats
+        # the time of the reading, so that a PMD's busy share can be taken over the trial's TX window
+        return {"ovs": {**self.ovs.counters(), "t_ns": time.monotonic_ns()}, "procs": procs}
+
+    def _vnf_stats(self, name: str, vnf: TestPmd) -> list[dict] | None:
+        try:
+            tel = self._tel.get(name)
+            if tel is None:
+                tel = self._tel[name] = Telemetry(vnf.cfg.eal.telemetry_socket, timeout=1.0).connect(wait_s=1.0)
+            return [tel.ethdev_stats(p) for p in (0, 1)]
+        except (ZeroLossError, OSError, ValueError):
+            tel = self._tel.pop(name, None)
+            if tel:
+                tel.close()
+            return None
+
+    def paths(self) -> list[dict]:
+        return ovs_paths(self.spec)
+
     def state(self) -> dict:
-        """OVS state kept per trial: PMD queues and stats, drop coverage, every interface's OVSDB statistics
-        (as of OVS's last 5 s refresh) and the bonds' member states."""
+        """OVS state kept per trial: PMD queues and stats, drop coverage, datapath ports (MTU, queues), every
+        interface's OVSDB statistics (as of OVS's last 5 s refresh), mempools, meters, bonds' member states."""
         out: dict = self.ovs.snapshot()
         out["interface_statistics"] = self.ovs.interface_statistics()
+        out["mempools"] = self.ovs.mempools([*self.spec.gen_ports, *self.spec.vnf_ports])
+        if self.spec.meter_pps:
+            out["meters"] = self.ovs.meter_config()
         if self.spec.bond != "none":
             out["bond_show"] = "\n".join(self.ovs.appctl("bond/show", b) for b in BONDS)
         return out
 
     def stop(self) -> None:
+        for tel in self._tel.values():
+            tel.close()
+        self._tel.clear()
         self._stack.close()
 
     def __enter__(self) -> OvsBench:

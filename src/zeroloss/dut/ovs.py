@@ -16,6 +16,14 @@ from pathlib import Path
 
 from ..errors import ZeroLossError
 from ..proc import ManagedProcess
+from .ovsstats import (
+    parse_coverage_drops,
+    parse_dump_ports,
+    parse_mempool,
+    parse_meter_config,
+    parse_meter_stats,
+    parse_pmd_stats,
+)
 from .unixctl import Unixctl
 
 VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
@@ -177,8 +185,9 @@ class Ovs:
             self._unixctl = Unixctl(self.vswitchd_ctl)
         return self._unixctl.call(*args)
 
-    def ofctl(self, cmd: str, bridge: str, *args: str) -> str:
-        return self._run(["ovs-ofctl", "-O", "OpenFlow13", cmd, f"unix:{self.rundir / (bridge + '.mgmt')}", *args])
+    def ofctl(self, cmd: str, bridge: str, *args: str, version: str = "OpenFlow13") -> str:
+        return self._run(["ovs-ofctl", "-O", version, "--names", cmd, f"unix:{self.rundir / (bridge + '.mgmt')}",
+                          *args])
 
     def add_bridge(self, name: str) -> None:
         self.vsctl("add-br", name, "--", "set", "bridge", name, "datapath_type=netdev")
@@ -297,12 +306,45 @@ class Ovs:
                          "list", "Interface")
         return parse_interface_statistics(out)
 
+    def bridges(self) -> list[str]:
+        return self.vsctl("list-br").split()
+
+    def counters(self) -> dict:
+        """Live counters for the loss ledger: every port's packets, drops and custom drop counters (OpenFlow 1.4
+        port statistics, read now, not OVSDB's 5 s copy), each meter's drops, the datapath's drop coverage
+        counters and each PMD's cycles."""
+        ports: dict[str, dict] = {}
+        meters: dict[str, dict] = {}
+        for br in self.bridges():
+            ports.update(parse_dump_ports(self.ofctl("dump-ports", br, version="OpenFlow14")))
+            if br in self.meters:
+                for mid, m in parse_meter_stats(self.ofctl("meter-stats", br)).items():
+                    meters[f"{br}/{mid}"] = m
+        return {"ports": ports, "meters": meters,
+                "coverage": parse_coverage_drops(self.appctl("coverage/show")),
+                "pmds": parse_pmd_stats(self.appctl("dpif-netdev/pmd-stats-show"))}
+
+    def meter_config(self) -> dict[str, dict]:
+        return {f"{br}/{mid}": m for br in self.meters for mid, m in
+                parse_meter_config(self.ofctl("dump-meters", br)).items()}
+
+    def mempools(self, ports: list[str]) -> dict[str, dict]:
+        """Each DPDK port's mempool (name, mbufs, in use) from netdev-dpdk/get-mempool-info."""
+        out = {}
+        for port in ports:
+            try:
+                out[port] = parse_mempool(self.appctl("netdev-dpdk/get-mempool-info", port))
+            except ZeroLossError:
+                continue
+        return out
+
     def snapshot(self) -> dict[str, str]:
         """PMD and drop state as OVS prints it (kept per trial in the result file)."""
         out = {}
         for key, args in (("pmd_rxq_show", ("dpif-netdev/pmd-rxq-show",)),
                           ("pmd_stats_show", ("dpif-netdev/pmd-stats-show",)),
-                          ("coverage_drops", ("coverage/show",))):
+                          ("coverage_drops", ("coverage/show",)),
+                          ("dpctl_show", ("dpctl/show",))):
             try:
                 text = self.appctl(*args)
             except ZeroLossError as e:

@@ -1,0 +1,318 @@
+"""Diagnosis: the dominant drops of a trial's ledger turned into causes and remedies. Pure.
+
+Each finding names the hop and reason, how many of the lost frames it explains, what the counters and
+OVS's state show (PMD load, queue placement, MTU, meter rate, mempool size), and remedies that are
+concrete commands or zeroloss settings. The causes follow BRIEF §5 (where OVS-DPDK loses packets) and
+the references' troubleshooting cases (RX queue overflow on a busy PMD, vring size, MTU, mempool).
+"""
+
+from __future__ import annotations
+
+from .dut.ovsstats import parse_dpctl_config, parse_pmd_rxq
+from .host.memory import ovs_shared_mbufs, tripleo_socket_mem
+
+BUSY_PCT = 85      # a PMD this busy over a trial has no headroom left
+IDLE_PCT = 40      # ... and one below this while another is busy means the load is badly placed
+
+
+def pmd_load(c: dict) -> dict[str, float]:
+    """Busy share (%) of each PMD core while zlgen transmitted: its processing cycles over the cycles of the
+    TX window. The counters span the TX window plus the drain (when the PMD idles), so their own
+    idle/processing ratio would understate a saturated PMD; the readings' timestamps give cycles per second.
+    Without them: processing / (idle + processing) over the whole span."""
+    ovs = c.get("ovs") or {}
+    span_ns, window = ovs.get("t_ns"), (c.get("gen") or {}).get("window_s")
+    out = {}
+    for core, p in (ovs.get("pmds") or {}).items():
+        busy = p.get("processing_cycles", 0)
+        total = p.get("idle_cycles", 0) + busy
+        if total <= 0:
+            continue
+        if span_ns and window and span_ns > window * 1e9:
+            out[core] = min(100.0, 100 * busy / (total * window * 1e9 / span_ns))
+        else:
+            out[core] = 100 * busy / total
+    return out
+
+
+def _rxq(state: dict) -> list[dict]:
+    text = (state or {}).get("pmd_rxq_show") or ""
+    return parse_pmd_rxq(text) if not text.startswith("unavailable") else []
+
+
+def _mtus(state: dict) -> dict[str, int]:
+    return {n: r["mtu"] for n, r in parse_dpctl_config((state or {}).get("dpctl_show") or "").items() if "mtu" in r}
+
+
+def _mask_plus_one(mask: str) -> str:
+    """The PMD CPU mask with the next core added (the lowest core not in it)."""
+    try:
+        m = int(mask, 16)
+    except ValueError:
+        return "<mask with one more core>"
+    bit = 0
+    while m >> bit & 1:
+        bit += 1
+    return hex(m | 1 << bit)
+
+
+def _pmd_evidence(ports: list[str], rxq: list[dict], load: dict[str, float]) -> tuple[list[str], float | None]:
+    """Which PMDs poll these ports' queues and how busy each was; the busiest one's load."""
+    cores = sorted({r["core"] for r in rxq if r["port"] in ports})
+    lines, busiest = [], None
+    for core in cores:
+        polled = ", ".join(f"{r['port']} q{r['queue']}" for r in rxq if r["core"] == core)
+        pct = load.get(str(core))
+        if pct is not None:
+            busiest = pct if busiest is None else max(busiest, pct)
+        lines.append(f"PMD core {core} was {'?' if pct is None else f'{pct:.0f}'} % busy while zlgen sent; it polls "
+                     f"{polled}")
+    if not cores and load:
+        busiest = max(load.values())
+        lines += [f"PMD core {k} was {v:.0f} % busy while zlgen sent" for k, v in sorted(load.items())]
+    return lines, busiest
+
+
+def _queue_evidence(hop: dict, side: str) -> list[str]:
+    q = (hop.get("evidence") or {}).get(f"{side}_queues") or []
+    total = sum(q)
+    if len(q) < 2 or not total:
+        return []
+    return [f"{hop['where']} {side.upper()} queues: " + ", ".join(f"q{i} {100 * n / total:.0f} %" for i, n in
+                                                                   enumerate(q))]
+
+
+class _Ctx:
+    def __init__(self, c: dict, state: dict, ctx: dict):
+        self.c, self.state, self.ctx = c, state or {}, ctx
+        self.load = pmd_load(c)
+        self.rxq = _rxq(self.state)
+        self.mtus = _mtus(self.state)
+        self.mask = ctx.get("pmd_cpu_mask") or "0x1"
+        self.queues = int(ctx.get("queues") or 1)
+        self.bench = ctx.get("bench", True)
+
+
+def _rx_missed_ovs(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
+    ports = hop["ports"]
+    names = hop["where"]
+    ev, busiest = _pmd_evidence(ports, x.rxq, x.load)
+    ev += _queue_evidence(hop, "rx")
+    sender = hop.get("sender") or {}
+    who = f"{sender['label']}'s TX into it" if "proc" in sender else "the frames sent to it"
+    iface = ports[0]
+    remedies = [f"more PMD cores: ovs-vsctl set Open_vSwitch . other_config:pmd-cpu-mask={_mask_plus_one(x.mask)} "
+                f"(isolated cores on the port's NUMA node; 'zeroloss host plan' picks them)",
+                f"more RX queues spread over the PMDs: ovs-vsctl set Interface {iface} options:n_rxq="
+                f"{2 * x.queues}" + (" (and as many queues in the guest: QEMU queues=N, vectors=2N+2)"
+                                     if iface.startswith("v") else "")]
+    if busiest is not None and busiest < BUSY_PCT:
+        cause = (f"OVS port {names}'s RX queue overflowed although its PMD was only {busiest:.0f} % busy: the PMD "
+                 f"thread lost its core for a while (not isolated, shared with other threads) or bursts exceed "
+                 f"the ring")
+        remedies = [f"a core of its own for the PMD: isolcpus/nohz_full for pmd-cpu-mask {x.mask}, no other "
+                    f"thread on it ('zeroloss host audit' checks it)",
+                    "a deeper ring: for a vhost port the guest's virtio queue size (QEMU rx_queue_size/"
+                    "tx_queue_size=1024); for a NIC port ovs-vsctl set Interface PORT options:n_rxq_desc=4096",
+                    *remedies]
+    else:
+        load = f" (busiest {busiest:.0f} %)" if busiest is not None else ""
+        cause = (f"OVS's PMD could not keep up with port {names}{load}: {who} found its RX queue full "
+                 f"(a NIC counts these as rx_missed_errors)")
+        remedies.append("deeper RX descriptors absorb bursts, not a lack of cycles: for a NIC port ovs-vsctl set "
+                        "Interface PORT options:n_rxq_desc=4096")
+    return cause, ev, remedies
+
+
+def _tx_failure(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
+    port = hop["where"]
+    retries = (hop.get("evidence") or {}).get("tx_retries", 0)
+    ev = [f"OVS retried {retries} time(s) on {port} before dropping (options:tx-retries-max, default 8)"]
+    if hop.get("receiver") == "zlgen":
+        return (f"zlgen did not drain its RX virtqueue behind {port}: the generator's receive side is the "
+                f"bottleneck (generator-bound), not OVS"), ev, [
+            "more generator cores: --set gen_lcores=1-2 (one per port) or a lower rate",
+            "a larger generator ring (zlgen's virtio queue size)"]
+    ring = x.ctx.get("vnf_ring")
+    procs = (x.c.get("procs") or {})
+    ev += [f"{k}: telemetry did not answer after the trial (stopped or paused)" for k in x.ctx.get("vnfs", [])
+           if k not in procs]
+    remedies = [("a larger virtio ring in the guest: QEMU -device virtio-net-pci,rx_queue_size=1024,"
+                 "tx_queue_size=1024" + (f" (this run: {ring}; bench: --set vnf_ring=1024)" if ring else "")),
+                "more cores for the VNF's forwarding threads, isolated from OVS's PMDs",
+                f"multiqueue: ovs-vsctl set Interface {hop['ports'][0]} options:n_rxq={2 * x.queues} and queues="
+                f"{2 * x.queues} in the guest",
+                f"more retries absorb short guest stalls (adds latency): ovs-vsctl set Interface {hop['ports'][0]} "
+                f"options:tx-retries-max=32"]
+    if ring and int(ring) >= 1024:
+        remedies = remedies[1:] + remedies[:1]
+    return f"the guest behind {port} did not drain its RX virtqueue: OVS's vhost TX found it full", ev, remedies
+
+
+def _tx_mtu(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
+    frame = int(x.ctx.get("frame") or 0)
+    ports = hop["ports"]
+    mtus = {p: x.mtus.get(p) for p in ports}
+    shown = ", ".join(f"{p} MTU {m}" for p, m in mtus.items() if m is not None) or "MTU unknown"
+    need = max(1500, frame - 18)
+    return (f"{frame} B frames are larger than port {hop['where']} can send ({shown}: at most MTU + 18 B)",
+            [shown], [f"ovs-vsctl set Interface {p} mtu_request={need}" for p in ports] +
+            ["every port on the path and the guest's own MTU need it too (ip link set dev IF mtu "
+             f"{need} in the VM)"])
+
+
+def _meter(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
+    bridge, _, mid = (hop.get("meter") or "?/?").partition("/")
+    conf = ((x.state.get("meters") or {}).get(hop.get("meter") or "") or {})
+    rate = conf.get("rate")
+    offered = x.ctx.get("rate_pps")
+    unit = conf.get("unit", "pktps")
+    what = f"{rate} {'pps' if unit == 'pktps' else unit}" if rate else "its band rate"
+    ev = [f"meter {mid} on {bridge}: drop band at {what}, burst {conf.get('burst_size', '?')}"]
+    if offered:
+        ev.append(f"offered {offered:,.0f} pps on this direction")
+    new = f"{int(offered * 1.1)}" if offered else "<rate>"
+    return (f"OpenFlow meter {mid} on bridge {bridge} polices this direction to {what}", ev,
+            [f"raise it: ovs-ofctl -O OpenFlow13 mod-meter {bridge} meter={mid},pktps,burst,band=type=drop,"
+             f"rate={new},burst_size={conf.get('burst_size', 1000)}",
+             f"or take it off the path: remove meter:{mid} from the flow's actions (ovs-ofctl -O OpenFlow13 "
+             f"dump-flows {bridge})"])
+
+
+DATAPATH = {"datapath_drop_upcall_error": "the flow miss could not be handed to the slow path (upcall error)",
+            "drop_action_of_pipeline": "the OpenFlow pipeline dropped it: no matching rule or an explicit drop",
+            "datapath_drop_invalid_port": "the output port does not exist (any more)",
+            "datapath_drop_lock_error": "the datapath could not take a lock",
+            "datapath_drop_rx_invalid_packet": "the packet was malformed",
+            "datapath_drop_invalid_bond": "the bond had no usable member"}
+
+
+def _datapath(hop: dict, drop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
+    name = drop["counter"].split()[-1]
+    bridge = hop["where"].split("->")[0]
+    port = hop["in_ports"][0]
+    return (f"OVS dropped frames inside {hop['where']}: {DATAPATH.get(name, name)}",
+            [f"coverage counter {name}"],
+            [f"trace one frame: ovs-appctl ofproto/trace {bridge} in_port={port}",
+             f"look at the rules and their counters: ovs-ofctl -O OpenFlow13 dump-flows {bridge}"])
+
+
+def _nombuf(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
+    return (f"{hop['where']} ran out of mbufs to receive into (mempool exhausted)", [],
+            ["more mbufs for that process (testpmd --total-num-mbufs) or more socket memory",
+             "for OVS: dpdk-socket-mem at least the formula for its MTUs ('zeroloss host plan')"])
+
+
+def _mempool_findings(x: _Ctx) -> list[dict]:
+    """OVS halves a mempool silently when the socket memory cannot hold it (logged at DBG only)."""
+    out = []
+    for port, mp in sorted((x.state.get("mempools") or {}).items()):
+        mtu = x.mtus.get(port)
+        size = mp.get("size")
+        if not mtu or not size or x.ctx.get("per_port_memory"):
+            continue
+        want = ovs_shared_mbufs(mtu)
+        if size < want:
+            mb = tripleo_socket_mem([mtu])
+            out.append({"hop": f"OVS {port} mempool", "where": port, "reason": "mempool_small", "frames": 0,
+                        "share_pct": 0.0,
+                        "cause": f"OVS created {port}'s mempool with {size} mbufs instead of {want} (it halves the "
+                                 f"count when socket memory runs out): bursts can exhaust it",
+                        "evidence": [f"mempool {mp.get('name')}: {size} mbufs of {mp.get('elt_size', '?')} B"],
+                        "remedies": [f"ovs-vsctl set Open_vSwitch . other_config:dpdk-socket-mem={mb} (the formula "
+                                     f"for MTU {mtu}; per NUMA node, comma-separated)"]})
+            break
+    return out
+
+
+def _imbalance(x: _Ctx) -> list[dict]:
+    if len(x.load) < 2:
+        return []
+    hot = max(x.load, key=x.load.get)
+    cold = min(x.load, key=x.load.get)
+    if x.load[hot] < BUSY_PCT or x.load[cold] > IDLE_PCT:
+        return []
+    return [{"hop": "OVS PMD placement", "where": f"core {hot}", "reason": "pmd_imbalance", "frames": 0,
+             "share_pct": 0.0,
+             "cause": f"PMD core {hot} was {x.load[hot]:.0f} % busy while core {cold} was {x.load[cold]:.0f} %: "
+                      f"the RX queues are placed badly",
+             "evidence": [f"core {r['core']}: {r['port']} q{r['queue']}" for r in x.rxq],
+             "remedies": ["ovs-vsctl set Open_vSwitch . other_config:pmd-rxq-assign=group",
+                          "ovs-appctl dpif-netdev/pmd-rxq-rebalance",
+                          "more RX queues per busy port (options:n_rxq), and flows that spread over them "
+                          "(step source IPs: --set flow_fields=src_ip)"]}]
+
+
+def _finding(hop: dict, drop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
+    reason, kind = drop["reason"], hop["kind"]
+    if reason == "rx_missed" and kind == "ovs_rx":
+        return _rx_missed_ovs(hop, x)
+    if reason == "tx_failure":
+        return _tx_failure(hop, x)
+    if reason == "tx_mtu":
+        return _tx_mtu(hop, x)
+    if reason == "meter":
+        return _meter(hop, x)
+    if reason == "datapath":
+        return _datapath(hop, drop, x)
+    if reason == "rx_nombuf":
+        return _nombuf(hop, x)
+    if reason in ("rx_missed", "tx_refused") and kind in ("gen_rx", "proc_tx"):
+        return ("zlgen did not drain its RX ring: the generator's receive side is the bottleneck (generator-bound)",
+                [], ["more generator cores (--set gen_lcores) or a lower rate; the DUT is faster than this bench"
+                     " can measure"])
+    if reason == "rx_missed" and kind == "proc_rx":
+        return (f"{hop['where']} found its RX ring full: the DUT's forwarding core did not keep up",
+                _queue_evidence(hop, "rx"),
+                [f"more RX queues and cores for the DUT: --set dut_rxq={2 * x.queues} --set dut_lcores=...",
+                 "deeper RX descriptors (testpmd --rxd=4096)"])
+    if reason in ("rx_qos", "tx_qos"):
+        port = hop["ports"][0]
+        return (f"QoS on {hop['where']} dropped frames above its rate", [],
+                [f"ovs-vsctl set Interface {port} ingress_policing_rate=0" if reason == "rx_qos"
+                 else f"ovs-vsctl clear Port {port} qos"])
+    return (f"{hop['name']}: {drop['counter']}", [], [])
+
+
+def diagnose(ledgers: list[dict], c: dict, state: dict | None, ctx: dict) -> list[dict]:
+    """Findings for a trial, the largest first. ctx: frame, rate_pps, queues, vnf_ring, pmd_cpu_mask, vnfs."""
+    x = _Ctx(c, state or {}, ctx)
+    lost = sum(max(0, led["lost"]) for led in ledgers)
+    merged: dict[tuple[str, str], dict] = {}
+    for led in ledgers:
+        for hop in led["hops"]:
+            for drop in hop["drops"]:
+                key = (hop["name"], drop["reason"])
+                if key in merged:
+                    merged[key]["frames"] += drop["frames"]
+                    continue
+                cause, ev, remedies = _finding(hop, drop, x)
+                merged[key] = {"hop": hop["name"], "where": hop["where"], "reason": drop["reason"],
+                               "frames": drop["frames"], "counter": drop["counter"], "cause": cause,
+                               "evidence": ev, "remedies": remedies}
+            if hop["unexplained"]:
+                key = (hop["name"], "unexplained")
+                if key in merged:
+                    merged[key]["frames"] += hop["unexplained"]
+                    continue
+                blind = not hop["counters"]
+                extra = sum(d["frames"] for d in hop.get("extra", []))
+                if blind:
+                    cause = f"no counters from {hop['where']} (its process did not answer: stopped or paused?)"
+                elif extra:
+                    cause = (f"{extra} frame(s) of a previous trial (late) or sent twice reached zlgen here and hide "
+                             f"as many of this trial's frames, still in flight when the drain ended")
+                else:
+                    cause = ("no counter explains them: frames still in flight after the drain, or a stage that "
+                             "does not count what it drops")
+                merged[key] = {
+                    "hop": hop["name"], "where": hop["where"], "reason": "unexplained", "frames": hop["unexplained"],
+                    "counter": "", "cause": cause,
+                    "evidence": [], "remedies": ["a longer drain (--set drain_ms=1000) if frames were in flight"]}
+    out = sorted(merged.values(), key=lambda f: -abs(f["frames"]))
+    for f in out:
+        f["share_pct"] = 100 * f["frames"] / lost if lost else 0.0
+    if lost > 0:
+        out += _imbalance(x)
+    out += _mempool_findings(x)
+    return out

@@ -1,0 +1,167 @@
+"""What OVS prints about its counters and state, parsed. Pure text in, dicts out (tested on recorded output).
+
+Live sources only: OpenFlow 1.4 port statistics carry OVS's custom counters (ovs_tx_failure_drops,
+ovs_tx_mtu_exceeded_drops, per-queue vhost counters...) at the moment they are asked for, where the
+OVSDB statistics column is refreshed only every 5 s; meter statistics count each band's drops.
+"""
+
+from __future__ import annotations
+
+import re
+
+# custom counters kept per port: OVS's own drop counters and each queue's packets (the vhost library's
+# size histograms and notification counters are left out)
+_KEEP = re.compile(r"^(ovs_\w+|[rt]x_q\d+_good_packets|rx_missed_errors|rx_mbuf_allocation_errors|"
+                   r"[rt]x_errors|rx_dropped|tx_dropped)$")
+
+
+def _num(text: str) -> int | None:
+    return int(text) if text.isdigit() else None  # OVS prints '?' for counters a port does not have
+
+
+def parse_dump_ports(text: str) -> dict[str, dict[str, int]]:
+    """`ovs-ofctl -O OpenFlow14 --names dump-ports BR`: per port name, packets, drops, errors and the
+    custom counters (OpenFlow's LOCAL port is left out)."""
+    out: dict[str, dict[str, int]] = {}
+    cur: dict[str, int] | None = None
+    custom = False
+    for line in text.splitlines():
+        m = re.match(r'\s*port\s+"?([^":]+)"?: rx pkts=(\d+), bytes=\d+, drop=(\S+), errs=(\S+),', line)
+        if m:
+            custom = False
+            if m.group(1) == "LOCAL":
+                cur = None
+                continue
+            cur = out.setdefault(m.group(1), {})
+            cur["rx_packets"] = int(m.group(2))
+            for key, value in (("rx_dropped", m.group(3)), ("rx_errors", m.group(4))):
+                if _num(value.rstrip(",")) is not None:
+                    cur[key] = _num(value.rstrip(","))
+            continue
+        if cur is None:
+            continue
+        m = re.match(r"\s*tx pkts=(\d+), bytes=\d+, drop=(\S+), errs=(\S+),", line)
+        if m:
+            cur["tx_packets"] = int(m.group(1))
+            for key, value in (("tx_dropped", m.group(2)), ("tx_errors", m.group(3))):
+                if _num(value.rstrip(",")) is not None:
+                    cur[key] = _num(value.rstrip(","))
+            continue
+        if "CUSTOM Statistics" in line:
+            custom = True
+            continue
+        if custom:
+            for key, value in re.findall(r"(\w+)=(\d+)", line):
+                if _KEEP.match(key):
+                    cur[key] = int(value)
+    return out
+
+
+def parse_meter_stats(text: str) -> dict[int, dict[str, int]]:
+    """`ovs-ofctl -O OpenFlow13 meter-stats BR`: per meter, frames it saw and frames its bands dropped."""
+    out: dict[int, dict[str, int]] = {}
+    cur: dict[str, int] | None = None
+    for line in text.splitlines():
+        m = re.match(r"meter:(\d+) .*packet_in_count:(\d+)", line)
+        if m:
+            cur = out[int(m.group(1))] = {"packets_in": int(m.group(2)), "dropped": 0}
+            continue
+        m = re.match(r"\s*\d+: packet_count:(\d+)", line)
+        if m and cur is not None:
+            cur["dropped"] += int(m.group(1))
+    return out
+
+
+def parse_meter_config(text: str) -> dict[int, dict]:
+    """`ovs-ofctl -O OpenFlow13 dump-meters BR`: each meter's unit and its drop band's rate and burst."""
+    out: dict[int, dict] = {}
+    cur: dict | None = None
+    for line in text.splitlines():
+        m = re.match(r"meter=(\d+) (\w+)", line)
+        if m:
+            cur = out[int(m.group(1))] = {"unit": m.group(2)}
+            continue
+        m = re.match(r"\s*type=drop rate=(\d+)(?: burst_size=(\d+))?", line)
+        if m and cur is not None:
+            cur["rate"] = int(m.group(1))
+            if m.group(2):
+                cur["burst_size"] = int(m.group(2))
+    return out
+
+
+def parse_pmd_stats(text: str) -> dict[str, dict[str, int]]:
+    """`ovs-appctl dpif-netdev/pmd-stats-show`: per PMD core, packets received and idle/processing cycles
+    (cumulative; a trial's busy share comes from the difference of two readings)."""
+    out: dict[str, dict[str, int]] = {}
+    cur: dict[str, int] | None = None
+    for line in text.splitlines():
+        m = re.match(r"pmd thread numa_id (\S+) core_id (\d+):", line)
+        if m:
+            cur = out[m.group(2)] = {"numa": int(m.group(1)) if m.group(1).isdigit() else -1}
+            continue
+        if line.startswith("main thread"):
+            cur = None
+            continue
+        if cur is None:
+            continue
+        m = re.match(r"\s*(packets received|idle cycles|processing cycles): (\d+)", line)
+        if m:
+            cur[m.group(1).replace(" ", "_")] = int(m.group(2))
+    return out
+
+
+def parse_pmd_rxq(text: str) -> list[dict]:
+    """`ovs-appctl dpif-netdev/pmd-rxq-show`: which PMD core polls which port's RX queue, and its usage."""
+    out = []
+    core = numa = None
+    isolated = False
+    for line in text.splitlines():
+        m = re.match(r"pmd thread numa_id (\S+) core_id (\d+):", line)
+        if m:
+            numa, core, isolated = m.group(1), int(m.group(2)), False
+            continue
+        m = re.match(r"\s*isolated : (\w+)", line)
+        if m:
+            isolated = m.group(1) == "true"
+            continue
+        m = re.match(r"\s*port: (\S+)\s+queue-id:\s*(\d+) \((\w+)\)\s+pmd usage:\s*(\d+ %|NOT AVAIL)", line)
+        if m and core is not None:
+            usage = m.group(4)
+            out.append({"core": core, "numa": int(numa) if numa and numa.isdigit() else -1, "isolated": isolated,
+                        "port": m.group(1), "queue": int(m.group(2)), "enabled": m.group(3) == "enabled",
+                        "usage_pct": int(usage.split()[0]) if usage[0].isdigit() else None})
+    return out
+
+
+def parse_dpctl_config(text: str) -> dict[str, dict]:
+    """`ovs-appctl dpctl/show`: each datapath port's type, MTU and configured queues."""
+    out: dict[str, dict] = {}
+    for name, body in re.findall(r"port \d+: (\S+) \((.*)\)", text):
+        kind, _, opts = body.partition(":")
+        row: dict = {"type": kind}
+        for key, value in re.findall(r"(\w+)=(\w+)", opts):
+            row[key] = int(value) if value.isdigit() else value
+        out[name] = row
+    return out
+
+
+def parse_mempool(text: str) -> dict:
+    """`ovs-appctl netdev-dpdk/get-mempool-info PORT`: the port's mempool, its size (mbufs) and use."""
+    m = re.search(r"mempool <(\S+)>", text)
+    if not m:
+        return {}
+    out: dict = {"name": m.group(1)}
+    for key in ("size", "populated_size", "elt_size"):
+        k = re.search(rf"^\s*{key}=(\d+)", text, re.M)
+        if k:
+            out[key] = int(k.group(1))
+    k = re.search(r"avail \((\d+)\), in use \((\d+)\)", text)
+    if k:
+        out["avail"], out["in_use"] = int(k.group(1)), int(k.group(2))
+    return out
+
+
+def parse_coverage_drops(text: str) -> dict[str, int]:
+    """`ovs-appctl coverage/show`: totals of the drop counters (datapath_drop_*, drop_action_*...).
+    PMD threads publish their counts about once a second, so a reading right after a trial can lag."""
+    return {name: int(total) for name, total in re.findall(r"^(\S*drop\S*)\s.*total: (\d+)", text, re.M)}

@@ -1,0 +1,130 @@
+"""`zeroloss explain`: where a trial's frames were lost and why, from the counters stored with it.
+
+The same function fills the ledger and diagnosis of each trial during `zeroloss run` and recomputes them
+from a result file, so a file written by an older zeroloss is explained with today's rules.
+"""
+
+from __future__ import annotations
+
+from .diagnose import diagnose, pmd_load
+from .errors import ZeroLossError
+from .fmt import table
+from .ledger import REASONS, ledger
+
+
+def analyse(paths: list[dict], c: dict, state: dict | None, ctx: dict, sides: set[int]) -> tuple[list, list]:
+    """Ledger of each direction the trial sent, and the findings when something was lost."""
+    leds = ledger([p for p in paths if p["tx_side"] in sides], c)
+    lossy = any(d["lost"] > 0 or d["unexplained"] for d in leds)
+    return leds, (diagnose(leds, c, state, ctx) if lossy else [])
+
+
+def trial_analysis(search: dict, trial: dict) -> tuple[list, list]:
+    """Ledger and findings of a stored trial, recomputed from its counters when the file has them."""
+    if "counters" in trial and search.get("paths"):
+        sides = {d["port"] for d in trial.get("directions", [])}
+        ctx = {**(search.get("ledger_context") or {}), "frame": search["frame"], "rate_pps": trial["rate_pps"]}
+        return analyse(search["paths"], trial["counters"], trial.get("dut_state"), ctx, sides)
+    if "ledger" in trial:
+        return trial["ledger"], trial.get("diagnosis", [])
+    raise ZeroLossError(f"{search['frame']} B trial {trial['index'] + 1} was recorded without per-hop counters "
+                        f"(replayed on resume, or written by an older zeroloss)")
+
+
+def _n(v: int | None) -> str:
+    return "?" if v is None else f"{v:,}"
+
+
+def direction_text(led: dict) -> list[str]:
+    head = (f"direction {led['direction']}: sent {_n(led['sent'])}, received {_n(led['received'])}, lost "
+            f"{_n(led['lost'])}")
+    if led["lost"] == 0 and not led["unexplained"]:
+        return [head + ": nothing lost"]
+    share = f" ({100 * led['unexplained'] / led['lost']:.2f} % of lost)" if led["lost"] > 0 else ""
+    head += f"; counted {_n(led['counted'])}, unexplained {_n(led['unexplained'])}{share}"
+    rows = []
+    for hop in led["hops"]:
+        cells = [hop["name"], _n(hop["in"]), _n(hop["out"])]
+        items = [(d["frames"], f"{d['reason']}: {d['counter']}") for d in hop["drops"]]
+        items += [(-d["frames"], f"{d['reason']} (extra frames): {d['counter']}") for d in hop["extra"]]
+        if hop["unexplained"]:
+            items.append((hop["unexplained"], "unexplained" + ("" if hop["counters"] else ": no counters")))
+        if not items:
+            rows.append([*cells, "", ""])
+        for i, (frames, why) in enumerate(items):
+            rows.append([*(cells if i == 0 else ["", "", ""]), _n(frames), why])
+    body = table(["hop", "in", "out", "dropped", "reason: counter"], rows)
+    return [head, *("  " + line for line in body.splitlines())]
+
+
+def findings_text(diag: list[dict], limit: int | None = None) -> list[str]:
+    out = []
+    for f in diag[:limit]:
+        share = f"{f['share_pct']:5.1f} %" if f["frames"] else "  risk "
+        what = REASONS.get(f["reason"], f["reason"].replace("_", " "))
+        out.append(f"  [{share}] {f['hop']}: {what} ({f['frames']:,} frames)")
+        out.append(f"      cause: {f['cause']}")
+        out += [f"      seen:  {e}" for e in f["evidence"]]
+        out += [f"      fix:   {r}" for r in f["remedies"]]
+    return out
+
+
+def trial_text(search: dict, trial: dict, leds: list, diag: list, limit: int | None = None) -> str:
+    lost = sum(d["lost"] for d in leds)
+    sent = sum(d["sent"] for d in leds)
+    pct = f" ({100 * lost / sent:.4f} %)" if sent else ""
+    lines = [f"{search['frame']} B trial {trial['index'] + 1} ({trial['kind']}, {trial['rate_pps']:,.0f} pps per "
+             f"direction, {trial['duration_s']:g} s, {trial['verdict']}): lost {lost:,} of {sent:,} frames{pct}"]
+    for led in leds:
+        lines += direction_text(led)
+    load = pmd_load(trial.get("counters") or {})
+    if load:
+        lines.append("OVS PMD load while zlgen sent: " + ", ".join(f"core {k} {v:.0f} % busy"
+                                                                for k, v in sorted(load.items())))
+    if diag:
+        lines.append("diagnosis:")
+        lines += findings_text(diag, limit)
+    return "\n".join(lines)
+
+
+def _searches(doc: dict, case: str | None) -> list[tuple[str, dict]]:
+    """(case name, search) of a run file, or of every case of a campaign file."""
+    if doc.get("format") == "zeroloss-campaign":
+        cases = [c for c in doc.get("cases", []) if c.get("run") and (case is None or case in c["name"])]
+        if case is not None and not cases:
+            raise ZeroLossError(f"no case matching '{case}' in this campaign",
+                                "cases: " + "; ".join(c["name"] for c in doc.get("cases", [])))
+        return [(c["name"], s) for c in cases for s in c["run"].get("searches", [])]
+    if doc.get("format") != "zeroloss-result":
+        raise ZeroLossError("not a zeroloss result or campaign file")
+    return [("", s) for s in doc.get("searches", [])]
+
+
+def select(doc: dict, frame: int | None, trial: int | None, case: str | None) -> list[tuple[str, dict, dict]]:
+    """The trials to explain: one (--trial N, with --frame when several sizes ran), or by default every
+    failed validation trial, and the lossiest trial of a search that had none."""
+    searches = [(n, s) for n, s in _searches(doc, case) if frame is None or s["frame"] == frame]
+    if not searches:
+        sizes = sorted({s["frame"] for _, s in _searches(doc, case)})
+        raise ZeroLossError(f"no search for {frame} B in this file", f"frame sizes: {sizes}")
+    if trial is not None:
+        frames = sorted({s["frame"] for _, s in searches})
+        if len(frames) > 1:
+            raise ZeroLossError(f"--trial {trial}: several frame sizes ran ({frames})", "add --frame SIZE")
+        out = [(n, s, t) for n, s in searches for t in s["trials"] if t["index"] + 1 == trial]
+        if not out:
+            count = max(len(s["trials"]) for _, s in searches)
+            raise ZeroLossError(f"no trial {trial} for {frames[0]} B", f"trials are numbered 1 to {count}")
+        return out
+    out = []
+    for n, s in searches:
+        failed = [t for t in s["trials"] if t["kind"] == "validation" and t["verdict"] == "fail"]
+        if not failed:
+            lossy = [t for t in s["trials"] if _lost(t) > 0]
+            failed = [max(lossy, key=_lost)] if lossy else []
+        out += [(n, s, t) for t in failed]
+    return out
+
+
+def _lost(t: dict) -> int:
+    return sum(d["tx"] - d["rx"] for d in t["outcome"]["directions"])
