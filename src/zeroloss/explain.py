@@ -35,7 +35,8 @@ def _n(v: int | None) -> str:
     return "?" if v is None else f"{v:,}"
 
 
-def direction_text(led: dict) -> list[str]:
+def direction_text(led: dict, compact: bool = False) -> list[str]:
+    """A direction's ledger as a table; compact: only the hops that dropped or could not account for frames."""
     head = (f"direction {led['direction']}: sent {_n(led['sent'])}, received {_n(led['received'])}, lost "
             f"{_n(led['lost'])}")
     if led["lost"] == 0 and not led["unexplained"]:
@@ -49,7 +50,7 @@ def direction_text(led: dict) -> list[str]:
         items += [(-d["frames"], f"{d['reason']} (extra frames): {d['counter']}") for d in hop["extra"]]
         if hop["unexplained"]:
             items.append((hop["unexplained"], "unexplained" + ("" if hop["counters"] else ": no counters")))
-        if not items:
+        if not items and not compact:
             rows.append([*cells, "", ""])
         for i, (frames, why) in enumerate(items):
             rows.append([*(cells if i == 0 else ["", "", ""]), _n(frames), why])
@@ -69,14 +70,15 @@ def findings_text(diag: list[dict], limit: int | None = None) -> list[str]:
     return out
 
 
-def trial_text(search: dict, trial: dict, leds: list, diag: list, limit: int | None = None) -> str:
+def trial_text(search: dict, trial: dict, leds: list, diag: list, limit: int | None = None,
+               compact: bool = False) -> str:
     lost = sum(d["lost"] for d in leds)
     sent = sum(d["sent"] for d in leds)
     pct = f" ({100 * lost / sent:.4f} %)" if sent else ""
     lines = [f"{search['frame']} B trial {trial['index'] + 1} ({trial['kind']}, {trial['rate_pps']:,.0f} pps per "
              f"direction, {trial['duration_s']:g} s, {trial['verdict']}): lost {lost:,} of {sent:,} frames{pct}"]
     for led in leds:
-        lines += direction_text(led)
+        lines += direction_text(led, compact)
     load = pmd_load(trial.get("counters") or {})
     if load:
         lines.append("OVS PMD load while zlgen sent: " + ", ".join(f"core {k} {v:.0f} % busy"

@@ -58,7 +58,8 @@ class Progress:
             if self.tty:
                 self.out.write("\r\033[K")
             self._line(text)
-            explained = trial_text({"frame": data["frame"]}, rec, rec["ledger"], rec.get("diagnosis", []), limit=3)
+            explained = trial_text({"frame": data["frame"]}, rec, rec["ledger"], rec.get("diagnosis", []), limit=3,
+                                   compact=True)
             self._line("\n".join("        " + line for line in explained.splitlines()[1:]))
         elif self.tty:
             done = min(1.0, self.count / self.expected)

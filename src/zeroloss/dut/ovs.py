@@ -307,7 +307,8 @@ class Ovs:
         return parse_interface_statistics(out)
 
     def bridges(self) -> list[str]:
-        return self.vsctl("list-br").split()
+        """Our bridges: those we gave OpenFlow rules (asking OVSDB costs a process per trial)."""
+        return list(self.flows) or self.vsctl("list-br").split()
 
     def counters(self) -> dict:
         """Live counters for the loss ledger: every port's packets, drops and custom drop counters (OpenFlow 1.4
