@@ -167,11 +167,12 @@ def test_pvvp_chains_two_vnfs(tmp_path):
     _conserved(doc)
     last = doc["searches"][0]["trials"][-1]
     ovs = last["counters"]["ovs"]["ports"]
-    # every frame crossed both VNFs: what OVS gave v0..v3 it got back from their partners
-    assert ovs["v0"]["tx_packets"] == ovs["v1"]["rx_packets"] > 0
-    assert ovs["v2"]["tx_packets"] == ovs["v3"]["rx_packets"] > 0
-    assert ovs["v1"]["tx_packets"] == ovs["v0"]["rx_packets"] > 0
-    assert ovs["v3"]["tx_packets"] == ovs["v2"]["rx_packets"] > 0
+    # every frame crossed both VNFs: what OVS gave v0..v3 it got back from their partners, but for the frames
+    # a VNF could not hand back (its TX queue to OVS full: the ledger's rx_missed of the receiving port)
+    missed = {h["name"]: sum(d["frames"] for d in h["drops"] if d["reason"] == "rx_missed")
+              for led in last["ledger"] for h in led["hops"]}
+    for a, b in (("v0", "v1"), ("v2", "v3"), ("v1", "v0"), ("v3", "v2")):
+        assert ovs[a]["tx_packets"] == ovs[b]["rx_packets"] + missed[f"OVS {b} rx"] > 0, (a, b)
     assert set(last["counters"]["procs"]) == {"vnf0", "vnf1"}
     assert [h["name"] for h in last["ledger"][0]["hops"]][4:6] == ["VNF 1 (testpmd) rx port 0", "OVS v1 rx"]
 
