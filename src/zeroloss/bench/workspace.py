@@ -33,6 +33,8 @@ class Workspace:
         if self.keep_logs:
             for p in self.root.glob("*.sock"):
                 p.unlink(missing_ok=True)
+            if not any(self.root.iterdir()):  # an error before any log was written: nothing to keep
+                self.root.rmdir()
         else:
             shutil.rmtree(self.root, ignore_errors=True)
 
