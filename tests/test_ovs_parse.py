@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-from zeroloss.bench.ovsbench import dpctl_ports
 from zeroloss.dut.ovs import OvsSettings, parse_map
 from zeroloss.dut.ovsstats import (
     parse_coverage_drops,
@@ -26,13 +25,6 @@ DPCTL = """netdev@ovs-netdev:
     TX packets:8190 errors:? dropped:2 aborted:? carrier:?
     RX bytes:12402688 (11.8 MiB)  TX bytes:12402688 (11.8 MiB)
 """
-
-
-def test_dpctl_show_ports():
-    ports = dpctl_ports(DPCTL)
-    assert ports["g0"] == {"rx_packets": 8192, "rx_errors": 0, "rx_dropped": 3,
-                           "tx_packets": 8190, "tx_errors": 0, "tx_dropped": 2}
-    assert ports["ovs-netdev"]["rx_packets"] == 0
 
 
 def test_vsctl_map():

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from .bench.ovsbench import OvsBench, OvsBenchSpec
 from .bench.workspace import Workspace
 from .errors import ZeroLossError
+from .ledger import counter_delta
 from .model import TrialResult
 
 FRAMES = 2000
@@ -28,13 +29,13 @@ class Step:
 
 
 def _trial(bench: OvsBench, frame: int) -> tuple[TrialResult, dict]:
-    """Frames port 0 -> 1 (through v0); OVS's live datapath counters of v0 before and after."""
+    """Frames port 0 -> 1 (through v0); OVS's live counters of v0 over the trial."""
     c = bench.gen.client
     c.configure([{"port": 0, "rx_port": 1, "frame_size": frame, "rate_pps": RATE, "flows": 16}])
-    before = bench.port_counters()[0]
+    before = bench.ovs.counters()["ports"]["v0"]
     r = c.run_trial(frames=FRAMES, drain_ms=500)
-    after = bench.port_counters()[0]
-    return r, {k.removeprefix("ovs_v0_"): after[k] - before[k] for k in after if k.startswith("ovs_v0_")}
+    after = bench.ovs.counters()["ports"]["v0"]
+    return r, counter_delta(after, before)
 
 
 def set_mtu(bench: OvsBench, port: str, mtu: int, timeout: float = 30) -> None:

@@ -349,23 +349,6 @@ class OvsBench:
                       "rate_pps": 20_000, **vlan} for p in range(n) for q in range(self.spec.queues)])
         c.run_trial(frames=2 * self.spec.gen_ring, drain_ms=300)
 
-    def port_counters(self) -> list[dict]:
-        """Per side (A, B) of zlgen's ports, OVS's live datapath counters in DPDK ethdev terms, summed over
-        a bond's members, plus every OVS port's counters ('ovs_<port>_<counter>'): ipackets = what OVS
-        took from zlgen on that side, opackets = what it gave zlgen there."""
-        ports = dpctl_ports(self.ovs.appctl("dpctl/show", "-s"))
-        every = {f"ovs_{name}_{k}": v for name, c in ports.items() for k, v in c.items()}
-        out = []
-        for i in (0, 1):
-            members = [ports.get(n, {}) for n in self.spec.side(i)]
-
-            def total(key: str, members: list[dict] = members) -> int:
-                return sum(m.get(key, 0) for m in members)
-
-            out.append({"ipackets": total("rx_packets"), "opackets": total("tx_packets"),
-                        "imissed": total("rx_dropped"), "oerrors": total("tx_dropped"), **every})
-        return out
-
     def counters(self) -> dict:
         """Counters of every stage for the loss ledger: OVS's (live) and each VNF's ethdev counters through its
         DPDK telemetry socket. A VNF that does not answer (stopped, paused) is left out."""
@@ -415,23 +398,6 @@ class OvsBench:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-def dpctl_ports(text: str) -> dict[str, dict[str, int]]:
-    """Parses `ovs-appctl dpctl/show -s`: per port RX/TX packets, errors and drops."""
-    ports: dict[str, dict[str, int]] = {}
-    cur: dict[str, int] | None = None
-    for line in text.splitlines():
-        m = re.match(r"\s*port \d+: (\S+)", line)
-        if m:
-            cur = ports.setdefault(m.group(1), {})
-            continue
-        m = re.match(r"\s*(RX|TX) packets:(\d+) errors:(\S+) dropped:(\d+)", line)
-        if m and cur is not None:
-            d = m.group(1).lower()
-            errors = int(m.group(3)) if m.group(3).isdigit() else 0  # vhost ports print '?'
-            cur[f"{d}_packets"], cur[f"{d}_errors"], cur[f"{d}_dropped"] = int(m.group(2)), errors, int(m.group(4))
-    return ports
 
 
 def bond_members(text: str) -> dict[str, str]:
