@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(dpdk dpdk-dev libdpdk-dev openvswitch-switch-dpdk python3-openvswitch meson ninja-build pkg-config
-      gcc make libjansson-dev python3 python3-venv python3-pip python3-pyelftools iproute2)
+      gcc make libjansson-dev python3 python3-venv python3-pip python3-pyelftools iproute2
+      chromium)  # chromium: the report test renders the HTML report headless
 HUGEPAGES=${ZEROLOSS_HUGEPAGES:-1024}   # 2 MiB pages: generator + DUT + OVS on the bench
 
 say() { printf 'setup: %s\n' "$*"; }

@@ -7,14 +7,14 @@ import pytest
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import queue_lines, run_table
-from zeroloss.result import ResultFile
+from zeroloss.result import ResultFile, read_result
 
 FIX = Path(__file__).parent / "fixtures"
 
 
 def test_v1_fixture_loads_and_prints_the_same_table():
-    rf = ResultFile.load(FIX / "result_v1.json")
-    text = run_table(rf.doc) + "\n" + "\n".join(queue_lines(rf.doc)) + "\n"
+    doc = read_result(FIX / "result_v1.json")
+    text = run_table(doc) + "\n" + "\n".join(queue_lines(doc)) + "\n"
     assert text == (FIX / "result_v1.table.txt").read_text()
 
 
@@ -27,8 +27,13 @@ def test_table_rows_match_the_numbers_in_the_file():
         assert f"{ndr['rate_pps']:,.0f}" in row and f"{ndr['line_rate_pct']:.2f}" in row
 
 
+def test_an_older_version_is_read_but_not_resumed():
+    with pytest.raises(ZeroLossError, match="version 1, written by an older zeroloss: it cannot be continued"):
+        ResultFile.load(FIX / "result_v1.json")
+
+
 def test_other_hosts_results_are_refused(tmp_path):
-    rf = ResultFile.load(FIX / "result_v1.json")
+    rf = ResultFile(FIX / "result_v1.json", read_result(FIX / "result_v1.json"))
     other = dict(rf.doc["host"], hostname="elsewhere", machine_id="0" * 32)
     with pytest.raises(ZeroLossError, match="measured on .* this is elsewhere"):
         rf.check_host(other)

@@ -95,9 +95,10 @@ class CampaignFile:
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ZeroLossError(f"{path} is not a zeroloss campaign file",
                                 "a single run's file is continued with 'zeroloss run --resume'")
-        if doc.get("version") != VERSION or "definition" not in doc:
-            raise ZeroLossError(f"{path} does not hold its campaign definition (made by an older zeroloss)",
-                                "start the campaign again")
+        if doc.get("version") != VERSION or "definition" not in doc or doc.get("run_format_version") != RUN_VERSION:
+            raise ZeroLossError(f"{path} was made by an older zeroloss (campaign format {doc.get('version')}, run "
+                                f"format {doc.get('run_format_version')}): it cannot be continued",
+                                "start the campaign again; report, compare and explain still read it")
         if doc["state"] == "complete":
             raise ZeroLossError(f"{path} is complete: nothing to resume")
         ResultFile(Path(path), doc).check_host(host)

@@ -456,6 +456,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print one JSON object at the end")
     b.set_defaults(func=_cmd_bench)
     from .host.cli import register as register_host
+    from .reportcli import register as register_report
+    register_report(sub)
     register_host(sub)
     return p
 

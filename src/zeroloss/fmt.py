@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import TrialResult, l1_bps, l2_bps
+from .model import TrialResult
 
 
 def si(value: float, unit: str = "") -> str:
@@ -50,58 +50,43 @@ def port_table(r: TrialResult) -> str:
     return table(headers, rows)
 
 
-def _mean_sd(values: list[float]) -> tuple[float, float]:
-    m = sum(values) / len(values)
-    sd = (sum((v - m) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else 0.0
-    return m, sd
-
-
 FLAG_TEXT = {
     "generator-bound": "the NDR sits at the generator's ceiling: the DUT may be faster than we can measure",
     "generator-limited": "the generator could not deliver some requested rates (retried, never counted as DUT "
                          "loss); rates above them were not tried",
     "noisy": "a longer validation trial failed where a short trial passed, or a rate passed above one that "
              "failed: results vary from trial to trial (use --repeat to see the spread)",
+    "no-ndr": "a search found no rate without loss (every rate it tried lost frames or the generator failed): "
+              "the NDR shown is the mean of the searches that found one; see the search trace",
     "anomalies": "duplicates, late frames or more frames received than sent were seen (see the result file)",
 }
 
 
 def run_table(doc: dict) -> str:
     """The result of `zeroloss run` shaped like the references' tables: frame size, line rate %, frames/s."""
+    from .summary import frame_rows
+
     cfg = doc["config"]
-    by_frame: dict[int, list[dict]] = {}
-    for s in doc["searches"]:
-        if s.get("result"):
-            by_frame.setdefault(s["frame"], []).append(s)
-    repeat = max((len(v) for v in by_frame.values()), default=1)
+    frows = frame_rows(doc)
+    repeat = max((r.repeats for r in frows), default=1)
     headers = ["frame B", "wire", "NDR pps", "line rate %", "L1 Gb/s", "L2 Gb/s"]
     if repeat > 1:
         headers.append("NDR min … max")
     headers += ["PDR pps", "PDR %", "val. loss", "lat p50/p99/max us", "flags"]
     rows = []
-    for frame in sorted(by_frame):
-        runs = by_frame[frame]
-        ndrs = [r["result"]["ndr"].get("rate_pps") or 0.0 for r in runs]
-        first = runs[0]["result"]
-        m, sd = _mean_sd(ndrs)
-        line = runs[0]["line_rate_pps"]
-        ndr_cell = f"{m:,.0f}" + (f" ± {sd:,.0f}" if repeat > 1 else "")
-        row = [str(frame), runs[0]["link"], ndr_cell, f"{100 * m / line:.2f}",
-               f"{l1_bps(m, frame) / 1e9:.3f}", f"{l2_bps(m, frame) / 1e9:.3f}"]
-        if repeat > 1:
-            row.append(f"{min(ndrs):,.0f} … {max(ndrs):,.0f}")
-        pdr = first.get("pdr") or {}
-        pdr_rate = pdr.get("rate_pps")
-        val = first["ndr"].get("validation") or {}
-        lat = first.get("ndr_latency_ns")
-        flags = sorted({f for r in runs for f in r["result"]["flags"]})
-        row += [f"{pdr_rate:,.0f}" if pdr_rate else "-", f"{pdr['line_rate_pct']:.2f}" if pdr_rate else "-",
-                f"{val['lost']}/{val['tx']}" if val else "-",
-                f"{lat['p50'] / 1e3:.1f}/{lat['p99'] / 1e3:.1f}/{lat['max'] / 1e3:.1f}" if lat else "-",
-                ", ".join(flags)]
+    for r in frows:
+        if not r.found:
+            row = [str(r.frame), r.link, "none", "-", "-", "-", *(["-"] if repeat > 1 else [])]
+        else:
+            ndr_cell = f"{r.ndr_pps:,.0f}" + (f" ± {r.ndr_sd:,.0f}" if len(r.ndrs) > 1 else "")
+            row = [str(r.frame), r.link, ndr_cell, f"{r.line_rate_pct:.2f}", f"{r.l1_gbps:.3f}", f"{r.l2_gbps:.3f}"]
+            if repeat > 1:
+                row.append(f"{min(r.ndrs):,.0f} … {max(r.ndrs):,.0f}")
+        row += [f"{r.pdr_pps:,.0f}" if r.pdr_pps else "-", f"{r.pdr_pct:.2f}" if r.pdr_pps else "-",
+                f"{r.val_lost}/{r.val_tx}" if r.val_tx is not None else "-",
+                "/".join(f"{v:.1f}" for v in r.lat_us) if r.lat_us else "-", ", ".join(r.flags)]
         rows.append(row)
-    legend = [f"  {f}: {FLAG_TEXT[f]}" for f in sorted({f for r in rows for f in r[-1].split(", ") if f})
-              if f in FLAG_TEXT]
+    legend = [f"  {f}: {FLAG_TEXT[f]}" for f in sorted({f for r in frows for f in r.flags}) if f in FLAG_TEXT]
     title = (f"Zero-loss throughput: NDR (loss <= {cfg['ndr_loss_pct']:g} %) and PDR (loss <= "
              f"{cfg['pdr_loss_pct']:g} %) per direction, % of {cfg['link_speed_gbps']:g} Gb/s line rate")
     return "\n".join([title, table(headers, rows), *legend])

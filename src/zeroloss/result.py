@@ -3,13 +3,21 @@
 Format history:
 - version 1 (zeroloss 0.1): host, config, placement, ceilings, and per (frame size, repeat) a search
   entry with every trial (search verdict, per-direction counts, latency, DUT counters) and the result.
+  Per direction `ledger` = {tx, rx, lost, wire_refused, dut_rx_missed, dut_dropped, unexplained}; the DUT
+  testpmd's port counters in the trial's `dut_ports`.
+- version 2 (zeroloss 0.1, the loss ledger): every trial also keeps `counters` (the delta of every stage's
+  counters over the trial), `ledger` (hop by hop, per direction), `diagnosis` and `dut_state`; per direction
+  `ledger` = {sent, received, lost, counted, unexplained}; each search keeps its `paths` and `ledger_context`.
+  `zeroloss report`, `compare` and `explain` read versions 1 and 2; `--resume` continues version 2 only.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +26,8 @@ from .errors import ZeroLossError
 from .hostinfo import fingerprint
 
 FORMAT = "zeroloss-result"
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)  # versions the report, compare and explain read
 
 
 def now_iso() -> str:
@@ -27,23 +36,46 @@ def now_iso() -> str:
 
 def write_json_atomic(path: Path, doc: dict) -> None:
     """Writes doc so that a crash leaves either the old file or the new one: tmp file, fsync, rename."""
+    write_text_atomic(path, json.dumps(doc, indent=1))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Writes text so that a crash leaves either the old file or the new one."""
     tmp = path.with_name(path.name + ".tmp")
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
+        f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
 def read_json(path: Path, what: str):
-    """A JSON document from a file, or a one-line error naming the file and the fault."""
+    """A JSON document from a file (plain or gzip-compressed), or a one-line error naming the file and the fault."""
     try:
-        return json.loads(Path(path).read_text())
+        data = Path(path).read_bytes()
+        if data[:2] == b"\x1f\x8b":  # gzip: archived result files are read as they are
+            data = gzip.decompress(data)
+        return json.loads(data)
     except OSError as e:
-        raise ZeroLossError(f"cannot read {what} {path}: {e.strerror}") from e
+        raise ZeroLossError(f"cannot read {what} {path}: {e.strerror or e}") from e
+    except (EOFError, zlib.error) as e:
+        raise ZeroLossError(f"{what} {path} is a damaged gzip file ({e})") from e
+    except UnicodeDecodeError as e:
+        raise ZeroLossError(f"{what} {path} is not JSON text ({e.reason})") from e
     except json.JSONDecodeError as e:
         raise ZeroLossError(f"{what} {path} is not valid JSON (line {e.lineno})") from e
+
+
+def read_result(path: Path) -> dict:
+    """A result document of any version this zeroloss reads (for reports and comparisons, never resumed)."""
+    doc = read_json(path, "result file")
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ZeroLossError(f"{path} is not a zeroloss result file")
+    if doc.get("version") not in READABLE:
+        raise ZeroLossError(f"{path} has result format version {doc.get('version')}; this zeroloss reads "
+                            f"versions {', '.join(map(str, READABLE))}", "update zeroloss")
+    return doc
 
 
 class ResultFile:
@@ -66,12 +98,11 @@ class ResultFile:
 
     @classmethod
     def load(cls, path: Path) -> ResultFile:
-        doc = read_json(path, "result file")
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise ZeroLossError(f"{path} is not a zeroloss result file")
-        if doc.get("version") != VERSION:
-            raise ZeroLossError(f"{path} has result format version {doc.get('version')}; this zeroloss reads "
-                                f"version {VERSION}")
+        doc = read_result(path)
+        if doc["version"] != VERSION:
+            raise ZeroLossError(f"{path} has result format version {doc['version']}, written by an older zeroloss: "
+                                f"it cannot be continued (this one writes version {VERSION})",
+                                "start the run again; report, compare and explain still read it")
         return cls(Path(path), doc)
 
     def check_host(self, host: dict) -> None:

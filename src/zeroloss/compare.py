@@ -1,0 +1,180 @@
+"""`zeroloss compare`: NDR per frame size of runs against a baseline, judged against the run-to-run spread,
+with what differed in their setup. Pure: reads result documents only.
+
+A difference counts as real when it is larger than the measured spread of both runs (max - min of the repeats'
+NDRs, `--repeat N`) and larger than the search's resolution (the widest pass/fail bracket a search ended with).
+With one search per frame size there is no spread to judge by: the verdict says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ZeroLossError
+from .fmt import si, table
+from .hostinfo import fingerprint
+from .summary import FrameRow, Run, frame_rows
+
+HOST_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "numa_nodes", "memory_mib", "hugepages", "kernel",
+               "os", "cmdline", "isolated_cpus", "dpdk_package", "python")
+FINGERPRINT_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "kernel")  # as hostinfo.fingerprint
+
+
+@dataclass(frozen=True)
+class FrameDiff:
+    frame: int
+    base: FrameRow | None
+    other: FrameRow | None
+    verdict: str  # faster | slower | within-spread | within-resolution | unjudged | generator-bound | no-ndr | missing
+    note: str
+
+    @property
+    def delta_pps(self) -> float | None:
+        if self.base is None or self.other is None or not self.base.found or not self.other.found:
+            return None
+        return self.other.ndr_pps - self.base.ndr_pps
+
+    @property
+    def delta_pct(self) -> float | None:
+        """The difference as % of the baseline's NDR."""
+        d = self.delta_pps
+        return None if d is None or not self.base.ndr_pps else 100 * d / self.base.ndr_pps
+
+    @property
+    def delta_line_pct(self) -> float | None:
+        """The difference in points of line rate."""
+        return None if self.delta_pps is None else self.other.line_rate_pct - self.base.line_rate_pct
+
+
+def judge(base: FrameRow, other: FrameRow) -> tuple[str, str]:
+    """Whether other's NDR differs from base's by more than both were seen to vary between repeats."""
+    if not base.found or not other.found:
+        return "no-ndr", "no search found an NDR in the " + ("baseline" if not base.found else "other run")
+    delta = other.ndr_pps - base.ndr_pps
+    if base.generator_bound and other.generator_bound:
+        return "generator-bound", "both NDRs sit at the generator's ceiling: the DUT may be faster in both"
+    res = max(base.resolution_pps or 0.0, other.resolution_pps or 0.0)
+    if res and abs(delta) <= res:
+        return "within-resolution", f"|Δ| ≤ the search resolution ({si(res, 'pps')})"
+    spreads = [s for s in (base.spread_pps, other.spread_pps) if s is not None]
+    if not spreads:
+        return "unjudged", "one search per frame size: run-to-run spread not measured (use --repeat 3 or more)"
+    spread = max(spreads)
+    if abs(delta) <= spread:
+        return "within-spread", f"|Δ| ≤ the run-to-run spread ({si(spread, 'pps')})"
+    word = "faster" if delta > 0 else "slower"
+    one = "" if len(spreads) == 2 else " (spread of one run only)"
+    bound = next((f"; the {n} NDR is at the generator's ceiling" for n, r in (("baseline's", base), ("other", other))
+                  if r.generator_bound), "")
+    return word, f"|Δ| > the run-to-run spread ({si(spread, 'pps')}){one}{bound}"
+
+
+def frame_diffs(base: dict, other: dict) -> list[FrameDiff]:
+    a = {r.frame: r for r in frame_rows(base)}
+    b = {r.frame: r for r in frame_rows(other)}
+    out = []
+    for f in sorted(a.keys() | b.keys()):
+        if f in a and f in b:
+            verdict, note = judge(a[f], b[f])
+        else:
+            verdict, note = "missing", "measured only in the " + ("baseline" if f in a else "other run")
+        out.append(FrameDiff(f, a.get(f), b.get(f), verdict, note))
+    return out
+
+
+def _flat(d: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def dict_diff(a: dict, b: dict) -> list[tuple[str, object, object]]:
+    """(key, value in a, value in b) for every key that differs, nested keys joined by dots."""
+    fa, fb = _flat(a), _flat(b)
+    return [(k, fa.get(k, "-"), fb.get(k, "-")) for k in sorted(fa.keys() | fb.keys()) if fa.get(k) != fb.get(k)]
+
+
+def check_hosts(runs: list[Run], force: bool) -> None:
+    """Refuses runs from different hosts (their difference would mix host and DUT) unless forced."""
+    base = runs[0]
+    for r in runs[1:]:
+        if fingerprint(r.doc["host"]) != fingerprint(base.doc["host"]) and not force:
+            what = "; ".join(f"{k} {base.doc['host'].get(k)} vs {r.doc['host'].get(k)}" for k in FINGERPRINT_FIELDS
+                             if base.doc["host"].get(k) != r.doc["host"].get(k))
+            raise ZeroLossError(f"{base.label} and {r.label} were measured on different hosts ({what}): a "
+                                "difference would mix the hosts' effect with the DUT's",
+                                "compare runs of one host, or pass --force")
+
+
+def compare(runs: list[Run], force: bool = False) -> list[dict]:
+    """Each run after the first against the first: per frame size diffs, config, placement and host diffs."""
+    if len(runs) < 2:
+        raise ZeroLossError("compare needs two runs or more", "give two result files, or a campaign file with "
+                            "two measured cases")
+    check_hosts(runs, force)
+    base = runs[0]
+    return [{"base": base, "other": r, "frames": frame_diffs(base.doc, r.doc),
+             "config": [d for d in dict_diff(base.doc["config"], r.doc["config"])],
+             "placement": dict_diff(base.doc.get("placement") or {}, r.doc.get("placement") or {}),
+             "host": [d for d in dict_diff({k: base.doc["host"].get(k) for k in HOST_FIELDS},
+                                           {k: r.doc["host"].get(k) for k in HOST_FIELDS})],
+             "versions": dict_diff({"zeroloss": base.doc.get("zeroloss"), "format": base.doc.get("version")},
+                                   {"zeroloss": r.doc.get("zeroloss"), "format": r.doc.get("version")})}
+            for r in runs[1:]]
+
+
+def _v(v: object) -> str:
+    s = ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def _ndr(r: FrameRow | None) -> str:
+    return "-" if r is None else f"{r.ndr_pps:,.0f}" if r.found else "none"
+
+
+def _spread(r: FrameRow | None) -> str:
+    if r is None:
+        return "-"
+    return f"{r.spread_pps:,.0f} ({r.repeats})" if r.spread_pps is not None else "- (1)"
+
+
+def text(cmp: dict) -> str:
+    """One comparison as text: the table per frame size, then what differed in the setup."""
+    base, other = cmp["base"], cmp["other"]
+    rows = []
+    for d in cmp["frames"]:
+        rows.append([str(d.frame), _ndr(d.base), _ndr(d.other),
+                     f"{d.delta_pps:+,.0f}" if d.delta_pps is not None else "-",
+                     f"{d.delta_pct:+.2f}" if d.delta_pct is not None else "-",
+                     f"{d.delta_line_pct:+.2f}" if d.delta_line_pct is not None else "-",
+                     _spread(d.base), _spread(d.other), d.verdict, d.note])
+    lines = [f"{other.label} against {base.label} (baseline): NDR per direction, frames/s",
+             table(["frame B", "base NDR", "NDR", "Δ pps", "Δ %", "Δ line %", "base spread (n)", "spread (n)",
+                    "verdict", "why"], rows)]
+    for title, key in (("settings", "config"), ("core placement and DUT", "placement"), ("host", "host"),
+                       ("zeroloss", "versions")):
+        diffs = cmp[key]
+        if diffs:
+            lines.append(f"{title} that differ:")
+            lines += [f"  {k}: {_v(a)} -> {_v(b)}" for k, a, b in diffs]
+        elif key in ("config", "host"):
+            lines.append(f"{title}: the same")
+    return "\n".join(lines)
+
+
+def to_json(cmps: list[dict]) -> list[dict]:
+    def row(r: FrameRow | None) -> dict | None:
+        return None if r is None else {"ndr_pps": r.ndr_pps, "ndrs_pps": list(r.ndrs), "line_rate_pct":
+                                       r.line_rate_pct, "spread_pps": r.spread_pps, "resolution_pps": r.resolution_pps,
+                                       "generator_bound": r.generator_bound}
+
+    return [{"base": c["base"].source, "other": c["other"].source,
+             "frames": [{"frame": d.frame, "base": row(d.base), "other": row(d.other), "delta_pps": d.delta_pps,
+                         "delta_pct": d.delta_pct, "delta_line_rate_pct": d.delta_line_pct, "verdict": d.verdict,
+                         "note": d.note} for d in c["frames"]],
+             **{key: [{"key": k, "base": a, "other": b} for k, a, b in c[key]]
+                for key in ("config", "placement", "host", "versions")}} for c in cmps]

@@ -1,0 +1,97 @@
+"""The results table as JSON, CSV or Markdown (for scripts, spreadsheets, tickets): strings, the CLI prints."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from .summary import FrameRow, Run, frame_rows
+
+# (key, unit or meaning, value of a row); rates are frames/s per direction, as everywhere in zeroloss
+COLUMNS = [
+    ("frame_bytes", "frame size, B incl. FCS", lambda r: r.frame),
+    ("wire", "bench wire or external", lambda r: r.link),
+    ("repeats", "searches at this size", lambda r: r.repeats),
+    ("ndr_found", "searches that found an NDR", lambda r: len(r.ndrs)),
+    ("ndr_pps", "NDR, frames/s per direction (mean of the searches that found one)", lambda r: _f(r, r.ndr_pps, 1)),
+    ("ndr_sd_pps", "standard deviation of the repeats' NDR, frames/s", lambda r: _f(r, r.ndr_sd, 1)),
+    ("ndr_min_pps", "lowest repeat's NDR, frames/s", lambda r: min(r.ndrs, default=None)),
+    ("ndr_max_pps", "highest repeat's NDR, frames/s", lambda r: max(r.ndrs, default=None)),
+    ("ndr_line_rate_pct", "NDR, % of line rate", lambda r: _f(r, r.line_rate_pct, 3)),
+    ("ndr_l1_gbps", "NDR on the wire incl. preamble and gap, Gb/s", lambda r: _f(r, r.l1_gbps, 4)),
+    ("ndr_l2_gbps", "NDR in frame bits, Gb/s", lambda r: _f(r, r.l2_gbps, 4)),
+    ("pdr_pps", "PDR, frames/s per direction (repeat 0)", lambda r: r.pdr_pps),
+    ("pdr_line_rate_pct", "PDR, % of line rate", lambda r: None if r.pdr_pct is None else round(r.pdr_pct, 3)),
+    ("validation_lost", "frames lost in the NDR validation trial", lambda r: r.val_lost),
+    ("validation_tx", "frames sent in the NDR validation trial", lambda r: r.val_tx),
+    ("lat_p50_us", "latency at NDR, median, us", lambda r: r.lat_us and round(r.lat_us[0], 2)),
+    ("lat_p99_us", "latency at NDR, 99th percentile, us", lambda r: r.lat_us and round(r.lat_us[1], 2)),
+    ("lat_max_us", "latency at NDR, maximum, us", lambda r: r.lat_us and round(r.lat_us[2], 2)),
+    ("flags", "warnings about the number (see the report)", lambda r: " ".join(r.flags)),
+]
+FORMATS = ("json", "csv", "markdown")
+
+
+def _f(r: FrameRow, value: float, digits: int) -> float | None:
+    """A rounded NDR figure, or None when no search found an NDR."""
+    return round(value, digits) if r.found else None
+
+
+def records(runs: list[Run]) -> list[dict]:
+    """One flat record per run and frame size, keyed by COLUMNS (plus the run's label)."""
+    out = []
+    for run in runs:
+        for row in frame_rows(run.doc):
+            out.append({"run": run.label, **{key: get(row) for key, _, get in COLUMNS}})
+    return out
+
+
+def to_json(runs: list[Run]) -> str:
+    doc = {"columns": {key: unit for key, unit, _ in COLUMNS},
+           "runs": [{"label": r.label, "source": r.source, "topology": r.doc["config"].get("topology", "p2p"),
+                     "link_speed_gbps": r.doc["config"]["link_speed_gbps"],
+                     "ndr_loss_pct": r.doc["config"]["ndr_loss_pct"], "pdr_loss_pct": r.doc["config"]["pdr_loss_pct"],
+                     "state": r.doc.get("state")} for r in runs],
+           "rows": records(runs)}
+    return json.dumps(doc, indent=1)
+
+
+def to_csv(runs: list[Run]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=["run", *(key for key, _, _ in COLUMNS)], lineterminator="\n")
+    w.writeheader()
+    for rec in records(runs):
+        w.writerow({k: "" if v is None else v for k, v in rec.items()})
+    return buf.getvalue()
+
+
+def _md_cells(r: FrameRow) -> list[str]:
+    spread = f" ± {r.ndr_sd:,.0f}" if len(r.ndrs) > 1 else ""
+    lat = " / ".join(f"{v:.1f}" for v in r.lat_us) if r.lat_us else "-"
+    if not r.found:
+        return [str(r.frame), "none", "-", "-", "-", "-", lat, ", ".join(r.flags)]
+    return [str(r.frame), f"{r.ndr_pps:,.0f}{spread}", f"{r.line_rate_pct:.2f}", f"{r.l1_gbps:.3f}",
+            f"{r.pdr_pps:,.0f}" if r.pdr_pps else "-",
+            f"{r.val_lost:,} / {r.val_tx:,}" if r.val_tx is not None else "-", lat, ", ".join(r.flags)]
+
+
+def to_markdown(runs: list[Run]) -> str:
+    """One table per run, with a caption line that says what the numbers are."""
+    out = []
+    head = ["frame B", "NDR pps", "% line rate", "L1 Gb/s", "PDR pps", "val. lost / sent", "lat p50 / p99 / max us",
+            "flags"]
+    for run in runs:
+        c = run.doc["config"]
+        out.append(f"**{run.label}**: {c.get('topology', 'p2p')}, NDR (loss ≤ {c['ndr_loss_pct']:g} %) and PDR "
+                   f"(≤ {c['pdr_loss_pct']:g} %) per direction, % of {c['link_speed_gbps']:g} Gb/s line rate")
+        out.append("")
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "|".join(["---:"] * (len(head) - 1) + [":---"]) + "|")
+        out += ["| " + " | ".join(_md_cells(r)) + " |" for r in frame_rows(run.doc)]
+        out.append("")
+    return "\n".join(out)
+
+
+def export(runs: list[Run], fmt: str) -> str:
+    return {"json": to_json, "csv": to_csv, "markdown": to_markdown}[fmt](runs)

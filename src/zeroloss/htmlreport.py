@@ -1,0 +1,267 @@
+"""`zeroloss report`: one self-contained HTML page (inline CSS and SVG, no script, no network) from result files:
+setup, results, NDR and latency plots, each search's trace, the loss ledger of failed trials, every warning."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import fields
+from html import escape
+
+from . import __version__, plots
+from .config import RunConfig
+from .errors import ZeroLossError
+from .explain import select, trial_analysis
+from .fmt import FLAG_TEXT
+from .ledger import REASONS
+from .summary import PERCENTILES, Run, describe, frame_rows, latency_rows
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:0 20px;
+color:#1b1b1b}
+h1{font-size:24px;margin:24px 0 4px}
+h2{font-size:20px;border-bottom:2px solid #1f77b4;padding-bottom:3px;margin-top:36px}
+h3{font-size:16px;margin:22px 0 8px}h4{font-size:14px;margin:14px 0 6px}
+table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:right;vertical-align:top;white-space:nowrap}
+th{background:#f3f6f9;font-weight:600}td.l,th.l{text-align:left}
+tr.fail td{background:#fdecec}tr.pass td{background:#eef8ee}tr.risk td{background:#fff7e0}
+.meta{color:#555}.kv td{text-align:left;white-space:normal;max-width:440px;overflow-wrap:anywhere}
+.kv td:first-child{color:#444;white-space:nowrap}td.why{white-space:normal;text-align:left}
+.kv td.set{font-weight:600}.grid{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
+.warn{background:#fff7e0;border-left:4px solid #f0a000;padding:6px 10px;margin:4px 0}
+.ok{background:#eef8ee;border-left:4px solid #2ca02c;padding:6px 10px}
+.fig svg{max-width:100%;height:auto}details{margin:4px 0 10px}summary{cursor:pointer;color:#1f5f99}
+code{background:#f3f6f9;padding:0 3px}ul.fix{margin:2px 0 8px}nav a{margin-right:12px}
+"""
+
+
+def _table(headers: list[str], rows: list[list[str]], cls: str = "", row_classes: list[str] | None = None,
+           left: int = 1) -> str:
+    """An HTML table; cells are escaped here; the first `left` columns are left-aligned."""
+    head = "".join(f'<th class="l">{escape(h)}</th>' if i < left else f"<th>{escape(h)}</th>"
+                   for i, h in enumerate(headers))
+    body = []
+    for n, row in enumerate(rows):
+        rc = f' class="{row_classes[n]}"' if row_classes and row_classes[n] else ""
+        cells = "".join(f'<td class="l">{escape(c)}</td>' if i < left else f"<td>{escape(c)}</td>"
+                        for i, c in enumerate(row))
+        body.append(f"<tr{rc}>{cells}</tr>")
+    return (f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
+
+
+def _kv(title: str, items: list[tuple[str, str, bool, str]]) -> str:
+    """A key/value table; bold values are the ones set away from their default; hover text explains a key."""
+    rows = "".join(f'<tr><td title="{escape(tip)}">{escape(k)}</td><td class="{"set" if bold else ""}">'
+                   f"{escape(v)}</td></tr>" for k, v, bold, tip in items)
+    return f'<div><h4>{escape(title)}</h4><table class="kv"><tbody>{rows}</tbody></table></div>'
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, list | tuple):
+        return ", ".join(map(str, v)) or "-"
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {_fmt(x)}" for k, x in v.items()) or "-"
+    return "-" if v in ("", None) else str(v)
+
+
+HOST_KEYS = [("hostname", "host"), ("cpu_model", "CPU"), ("cpus", "CPUs"), ("numa_nodes", "NUMA nodes"),
+             ("memory_mib", "memory, MiB"), ("hugepages", "hugepages (size: count)"), ("isolated_cpus", "isolcpus"),
+             ("kernel", "kernel"), ("os", "OS"), ("dpdk_package", "DPDK package"), ("cmdline", "kernel cmdline"),
+             ("python", "Python")]
+
+
+def _setup(doc: dict) -> str:
+    host = doc.get("host", {})
+    host_items = [(name, _fmt(host.get(key)), False, key) for key, name in HOST_KEYS if key in host]
+    defaults = RunConfig()
+    cfg = doc["config"]
+    cfg_items = []
+    for f in fields(RunConfig):
+        if f.name in cfg:
+            unit = f.metadata.get("unit") or ""
+            value = _fmt(cfg[f.name]) + (f" {unit}" if unit and unit not in ("%",) else "%" if unit == "%" else "")
+            cfg_items.append((f.name, value, cfg[f.name] != getattr(defaults, f.name), f.metadata.get("help", "")))
+    cfg_items += [(k, _fmt(v), True, "not a setting of this zeroloss") for k, v in cfg.items()
+                  if k not in {f.name for f in fields(RunConfig)}]
+    changed = [item for item in cfg_items if item[2]]
+    blocks = [_kv("Host", host_items),
+              "<div>" + _kv("Settings changed from the default", changed)
+              + f"<details><summary>all {len(cfg_items)} settings (bold: changed)</summary>"
+              + _kv("Settings", cfg_items) + "</details></div>"]
+    for where, place in (doc.get("placement") or {}).items():
+        items = [(k, _fmt(v), False, "") for k, v in place.items() if k != "flows"]
+        items += [(f"flows {br}", "; ".join(rules), False, "OpenFlow rules zeroloss installed")
+                  for br, rules in (place.get("flows") or {}).items()]
+        blocks.append(_kv(f"Core placement and DUT: {where}", items))
+    ceil = doc.get("ceilings") or {}
+    if ceil:
+        rows = [[f"{f} B", f"{c['pps']:,.0f}", c.get("link", ""), c.get("how", "")]
+                for f, c in sorted(ceil.items(), key=lambda kv: int(kv[0]))]
+        blocks.append("<div><h4>Generator ceiling (highest rate tried)</h4>"
+                      + _table(["frame", "pps", "wire", "measured"], rows) + "</div>")
+    return '<div class="grid">' + "".join(blocks) + "</div>"
+
+
+def results_table(doc: dict) -> str:
+    rows = frame_rows(doc)
+    rep = any(r.repeats > 1 for r in rows)
+    headers = ["frame B", "wire", "NDR pps", *(["NDR min … max"] if rep else []), "% line rate", "L1 Gb/s",
+               "L2 Gb/s", "PDR pps", "PDR %", "val. lost / sent", "lat p50 / p99 / max µs", "flags"]
+    out = []
+    for r in rows:
+        if not r.found:
+            cells = [str(r.frame), r.link, "none", *(["-"] if rep else []), "-", "-", "-"]
+        else:
+            cells = [str(r.frame), r.link, f"{r.ndr_pps:,.0f}" + (f" ± {r.ndr_sd:,.0f}" if len(r.ndrs) > 1 else "")]
+            if rep:
+                cells.append(f"{min(r.ndrs):,.0f} … {max(r.ndrs):,.0f}")
+            cells += [f"{r.line_rate_pct:.2f}", f"{r.l1_gbps:.3f}", f"{r.l2_gbps:.3f}"]
+        cells += [
+                  f"{r.pdr_pps:,.0f}" if r.pdr_pps else "-", f"{r.pdr_pct:.2f}" if r.pdr_pct is not None else "-",
+                  f"{r.val_lost:,} / {r.val_tx:,}" if r.val_tx is not None else "-",
+                  " / ".join(f"{v:.1f}" for v in r.lat_us) if r.lat_us else "-", ", ".join(r.flags)]
+        out.append(cells)
+    if not out:
+        return '<p class="warn">No frame size finished its search.</p>'
+    return _table(headers, out, "results", left=2)
+
+
+def _latency(doc: dict) -> str:
+    rows = latency_rows(doc)
+    if not rows:
+        return "<p>No latency recorded at the NDR.</p>"
+    names = [name for _, name in PERCENTILES]
+    cells = [[f"{r['frame']}", r["direction"], f"{r['rate_pps']:,.0f}", f"{r['count']:,}", f"{r['mean']:.1f}",
+              *(f"{r[n]:.1f}" if n in r else "-" for n in names)] for r in rows]
+    return _table(["frame B", "direction", "rate pps", "samples", "mean", *names], cells, "latency", left=2)
+
+
+def warnings(doc: dict) -> list[str]:
+    """Everything that qualifies the numbers: the run's own warnings, flags per frame size, an unfinished run,
+    frame sizes without a result."""
+    out = list(doc.get("warnings") or [])
+    if doc.get("state") != "complete":
+        out.append(f"The run is {doc.get('state')}: results are partial (continue it with zeroloss run --resume).")
+    done = {s["frame"] for s in doc["searches"] if s.get("result")}
+    missing = [f for f in doc["config"].get("frame_sizes", []) if f not in done]
+    if missing:
+        out.append(f"No result for {', '.join(map(str, missing))} B.")
+    for r in frame_rows(doc):
+        out += [f"{r.frame} B, {flag}: {FLAG_TEXT.get(flag, flag)}" for flag in r.flags]
+        if r.val_lost:
+            out.append(f"{r.frame} B: the NDR's validation trial lost {r.val_lost:,} frames (within the tolerance).")
+    return out
+
+
+def _trace(run_index: int, search: dict) -> str:
+    title = f"{search['frame']} B, search {search['repeat'] + 1}"
+    fig = plots.trace_figure(search, title)
+    svg = plots.svg_inline(fig, f"r{run_index}-f{search['frame']}-s{search['repeat']}")
+    rows, classes = [], []
+    for t in search["trials"]:
+        dirs = (t.get("outcome") or {}).get("directions", [])
+        tx, rx = sum(d["tx"] for d in dirs), sum(d["rx"] for d in dirs)
+        achieved = sum(d.get("achieved_pps", 0) for d in dirs) / len(dirs) if dirs else 0
+        rows.append([str(t["index"] + 1), t["kind"], t.get("goal", ""), f"{t['rate_pps']:,.0f}",
+                     f"{100 * t['rate_pps'] / search['line_rate_pps']:.2f}", f"{achieved:,.0f}",
+                     f"{t['duration_s']:g}", f"{tx:,}", f"{rx:,}", f"{tx - rx:,}", f"{100 * t['loss_ratio']:.4f}",
+                     t["verdict"]])
+        classes.append({"pass": "pass", "fail": "fail"}.get(t["verdict"], "risk"))
+    table = _table(["trial", "kind", "goal", "offered pps", "% line", "achieved pps", "s", "sent", "received", "lost",
+                    "loss %", "verdict"], rows, "trace", classes, left=3)
+    return (f'<div class="fig trace">{svg}</div><details><summary>{escape(title)}: {len(rows)} trials</summary>'
+            f"{table}</details>")
+
+
+def _ledger_html(search: dict, trial: dict) -> str:
+    head = (f"{search['frame']} B, search {search['repeat'] + 1}, trial {trial['index'] + 1} ({trial['kind']}, "
+            f"{trial['rate_pps']:,.0f} pps per direction, {trial['duration_s']:g} s, {trial['verdict']})")
+    try:
+        leds, diag = trial_analysis(search, trial)
+    except ZeroLossError as e:
+        dirs = trial.get("directions", [])
+        summary = "; ".join(f"{d['port']}->{d['rx_port']}: " + ", ".join(f"{k} {v:,}" for k, v in
+                                                                          (d.get("ledger") or {}).items())
+                            for d in dirs)
+        return f"<h4>{escape(head)}</h4><p>{escape(str(e))}. Per direction: {escape(summary)}</p>"
+    parts = [f"<h4>{escape(head)}</h4>"]
+    for led in leds:
+        lost, unexpl = led["lost"], led["unexplained"]
+        parts.append(f"<p>Direction {escape(str(led['direction']))}: sent {led['sent']:,}, received "
+                     f"{led['received']:,}, lost {lost:,}, counted {led['counted']:,}, unexplained {unexpl:,}</p>")
+        if lost == 0 and not unexpl:
+            continue
+        rows = []
+        for hop in led["hops"]:
+            items = [(d["frames"], f"{d['reason']}: {d['counter']}") for d in hop["drops"]]
+            items += [(-d["frames"], f"{d['reason']} (extra frames): {d['counter']}") for d in hop["extra"]]
+            if hop["unexplained"]:
+                items.append((hop["unexplained"], "unexplained" + ("" if hop["counters"] else ": no counters")))
+            cells = [hop["name"], _fmt(hop["in"]), _fmt(hop["out"])]
+            if not items:
+                rows.append([*cells, "", ""])
+            for i, (n, why) in enumerate(items):
+                rows.append([*(cells if i == 0 else ["", "", ""]), f"{n:,}", why])
+        parts.append(_table(["hop", "in", "out", "dropped", "reason: counter"], rows, "ledger", left=1))
+    for f in diag:
+        share = f"{f['share_pct']:.1f} %" if f["frames"] else "risk"
+        what = REASONS.get(f["reason"], f["reason"].replace("_", " "))
+        items = "".join(f"<li>seen: {escape(e)}</li>" for e in f["evidence"])
+        items += "".join(f"<li>fix: <code>{escape(r)}</code></li>" for r in f["remedies"])
+        parts.append(f'<div class="warn finding"><b>[{share}] {escape(f["hop"])}: {escape(what)}</b> '
+                     f"({f['frames']:,} frames): {escape(f['cause'])}<ul class=\"fix\">{items}</ul></div>")
+    return "".join(parts)
+
+
+def _run_section(i: int, run: Run) -> Iterator[str]:
+    doc = run.doc
+    yield f'<section class="run" id="run-{i}"><h2>{escape(run.label)}</h2>'
+    meta = (f"file {run.source}, format version {doc.get('version')}, zeroloss {doc.get('zeroloss')}, started "
+            f"{doc.get('created')}, updated {doc.get('updated')}, state {doc.get('state')}")
+    yield f'<p class="meta">{escape(describe(doc))}<br>{escape(meta)}</p>'
+    yield "<h3>Setup</h3>" + _setup(doc)
+    c = doc["config"]
+    yield (f"<h3>Results</h3><p>NDR: loss ≤ {c['ndr_loss_pct']:g} %, PDR: loss ≤ {c['pdr_loss_pct']:g} %, per "
+           f"direction; % of {c['link_speed_gbps']:g} Gb/s line rate; rates in frames/s per direction.</p>")
+    yield results_table(doc)
+    yield "<h3>Latency at the NDR</h3>" + _latency(doc)
+    warns = warnings(doc)
+    yield "<h3>Warnings</h3>" + ("".join(f'<div class="warn">{escape(w)}</div>' for w in warns) if warns
+                                 else '<p class="ok">None.</p>')
+    yield "<h3>Search trace</h3>"
+    for s in sorted(doc["searches"], key=lambda s: (s["frame"], s["repeat"])):
+        if s["trials"]:
+            yield _trace(i, s)
+    chosen = select(doc, None, None, None) if doc["searches"] else []
+    yield "<h3>Where frames were lost</h3>"
+    if not chosen:
+        yield '<p class="ok">No trial lost frames.</p>'
+    else:
+        yield ("<p>The failed validation trials (or a search's lossiest trial): every stage's counters, hop by hop, "
+               "and what to change.</p>")
+        yield from (_ledger_html(s, t) for _, s, t in chosen)
+    yield "</section>"
+
+
+def render(runs: list[Run], title: str | None = None) -> str:
+    """The report page for one or more runs (several runs share the NDR and latency plots)."""
+    title = title or ("zeroloss report: " + ", ".join(r.label for r in runs))
+    nav = "".join(f'<a href="#run-{i}">{escape(r.label)}</a>' for i, r in enumerate(runs))
+    ndr = plots.svg_inline(plots.ndr_figure(runs), "ndr")
+    lat = plots.svg_inline(plots.latency_figure(runs), "lat")
+    summary = "".join(f"<h4>{escape(r.label)}: {escape(describe(r.doc))}</h4>{results_table(r.doc)}" for r in runs)
+    body = [f"<h1>{escape(title)}</h1>",
+            f'<p class="meta">Made by zeroloss {__version__} on {time.strftime("%Y-%m-%d %H:%M %Z")} from '
+            f"{len(runs)} run(s); it reads only the result files. Rates are frames per second per direction; "
+            "frame sizes include the 4 B FCS.</p>",
+            f"<nav>{nav}</nav>",
+            '<section id="summary"><h2>Summary</h2>',
+            f'<div class="fig" id="fig-ndr">{ndr}</div>', summary,
+            f'<div class="fig" id="fig-latency">{lat}</div></section>',
+            *(part for i, r in enumerate(runs) for part in _run_section(i, r))]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"generator\" content=\"zeroloss {__version__}\"><title>{escape(title)}</title>"
+            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -1,0 +1,163 @@
+"""Figures of the report, drawn with matplotlib from result documents: NDR per frame size (frames/s and % of
+line rate on two axes, as in the Dell/Intel jumbo-frame whitepaper's Figure 3), latency at NDR, and each
+search's trace. Each figure is rendered to SVG text (inlined in the HTML report) or saved as SVG or PNG."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+from matplotlib import rc_context, ticker
+from matplotlib.figure import Figure
+
+from .summary import Run, frame_rows, latency_rows
+
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+          "#17becf"]
+VERDICT_STYLE = {  # verdict -> (marker, colour, legend text)
+    "pass": ("o", "#2ca02c", "pass"),
+    "fail": ("X", "#d62728", "loss above tolerance"),
+    "generator-failure": ("^", "#7f7f7f", "generator could not send (retried)"),
+    "anomaly": ("D", "#ff7f0e", "anomaly (duplicates, late frames)"),
+}
+FORMATS = ("svg", "png")
+
+
+def ndr_figure(runs: list[Run]) -> Figure:
+    """NDR per frame size: bars of frames/s per direction (left axis), % of line rate as lines (right axis)."""
+    frames = sorted({r.frame for run in runs for r in frame_rows(run.doc)})
+    fig = Figure(figsize=(9, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    pct_ax = ax.twinx()
+    width = 0.8 / max(len(runs), 1)
+    for i, run in enumerate(runs):
+        rows = {r.frame: r for r in frame_rows(run.doc) if r.found}
+        xs = [frames.index(f) + (i - (len(runs) - 1) / 2) * width for f in rows]
+        color = COLORS[i % len(COLORS)]
+        ax.bar(xs, [r.ndr_pps / 1e6 for r in rows.values()], width * 0.95, color=color, alpha=0.45,
+               yerr=[r.ndr_sd / 1e6 for r in rows.values()] if any(r.repeats > 1 for r in rows.values()) else None,
+               label=f"{run.label}: Mpps", ecolor="#333333", capsize=2)
+        pct_ax.plot([frames.index(f) for f in rows], [r.line_rate_pct for r in rows.values()], marker="o",
+                    color=color, label=f"{run.label}: % line rate")
+    ax.set_xticks(range(len(frames)), [str(f) for f in frames])
+    ax.set_xlabel("frame size, bytes (FCS included)")
+    ax.set_ylabel("NDR, Mpps per direction (bars)")
+    pct_ax.set_ylabel("NDR, % of line rate (lines)")
+    pct_ax.set_ylim(0, max(105.0, *(line.get_ydata().max() * 1.05 for line in pct_ax.lines)) if pct_ax.lines
+                    else 105.0)
+    ax.grid(axis="y", alpha=0.3)
+    handles = ax.get_legend_handles_labels()[0] + pct_ax.get_legend_handles_labels()[0]
+    labels = ax.get_legend_handles_labels()[1] + pct_ax.get_legend_handles_labels()[1]
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(4, max(2, len(labels))), fontsize="small")
+    speeds = sorted({f"{run.doc['config']['link_speed_gbps']:g}" for run in runs})
+    fig.suptitle(f"Zero-loss throughput (NDR) per frame size, line rate {'/'.join(speeds)} Gb/s")
+    return fig
+
+
+def _plain(v: float, _pos: object = None) -> str:
+    """A log axis label as a plain number: 2,000 rather than 2 x 10^3."""
+    return f"{v:,.0f}" if v >= 1 else f"{v:g}"
+
+
+def _lead(v: float) -> int:
+    """The leading digit of a positive number."""
+    return int(f"{v:e}"[0]) if v > 0 else 0
+
+
+LAT_SHOWN = (("p50", "-"), ("p99", "--"), ("p99.9", "-."), ("max", ":"))
+
+
+def latency_figure(runs: list[Run]) -> Figure:
+    """Latency percentiles at NDR per frame size (the worse direction), one colour per run, log scale."""
+    frames = sorted({r["frame"] for run in runs for r in latency_rows(run.doc)})
+    fig = Figure(figsize=(9, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    for i, run in enumerate(runs):
+        rows = latency_rows(run.doc)
+        worst: dict[int, dict] = {}
+        for r in rows:
+            w = worst.setdefault(r["frame"], {})
+            for name, _ in LAT_SHOWN:
+                if name in r:
+                    w[name] = max(w.get(name, 0.0), r[name])
+        for name, style in LAT_SHOWN:
+            pts = [(frames.index(f), v[name]) for f, v in sorted(worst.items()) if name in v]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", markersize=3,
+                        color=COLORS[i % len(COLORS)], label=f"{run.label}: {name}")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(_plain))
+    ax.yaxis.set_minor_formatter(ticker.FuncFormatter(lambda v, pos: _plain(v, pos) if _lead(v) in (2, 5) else ""))
+    ax.set_xticks(range(len(frames)), [str(f) for f in frames])
+    ax.set_xlabel("frame size, bytes (FCS included)")
+    ax.set_ylabel("latency at NDR, µs (log scale)")
+    ax.grid(which="both", alpha=0.3)
+    if ax.lines:
+        fig.legend(loc="outside right upper", fontsize="small")
+    fig.suptitle("Latency at the NDR (validation trial, the worse direction)")
+    return fig
+
+
+def trace_figure(search: dict, title: str) -> Figure:
+    """A search's trials in order: offered rate (top) and loss (bottom), marked by verdict."""
+    trials = search["trials"]
+    fig = Figure(figsize=(9, 3.6), layout="constrained")
+    rate_ax, loss_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
+    for verdict, (marker, color, text) in VERDICT_STYLE.items():
+        sel = [t for t in trials if t["verdict"] == verdict]
+        if not sel:
+            continue
+        for kind, size in (("search", 36), ("validation", 90)):
+            pts = [t for t in sel if (t["kind"] == "validation") == (kind == "validation")]
+            if pts:
+                xs = [t["index"] + 1 for t in pts]
+                rate_ax.scatter(xs, [t["rate_pps"] / 1e6 for t in pts], s=size, marker=marker, color=color,
+                                edgecolors="black" if kind == "validation" else "none",
+                                label=text + (" (validation)" if kind == "validation" else ""), zorder=3)
+                loss_ax.scatter(xs, [100 * t["loss_ratio"] for t in pts], s=size * 0.6, marker=marker, color=color,
+                                zorder=3)
+    xs = [t["index"] + 1 for t in trials]
+    rate_ax.plot(xs, [t["rate_pps"] / 1e6 for t in trials], color="#999999", linewidth=0.8, zorder=1)
+    ndr = ((search.get("result") or {}).get("ndr") or {}).get("rate_pps")
+    if ndr:
+        rate_ax.axhline(ndr / 1e6, color="#1f77b4", linestyle="--", linewidth=1, label=f"NDR {ndr / 1e6:.3f} Mpps")
+    top = max(t["rate_pps"] for t in trials) if trials else 0.0
+    line = search["line_rate_pps"]
+    if top >= 0.3 * line:  # the line rate only where it does not flatten the trace
+        rate_ax.axhline(line / 1e6, color="#555555", linestyle=":", linewidth=1, label="line rate")
+    else:
+        rate_ax.plot([], [], " ", label=f"line rate {line / 1e6:.3g} Mpps (off scale)")
+    rate_ax.set_ylabel("offered, Mpps")
+    rate_ax.set_ylim(bottom=0)
+    rate_ax.grid(alpha=0.3)
+    fig.legend(*rate_ax.get_legend_handles_labels(), fontsize="x-small", loc="outside right upper")
+    loss_ax.set_yscale("symlog", linthresh=1e-4)
+    loss_ax.set_ylim(0, max(1.0, 300 * max((t["loss_ratio"] for t in trials), default=0.0)))
+    loss_ax.set_ylabel("loss, %")
+    loss_ax.set_xlabel("trial")
+    loss_ax.grid(alpha=0.3)
+    loss_ax.set_xticks(xs if len(xs) <= 30 else xs[::max(1, len(xs) // 15)])
+    fig.suptitle(title, fontsize="medium")
+    return fig
+
+
+def _render(fig: Figure, fmt: str, salt: str) -> bytes:
+    buf = io.BytesIO()
+    # text stays text in SVG (smaller, searchable); a per-figure salt keeps element ids unique in one page
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        fig.savefig(buf, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else None)
+    return buf.getvalue()
+
+
+def svg_inline(fig: Figure, salt: str) -> str:
+    """The figure as an <svg> element to put in an HTML page (no XML declaration or doctype)."""
+    text = _render(fig, "svg", salt).decode()
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text[text.index("<svg"):], flags=re.S)  # RDF: no use inline
+    return text
+
+
+def save(fig: Figure, path: Path, fmt: str) -> Path:
+    path = path.with_suffix("." + fmt)
+    path.write_bytes(_render(fig, fmt, path.stem))
+    return path

@@ -1,0 +1,108 @@
+"""`zeroloss report` and `zeroloss compare`: they read result files only, never the bench."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+from .errors import ZeroLossError
+from .result import write_text_atomic
+
+SUFFIX_FORMAT = {".html": "html", ".htm": "html", ".json": "json", ".csv": "csv", ".md": "markdown",
+                 ".markdown": "markdown"}
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
+
+
+def _write_plots(runs, folder: Path, fmt: str) -> list[Path]:
+    from . import plots
+
+    folder.mkdir(parents=True, exist_ok=True)
+    out = [plots.save(plots.ndr_figure(runs), folder / "ndr", fmt),
+           plots.save(plots.latency_figure(runs), folder / "latency", fmt)]
+    for run in runs:
+        for s in sorted(run.doc["searches"], key=lambda s: (s["frame"], s["repeat"])):
+            if s["trials"]:
+                fig = plots.trace_figure(s, f"{run.label}: {s['frame']} B, search {s['repeat'] + 1}")
+                out.append(plots.save(fig, folder / f"trace-{_slug(run.label)}-{s['frame']}B-{s['repeat'] + 1}", fmt))
+    return out
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .export import export
+    from .summary import load_runs, stem
+
+    out = Path(args.output) if args.output else None
+    fmt = args.format or (SUFFIX_FORMAT.get(out.suffix.lower(), "html") if out else "html")
+    if out is None and fmt == "html":
+        first = Path(args.files[0])
+        out = first.with_name(stem(first) + ".html")
+    if out is not None and any(out.resolve() == Path(f).resolve() for f in args.files):
+        raise ZeroLossError(f"-o {out} is one of the result files: it would be overwritten", "name another file")
+    runs = load_runs(args.files)
+    if fmt == "html":
+        from .htmlreport import render
+
+        text = render(runs, args.title)
+    else:
+        text = export(runs, fmt)
+    if out is None:
+        print(text, end="" if text.endswith("\n") else "\n")
+    else:
+        write_text_atomic(out, text)
+        print(f"wrote {out} ({len(text.encode()) / 1024:,.0f} KiB, {fmt}" +
+              (", self-contained: open it in any browser)" if fmt == "html" else ")"))
+    if args.plots:
+        for p in _write_plots(runs, Path(args.plots), args.plot_format):
+            print(f"wrote {p}")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare, text, to_json
+    from .summary import load_runs
+
+    cmps = compare(load_runs(args.files), force=args.force)
+    if args.json:
+        print(json.dumps(to_json(cmps), indent=1))
+        return 0
+    print("\n\n".join(text(c) for c in cmps))
+    return 0
+
+
+def register(sub) -> None:
+    r = sub.add_parser(
+        "report", help="an HTML report with plots, or the results table as JSON/CSV/Markdown, from result files",
+        description="Reads result files of zeroloss run or campaign (never the bench) and writes one "
+                    "self-contained HTML page: the setup (host, settings, core placement), the results table, NDR "
+                    "per frame size as frames/s and %% of line rate, latency percentiles at NDR, each search's "
+                    "trace (offered rate and loss per trial), where failed trials lost frames, and every "
+                    "warning. Several files share the plots. --format json|csv|markdown prints the results table "
+                    "instead. Rates are frames/s per direction; frame sizes bytes including FCS.")
+    r.add_argument("files", nargs="+", metavar="RESULT.json", help="result files of zeroloss run or campaign")
+    r.add_argument("-o", "--output", metavar="FILE",
+                   help="where to write (default for HTML: the first file with .html; other formats: stdout); "
+                        "the format follows the suffix (.html .json .csv .md) unless --format is given")
+    r.add_argument("--format", choices=["html", "json", "csv", "markdown"],
+                   help="html: the full report (default); json, csv, markdown: the results table, one row per run "
+                        "and frame size (Markdown pastes into tickets)")
+    r.add_argument("--plots", metavar="DIR", help="also save every plot in DIR as an image")
+    r.add_argument("--plot-format", choices=["svg", "png"], default="svg", help="image format of --plots (default svg)")
+    r.add_argument("--title", metavar="TEXT", help="the report's title (default: the runs' names)")
+    r.set_defaults(func=_cmd_report)
+
+    c = sub.add_parser(
+        "compare", help="NDR per frame size of runs side by side, with the setup that differed",
+        description="Compares each run with the first (the baseline), per frame size: NDR in frames/s, the "
+                    "difference in frames/s, in %% of the baseline and in points of line rate, and whether it is "
+                    "larger than the run-to-run spread (max - min of the NDRs of --repeat searches) and the search "
+                    "resolution; then the settings, core placement and host facts that differ. A campaign file "
+                    "gives one run per case. Runs from different hosts are refused unless --force.")
+    c.add_argument("files", nargs="+", metavar="RESULT.json", help="baseline first, then the runs to compare")
+    c.add_argument("--force", action="store_true", help="compare runs from different hosts anyway")
+    c.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    c.set_defaults(func=_cmd_compare)

@@ -1,0 +1,184 @@
+"""The results of a run, one row per frame size, and the runs held by result and campaign files.
+
+Pure: reads result documents (format versions 1 and 2), never the bench. The text table of `zeroloss run`,
+the report, the exports and `zeroloss compare` all read their numbers from `frame_rows`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ZeroLossError
+from .model import l1_bps, l2_bps
+from .result import read_json, read_result
+
+CAMPAIGN = "zeroloss-campaign"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run's result document and where it came from (a result file, or a case of a campaign file)."""
+
+    label: str
+    source: str
+    doc: dict = field(repr=False)
+
+
+def stem(path: Path) -> str:
+    """A result file's name without .json or .json.gz."""
+    name = path.name
+    for suffix in (".gz", ".json"):
+        name = name.removesuffix(suffix)
+    return name or path.name
+
+
+def load_runs(paths: list[str]) -> list[Run]:
+    """The runs in the given files: a result file is one run, a campaign file one run per measured case."""
+    runs: list[Run] = []
+    for p in paths:
+        path = Path(p)
+        raw = read_json(path, "result file")
+        if isinstance(raw, dict) and raw.get("format") == CAMPAIGN:
+            cases = [c for c in raw.get("cases", []) if c.get("run")]
+            if not cases:
+                raise ZeroLossError(f"campaign file {path} has no measured case")
+            runs += [Run(f"{stem(path)}: {c['name']}", f"{path} (case {c['name']})", c["run"]) for c in cases]
+        else:
+            runs.append(Run(stem(path), str(path), read_result(path)))
+    labels = [r.label for r in runs]
+    if len(set(labels)) < len(labels):  # same file names in different folders: the path tells them apart
+        runs = [Run(r.source if labels.count(r.label) > 1 else r.label, r.source, r.doc) for r in runs]
+    return runs
+
+
+@dataclass(frozen=True)
+class FrameRow:
+    """A frame size's NDR (mean over repeats; rates per direction), PDR, validation and latency at NDR."""
+
+    frame: int
+    link: str
+    ndrs: tuple[float, ...]  # NDR of each repeat that found one, frames/s
+    searches: int  # finished searches at this size (repeats); a search may end without an NDR
+    line_rate_pps: float
+    pdr_pps: float | None
+    pdr_pct: float | None
+    val_lost: int | None
+    val_tx: int | None
+    lat_us: tuple[float, float, float] | None  # p50, p99, max at NDR
+    flags: tuple[str, ...]
+    resolution_pps: float | None  # widest upper - lower bracket the searches ended with (None: no failing rate)
+    generator_bound: bool
+
+    @property
+    def repeats(self) -> int:
+        return self.searches
+
+    @property
+    def found(self) -> bool:
+        return bool(self.ndrs)
+
+    @property
+    def ndr_pps(self) -> float:
+        """Mean NDR of the searches that found one (0 when none did)."""
+        return sum(self.ndrs) / len(self.ndrs) if self.ndrs else 0.0
+
+    @property
+    def ndr_sd(self) -> float:
+        """Sample standard deviation of the repeats' NDRs (0 with one repeat)."""
+        m, n = self.ndr_pps, len(self.ndrs)
+        return (sum((v - m) ** 2 for v in self.ndrs) / (n - 1)) ** 0.5 if n > 1 else 0.0
+
+    @property
+    def spread_pps(self) -> float | None:
+        """Run-to-run spread: max - min of the repeats' NDRs; None when the size was measured once."""
+        return max(self.ndrs) - min(self.ndrs) if len(self.ndrs) > 1 else None
+
+    @property
+    def line_rate_pct(self) -> float:
+        return 100 * self.ndr_pps / self.line_rate_pps
+
+    @property
+    def l1_gbps(self) -> float:
+        return l1_bps(self.ndr_pps, self.frame) / 1e9
+
+    @property
+    def l2_gbps(self) -> float:
+        return l2_bps(self.ndr_pps, self.frame) / 1e9
+
+
+def frame_rows(doc: dict) -> list[FrameRow]:
+    """One row per frame size with a finished search; PDR, validation and latency from the first repeat that
+    found an NDR."""
+    by_frame: dict[int, list[dict]] = {}
+    for s in doc["searches"]:
+        if s.get("result"):
+            by_frame.setdefault(s["frame"], []).append(s)
+    rows = []
+    for frame in sorted(by_frame):
+        runs = sorted(by_frame[frame], key=lambda s: s["repeat"])
+        found = [r for r in runs if r["result"]["ndr"].get("rate_pps")]
+        first = (found or runs)[0]["result"]
+        pdr = first.get("pdr") or {}
+        val = first["ndr"].get("validation") or {}
+        lat = first.get("ndr_latency_ns")
+        flags = {f for r in runs for f in r["result"]["flags"]} | ({"no-ndr"} if len(found) < len(runs) else set())
+        brackets = [r["result"]["ndr"]["upper_pps"] - r["result"]["ndr"]["lower_pps"] for r in runs
+                    if r["result"]["ndr"].get("upper_pps") is not None
+                    and r["result"]["ndr"].get("lower_pps") is not None]
+        rows.append(FrameRow(
+            frame=frame, link=runs[0]["link"],
+            ndrs=tuple(float(r["result"]["ndr"]["rate_pps"]) for r in found), searches=len(runs),
+            line_rate_pps=runs[0]["line_rate_pps"],
+            pdr_pps=pdr.get("rate_pps") or None, pdr_pct=pdr.get("line_rate_pct") if pdr.get("rate_pps") else None,
+            val_lost=val.get("lost") if val else None, val_tx=val.get("tx") if val else None,
+            lat_us=(lat["p50"] / 1e3, lat["p99"] / 1e3, lat["max"] / 1e3) if lat else None,
+            flags=tuple(sorted(flags)),
+            resolution_pps=max(brackets) if brackets else None,
+            generator_bound=any(r["result"]["ndr"].get("generator_bound") for r in runs)))
+    return rows
+
+
+def ndr_validation(search: dict) -> dict | None:
+    """The validation trial that confirmed a search's NDR, or None."""
+    val = ((search.get("result") or {}).get("ndr") or {}).get("validation")
+    if not val:
+        return None
+    return next((t for t in search["trials"] if t["index"] == val["index"]), None)
+
+
+PERCENTILES = (("min", "min"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"),
+               ("p99_99", "p99.99"), ("max", "max"))
+
+
+def latency_rows(doc: dict) -> list[dict]:
+    """Latency at NDR per frame size and direction (the validation trial of the first search that found an
+    NDR), in microseconds."""
+    out = []
+    chosen: dict[int, tuple[dict, dict]] = {}
+    for s in sorted(doc["searches"], key=lambda s: (s["frame"], s["repeat"])):
+        t = ndr_validation(s)
+        if t is not None and s["frame"] not in chosen:
+            chosen[s["frame"]] = (s, t)
+    for s, t in chosen.values():
+        for d in t.get("directions", []):
+            lat = d.get("latency_ns") or {}
+            if not lat.get("count"):
+                continue
+            out.append({"frame": s["frame"], "direction": f"{d['port']}->{d['rx_port']}",
+                        "rate_pps": t["rate_pps"], "count": lat["count"], "mean": lat["mean"] / 1e3,
+                        **{name: lat[key] / 1e3 for key, name in PERCENTILES if key in lat}})
+    return out
+
+
+def describe(doc: dict) -> str:
+    """A run's setup in a few words: topology, DUT, the settings an engineer looks for first."""
+    c = doc["config"]
+    topo = c.get("topology", "p2p")
+    parts = [topo, f"DUT {c.get('dut', 'testpmd')}"]
+    if topo == "p2p" and c.get("dut", "testpmd") == "testpmd":
+        parts.append(f"testpmd {c.get('forward_mode', 'io')}, {c.get('dut_rxq', 1)} rxq")
+    if topo in ("pvp", "pvvp"):
+        parts.append(f"virtio ring {c.get('vnf_ring', 1024)}")
+    parts.append(f"{c.get('flows')} flows, {'bidirectional' if c.get('bidirectional', True) else 'one way'}")
+    return ", ".join(parts)
