@@ -19,7 +19,8 @@ V1, V2, V2B = FIX / "result_v1.json", FIX / "result_v2.json.gz", FIX / "result_v
 
 def row(*ndrs: float, resolution: float | None = None, bound: bool = False) -> FrameRow:
     return FrameRow(frame=64, link="memif", ndrs=tuple(n for n in ndrs if n), searches=len(ndrs),
-                    line_rate_pps=37_202_380.0, pdr_pps=None, pdr_pct=None, val_lost=0, val_tx=1, lat_us=None, flags=(), resolution_pps=resolution, generator_bound=bound)
+                    line_rate_pps=37_202_380.0, pdr_pps=None, pdr_pct=None, val_lost=0, val_tx=1, lat_us=None,
+                    flags=(), resolution_pps=resolution, generator_bound=bound)
 
 
 @pytest.mark.parametrize("base, other, verdict", [

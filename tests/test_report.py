@@ -3,9 +3,11 @@ v2: with it) and a campaign file: table contents, CSV/Markdown/JSON text, the HT
 
 import csv
 import io
-import re
 import json
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -198,3 +200,24 @@ def test_report_errors_are_one_line(tmp_path, capsys, argv, message):
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
     assert files["v2"].read_bytes() == before
+
+
+def test_report_and_compare_read_files_only(tmp_path):
+    """No bench, DUT control, generator or DPDK module is loaded, no process is started, nothing is on PATH."""
+    code = ("import subprocess, sys\n"
+            "start = subprocess.Popen.__init__\n"
+            "def refuse(self, args, *a, **k):\n"  # matplotlib asks fontconfig once for its font cache
+            "    if args[0] != 'fc-list': raise SystemExit(f'started a process: {args}')\n"
+            "    start(self, args, *a, **k)\n"
+            "subprocess.Popen.__init__ = refuse\n"
+            "from zeroloss.cli import main\n"
+            "rc = main(sys.argv[1:])\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('zeroloss.bench', 'zeroloss.gen', 'zeroloss.dpdk', "
+            "'zeroloss.runner', 'zeroloss.dut.ovs', 'zeroloss.dut.unixctl')) and m != 'zeroloss.dut.ovsstats'))\n"
+            "sys.exit(rc)")
+    env = {"PATH": str(tmp_path / "nothing"), "MPLCONFIGDIR": str(tmp_path / "mpl"), "HOME": str(tmp_path)}
+    for args in (["report", str(V2), str(V2B), "-o", str(tmp_path / "r.html")], ["compare", str(V2), str(V2B)],
+                 ["report", str(V1), "--format", "csv"]):
+        out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip().splitlines()[-1] == "[]", args

@@ -172,7 +172,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print("\n".join(lines))
     for w in rf.doc["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
-    print(f"\nresult file: {rf.path}")
+    print(f"\nresult file: {rf.path}\nHTML report: zeroloss report {rf.path}")
     return 0
 
 
@@ -225,7 +225,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         print(json.dumps(cf.doc, indent=1))
         return 0
     print(campaign_table(cf.doc))
-    print(f"\nresult file: {cf.path}")
+    print(f"\nresult file: {cf.path}\nHTML report: zeroloss report {cf.path}")
     return 0
 
 

@@ -139,7 +139,7 @@ def _ndr(r: FrameRow | None) -> str:
 def _spread(r: FrameRow | None) -> str:
     if r is None:
         return "-"
-    return f"{r.spread_pps:,.0f} ({r.repeats})" if r.spread_pps is not None else "- (1)"
+    return f"{r.spread_pps:,.0f} ({len(r.ndrs)})" if r.spread_pps is not None else f"- ({len(r.ndrs)})"
 
 
 def text(cmp: dict) -> str:
@@ -153,8 +153,8 @@ def text(cmp: dict) -> str:
                      f"{d.delta_line_pct:+.2f}" if d.delta_line_pct is not None else "-",
                      _spread(d.base), _spread(d.other), d.verdict, d.note])
     lines = [f"{other.label} against {base.label} (baseline): NDR per direction, frames/s",
-             table(["frame B", "base NDR", "NDR", "Δ pps", "Δ %", "Δ line %", "base spread (n)", "spread (n)",
-                    "verdict", "why"], rows)]
+             table(["frame B", "base NDR", "NDR", "Δ pps", "Δ %", "Δ line %", "base spread (NDRs)", "spread (NDRs)",
+                    "verdict", "why"], rows, left=(0, 8, 9))]
     for title, key in (("settings", "config"), ("core placement and DUT", "placement"), ("host", "host"),
                        ("zeroloss", "versions")):
         diffs = cmp[key]

@@ -13,13 +13,13 @@ def si(value: float, unit: str = "") -> str:
     return f"{value:.0f} {unit}".rstrip()
 
 
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    """A plain text table with right-aligned columns (first column left-aligned)."""
+def table(headers: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> str:
+    """A plain text table with right-aligned columns, but the `left` ones (the first by default)."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
         pairs = enumerate(zip(cells, widths, strict=True))
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in pairs)
+        return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in pairs).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 

@@ -32,7 +32,9 @@ tr.fail td{background:#fdecec}tr.pass td{background:#eef8ee}tr.risk td{backgroun
 .warn{background:#fff7e0;border-left:4px solid #f0a000;padding:6px 10px;margin:4px 0}
 .ok{background:#eef8ee;border-left:4px solid #2ca02c;padding:6px 10px}
 .fig svg{max-width:100%;height:auto}details{margin:4px 0 10px}summary{cursor:pointer;color:#1f5f99}
-code{background:#f3f6f9;padding:0 3px}ul.fix{margin:2px 0 8px}nav a{margin-right:12px}
+code{background:#f3f6f9;padding:0 3px;white-space:pre-wrap}.tw{overflow-x:auto;max-width:100%}
+table.results td:last-child,table.ledger td:last-child,table.ledger th:last-child{white-space:normal;text-align:left}
+ul.fix{margin:2px 0 8px}nav a{margin-right:12px}
 """
 
 
@@ -47,7 +49,8 @@ def _table(headers: list[str], rows: list[list[str]], cls: str = "", row_classes
         cells = "".join(f'<td class="l">{escape(c)}</td>' if i < left else f"<td>{escape(c)}</td>"
                         for i, c in enumerate(row))
         body.append(f"<tr{rc}>{cells}</tr>")
-    return (f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
+    return (f'<div class="tw"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
+            "</table></div>")
 
 
 def _kv(title: str, items: list[tuple[str, str, bool, str]]) -> str:
@@ -176,6 +179,26 @@ def _trace(run_index: int, search: dict) -> str:
             f"{table}</details>")
 
 
+def _n(v: int | None) -> str:
+    return "?" if v is None else f"{v:,}"
+
+
+def _hop_rows(led: dict, compact: bool) -> list[list[str]]:
+    """A direction's hops with what each dropped and by which counter; compact: only hops that lost frames."""
+    rows = []
+    for hop in led["hops"]:
+        items = [(d["frames"], f"{d['reason']}: {d['counter']}") for d in hop["drops"]]
+        items += [(-d["frames"], f"{d['reason']} (extra frames): {d['counter']}") for d in hop["extra"]]
+        if hop["unexplained"]:
+            items.append((hop["unexplained"], "unexplained" + ("" if hop["counters"] else ": no counters")))
+        cells = [hop["name"], _n(hop["in"]), _n(hop["out"])]
+        if not items and not compact:
+            rows.append([*cells, "", ""])
+        for i, (n, why) in enumerate(items):
+            rows.append([*(cells if i == 0 else ["", "", ""]), f"{n:,}", why])
+    return rows
+
+
 def _ledger_html(search: dict, trial: dict) -> str:
     head = (f"{search['frame']} B, search {search['repeat'] + 1}, trial {trial['index'] + 1} ({trial['kind']}, "
             f"{trial['rate_pps']:,.0f} pps per direction, {trial['duration_s']:g} s, {trial['verdict']})")
@@ -187,25 +210,17 @@ def _ledger_html(search: dict, trial: dict) -> str:
                                                                           (d.get("ledger") or {}).items())
                             for d in dirs)
         return f"<h4>{escape(head)}</h4><p>{escape(str(e))}. Per direction: {escape(summary)}</p>"
-    parts = [f"<h4>{escape(head)}</h4>"]
+    parts = [f'<h4 class="lossy-trial">{escape(head)}</h4>']
     for led in leds:
         lost, unexpl = led["lost"], led["unexplained"]
         parts.append(f"<p>Direction {escape(str(led['direction']))}: sent {led['sent']:,}, received "
                      f"{led['received']:,}, lost {lost:,}, counted {led['counted']:,}, unexplained {unexpl:,}</p>")
         if lost == 0 and not unexpl:
             continue
-        rows = []
-        for hop in led["hops"]:
-            items = [(d["frames"], f"{d['reason']}: {d['counter']}") for d in hop["drops"]]
-            items += [(-d["frames"], f"{d['reason']} (extra frames): {d['counter']}") for d in hop["extra"]]
-            if hop["unexplained"]:
-                items.append((hop["unexplained"], "unexplained" + ("" if hop["counters"] else ": no counters")))
-            cells = [hop["name"], _fmt(hop["in"]), _fmt(hop["out"])]
-            if not items:
-                rows.append([*cells, "", ""])
-            for i, (n, why) in enumerate(items):
-                rows.append([*(cells if i == 0 else ["", "", ""]), f"{n:,}", why])
-        parts.append(_table(["hop", "in", "out", "dropped", "reason: counter"], rows, "ledger", left=1))
+        heads = ["hop", "in", "out", "dropped", "reason: counter"]
+        parts.append(_table(heads, _hop_rows(led, compact=True), "ledger", left=1))
+        parts.append(f"<details><summary>the whole path, {len(led['hops'])} hops</summary>"
+                     + _table(heads, _hop_rows(led, compact=False), "path", left=1) + "</details>")
     for f in diag:
         share = f"{f['share_pct']:.1f} %" if f["frames"] else "risk"
         what = REASONS.get(f["reason"], f["reason"].replace("_", " "))
