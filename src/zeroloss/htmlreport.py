@@ -4,7 +4,7 @@ setup, results, NDR and latency plots, each search's trace, the loss ledger of f
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 from html import escape
 
@@ -231,7 +231,7 @@ def _ledger_html(search: dict, trial: dict) -> str:
     return "".join(parts)
 
 
-def _run_section(i: int, run: Run) -> Iterator[str]:
+def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
     doc = run.doc
     yield f'<section class="run" id="run-{i}"><h2>{escape(run.label)}</h2>'
     meta = (f"file {run.source}, format version {doc.get('version')}, zeroloss {doc.get('zeroloss')}, started "
@@ -250,6 +250,7 @@ def _run_section(i: int, run: Run) -> Iterator[str]:
     for s in sorted(doc["searches"], key=lambda s: (s["frame"], s["repeat"])):
         if s["trials"]:
             yield _trace(i, s)
+            tick()
     chosen = select(doc, None, None, None) if doc["searches"] else []
     yield "<h3>Where frames were lost</h3>"
     if not chosen:
@@ -261,12 +262,27 @@ def _run_section(i: int, run: Run) -> Iterator[str]:
     yield "</section>"
 
 
-def render(runs: list[Run], title: str | None = None) -> str:
-    """The report page for one or more runs (several runs share the NDR and latency plots)."""
+def figure_count(runs: list[Run]) -> int:
+    return 2 + sum(1 for r in runs for s in r.doc["searches"] if s["trials"])
+
+
+def render(runs: list[Run], title: str | None = None, progress: Callable[[int], None] | None = None) -> str:
+    """The report page for one or more runs (several runs share the NDR and latency plots); progress is told
+    the number of figures drawn so far."""
+    drawn = 0
+
+    def tick() -> None:
+        nonlocal drawn
+        drawn += 1
+        if progress:
+            progress(drawn)
+
     title = title or ("zeroloss report: " + ", ".join(r.label for r in runs))
     nav = "".join(f'<a href="#run-{i}">{escape(r.label)}</a>' for i, r in enumerate(runs))
     ndr = plots.svg_inline(plots.ndr_figure(runs), "ndr")
+    tick()
     lat = plots.svg_inline(plots.latency_figure(runs), "lat")
+    tick()
     summary = "".join(f"<h4>{escape(r.label)}: {escape(describe(r.doc))}</h4>{results_table(r.doc)}" for r in runs)
     body = [f"<h1>{escape(title)}</h1>",
             f'<p class="meta">Made by zeroloss {__version__} on {time.strftime("%Y-%m-%d %H:%M %Z")} from '
@@ -276,7 +292,7 @@ def render(runs: list[Run], title: str | None = None) -> str:
             '<section id="summary"><h2>Summary</h2>',
             f'<div class="fig" id="fig-ndr">{ndr}</div>', summary,
             f'<div class="fig" id="fig-latency">{lat}</div></section>',
-            *(part for i, r in enumerate(runs) for part in _run_section(i, r))]
+            *(part for i, r in enumerate(runs) for part in _run_section(i, r, tick))]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"generator\" content=\"zeroloss {__version__}\"><title>{escape(title)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

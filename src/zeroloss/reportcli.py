@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 
 from .errors import ZeroLossError
@@ -45,9 +46,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise ZeroLossError(f"-o {out} is one of the result files: it would be overwritten", "name another file")
     runs = load_runs(args.files)
     if fmt == "html":
-        from .htmlreport import render
+        from .htmlreport import figure_count, render
 
-        text = render(runs, args.title)
+        total = figure_count(runs)
+        show = sys.stderr.isatty() and not args.quiet
+
+        def progress(done: int) -> None:  # a line on the terminal only, rewritten in place
+            if show:
+                end = "\n" if done == total else ""
+                print(f"\rdrawing plots: {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+        text = render(runs, args.title, progress)
     else:
         text = export(runs, fmt)
     if out is None:
@@ -93,6 +102,7 @@ def register(sub) -> None:
     r.add_argument("--plots", metavar="DIR", help="also save every plot in DIR as an image")
     r.add_argument("--plot-format", choices=["svg", "png"], default="svg", help="image format of --plots (default svg)")
     r.add_argument("--title", metavar="TEXT", help="the report's title (default: the runs' names)")
+    r.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     r.set_defaults(func=_cmd_report)
 
     c = sub.add_parser(

@@ -29,7 +29,7 @@ def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     doc = json.loads(out.read_text())
-    assert doc["format"] == "zeroloss-result" and doc["version"] == 1 and doc["state"] == "complete"
+    assert doc["format"] == "zeroloss-result" and doc["version"] == 2 and doc["state"] == "complete"
     assert doc["host"]["cpus"] and doc["host"]["kernel"] and doc["placement"]["memif"]["dpdk"].startswith("DPDK")
     assert [s["frame"] for s in summary["searches"]] == [64, 9000]
     assert [s["link"] for s in doc["searches"]] == ["memif", "vhost"]
@@ -54,6 +54,14 @@ def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
         failed = [t["rate_pps"] for t in s["trials"]
                   if t["kind"] == "validation" and t["verdict"] == "fail" and "ndr" not in t["passes"]]
         assert all(f > ndr["rate_pps"] for f in failed)
+    # the report of a fresh result file: the HTML page and the table with one row per frame size
+    html = tmp_path / "r.html"
+    rep = subprocess.run([*ZEROLOSS, "report", str(out), "-o", str(html)], capture_output=True, text=True, timeout=300)
+    assert rep.returncode == 0, rep.stderr
+    assert html.read_text().count("<svg") == 2 + len(doc["searches"])
+    rep = subprocess.run([*ZEROLOSS, "report", str(out), "--format", "csv"], capture_output=True, text=True,
+                         timeout=300)
+    assert [line.split(",")[1] for line in rep.stdout.splitlines()[1:]] == ["64", "9000"]
 
 
 def test_repeated_searches_report_their_spread(tmp_path):
