@@ -58,7 +58,8 @@ def judge(base: FrameRow, other: FrameRow) -> tuple[str, str]:
         return "within-resolution", f"|Δ| ≤ the search resolution ({si(res, 'pps')})"
     spreads = [s for s in (base.spread_pps, other.spread_pps) if s is not None]
     if not spreads:
-        return "unjudged", "one search per frame size: run-to-run spread not measured (use --repeat 3 or more)"
+        beyond = f"|Δ| > the search resolution ({si(res, 'pps')}), but " if res else ""
+        return "unjudged", f"{beyond}one search per frame size: run-to-run spread not measured (use --repeat 3)"
     spread = max(spreads)
     if abs(delta) <= spread:
         return "within-spread", f"|Δ| ≤ the run-to-run spread ({si(spread, 'pps')})"
