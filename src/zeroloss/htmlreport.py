@@ -17,13 +17,13 @@ from .ledger import REASONS
 from .summary import PERCENTILES, Run, describe, frame_rows, latency_rows
 
 CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:0 20px;
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1240px;padding:0 16px;
 color:#1b1b1b}
 h1{font-size:24px;margin:24px 0 4px}
 h2{font-size:20px;border-bottom:2px solid #1f77b4;padding-bottom:3px;margin-top:36px}
 h3{font-size:16px;margin:22px 0 8px}h4{font-size:14px;margin:14px 0 6px}
-table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}
-th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:right;vertical-align:top;white-space:nowrap}
+table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums;font-size:13px}
+th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:right;vertical-align:top;white-space:nowrap}
 th{background:#f3f6f9;font-weight:600}td.l,th.l{text-align:left}
 tr.fail td{background:#fdecec}tr.pass td{background:#eef8ee}tr.risk td{background:#fff7e0}
 .meta{color:#555}.kv td{text-align:left;white-space:normal;max-width:440px;overflow-wrap:anywhere}
@@ -33,6 +33,7 @@ tr.fail td{background:#fdecec}tr.pass td{background:#eef8ee}tr.risk td{backgroun
 .ok{background:#eef8ee;border-left:4px solid #2ca02c;padding:6px 10px}
 .fig svg{max-width:100%;height:auto}details{margin:4px 0 10px}summary{cursor:pointer;color:#1f5f99}
 code{background:#f3f6f9;padding:0 3px;white-space:pre-wrap}.tw{overflow-x:auto;max-width:100%}
+table.results td:last-child{min-width:10em}
 table.results td:last-child,table.ledger td:last-child,table.ledger th:last-child{white-space:normal;text-align:left}
 ul.fix{margin:2px 0 8px}nav a{margin-right:12px}
 """
