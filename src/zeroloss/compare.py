@@ -12,12 +12,11 @@ from dataclasses import dataclass
 
 from .errors import ZeroLossError
 from .fmt import si, table
-from .hostinfo import fingerprint
+from .hostinfo import FINGERPRINT_KEYS, fingerprint
 from .summary import FrameRow, Run, frame_rows
 
 HOST_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "numa_nodes", "memory_mib", "hugepages", "kernel",
                "os", "cmdline", "isolated_cpus", "dpdk_package", "python")
-FINGERPRINT_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "kernel")  # as hostinfo.fingerprint
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ def check_hosts(runs: list[Run], force: bool) -> None:
     base = runs[0]
     for r in runs[1:]:
         if fingerprint(r.doc["host"]) != fingerprint(base.doc["host"]) and not force:
-            what = "; ".join(f"{k} {base.doc['host'].get(k)} vs {r.doc['host'].get(k)}" for k in FINGERPRINT_FIELDS
+            what = "; ".join(f"{k} {base.doc['host'].get(k)} vs {r.doc['host'].get(k)}" for k in FINGERPRINT_KEYS
                              if base.doc["host"].get(k) != r.doc["host"].get(k))
             raise ZeroLossError(f"{base.label} and {r.label} were measured on different hosts ({what}): a "
                                 "difference would mix the hosts' effect with the DUT's",

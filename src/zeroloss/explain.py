@@ -35,14 +35,12 @@ def _n(v: int | None) -> str:
     return "?" if v is None else f"{v:,}"
 
 
-def direction_text(led: dict, compact: bool = False) -> list[str]:
-    """A direction's ledger as a table; compact: only the hops that dropped or could not account for frames."""
-    head = (f"direction {led['direction']}: sent {_n(led['sent'])}, received {_n(led['received'])}, lost "
-            f"{_n(led['lost'])}")
-    if led["lost"] == 0 and not led["unexplained"]:
-        return [head + ": nothing lost"]
-    share = f" ({100 * led['unexplained'] / led['lost']:.2f} % of lost)" if led["lost"] > 0 else ""
-    head += f"; counted {_n(led['counted'])}, unexplained {_n(led['unexplained'])}{share}"
+HOP_HEADERS = ["hop", "in", "out", "dropped", "reason: counter"]
+
+
+def hop_rows(led: dict, compact: bool) -> list[list[str]]:
+    """A direction's hops with what each dropped and by which counter; compact: only the hops that dropped or
+    could not account for frames."""
     rows = []
     for hop in led["hops"]:
         cells = [hop["name"], _n(hop["in"]), _n(hop["out"])]
@@ -54,7 +52,18 @@ def direction_text(led: dict, compact: bool = False) -> list[str]:
             rows.append([*cells, "", ""])
         for i, (frames, why) in enumerate(items):
             rows.append([*(cells if i == 0 else ["", "", ""]), _n(frames), why])
-    body = table(["hop", "in", "out", "dropped", "reason: counter"], rows)
+    return rows
+
+
+def direction_text(led: dict, compact: bool = False) -> list[str]:
+    """A direction's ledger as a table; compact: only the hops that dropped or could not account for frames."""
+    head = (f"direction {led['direction']}: sent {_n(led['sent'])}, received {_n(led['received'])}, lost "
+            f"{_n(led['lost'])}")
+    if led["lost"] == 0 and not led["unexplained"]:
+        return [head + ": nothing lost"]
+    share = f" ({100 * led['unexplained'] / led['lost']:.2f} % of lost)" if led["lost"] > 0 else ""
+    head += f"; counted {_n(led['counted'])}, unexplained {_n(led['unexplained'])}{share}"
+    body = table(HOP_HEADERS, hop_rows(led, compact))
     return [head, *("  " + line for line in body.splitlines())]
 
 

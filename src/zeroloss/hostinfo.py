@@ -64,7 +64,9 @@ def collect() -> dict:
     }
 
 
+FINGERPRINT_KEYS = ("hostname", "machine_id", "cpu_model", "cpus", "kernel")
+
+
 def fingerprint(host: dict) -> tuple:
     """What must match for two results to count as from the same host."""
-    return (host.get("hostname"), host.get("machine_id"), host.get("cpu_model"), host.get("cpus"),
-            host.get("kernel"))
+    return tuple(host.get(k) for k in FINGERPRINT_KEYS)

@@ -11,10 +11,10 @@ from html import escape
 from . import __version__, plots
 from .config import RunConfig
 from .errors import ZeroLossError
-from .explain import select, trial_analysis
+from .explain import HOP_HEADERS, hop_rows, select, trial_analysis
 from .fmt import FLAG_TEXT
 from .ledger import REASONS
-from .summary import PERCENTILES, Run, describe, frame_rows, latency_rows
+from .summary import PERCENTILES, Run, describe, frame_rows, latency_rows, traced_searches
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1240px;padding:0 16px;
@@ -86,7 +86,7 @@ def _setup(doc: dict) -> str:
     for f in fields(RunConfig):
         if f.name in cfg:
             unit = f.metadata.get("unit") or ""
-            value = _fmt(cfg[f.name]) + (f" {unit}" if unit and unit not in ("%",) else "%" if unit == "%" else "")
+            value = _fmt(cfg[f.name]) + ("" if unit in ("", "%") else " ") + unit
             cfg_items.append((f.name, value, cfg[f.name] != getattr(defaults, f.name), f.metadata.get("help", "")))
     cfg_items += [(k, _fmt(v), True, "not a setting of this zeroloss") for k, v in cfg.items()
                   if k not in {f.name for f in fields(RunConfig)}]
@@ -180,26 +180,6 @@ def _trace(run_index: int, search: dict) -> str:
             f"{table}</details>")
 
 
-def _n(v: int | None) -> str:
-    return "?" if v is None else f"{v:,}"
-
-
-def _hop_rows(led: dict, compact: bool) -> list[list[str]]:
-    """A direction's hops with what each dropped and by which counter; compact: only hops that lost frames."""
-    rows = []
-    for hop in led["hops"]:
-        items = [(d["frames"], f"{d['reason']}: {d['counter']}") for d in hop["drops"]]
-        items += [(-d["frames"], f"{d['reason']} (extra frames): {d['counter']}") for d in hop["extra"]]
-        if hop["unexplained"]:
-            items.append((hop["unexplained"], "unexplained" + ("" if hop["counters"] else ": no counters")))
-        cells = [hop["name"], _n(hop["in"]), _n(hop["out"])]
-        if not items and not compact:
-            rows.append([*cells, "", ""])
-        for i, (n, why) in enumerate(items):
-            rows.append([*(cells if i == 0 else ["", "", ""]), f"{n:,}", why])
-    return rows
-
-
 def _ledger_html(search: dict, trial: dict) -> str:
     head = (f"{search['frame']} B, search {search['repeat'] + 1}, trial {trial['index'] + 1} ({trial['kind']}, "
             f"{trial['rate_pps']:,.0f} pps per direction, {trial['duration_s']:g} s, {trial['verdict']})")
@@ -218,10 +198,9 @@ def _ledger_html(search: dict, trial: dict) -> str:
                      f"{led['received']:,}, lost {lost:,}, counted {led['counted']:,}, unexplained {unexpl:,}</p>")
         if lost == 0 and not unexpl:
             continue
-        heads = ["hop", "in", "out", "dropped", "reason: counter"]
-        parts.append(_table(heads, _hop_rows(led, compact=True), "ledger", left=1))
+        parts.append(_table(HOP_HEADERS, hop_rows(led, compact=True), "ledger", left=1))
         parts.append(f"<details><summary>the whole path, {len(led['hops'])} hops</summary>"
-                     + _table(heads, _hop_rows(led, compact=False), "path", left=1) + "</details>")
+                     + _table(HOP_HEADERS, hop_rows(led, compact=False), "path", left=1) + "</details>")
     for f in diag:
         share = f"{f['share_pct']:.1f} %" if f["frames"] else "risk"
         what = REASONS.get(f["reason"], f["reason"].replace("_", " "))
@@ -248,10 +227,9 @@ def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
     yield "<h3>Warnings</h3>" + ("".join(f'<div class="warn">{escape(w)}</div>' for w in warns) if warns
                                  else '<p class="ok">None.</p>')
     yield "<h3>Search trace</h3>"
-    for s in sorted(doc["searches"], key=lambda s: (s["frame"], s["repeat"])):
-        if s["trials"]:
-            yield _trace(i, s)
-            tick()
+    for s in traced_searches(doc):
+        yield _trace(i, s)
+        tick()
     chosen = select(doc, None, None, None) if doc["searches"] else []
     yield "<h3>Where frames were lost</h3>"
     if not chosen:
@@ -264,7 +242,7 @@ def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
 
 
 def figure_count(runs: list[Run]) -> int:
-    return 2 + sum(1 for r in runs for s in r.doc["searches"] if s["trials"])
+    return 2 + sum(len(traced_searches(r.doc)) for r in runs)
 
 
 def render(runs: list[Run], title: str | None = None, progress: Callable[[int], None] | None = None) -> str:

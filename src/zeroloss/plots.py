@@ -26,13 +26,14 @@ FORMATS = ("svg", "png")
 
 def ndr_figure(runs: list[Run]) -> Figure:
     """NDR per frame size: bars of frames/s per direction (left axis), % of line rate as lines (right axis)."""
-    frames = sorted({r.frame for run in runs for r in frame_rows(run.doc)})
+    per_run = [frame_rows(run.doc) for run in runs]
+    frames = sorted({r.frame for rows in per_run for r in rows})
     fig = Figure(figsize=(9, 4.2), layout="constrained")
     ax = fig.add_subplot()
     pct_ax = ax.twinx()
     width = 0.8 / max(len(runs), 1)
     for i, run in enumerate(runs):
-        rows = {r.frame: r for r in frame_rows(run.doc) if r.found}
+        rows = {r.frame: r for r in per_run[i] if r.found}
         xs = [frames.index(f) + (i - (len(runs) - 1) / 2) * width for f in rows]
         color = COLORS[i % len(COLORS)]
         ax.bar(xs, [r.ndr_pps / 1e6 for r in rows.values()], width * 0.95, color=color, alpha=0.45,

@@ -21,15 +21,15 @@ def _slug(text: str) -> str:
 
 def _write_plots(runs, folder: Path, fmt: str) -> list[Path]:
     from . import plots
+    from .summary import traced_searches
 
     folder.mkdir(parents=True, exist_ok=True)
     out = [plots.save(plots.ndr_figure(runs), folder / "ndr", fmt),
            plots.save(plots.latency_figure(runs), folder / "latency", fmt)]
     for run in runs:
-        for s in sorted(run.doc["searches"], key=lambda s: (s["frame"], s["repeat"])):
-            if s["trials"]:
-                fig = plots.trace_figure(s, f"{run.label}: {s['frame']} B, search {s['repeat'] + 1}")
-                out.append(plots.save(fig, folder / f"trace-{_slug(run.label)}-{s['frame']}B-{s['repeat'] + 1}", fmt))
+        for s in traced_searches(run.doc):
+            fig = plots.trace_figure(s, f"{run.label}: {s['frame']} B, search {s['repeat'] + 1}")
+            out.append(plots.save(fig, folder / f"trace-{_slug(run.label)}-{s['frame']}B-{s['repeat'] + 1}", fmt))
     return out
 
 

@@ -139,6 +139,11 @@ def frame_rows(doc: dict) -> list[FrameRow]:
     return rows
 
 
+def traced_searches(doc: dict) -> list[dict]:
+    """The searches that ran trials, by frame size then repeat: one trace figure each."""
+    return sorted((s for s in doc["searches"] if s["trials"]), key=lambda s: (s["frame"], s["repeat"]))
+
+
 def ndr_validation(search: dict) -> dict | None:
     """The validation trial that confirmed a search's NDR, or None."""
     val = ((search.get("result") or {}).get("ndr") or {}).get("validation")
