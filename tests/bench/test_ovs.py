@@ -51,7 +51,9 @@ def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path):
     explained = json.loads(x.stdout)  # the failed validation trials, or the search's lossiest trial
     lossiest = max(explained, key=lambda e: sum(d["lost"] for d in e["ledger"]))
     top = lossiest["diagnosis"][0]
-    assert (top["hop"], top["reason"]) == ("OVS br0 g0->v0", "meter") and top["share_pct"] >= 49.5
+    # both directions meet an equal meter, so either may have dropped the most frames in that trial
+    assert top["hop"] in ("OVS br0 g0->v0", "OVS br0 g1->v1") and top["reason"] == "meter"
+    assert top["share_pct"] >= 49.5
     assert sum(f["share_pct"] for f in lossiest["diagnosis"] if f["reason"] == "meter") >= 99
     assert "drop band at 30000 pps" in " ".join(top["evidence"])
 
