@@ -11,9 +11,13 @@ Goals are settled in turn (NDR, then PDR), but every trial updates both interval
 1. Short search trials bisect the interval, moving at least one step from the bound they leave.
 2. When top_g - lower_g < step, the candidate lower_g gets one validation trial. If it fails, the
    search resumes below it. The k-th failed validation of g at rate c also distrusts short-trial
-   passes at or above c - (2**(k-1) - 1) steps (nothing extra for the first), so a DUT whose long
-   trials always fail cannot walk the search down one step per validation.
-3. If a passed validation is then more than a step below the lowest rate that failed g (only after
+   passes at or above c - min((2**(k-1) - 1) steps, c / 2) (nothing extra for the first), so a DUT
+   whose long trials always fail cannot walk the search down one step per validation, and no
+   back-off jumps below half the rate that failed.
+3. When nothing trusted passed g but short trials did (the back-off reached the floor), the floor
+   itself, one step, gets a validation trial before the search says g has no rate: no result of
+   "none" without a long trial at the lowest rate.
+4. If a passed validation is then more than a step below the lowest rate that failed g (only after
    a back-off), long trials (kind VALIDATION) bisect that gap, so the back-off costs no accuracy.
 That bounds the number of trials (max_trials), which the loop enforces as a hard cap.
 """
@@ -55,12 +59,13 @@ def _top_rate(cfg: SearchConfig) -> float:
 def max_trials(cfg: SearchConfig) -> int:
     """Hard cap on trial records (retries included); the search stays far below it by construction.
 
-    Per goal, with L = log2(range / step): the geometric back-off allows at most ~L + 2 failed
-    validations; each round before one is at most ~L + 3 bisection trials, and the final long-trial
-    bisection another ~L + 3. Every counted trial may take max_retries + 1 records.
+    Per goal, with L = log2(range / step): the geometric back-off reaches half the failed rate
+    within ~L + 1 failed validations, and halving reaches the floor within another ~L + 1; each
+    round before one is at most ~L + 3 bisection trials, and the final long-trial bisection another
+    ~L + 3. Every counted trial may take max_retries + 1 records.
     """
     levels = math.ceil(math.log2(max(2.0, _top_rate(cfg) / cfg.step_pps))) + 3
-    return max(200, (cfg.max_retries + 1) * len(cfg.goals) * (levels + 1) * (levels + 1))
+    return max(200, (cfg.max_retries + 1) * len(cfg.goals) * (levels + 1) * 2 * (levels + 1))
 
 
 def _anomaly_text(outcome: Outcome) -> str:
@@ -159,7 +164,7 @@ class _Search:
         for r in self.final:  # back-off below goal's failed candidate validations (refinement comes later)
             if r.kind is Kind.VALIDATION and r.goal == goal and goal not in r.passes:
                 k += 1
-                m = r.rate_pps - (2 ** (k - 1) - 1) * self.step
+                m = r.rate_pps - min((2 ** (k - 1) - 1) * self.step, r.rate_pps / 2)
                 mark = m if mark is None else min(mark, m)
         tops = [x for x in (cap, mark) if x is not None]
         top, inclusive = (min(tops), False) if tops else (self.top_rate, True)
@@ -186,6 +191,16 @@ class _Search:
                 return float(r)
         return None  # no whole rate left between the bounds
 
+    def floor_due(self, goal: str) -> bool:
+        """Whether goal's search ends with a validation at the floor: short trials passed it but the
+        back-off distrusts them all, nothing at or below the floor failed it, and none was tried there."""
+        cap = self.cap(goal)
+        if cap is not None and cap <= self.floor:
+            return False
+        if any(r.kind is Kind.VALIDATION and r.goal == goal and r.rate_pps <= self.floor for r in self.final):
+            return False
+        return any(goal in r.passes for r in self.counted())
+
     def best_validation(self, goal: str) -> TrialRecord | None:
         """The highest-rate validation trial that passed goal below everything that failed it."""
         cap = self.cap(goal)
@@ -205,7 +220,9 @@ class _Search:
                 continue
             lower = self.bounds(goal)[0]
             if lower == 0:
-                return None
+                if not self.floor_due(goal):
+                    return None
+                lower = self.floor
             best = self.best_validation(goal)
             if best is not None and best.rate_pps >= lower:
                 break
