@@ -163,7 +163,7 @@ class TrialRunner:
             if abs(stored["rate_pps"] - rate_pps) > 0.5 or stored["kind"] != kind.value:
                 raise ZeroLossError(f"cannot resume: stored trial {stored['index']} of {self.frame} B ran at "
                                     f"{stored['rate_pps']:.0f} pps, the search now asks {rate_pps:.0f} pps",
-                                    "the result file was made with other settings; start a new run")
+                                    "the file was made with other settings or an older zeroloss; start a new run")
             self.replaying = True
             return outcome_from_dict(stored["outcome"])
         self.replaying = False
