@@ -79,10 +79,12 @@ def test_repeated_searches_report_their_spread(tmp_path):
 def test_interrupted_run_resumes_where_it_stopped(tmp_path):
     out = tmp_path / "r.json"
     env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"))
-    p = subprocess.Popen([*ZEROLOSS, "run", "--frame-sizes", "64,128", *FAST, "-o", str(out)], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # starting at 50 % the first search takes at least 4 short trials even if the DUT passes everything
+    # (CI once saw 64 B pass at the ceiling: a search of 2 trials, finished before the test could cut it)
+    p = subprocess.Popen([*ZEROLOSS, "run", "--frame-sizes", "64,128", *FAST, "--start", "50", "-o", str(out)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and p.poll() is None:
         try:
             doc = json.loads(out.read_text())
             if doc["searches"] and len(doc["searches"][0]["trials"]) >= 3:
@@ -90,6 +92,7 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path):
         except (OSError, json.JSONDecodeError, KeyError, IndexError):
             pass
         time.sleep(0.1)
+    assert p.poll() is None, "the run ended before the test could interrupt it"
     tag = next((tmp_path / "run").glob("s*")).name
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
