@@ -79,19 +79,19 @@ class OvsState:
         except ValueError:
             return None
 
-    def pmd_cpus(self) -> tuple[int, ...]:
-        mask = self.other_config.get("pmd-cpu-mask")
+    def _mask_cpus(self, key: str) -> tuple[int, ...]:
+        """The CPUs of a hex CPU mask in other_config; none when it is unset or unreadable."""
+        mask = self.other_config.get(key)
         try:
             return parse_mask(mask) if mask else ()
         except ValueError:
             return ()
 
+    def pmd_cpus(self) -> tuple[int, ...]:
+        return self._mask_cpus("pmd-cpu-mask")
+
     def lcore_cpus(self) -> tuple[int, ...]:
-        mask = self.other_config.get("dpdk-lcore-mask")
-        try:
-            return parse_mask(mask) if mask else ()
-        except ValueError:
-            return ()
+        return self._mask_cpus("dpdk-lcore-mask")
 
     def dpdk_ports(self) -> list[OvsInterface]:
         return [i for i in self.interfaces if i.is_dpdk]
