@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from zeroloss.cli import main
+from zeroloss.cli.main import main
 
 
 def run(*args):

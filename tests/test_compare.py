@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zeroloss.cli import main
-from zeroloss.compare import compare, dict_diff, frame_diffs, judge, text
+from zeroloss.cli.main import main
 from zeroloss.errors import ZeroLossError
-from zeroloss.result import read_json
-from zeroloss.summary import FrameRow, Run, frame_rows, load_runs
+from zeroloss.results.compare import compare, dict_diff, frame_diffs, judge, text
+from zeroloss.results.resultfile import read_json
+from zeroloss.results.summary import FrameRow, Run, frame_rows, load_runs
 
 FIX = Path(__file__).parent / "fixtures"
 V1, V2, V2B = FIX / "result_v1.json", FIX / "result_v2.json.gz", FIX / "result_v2_ring256.json.gz"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from zeroloss.cli.progress import Progress
 from zeroloss.explain import analyse
 from zeroloss.ledger import p2p_paths
-from zeroloss.progress import Progress
 
 FIX = Path(__file__).parent / "fixtures" / "ledger"
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.cli import main
-from zeroloss.export import COLUMNS, export
-from zeroloss.htmlreport import render, warnings
-from zeroloss.result import read_json
-from zeroloss.summary import Run, frame_rows, latency_rows, load_runs, stem
+from zeroloss.cli.main import main
+from zeroloss.report.html import render, warnings
+from zeroloss.results.export import COLUMNS, export
+from zeroloss.results.resultfile import read_json
+from zeroloss.results.summary import Run, frame_rows, latency_rows, load_runs, stem
 
 FIX = Path(__file__).parent / "fixtures"
 V1, V2, V2B = FIX / "result_v1.json", FIX / "result_v2.json.gz", FIX / "result_v2_ring256.json.gz"

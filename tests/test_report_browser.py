@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.cli import main
+from zeroloss.cli.main import main
 from zeroloss.explain import select
-from zeroloss.result import read_json
-from zeroloss.summary import frame_rows
+from zeroloss.results.resultfile import read_json
+from zeroloss.results.summary import frame_rows
 
 pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed (make setup)")
 

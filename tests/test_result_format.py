@@ -7,7 +7,7 @@ import pytest
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import queue_lines, run_table
-from zeroloss.result import ResultFile, read_result
+from zeroloss.results.resultfile import ResultFile, read_result
 
 FIX = Path(__file__).parent / "fixtures"
 

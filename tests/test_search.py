@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zeroloss import search
 from zeroloss.search import (
     Direction,
     Kind,
@@ -22,6 +21,7 @@ from zeroloss.search import (
     binary_search,
     max_trials,
 )
+from zeroloss.search import binary as search
 
 MAX = 1_000_000.0
 LONG_S = 5.0  # trials at least this long count as "long" for the fake DUT

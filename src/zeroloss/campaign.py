@@ -8,11 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from zeroloss.results.resultfile import VERSION as RUN_VERSION
+from zeroloss.results.resultfile import ResultFile, now_iso, read_json, write_json_atomic
+
 from . import __version__
 from .config import RunConfig, load
 from .errors import ZeroLossError
-from .result import VERSION as RUN_VERSION
-from .result import ResultFile, now_iso, read_json, write_json_atomic
 
 FORMAT = "zeroloss-campaign"
 VERSION = 1

@@ -64,7 +64,7 @@ FLAG_TEXT = {
 
 def run_table(doc: dict) -> str:
     """The result of `zeroloss run` shaped like the references' tables: frame size, line rate %, frames/s."""
-    from .summary import frame_rows
+    from zeroloss.results.summary import frame_rows
 
     cfg = doc["config"]
     frows = frame_rows(doc)

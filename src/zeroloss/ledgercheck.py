@@ -14,12 +14,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from zeroloss.search import Kind
+
 from .bench.ovsbench import OvsBench, OvsBenchSpec
 from .bench.workspace import Workspace
 from .check import set_mtu
 from .config import load
 from .runner import TrialRunner, measure_ceiling, ovs_probe
-from .search import Kind
 
 ATTRIBUTED_PCT = 99.0
 

@@ -9,6 +9,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
+from zeroloss.results.resultfile import ResultFile
+from zeroloss.search import Direction, Kind, Outcome, SearchConfig, SearchResult, TrialRecord, binary_search
+
 from .bench.ovsbench import VNFS, OvsBench, OvsBenchSpec, flows
 from .bench.softbench import BenchSpec, SoftBench
 from .bench.workspace import Workspace
@@ -20,8 +23,6 @@ from .explain import analyse
 from .gen import Zlgen, ZlgenClient, ZlgenConfig
 from .ledger import STAT_KEYS, counter_delta, external_paths, p2p_paths, queue_spread, summary
 from .model import TrialResult, l1_bps, l2_bps, line_rate_pps
-from .result import ResultFile
-from .search import Direction, Kind, Outcome, SearchConfig, SearchResult, TrialRecord, binary_search
 
 
 @dataclass

@@ -21,9 +21,9 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .errors import ZeroLossError
-from .hostinfo import fingerprint
+from zeroloss import __version__
+from zeroloss.errors import ZeroLossError
+from zeroloss.hostinfo import fingerprint
 
 FORMAT = "zeroloss-result"
 VERSION = 2

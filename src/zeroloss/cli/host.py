@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..argtypes import whole_number
-from ..errors import ZeroLossError
+from zeroloss.cli.argtypes import whole_number
+from zeroloss.errors import ZeroLossError
 
 FORMAT_HELP = "summary | ovs-vsctl | cmdline | tuned | tripleo | flavor | all (default all)"
 
@@ -23,14 +23,14 @@ _nonneg = whole_number(0)
 
 
 def _root(args):
-    from .sysfs import Root
+    from zeroloss.host.sysfs import Root
 
     return Root(args.root)
 
 
 def _read_ovs(args, root):
     """OVS state by --ovs-state: auto (live on '/', the root's ovs/ directory on a captured tree), live, none, DIR."""
-    from .ovsstate import read_captured, read_live
+    from zeroloss.host.ovsstate import read_captured, read_live
 
     mode = args.ovs_state
     if mode == "none":
@@ -46,7 +46,7 @@ def _read_ovs(args, root):
 
 
 def _inventory(args, with_ovs: bool = True):
-    from .inventory import collect
+    from zeroloss.host.inventory import collect
 
     root = _root(args)
     ovs, note = _read_ovs(args, root) if with_ovs else (None, "")
@@ -54,7 +54,7 @@ def _inventory(args, with_ovs: bool = True):
 
 
 def _cmd_inventory(args: argparse.Namespace) -> int:
-    from .report import inventory_dict, inventory_text
+    from zeroloss.host.report import inventory_dict, inventory_text
 
     inv, note = _inventory(args)
     if args.json:
@@ -66,7 +66,7 @@ def _cmd_inventory(args: argparse.Namespace) -> int:
 
 
 def _intent(args):
-    from .plan import Intent
+    from zeroloss.host.plan import Intent
 
     return Intent(ports=args.ports or (), mtu=args.mtu, pmd_cores_per_node=args.pmd_cores_per_node,
                   pmd_cores_other_nodes=args.pmd_cores_other_nodes, vm_memory_gb=args.vm_memory_gb,
@@ -77,8 +77,8 @@ def _intent(args):
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from .plan import make_plan
-    from .render import FORMATS, render
+    from zeroloss.host.plan import make_plan
+    from zeroloss.host.render import FORMATS, render
 
     inv, _ = _inventory(args, with_ovs=False)
     plan = make_plan(inv, _intent(args))
@@ -93,8 +93,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from .audit import Context, format_report, run
-    from .domxml import parse_domain
+    from zeroloss.host.audit import Context, format_report, run
+    from zeroloss.host.domxml import parse_domain
 
     inv, note = _inventory(args)
     domain = None
@@ -121,7 +121,7 @@ def _read_text(spec: str) -> tuple[str, str]:
     if spec == "-":
         return sys.stdin.read(), "stdin"
     if spec == "live":
-        from .ovsstate import db_socket
+        from zeroloss.host.ovsstate import db_socket
 
         if not db_socket().exists():
             raise ZeroLossError(f"no OVS database socket at {db_socket()}", "give a pmd-rxq-show file instead")
@@ -140,10 +140,10 @@ def _read_text(spec: str) -> tuple[str, str]:
 
 
 def _cmd_rxq(args: argparse.Namespace) -> int:
-    from .ovsstate import parse_pmd_rxq_show
-    from .report import alb_lines, assignment_text, compare_rows
-    from .rxq import ALGORITHMS, alb_estimate, assign, from_assignment, split_queues
-    from .rxqinput import parse_loads, parse_pmds
+    from zeroloss.host.ovsstate import parse_pmd_rxq_show
+    from zeroloss.host.report import alb_lines, assignment_text, compare_rows
+    from zeroloss.host.rxq import ALGORITHMS, alb_estimate, assign, from_assignment, split_queues
+    from zeroloss.host.rxqinput import parse_loads, parse_pmds
 
     if bool(args.loads) == bool(args.pmd_rxq_show):
         raise ZeroLossError("give exactly one of --loads FILE and --pmd-rxq-show FILE|-|live")
@@ -153,7 +153,7 @@ def _cmd_rxq(args: argparse.Namespace) -> int:
         text, source = _read_text(args.loads)
         pmds, rxqs, opts = parse_loads(text, source)
     else:
-        from .rxqinput import from_pmd_rxq_show
+        from zeroloss.host.rxqinput import from_pmd_rxq_show
 
         text, source = _read_text(args.pmd_rxq_show)
         port_numa = {}

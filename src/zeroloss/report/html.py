@@ -8,13 +8,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import fields
 from html import escape
 
-from . import __version__, plots
-from .config import RunConfig
-from .errors import ZeroLossError
-from .explain import HOP_HEADERS, hop_rows, select, trial_analysis
-from .fmt import FLAG_TEXT
-from .ledger import REASONS
-from .summary import PERCENTILES, Run, describe, frame_rows, latency_rows, traced_searches
+from zeroloss import __version__
+from zeroloss.config import RunConfig
+from zeroloss.errors import ZeroLossError
+from zeroloss.explain import HOP_HEADERS, hop_rows, select, trial_analysis
+from zeroloss.fmt import FLAG_TEXT
+from zeroloss.ledger import REASONS
+from zeroloss.report import plots
+from zeroloss.results.summary import PERCENTILES, Run, describe, frame_rows, latency_rows, traced_searches
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1240px;padding:0 16px;

@@ -8,10 +8,10 @@ import json
 import signal
 import sys
 
-from . import __version__
-from .argtypes import whole_number
-from .errors import ZeroLossError
-from .model import MAX_FRAME, MIN_FRAME
+from zeroloss import __version__
+from zeroloss.cli.argtypes import whole_number
+from zeroloss.errors import ZeroLossError
+from zeroloss.model import MAX_FRAME, MIN_FRAME
 
 _positive_int = whole_number(1)
 
@@ -51,9 +51,9 @@ def _add_bench_args(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_trial(args: argparse.Namespace) -> int:
-    from .bench.softbench import BenchSpec, SoftBench
-    from .bench.workspace import Workspace
-    from .fmt import port_table, trial_table
+    from zeroloss.bench.softbench import BenchSpec, SoftBench
+    from zeroloss.bench.workspace import Workspace
+    from zeroloss.fmt import port_table, trial_table
 
     sizes = [p[0] for p in args.imix] if args.imix else [args.frame_size]
     for size in sizes:
@@ -123,12 +123,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from . import config as config_mod
-    from . import hostinfo
-    from .fmt import queue_lines, run_table
-    from .progress import Progress
-    from .result import ResultFile
-    from .runner import Run, interrupted_state
+    from zeroloss import config as config_mod
+    from zeroloss import hostinfo
+    from zeroloss.cli.progress import Progress
+    from zeroloss.fmt import queue_lines, run_table
+    from zeroloss.results.resultfile import ResultFile
+    from zeroloss.runner import Run, interrupted_state
 
     overrides = {key: getattr(args, dest) for dest, key in RUN_FLAGS.items()}
     if args.strict_rfc2544 is False:
@@ -180,10 +180,10 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from . import hostinfo
-    from .campaign import CampaignFile, builtin_names, campaign_table, expand, read, run_campaign
-    from .progress import Progress
-    from .runner import Run, interrupted_state
+    from zeroloss import hostinfo
+    from zeroloss.campaign import CampaignFile, builtin_names, campaign_table, expand, read, run_campaign
+    from zeroloss.cli.progress import Progress
+    from zeroloss.runner import Run, interrupted_state
 
     if args.list or not (args.campaign or args.resume):
         print("built-in campaigns: " + ", ".join(builtin_names()))
@@ -230,11 +230,11 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .bench.workspace import Workspace
+    from zeroloss.bench.workspace import Workspace
 
     if args.what == "ledger":
         return _check_ledger(args)
-    from .check import jumbo
+    from zeroloss.check import jumbo
 
     with Workspace() as ws:
         steps = jumbo(ws)
@@ -252,8 +252,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_ledger(args: argparse.Namespace) -> int:
-    from .explain import findings_text
-    from .ledgercheck import ATTRIBUTED_PCT, run
+    from zeroloss.explain import findings_text
+    from zeroloss.ledgercheck import ATTRIBUTED_PCT, run
 
     def progress(name: str) -> None:
         if not args.json:
@@ -278,8 +278,8 @@ def _check_ledger(args: argparse.Namespace) -> int:
 def _cmd_explain(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .explain import select, trial_analysis, trial_text
-    from .result import read_json
+    from zeroloss.explain import select, trial_analysis, trial_text
+    from zeroloss.results.resultfile import read_json
 
     doc = read_json(Path(args.file), "result file")
     if not isinstance(doc, dict):
@@ -307,7 +307,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from .benchmark import run_benchmarks
+    from zeroloss.benchmark import run_benchmarks
 
     for line in run_benchmarks(seconds=args.seconds, repeats=args.repeats, json_out=args.json):
         print(line, flush=True)
@@ -344,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print the result as JSON only")
     t.set_defaults(func=_cmd_trial)
 
-    from .config import field_help
+    from zeroloss.config import field_help
 
     keys = "\n".join(f"  {k}: {v}" for k, v in field_help().items())
     r = sub.add_parser(
@@ -455,8 +455,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="alternating runs per tool; the median is reported (default 3)")
     b.add_argument("--json", action="store_true", help="print one JSON object at the end")
     b.set_defaults(func=_cmd_bench)
-    from .host.cli import register as register_host
-    from .reportcli import register as register_report
+    from zeroloss.cli.host import register as register_host
+    from zeroloss.cli.report import register as register_report
     register_report(sub)
     register_host(sub)
     return p

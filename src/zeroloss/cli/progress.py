@@ -7,8 +7,8 @@ import os
 import sys
 from typing import TextIO
 
-from .explain import trial_text
-from .fmt import si
+from zeroloss.explain import trial_text
+from zeroloss.fmt import si
 
 
 class Progress:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ZeroLossError
-from .model import l1_bps, l2_bps
-from .result import read_json, read_result
+from zeroloss.errors import ZeroLossError
+from zeroloss.model import l1_bps, l2_bps
+from zeroloss.results.resultfile import read_json, read_result
 
 CAMPAIGN = "zeroloss-campaign"
 

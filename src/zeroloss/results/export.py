@@ -6,7 +6,7 @@ import csv
 import io
 import json
 
-from .summary import FrameRow, Run, frame_rows
+from zeroloss.results.summary import FrameRow, Run, frame_rows
 
 # (key, unit or meaning, value of a row); rates are frames/s per direction, as everywhere in zeroloss
 COLUMNS = [

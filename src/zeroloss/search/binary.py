@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from zeroloss.search_types import (
+from zeroloss.search.types import (
     ANOMALY_POLICIES,
     NDR,
     PDR,
@@ -115,7 +115,7 @@ class _Search:
         for attempt in range(self.cfg.max_retries + 1):
             if len(self.records) >= self.max_records:
                 raise SearchAborted(
-                    f"search did not converge within {self.max_records} trials (a bug in zeroloss.search)",
+                    f"search did not converge within {self.max_records} trials (a bug in zeroloss.search.binary)",
                     tuple(self.records), "report it with the stored trial records")
             outcome = self.trial(rate, duration, kind)
             if not outcome.directions:

@@ -11,7 +11,7 @@ from pathlib import Path
 from matplotlib import rc_context, ticker
 from matplotlib.figure import Figure
 
-from .summary import Run, frame_rows, latency_rows
+from zeroloss.results.summary import Run, frame_rows, latency_rows
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
           "#17becf"]

@@ -1,4 +1,4 @@
-"""Typed inputs and outputs of the zero-loss rate search (zeroloss.search). Pure data, no I/O."""
+"""Typed inputs and outputs of the zero-loss rate search (zeroloss.search.binary). Pure data, no I/O."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ import re
 import sys
 from pathlib import Path
 
-from .errors import ZeroLossError
-from .result import write_text_atomic
+from zeroloss.errors import ZeroLossError
+from zeroloss.results.resultfile import write_text_atomic
 
 SUFFIX_FORMAT = {".html": "html", ".htm": "html", ".json": "json", ".csv": "csv", ".md": "markdown",
                  ".markdown": "markdown"}
@@ -20,8 +20,8 @@ def _slug(text: str) -> str:
 
 
 def _write_plots(runs, folder: Path, fmt: str) -> list[Path]:
-    from . import plots
-    from .summary import traced_searches
+    from zeroloss.report import plots
+    from zeroloss.results.summary import traced_searches
 
     folder.mkdir(parents=True, exist_ok=True)
     out = [plots.save(plots.ndr_figure(runs), folder / "ndr", fmt),
@@ -34,8 +34,8 @@ def _write_plots(runs, folder: Path, fmt: str) -> list[Path]:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .export import export
-    from .summary import load_runs, stem
+    from zeroloss.results.export import export
+    from zeroloss.results.summary import load_runs, stem
 
     out = Path(args.output) if args.output else None
     fmt = args.format or (SUFFIX_FORMAT.get(out.suffix.lower(), "html") if out else "html")
@@ -46,7 +46,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise ZeroLossError(f"-o {out} is one of the result files: it would be overwritten", "name another file")
     runs = load_runs(args.files)
     if fmt == "html":
-        from .htmlreport import figure_count, render
+        from zeroloss.report.html import figure_count, render
 
         total = figure_count(runs)
         show = sys.stderr.isatty() and not args.quiet
@@ -72,8 +72,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare, text, to_json
-    from .summary import load_runs
+    from zeroloss.results.compare import compare, text, to_json
+    from zeroloss.results.summary import load_runs
 
     cmps = compare(load_runs(args.files), force=args.force)
     if args.json:

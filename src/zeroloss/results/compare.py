@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import ZeroLossError
-from .fmt import si, table
-from .hostinfo import FINGERPRINT_KEYS, fingerprint
-from .summary import FrameRow, Run, frame_rows
+from zeroloss.errors import ZeroLossError
+from zeroloss.fmt import si, table
+from zeroloss.hostinfo import FINGERPRINT_KEYS, fingerprint
+from zeroloss.results.summary import FrameRow, Run, frame_rows
 
 HOST_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "numa_nodes", "memory_mib", "hugepages", "kernel",
                "os", "cmdline", "isolated_cpus", "dpdk_package", "python")

@@ -1,0 +1,1 @@
+"""The HTML report and its matplotlib figures (reads result files only)."""
