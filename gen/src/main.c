@@ -3,6 +3,7 @@
  * zlgen: DPDK traffic generator for zero-loss measurements.
  * Usage: zlgen [EAL options] -- --ctl PATH [--rxq N] [--txq N] [--rxd N]
  *        [--txd N] [--max-frame BYTES] [--mbufs N] [--idle-sleep-us US] [--gap-us US]
+ *        [--hotplug DEVARGS]...
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -40,6 +41,8 @@ usage(void)
 		"  --idle-sleep-us US    sleep this long when a loop found no work (default 0:\n"
 		"                        busy poll; use 20..200 to share a core)\n"
 		"  --gap-us US           pacing: lateness that restarts the schedule (default 50)\n"
+		"  --hotplug DEVARGS     probe this device after the EAL's ports are set up (repeatable,\n"
+		"                        in order): both ends of a vhost-user wire in one zlgen\n"
 		"Every lcore given to EAL (-l) runs a worker; control runs in its own thread.\n");
 }
 
@@ -77,6 +80,7 @@ parse_args(int argc, char **argv, struct zl_port_opts *o)
 		{ "mbufs", required_argument, NULL, 'm' },
 		{ "idle-sleep-us", required_argument, NULL, 's' },
 		{ "gap-us", required_argument, NULL, 'g' },
+		{ "hotplug", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -89,6 +93,7 @@ parse_args(int argc, char **argv, struct zl_port_opts *o)
 	o->nb_txd = 1024;
 	o->max_frame = 1518;
 	o->nb_mbufs = 0;
+	o->nb_hotplug = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -130,6 +135,13 @@ parse_args(int argc, char **argv, struct zl_port_opts *o)
 		case 'g':
 			if (parse_u32("--gap-us", optarg, 1, 1000000, &gap_us) < 0)
 				return -1;
+			break;
+		case 'H':
+			if (o->nb_hotplug == ZL_MAX_PORTS) {
+				fprintf(stderr, "zlgen: at most %u --hotplug devices\n", ZL_MAX_PORTS);
+				return -1;
+			}
+			o->hotplug[o->nb_hotplug++] = optarg;
 			break;
 		case 'h':
 			usage();

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_dev.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -146,11 +148,59 @@ port_init(struct zl_port *p, uint16_t port_id, const struct zl_port_opts *o)
 	return 0;
 }
 
-/* Sets up every probed port; returns 0 or -1 after printing why. */
+/* Sets up the next port (zl.ports[zl.nb_ports]); -1 after printing why. */
+static int
+port_add(uint16_t port_id, const struct zl_port_opts *o)
+{
+	if (zl.nb_ports == ZL_MAX_PORTS) {
+		fprintf(stderr, "zlgen: more than %u ports\n", ZL_MAX_PORTS);
+		return -1;
+	}
+	if (port_init(&zl.ports[zl.nb_ports], port_id, o) < 0)
+		return -1;
+	zl.nb_ports++;
+	return 0;
+}
+
+/* Whether port_id is set up already. */
+static int
+port_known(uint16_t port_id)
+{
+	uint16_t i;
+
+	for (i = 0; i < zl.nb_ports; i++)
+		if (zl.ports[i].id == port_id)
+			return 1;
+	return 0;
+}
+
+/*
+ * Probes one --hotplug device and sets up the port(s) it created. Both ends of a
+ * vhost-user wire can live in one zlgen this way: net_vhost creates its socket only
+ * when its port is configured, so its virtio-user peer must be probed after that.
+ */
+static int
+port_hotplug(const char *devargs, const struct zl_port_opts *o)
+{
+	uint16_t port_id;
+	int ret = rte_dev_probe(devargs);
+
+	if (ret < 0) {
+		fprintf(stderr, "zlgen: cannot probe device '%s': %s\n", devargs, rte_strerror(-ret));
+		return -1;
+	}
+	RTE_ETH_FOREACH_DEV(port_id) {
+		if (!port_known(port_id) && port_add(port_id, o) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Sets up every probed port, then each --hotplug device in order; returns 0 or -1 after printing why. */
 int
 zl_ports_init(const struct zl_port_opts *o)
 {
-	uint16_t port_id;
+	uint16_t port_id, i;
 
 	zl.nb_ports = 0;
 	RTE_ETH_FOREACH_DEV(port_id) {
@@ -159,10 +209,12 @@ zl_ports_init(const struct zl_port_opts *o)
 				ZL_MAX_PORTS, ZL_MAX_PORTS);
 			break;
 		}
-		if (port_init(&zl.ports[zl.nb_ports], port_id, o) < 0)
+		if (port_add(port_id, o) < 0)
 			return -1;
-		zl.nb_ports++;
 	}
+	for (i = 0; i < o->nb_hotplug; i++)
+		if (port_hotplug(o->hotplug[i], o) < 0)
+			return -1;
 	if (zl.nb_ports == 0) {
 		fprintf(stderr, "zlgen: no ports: pass devices to EAL (--vdev net_memif0,... or -a PCI_ADDRESS)\n");
 		return -1;

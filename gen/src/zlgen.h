@@ -154,6 +154,8 @@ struct zl_port_opts {
 	uint16_t nb_txd;
 	uint32_t max_frame;
 	uint32_t nb_mbufs;       /* 0: sized from queues and descriptors */
+	const char *hotplug[ZL_MAX_PORTS]; /* devices probed after the EAL's, in order (--hotplug) */
+	uint16_t nb_hotplug;
 };
 int zl_ports_init(const struct zl_port_opts *o);
 void zl_ports_close(void);

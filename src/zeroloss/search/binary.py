@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from zeroloss.search.trials import TrialLog
 from zeroloss.search.types import (
     ANOMALY_POLICIES,
     NDR,
@@ -47,10 +48,6 @@ __all__ = [
     "SearchResult", "TrialFn", "TrialRecord", "binary_search", "max_trials",
 ]
 
-GEN_FAIL = "generator-failure"
-ANOMALY = "anomaly"
-
-
 def _top_rate(cfg: SearchConfig) -> float:
     """The highest rate ever requested: the ceiling, in whole pps."""
     return float(math.floor(cfg.max_rate_pps))
@@ -68,86 +65,14 @@ def max_trials(cfg: SearchConfig) -> int:
     return max(200, (cfg.max_retries + 1) * len(cfg.goals) * (levels + 1) * 2 * (levels + 1))
 
 
-def _anomaly_text(outcome: Outcome) -> str:
-    seen = []
-    for i, d in enumerate(outcome.directions):
-        parts = []
-        if d.lost < 0:
-            parts.append(f"{-d.lost} more frames received than sent")
-        if d.duplicate:
-            parts.append(f"{d.duplicate} duplicates")
-        if d.late:
-            parts.append(f"{d.late} late frames of an earlier trial")
-        if parts:
-            seen.append(f"direction {i}: " + ", ".join(parts))
-    return "; ".join(seen)
-
-
-class _Search:
+class _Search(TrialLog):
     """The mutable state of one search: the records so far and the decisions derived from them."""
 
     def __init__(self, cfg: SearchConfig, trial: TrialFn, on_trial: Callable[[TrialRecord], None] | None):
-        self.cfg = cfg
-        self.trial = trial
-        self.on_trial = on_trial
+        super().__init__(cfg, trial, on_trial, max_trials(cfg))
         self.step = cfg.step_pps
         self.top_rate = _top_rate(cfg)
         self.floor = float(min(max(1, round(self.step)), self.top_rate))  # lowest rate worth a trial
-        self.max_records = max_trials(cfg)
-        self.records: list[TrialRecord] = []
-        self.final: list[TrialRecord] = []  # counted trials and persistent generator failures, in order
-
-    # -- records -------------------------------------------------------------------------------
-
-    def judge(self, outcome: Outcome, goal: str) -> tuple[str, tuple[str, ...]]:
-        """Verdict for `goal` and the goals passed; generator failures and anomalies pass nothing."""
-        dirs = outcome.directions
-        tol = self.cfg.gen_tolerance_pct / 100
-        if any(d.achieved_pps < d.requested_pps * (1 - tol) for d in dirs):
-            return GEN_FAIL, ()
-        if any(d.anomalous for d in dirs):
-            return ANOMALY, ()
-        passes = tuple(g for g, pct in self.cfg.goals if all(d.lost * 100 <= pct * d.tx for d in dirs))
-        return ("pass" if goal in passes else "fail"), passes
-
-    def run(self, rate: float, duration: float, kind: Kind, goal: str) -> None:
-        """Run one trial, retrying generator failures and (policy "retry") anomalies."""
-        for attempt in range(self.cfg.max_retries + 1):
-            if len(self.records) >= self.max_records:
-                raise SearchAborted(
-                    f"search did not converge within {self.max_records} trials (a bug in zeroloss.search.binary)",
-                    tuple(self.records), "report it with the stored trial records")
-            outcome = self.trial(rate, duration, kind)
-            if not outcome.directions:
-                raise ValueError(f"trial at {rate:.0f} pps returned no directions")
-            verdict, passes = self.judge(outcome, goal)
-            rec = TrialRecord(
-                index=len(self.records), rate_pps=rate, duration_s=duration, kind=kind, goal=goal,
-                outcome=outcome, verdict=verdict, loss_ratio=max(d.loss_ratio for d in outcome.directions),
-                passes=passes)
-            self.records.append(rec)
-            if self.on_trial is not None:
-                self.on_trial(rec)
-            last = attempt == self.cfg.max_retries
-            if verdict == GEN_FAIL:
-                if last:
-                    self.final.append(rec)  # the generator cannot deliver this rate: a new ceiling
-                continue
-            if verdict == ANOMALY:
-                if self.cfg.anomaly_policy == "abort":
-                    raise SearchAborted(
-                        f"anomaly in {kind.value} trial {rec.index} at {rate:.0f} pps: {_anomaly_text(outcome)}",
-                        tuple(self.records), "find what re-sends or delays frames, or use anomaly_policy retry/fail")
-                if self.cfg.anomaly_policy == "retry" and not last:
-                    continue
-            self.final.append(rec)
-            return
-
-    def counted(self) -> list[TrialRecord]:
-        return [r for r in self.final if r.verdict != GEN_FAIL]
-
-    def gen_limit(self) -> float | None:
-        return min((r.rate_pps for r in self.final if r.verdict == GEN_FAIL), default=None)
 
     # -- decisions -----------------------------------------------------------------------------
 
@@ -283,4 +208,4 @@ def binary_search(
     if any(d.anomalous for r in s.records for d in r.outcome.directions):
         flags.add("anomalies")
     return SearchResult(
-        ndr=results[NDR], pdr=results.get(PDR), trials=tuple(s.records), flags=tuple(sorted(flags)))
+        ndr=results[NDR], pdr=results.get(PDR), trials=tuple(s.records), flags=tuple(sorted(flags)), strategy="binary")

@@ -72,6 +72,10 @@ class SearchConfig:
     max_retries: int = 3  # retries of a trial after a generator failure or a retried anomaly
     anomaly_policy: str = "retry"  # negative loss, duplicates or late frames: "fail" | "retry" | "abort"
     ceiling_is_generator: bool = True  # max_rate_pps came from the generator's measured ceiling
+    # MLRsearch only (RFC 9971): the share of a load's trial seconds that may exceed a goal's loss ratio while the
+    # load still counts as a lower bound, and the trial seconds that decide a load (0: one final trial decides)
+    exceed_ratio: float = 0.5
+    duration_sum_s: float = 0.0
 
     def check(self) -> None:
         """Raise ValueError naming the first field outside its allowed range."""
@@ -93,6 +97,12 @@ class SearchConfig:
             raise _bad("gen_tolerance_pct", self.gen_tolerance_pct, "in [0, 100)")
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise _bad("max_retries", self.max_retries, "an integer >= 0")
+        if not 0 <= self.exceed_ratio < 1:
+            raise _bad("exceed_ratio", self.exceed_ratio, "in [0, 1)")
+        if not (math.isfinite(self.duration_sum_s) and (self.duration_sum_s == 0
+                                                        or self.duration_sum_s >= self.validation_s)):
+            raise _bad("duration_sum_s", self.duration_sum_s, f"0 or a finite duration >= validation_s "
+                                                              f"({self.validation_s} s)")
         if self.anomaly_policy not in ANOMALY_POLICIES:
             raise _bad("anomaly_policy", self.anomaly_policy, "one of " + ", ".join(repr(p) for p in ANOMALY_POLICIES))
 
@@ -107,6 +117,11 @@ class SearchConfig:
         if self.pdr_loss_pct is None:
             return ((NDR, self.ndr_loss_pct),)
         return ((NDR, self.ndr_loss_pct), (PDR, self.pdr_loss_pct))
+
+    @property
+    def duration_sum(self) -> float:
+        """MLRsearch: trial seconds that decide whether a load is a lower or upper bound."""
+        return self.duration_sum_s or self.validation_s
 
 
 TrialFn = Callable[[float, float, Kind], Outcome]  # (rate_pps per direction, duration_s, kind) -> Outcome
@@ -136,6 +151,7 @@ class GoalResult:
     upper_pps: float | None  # lowest rate known to fail (None: nothing failed below the ceiling)
     validation: TrialRecord | None
     generator_bound: bool  # within one step of the generator's ceiling or of a generator-limited rate
+    conditional_pps: float | None = None  # MLRsearch: the conditional throughput at the lower bound (RFC 9971)
 
 
 @dataclass(frozen=True)
@@ -144,6 +160,7 @@ class SearchResult:
     pdr: GoalResult | None
     trials: tuple[TrialRecord, ...]
     flags: tuple[str, ...]  # sorted, from: "generator-bound", "generator-limited", "noisy", "anomalies"
+    strategy: str = "binary"  # "binary" | "mlr"
 
 
 class SearchAborted(ZeroLossError):
