@@ -12,7 +12,7 @@ from zeroloss.results.resultfile import VERSION as RUN_VERSION
 from zeroloss.results.resultfile import ResultFile, now_iso, read_json, write_json_atomic
 
 from . import __version__
-from .config import RunConfig, load
+from .config import RunConfig, load, stored
 from .errors import ZeroLossError
 
 FORMAT = "zeroloss-campaign"
@@ -151,7 +151,7 @@ def run_campaign(cf: CampaignFile, cases: list[dict], host: dict,
     for case in cases:
         rf = cf.case(case["name"], case.get("config"), case.get("skip"), host)
         if rf is not None:
-            run(case["name"], RunConfig(**rf.doc["config"]), rf)
+            run(case["name"], stored(rf.doc["config"]), rf)
     cf.doc["state"] = "complete"
     cf.save()
 

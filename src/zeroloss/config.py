@@ -67,10 +67,22 @@ class RunConfig:
     ports: list[str] = _f((), "external mode: the two ports as EAL device arguments (PCI address or vdev)")
     max_rate_pps: float = _f(0.0, "external mode: the highest rate to try per direction (0 = line rate)", 0, 1e10,
                              unit="pps")
-    trial_s: float = _f(2.0, "search trial duration", 0.1, 86400, unit="s")
-    validation_s: float = _f(5.0, "final validation trial duration", 0.1, 86400, unit="s")
+    search: str = _f("binary", "search strategy: binary (RFC 2544 / trafficgen: short trials, one long validation) or "
+                               "mlr (MLRsearch, RFC 9971: FD.io CSIT's controller)", choices=("binary", "mlr"))
+    mlr_exceed_ratio: float = _f(0.5, "mlr: share of a load's trial seconds that may exceed the goal's loss and the "
+                                      "load still count as a lower bound (0: none may)", 0, 0.99)
+    mlr_duration_sum_s: float = _f(0.0, "mlr: trial seconds that decide a load (0: validation_s, one final trial "
+                                        "decides)", 0, 86400, unit="s")
+    warmup_s: float = _f(1.0, "warm-up trial before each search, not counted (0: none)", 0, 3600, unit="s")
+    warmup_pct: float = _f(10.0, "warm-up trial rate (% of the search's top rate)", 0.1, 100, unit="%")
+    require_ndr: Any = _f(None, "sign-off: the NDR each frame size must reach, % of line rate: one number for "
+                                "every size or a map {size: pct}; a miss makes zeroloss run exit 2", unit="%")
+    trial_s: float = _f(2.0, "search trial duration (mlr: its initial trial duration)", 0.1, 86400, unit="s")
+    validation_s: float = _f(5.0, "final validation trial duration (mlr: its final trial duration)", 0.1, 86400,
+                             unit="s")
     drain_ms: int = _f(500, "receive time after TX stops before counting", 0, 60000, unit="ms")
-    granularity_pct: float = _f(0.5, "stop searching when the bounds are this close (% of the ceiling)",
+    granularity_pct: float = _f(0.5, "stop searching when the bounds are this close (% of the top rate; mlr: "
+                                     "relative width, % of the upper bound)",
                                 0.01, 50, unit="%")
     start_pct: float = _f(100.0, "first trial rate (% of the ceiling)", 0.1, 100, unit="%")
     ndr_loss_pct: float = _f(0.0, "loss tolerated by the no-drop rate (NDR), per direction", 0, 100, unit="%")
@@ -124,6 +136,13 @@ class RunConfig:
         elif self.bridges != 1 or self.vlan >= 0 or self.bond != "none" or self.meter_pps:
             raise ZeroLossError(f"bridges, vlan, bond and meter_pps are OVS settings; topology {self.topology} "
                                 "has no OVS", "use --topology ovs-p2p, pvp or pvvp")
+        object.__setattr__(self, "require_ndr", require_map(self.require_ndr, self.frame_sizes))
+        if self.search == "mlr" and self.validation_s < self.trial_s:
+            raise ZeroLossError(f"config: with search mlr, validation_s ({self.validation_s}) is the final trial "
+                                f"duration and must be >= trial_s ({self.trial_s})")
+        if self.mlr_duration_sum_s and self.mlr_duration_sum_s < self.validation_s:
+            raise ZeroLossError(f"config: mlr_duration_sum_s ({self.mlr_duration_sum_s}) must be 0 or >= validation_s "
+                                f"({self.validation_s})")
         if not self.flow_fields and self.flows > 1:
             raise ZeroLossError("flows > 1 needs at least one of flow_fields: " + ", ".join(FLOW_FIELDS))
 
@@ -135,6 +154,50 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def stored(doc_config: dict) -> RunConfig:
+    """The settings a result file was made with. Keys added since keep the behaviour of the zeroloss that wrote
+    it: files without `search` were searched by the binary search, without `warmup_s` had no warm-up trial."""
+    return RunConfig(**{"search": "binary", "warmup_s": 0.0, **doc_config})
+
+
+def require_map(value: Any, sizes: list[int]) -> dict[int, float] | None:
+    """--require-ndr as {frame size: % of line rate}: None, one number for every size, a YAML map, or the
+    command-line text "25" / "64:10,9000:50"."""
+    if value is None or value == {}:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            if ":" not in text:
+                value = float(text)
+            else:
+                value = {int(k): float(v) for k, v in (part.split(":") for part in text.split(",") if part.strip())}
+        except ValueError:
+            raise ZeroLossError(f"config: require_ndr '{value}' is neither a percentage nor SIZE:PCT pairs",
+                                "e.g. --require-ndr 25 or --require-ndr 64:10,1518:50,9000:90") from None
+    if isinstance(value, bool):
+        raise ZeroLossError(f"config: require_ndr must be a percentage or a map of frame size to percentage, "
+                            f"got {value!r}")
+    if isinstance(value, int | float):
+        value = {s: float(value) for s in sizes}
+    if not isinstance(value, dict):
+        raise ZeroLossError(f"config: require_ndr must be a percentage or a map of frame size to percentage, "
+                            f"got {value!r}")
+    out: dict[int, float] = {}
+    for k, v in value.items():
+        try:
+            size = int(k)
+        except (TypeError, ValueError):
+            raise ZeroLossError(f"config: require_ndr key {k!r} is not a frame size") from None
+        if size not in sizes:
+            raise ZeroLossError(f"config: require_ndr names {size} B, which is not in frame_sizes",
+                                "add it to frame_sizes or drop it from require_ndr")
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v <= 100:
+            raise ZeroLossError(f"config: require_ndr for {size} B must be a percentage in (0, 100], got {v!r}")
+        out[size] = float(v)
+    return out
 
 
 def check_ovs_topology(bridges: int, vlan: int, bond: str) -> None:

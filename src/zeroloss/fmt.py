@@ -59,6 +59,11 @@ FLAG_TEXT = {
     "no-ndr": "a search found no rate without loss (every rate it tried lost frames or the generator failed): "
               "the NDR shown is the mean of the searches that found one; see the search trace",
     "anomalies": "duplicates, late frames or more frames received than sent were seen (see the result file)",
+    "ceiling-via-dut": "the generator's ceiling of this file was measured through the DUT (zeroloss before 0.2): "
+                       "an NDR at it may be the DUT's limit, so it is not called generator-bound; run again to "
+                       "measure zlgen alone",
+    "non-monotonic": "this larger frame size reached more frames/s, or fewer Gb/s, than the next smaller size "
+                     "beyond their spread: a sign of noise or of a size-dependent problem (use --repeat)",
 }
 
 
@@ -89,7 +94,9 @@ def run_table(doc: dict) -> str:
     legend = [f"  {f}: {FLAG_TEXT[f]}" for f in sorted({f for r in frows for f in r.flags}) if f in FLAG_TEXT]
     title = (f"Zero-loss throughput: NDR (loss <= {cfg['ndr_loss_pct']:g} %) and PDR (loss <= "
              f"{cfg['pdr_loss_pct']:g} %) per direction, % of {cfg['link_speed_gbps']:g} Gb/s line rate")
-    return "\n".join([title, table(headers, rows), *legend])
+    from zeroloss.results.verdict import verdict
+
+    return "\n".join([verdict(doc).line, title, table(headers, rows), *legend])
 
 
 def queue_lines(doc: dict) -> list[str]:

@@ -4,6 +4,7 @@ external DUT, every trial saved to the result file before the next one starts.""
 from __future__ import annotations
 
 import re
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 from zeroloss.results.resultfile import ResultFile
 from zeroloss.search import Direction, Kind, Outcome, SearchConfig, SearchResult, TrialRecord, binary_search
+from zeroloss.search.mlr import mlr_search
 
 from .bench.ovsbench import VNFS, OvsBench, OvsBenchSpec, flows
 from .bench.softbench import BenchSpec, SoftBench
@@ -63,6 +65,14 @@ def gen_counters(r: TrialResult, refused_is_loss: bool) -> dict:
     return {"dirs": dirs, "ports": ports, "window_s": r.tx_window_s}
 PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 CEILING_S = 1.0
+STRATEGIES = {"binary": binary_search, "mlr": mlr_search}
+# how the generator's own ceiling is measured, per wire: stored with each ceiling in the result file
+CEILING_METHODS = {
+    "memif": "zlgen alone: its two ports joined by one memif wire, nothing in between",
+    "vhost": "zlgen alone: its net_vhost port joined to its own net_virtio_user port (queue size 4096) in one "
+             "process, nothing in between; zlgen also does the vhost side's copies there, so this is a lower "
+             "bound of its ceiling on the DUT's vhost-user ports",
+}
 
 
 def link_for(cfg: RunConfig, frame: int) -> str:
@@ -168,6 +178,10 @@ class TrialRunner:
             self.replaying = True
             return outcome_from_dict(stored["outcome"])
         self.replaying = False
+        return self.measure(rate_pps, duration_s)
+
+    def measure(self, rate_pps: float, duration_s: float) -> Outcome:
+        """One live trial with the counters of every stage read around it."""
         before = self.probe.counters()
         r = self.client.run_trial(duration_s=duration_s, drain_ms=self.cfg.drain_ms,
                                   rate_pps=[rate_pps / (self.queues * self.members)] * self.nb_streams)
@@ -213,6 +227,8 @@ def goal_dict(g, frame: int, link_bps: float) -> dict | None:
         return None
     out = {"goal": g.goal, "loss_pct": g.loss_pct, "rate_pps": g.rate_pps, "lower_pps": g.lower_pps,
            "upper_pps": g.upper_pps, "generator_bound": g.generator_bound}
+    if g.conditional_pps is not None:
+        out["conditional_pps"] = g.conditional_pps
     if g.rate_pps:
         out["line_rate_pct"] = 100 * g.rate_pps / line_rate_pps(link_bps, frame)
         out["l1_gbps"] = l1_bps(g.rate_pps, frame) / 1e9
@@ -256,7 +272,7 @@ class Run:
                          depth=cfg.ring_depth_log2, gen_lcores=cfg.gen_lcores, dut_lcores=cfg.dut_lcores,
                          dut_main_lcore=cfg.dut_main_lcore, dut_rxq=cfg.dut_rxq, gap_us=cfg.pace_gap_us)
         with Workspace() as ws:
-            ceilings = self._ceilings_loopback(ws, spec, frames) if link == "memif" else {}
+            ceilings = self._ceilings_loopback(ws, link, frames, spec.max_frame, spec.depth)
             with SoftBench(spec, ws) as bench, bench.dut.telemetry() as tel:
                 self._place(link, bench.gen.client, {"zlgen_lcores": cfg.gen_lcores, "testpmd_lcores": cfg.dut_lcores,
                                                      "testpmd_main_lcore": cfg.dut_main_lcore})
@@ -280,6 +296,9 @@ class Run:
                             pmd_cpu_mask=cfg.ovs_pmd_cpu_mask, rxq_assign=cfg.ovs_rxq_assign,
                             dpdk_extra=tuple(cfg.ovs_dpdk_extra.split()), rxd=cfg.ovs_rxd, txd=cfg.ovs_txd,
                             tx_retries_max=cfg.ovs_tx_retries_max)
+        with Workspace() as ws:
+            ceilings = self._ceilings_loopback(ws, "vhost", frames, spec.max_frame, spec.gen_ring.bit_length() - 1,
+                                               spec.members)
         with Workspace() as ws, OvsBench(spec, ws) as bench:
             self._place(cfg.topology, bench.gen.client, {
                 "zlgen_lcores": spec.gen_lcores, "zlgen_ports": list(spec.gen_ports),
@@ -289,7 +308,7 @@ class Run:
                 "ovs_rxq_assign": spec.rxq_assign, "ovs_rxd": spec.rxd, "ovs_txd": spec.txd,
                 "bridges": spec.bridges, "vlan": spec.vlan, "bond": spec.bond,
                 "meter_pps": spec.meter_pps, "flows": flows(spec)})
-            self._frames(bench.gen.client, frames, cfg.topology, {}, ovs_probe(bench))
+            self._frames(bench.gen.client, frames, cfg.topology, ceilings, ovs_probe(bench))
 
     def _place(self, key: str, client: ZlgenClient, info: dict) -> None:
         self.rf.doc["placement"][key] = {**info, "dpdk": client.hello()["dpdk"]}
@@ -297,41 +316,39 @@ class Run:
 
     def _frames(self, client: ZlgenClient, frames: list[int], link: str, ceilings: dict[int, float],
                 probe: Probe) -> None:
-        """Searches each frame size; where no loopback ceiling exists, measures it through the DUT."""
+        """Searches each frame size between zlgen's own ceiling and what the DUT forwards when zlgen sends as
+        fast as it can (its maximum receive rate, MRR: the top of the search range, never a ceiling)."""
+        members = 2 if self.cfg.bond != "none" else 1
         for frame in frames:
-            if frame not in ceilings:
-                def measure(f: int = frame) -> float:
-                    return measure_ceiling(client, self.cfg, f, self.cfg.dut_rxq,
-                                           2 if self.cfg.bond != "none" else 1)
-
-                ceilings[frame] = self._ceiling(frame, link, "through-dut", measure)
+            mrr = self._mrr(frame, lambda f=frame: measure_ceiling(client, self.cfg, f, self.cfg.dut_rxq, members))
             for rep in range(self.cfg.repeat):
-                self._search(client, probe, frame, rep, link, ceilings[frame])
+                self._search(client, probe, frame, rep, link, ceilings[frame], mrr)
 
-    def _ceiling(self, frame: int, link: str, how: str, measure: Callable[[], float]) -> float:
-        key = str(frame)
-        stored = self.rf.doc["ceilings"].get(key)
-        if stored:
-            return stored["pps"]
-        self.progress("ceiling", {"frame": frame, "link": link, "how": how})
-        pps = measure()
-        self.rf.doc["ceilings"][key] = {"pps": pps, "link": link, "how": how}
-        self.rf.save()
-        return pps
+    def _mrr(self, frame: int, measure: Callable[[], float]) -> float:
+        entry = self.rf.doc["ceilings"][str(frame)]
+        if "mrr_pps" not in entry:
+            self.progress("mrr", {"frame": frame})
+            entry["mrr_pps"] = measure()
+            self.rf.save()
+        return entry["mrr_pps"]
 
-    def _ceilings_loopback(self, ws: Workspace, spec: BenchSpec, frames: list[int]) -> dict[int, float]:
-        """zlgen's two ports joined by one memif wire, no DUT: what the generator and the wire carry."""
-        need = [f for f in frames if str(f) not in self.rf.doc["ceilings"]]
-        out = {f: self.rf.doc["ceilings"][str(f)]["pps"] for f in frames if f not in need}
+    def _ceilings_loopback(self, ws: Workspace, link: str, frames: list[int], max_frame: int, depth: int,
+                           members: int = 1) -> dict[int, float]:
+        """zlgen alone, its ports joined by the DUT's kind of wire (memif, or vhost-user to virtio-user in one
+        process), nothing in between: what the generator and the wire carry, per frame size."""
+        stored = self.rf.doc["ceilings"]
+        need = [f for f in frames if str(f) not in stored or stored[str(f)].get("how") != "loopback"]
+        out = {f: stored[str(f)]["pps"] for f in frames if f not in need}
         if need:
-            loop = BenchSpec(dut="none", link="memif", max_frame=spec.max_frame, depth=spec.depth,
-                             gen_lcores=spec.gen_lcores, dut_rxq=spec.dut_rxq, gap_us=spec.gap_us)
+            loop = BenchSpec(dut="none", link=link, max_frame=max_frame, depth=depth, gen_lcores=self.cfg.gen_lcores,
+                             dut_rxq=self.cfg.dut_rxq, gap_us=self.cfg.pace_gap_us, wires=members)
             with SoftBench(loop, ws) as lb:
                 for f in need:
-                    def measure(f: int = f) -> float:
-                        return measure_ceiling(lb.gen.client, self.cfg, f, spec.dut_rxq)
-
-                    out[f] = self._ceiling(f, "memif", "loopback", measure)
+                    self.progress("ceiling", {"frame": f, "link": link, "how": "loopback"})
+                    pps = measure_ceiling(lb.gen.client, self.cfg, f, self.cfg.dut_rxq, members)
+                    stored[str(f)] = {"pps": pps, "link": link, "how": "loopback", "method": CEILING_METHODS[link]}
+                    self.rf.save()
+                    out[f] = pps
         return out
 
     def _external(self) -> None:
@@ -357,10 +374,10 @@ class Run:
                                      "external", top, ceiling_is_gen=False)
 
     def _search(self, client: ZlgenClient, probe: Probe, frame: int, rep: int, link: str,
-                ceiling: float, ceiling_is_gen: bool = True) -> None:
+                ceiling: float, mrr: float | None = None, ceiling_is_gen: bool = True) -> None:
         cfg = self.cfg
         line = line_rate_pps(self.link_bps, frame)
-        max_rate = min(ceiling, line)
+        max_rate = min(ceiling, line, mrr or ceiling)
         stored = self.rf.search(frame, rep)
         replay = list(stored["trials"]) if stored else []
         entry = self.rf.start_search(frame, rep, link=link, ceiling_pps=ceiling, line_rate_pps=line,
@@ -371,10 +388,15 @@ class Run:
                             pdr_loss_pct=cfg.pdr_loss_pct if cfg.pdr_loss_pct >= 0 else None,
                             trial_s=cfg.trial_s, validation_s=cfg.validation_s,
                             gen_tolerance_pct=cfg.gen_tolerance_pct, max_retries=cfg.max_retries,
-                            anomaly_policy=cfg.anomaly_policy, ceiling_is_generator=ceiling_is_gen and ceiling < line)
+                            anomaly_policy=cfg.anomaly_policy, exceed_ratio=cfg.mlr_exceed_ratio,
+                            duration_sum_s=cfg.mlr_duration_sum_s,
+                            ceiling_is_generator=ceiling_is_gen and ceiling <= min(line, mrr or ceiling))
         runner = TrialRunner(client, cfg, frame, probe, replay, refused_is_loss=link != "external")
+        entry["strategy"] = cfg.search
         self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,
-                                 "resumed_trials": len(replay)})
+                                 "resumed_trials": len(replay), "strategy": cfg.search})
+        if cfg.warmup_s > 0:
+            entry["warmup"] = self._warm_up(runner, max_rate)
 
         def on_trial(rec: TrialRecord) -> None:
             d = record_dict(rec)
@@ -394,14 +416,28 @@ class Run:
             self.rf.add_trial(entry, d)
             self.progress("trial", {"frame": frame, "record": d, "max_rate_pps": max_rate})
 
-        result = binary_search(scfg, runner, on_trial)
+        started = time.monotonic()
+        result = STRATEGIES[cfg.search](scfg, runner, on_trial)
+        entry["wall_s"] = round(time.monotonic() - started, 3)  # the search's own time, warm-up excluded
         self.rf.finish_search(entry, self._result_dict(result, frame, entry))
         self.progress("done", {"frame": frame, "repeat": rep, "result": entry["result"]})
+
+    def _warm_up(self, runner: TrialRunner, max_rate: float) -> dict:
+        """One trial before the search (trafficgen's warm-up trial), never given to it: rings, page faults,
+        flow caches and MAC tables are warm when the first counted trial starts. Kept in the result file."""
+        rate = float(max(1, round(max_rate * self.cfg.warmup_pct / 100)))
+        out = runner.measure(rate, self.cfg.warmup_s)
+        d = {"rate_pps": rate, "duration_s": self.cfg.warmup_s,
+             "outcome": {"directions": [asdict(x) for x in out.directions]}}
+        self.rf.save()
+        self.progress("warmup", {"rate_pps": rate, "lost": sum(x.lost for x in out.directions)})
+        return d
 
     def _result_dict(self, res: SearchResult, frame: int, entry: dict) -> dict:
         out = {"ndr": goal_dict(res.ndr, frame, self.link_bps),
                "pdr": goal_dict(res.pdr, frame, self.link_bps),
-               "flags": list(res.flags), "trials": len(res.trials)}
+               "flags": list(res.flags), "trials": len(res.trials), "strategy": res.strategy,
+               "trial_seconds": sum(t.duration_s for t in res.trials)}
         v = res.ndr.validation
         if v is not None:
             lat = [d["latency_ns"] for d in entry["trials"][v.index].get("directions", [])]

@@ -44,6 +44,7 @@ class BenchSpec:
     # queues per port, on testpmd and on zlgen alike: a virtual wire pairs queue i with queue i, and a
     # memif whose ends disagree on the queue count mixes frames between queues
     dut_rxq: int = 1
+    wires: int = 1  # dut 'none': zlgen's ports 2i and 2i+1 are joined by wire i (2 for bonded topologies)
 
     def check(self) -> None:
         if self.dut not in DUTS:
@@ -67,10 +68,18 @@ class SoftBench:
         s = self.spec
         hugepages.require(GEN_MB + (DUT_MB if s.dut != "none" else 0))
         jumbo = s.max_frame > 1518
+        hotplug: tuple[str, ...] = ()
+        extra: tuple[str, ...] = ()
         try:
             if s.dut == "none":
-                w = make_wire(s.link, 0, self.ws.sock("wire0"), jumbo, s.depth, b_index=1)
-                gen_vdevs = (w.a, w.b)
+                ws = [make_wire(s.link, 2 * i, self.ws.sock(f"wire{i}"), jumbo, s.depth, b_index=2 * i + 1,
+                                queues=s.dut_rxq) for i in range(s.wires)]
+                gen_vdevs = tuple(end for w in ws for end in (w.a, w.b))
+                if s.link == "vhost":
+                    # net_vhost makes its socket only when configured: zlgen probes the ends one by one
+                    # (--hotplug); memory reserved up front (-m), as growing it while virtio-user sends
+                    # its memory table to the vhost side in the same process would deadlock
+                    hotplug, gen_vdevs, extra = gen_vdevs, (), ("-m", str(GEN_MB))
             else:
                 w0 = make_wire(s.link, 0, self.ws.sock("wire0"), jumbo, s.depth, queues=s.dut_rxq)
                 w1 = make_wire(s.link, 1, self.ws.sock("wire1"), jumbo, s.depth, queues=s.dut_rxq)
@@ -81,11 +90,11 @@ class SoftBench:
                     rxd=s.rxd, txd=s.txd, rxq=s.dut_rxq, txq=s.dut_rxq, set_mtu=s.link != "memif"),
                     self.ws.log("testpmd")))
                 gen_vdevs = (w0.b, w1.b)
-            gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"), vdevs=gen_vdevs)
+            gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"), vdevs=gen_vdevs, extra=extra)
             self.gen = self._stack.enter_context(Zlgen(ZlgenConfig(
                 eal=gen_eal, ctl_path=self.ws.sock("zlgen-ctl"), max_frame=s.max_frame,
-                idle_sleep_us=s.idle_sleep_us, rxd=s.rxd, txd=s.txd, rxq=s.dut_rxq, txq=s.dut_rxq, gap_us=s.gap_us),
-                self.ws.log("zlgen")))
+                idle_sleep_us=s.idle_sleep_us, rxd=s.rxd, txd=s.txd, rxq=s.dut_rxq, txq=s.dut_rxq, gap_us=s.gap_us,
+                hotplug=hotplug), self.ws.log("zlgen")))
             self.warm_up()
         except BaseException:
             self._stack.close()
@@ -97,7 +106,9 @@ class SoftBench:
         fresh ring buffers page-faults them in, which on its own loses frames (measured: tens of
         thousands in the first 2 s trial at 1 Mpps, none after)."""
         client = self.gen.client
-        client.configure(self.streams(frame_size=self.spec.max_frame, flows=16, rate_pps=500_000))
+        client.configure([st for w in range(self.spec.wires if self.spec.dut == "none" else 1)
+                          for st in self.streams(frame_size=self.spec.max_frame, flows=16, rate_pps=500_000,
+                                                 first_port=2 * w)])
         client.run_trial(frames=2 << min(self.spec.depth, 12 if self.spec.link == "vhost" else 14),
                          drain_ms=200)
 
@@ -105,12 +116,14 @@ class SoftBench:
         self._stack.close()  # zlgen first, then the DUT (reverse order of start)
 
     def streams(self, frame_size: int = 64, flows: int = 1, rate_pps: float = 0,
-                bidirectional: bool = True, imix: list[list[int]] | None = None) -> list[dict]:
-        """Stream definitions: port 0 -> port 1 and, when bidirectional, port 1 -> port 0."""
+                bidirectional: bool = True, imix: list[list[int]] | None = None, first_port: int = 0) -> list[dict]:
+        """Stream definitions: port 0 -> port 1 and, when bidirectional, port 1 -> port 0 (ports counted from
+        first_port)."""
         size = {"imix": imix} if imix else {"frame_size": frame_size}
-        out = [{"port": 0, "rx_port": 1, "rate_pps": rate_pps, "flows": flows, **size}]
+        a, b = first_port, first_port + 1
+        out = [{"port": a, "rx_port": b, "rate_pps": rate_pps, "flows": flows, **size}]
         if bidirectional:
-            out.append({"port": 1, "rx_port": 0, "rate_pps": rate_pps, "flows": flows, **size})
+            out.append({"port": b, "rx_port": a, "rate_pps": rate_pps, "flows": flows, **size})
         return out
 
     def __enter__(self) -> SoftBench:

@@ -63,9 +63,6 @@ def _cmd_trial(args: argparse.Namespace) -> int:
         raise ZeroLossError("--duration must be more than 0 seconds")
     largest = max(sizes)
     link = args.link or ("memif" if largest <= 1518 else "vhost")
-    if args.dut == "none" and link == "vhost":
-        raise ZeroLossError("--dut none needs --link memif",
-                            "a vhost-user wire needs its two ends in two processes")
     spec = BenchSpec(dut=args.dut, link=link, forward_mode=args.forward_mode,
                      max_frame=max(1518, largest), idle_sleep_us=args.idle_sleep_us)
     with Workspace(keep_logs=args.keep_logs) as ws, SoftBench(spec, ws) as bench:
@@ -99,7 +96,7 @@ RUN_FLAGS = {  # flag dest -> config key
     "pdr_loss_pct": "pdr_loss_pct", "link_speed_gbps": "link_speed_gbps", "repeat": "repeat", "dut": "dut",
     "forward_mode": "forward_mode", "link": "link", "ports": "ports", "max_rate_pps": "max_rate_pps",
     "start_pct": "start_pct", "strict_rfc2544": "strict_rfc2544", "topology": "topology", "vnf_ring": "vnf_ring",
-    "bond": "bond",
+    "bond": "bond", "search": "search", "require_ndr": "require_ndr", "warmup_s": "warmup_s",
 }
 
 
@@ -128,6 +125,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from zeroloss.cli.progress import Progress
     from zeroloss.fmt import queue_lines, run_table
     from zeroloss.results.resultfile import ResultFile
+    from zeroloss.results.verdict import verdict
     from zeroloss.runner import Run, interrupted_state
 
     overrides = {key: getattr(args, dest) for dest, key in RUN_FLAGS.items()}
@@ -144,7 +142,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         rf.check_host(host)
         if rf.doc["state"] == "complete":
             raise ZeroLossError(f"{args.resume} is complete: nothing to resume")
-        cfg = config_mod.RunConfig(**rf.doc["config"])
+        cfg = config_mod.stored(rf.doc["config"])
         rf.set_state("running")
     else:
         cfg = config_mod.load(Path(args.config) if args.config else None, overrides)
@@ -160,11 +158,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 130
     except ZeroLossError as e:
         raise ZeroLossError(f"{e} (trials so far: {rf.path})") from e
+    sign_off = verdict(rf.doc)
+    code = 2 if sign_off.status == "FAIL" else 0
     if args.json:
-        print(json.dumps({"result_file": str(rf.path), "searches": [
+        print(json.dumps({"verdict": sign_off.to_dict(), "result_file": str(rf.path), "searches": [
             {k: s[k] for k in ("frame", "repeat", "link", "ceiling_pps", "line_rate_pps", "result")}
             for s in rf.doc["searches"]], "warnings": rf.doc["warnings"]}, indent=2))
-        return 0
+        return code
     print(run_table(rf.doc))
     lines = queue_lines(rf.doc)
     if lines:
@@ -173,7 +173,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for w in rf.doc["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
     print(f"\nresult file: {rf.path}\nHTML report: zeroloss report {rf.path}")
-    return 0
+    if code:
+        print(f"zeroloss: {sign_off.line}", file=sys.stderr)
+    return code
 
 
 def _cmd_campaign(args: argparse.Namespace) -> int:
@@ -307,9 +309,23 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from zeroloss.benchmark import run_benchmarks
+    if args.search:
+        import time
+        from pathlib import Path
 
-    for line in run_benchmarks(seconds=args.seconds, repeats=args.repeats, json_out=args.json):
+        from zeroloss.searchbench import parse_cases, search_bench
+
+        try:
+            cases = parse_cases(args.cases)
+        except ValueError:
+            raise ZeroLossError(f"--cases '{args.cases}' is not TOPOLOGY:SIZE,... (e.g. p2p:64,pvp:64)") from None
+        lines = search_bench(cases, args.repeats, args.trial, args.validation, args.granularity,
+                             Path(f"results/bench-search-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
+    else:
+        from zeroloss.benchmark import run_benchmarks
+
+        lines = run_benchmarks(seconds=args.seconds, repeats=args.repeats, json_out=args.json)
+    for line in lines:
         print(line, flush=True)
     return 0
 
@@ -392,6 +408,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="external mode: a port as an EAL device (PCI address or vdev); give two")
     r.add_argument("--max-rate", dest="max_rate_pps", type=_rate, metavar="PPS",
                    help="external mode: highest rate to try per direction (default line rate)")
+    r.add_argument("--search", choices=["binary", "mlr"],
+                   help="binary: RFC 2544 / trafficgen binary search, short trials and one long validation (default);"
+                        " mlr: MLRsearch (RFC 9971, FD.io CSIT's controller), goals set by --set mlr_exceed_ratio "
+                        "and mlr_duration_sum_s")
+    r.add_argument("--require-ndr", dest="require_ndr", metavar="PCT|SIZE:PCT,...",
+                   help="sign-off: the NDR every frame size must reach, %% of line rate (e.g. 25, or 64:10,9000:90; "
+                        "a YAML map in --config); the run exits 2 naming the sizes that missed")
+    r.add_argument("--warmup", dest="warmup_s", type=float, metavar="S",
+                   help="warm-up trial before each search, seconds, not counted (default 1; 0: none)")
     r.add_argument("--strict-rfc2544", dest="strict_rfc2544", action="store_true", default=False,
                    help="60 s trials and validation, 2 s drain, zero loss (RFC 2544 §24, §23)")
     r.add_argument("--output", "-o", metavar="FILE", help="result file (default results/zeroloss-TIME.json)")
@@ -454,6 +479,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeats", type=_positive_int, default=3, metavar="N",
                    help="alternating runs per tool; the median is reported (default 3)")
     b.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    b.add_argument("--search", action="store_true",
+                   help="instead: the binary search against MLRsearch on the bench (trial-seconds, wall time, "
+                        "generator failures, NDR spread of --repeats searches each, per case)")
+    b.add_argument("--cases", default="p2p:64,p2p:1518,p2p:9000,pvp:64", metavar="TOPO:SIZE,...",
+                   help="--search: the cases (default p2p:64,p2p:1518,p2p:9000,pvp:64)")
+    b.add_argument("--trial", type=float, default=1.0, metavar="S",
+                   help="--search: search trial (MLRsearch: initial trial) duration, s (default 1)")
+    b.add_argument("--validation", type=float, default=5.0, metavar="S",
+                   help="--search: validation (MLRsearch: final trial) duration, s, equal for both (default 5)")
+    b.add_argument("--granularity", type=float, default=0.5, metavar="PCT",
+                   help="--search: binary granularity and MLRsearch relative width, %% (default 0.5)")
     b.set_defaults(func=_cmd_bench)
     from zeroloss.cli.host import register as register_host
     from zeroloss.cli.report import register as register_report

@@ -33,11 +33,15 @@ class Progress:
             self._line(f"== {data['name']}")
         elif event == "ceiling":
             self._line(f"{data['frame']:>5} B  measuring the generator ceiling ({data['how']}, {data['link']})")
+        elif event == "mrr":
+            self._line(f"{data['frame']:>5} B  measuring what the DUT forwards when zlgen sends flat out (MRR)")
         elif event == "search":
             self.count = 0
             resumed = f", {data['resumed_trials']} trial(s) replayed" if data["resumed_trials"] else ""
-            self._line(f"{data['frame']:>5} B  search over {data['link']}, ceiling "
+            self._line(f"{data['frame']:>5} B  {data.get('strategy', 'binary')} search over {data['link']}, up to "
                        f"{si(data['max_rate_pps'], 'pps')}{resumed}")
+        elif event == "warmup":
+            self._line(f"        warm-up trial at {si(data['rate_pps'], 'pps')}: lost {data['lost']} (not counted)")
         elif event == "trial":
             self.count += 1
             self._trial(data)

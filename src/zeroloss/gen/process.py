@@ -43,6 +43,7 @@ class ZlgenConfig:
     idle_sleep_us: int = 0
     mbufs: int = 0
     gap_us: int = 50  # pacing: lateness after which the schedule restarts instead of catching up
+    hotplug: tuple[str, ...] = ()  # devices probed after the EAL's, in order (both ends of a vhost-user wire)
 
     def argv(self) -> list[str]:
         if not MIN_FRAME <= self.max_frame <= MAX_FRAME:
@@ -54,6 +55,8 @@ class ZlgenConfig:
                 "--gap-us", str(self.gap_us)]
         if self.mbufs:
             args += ["--mbufs", str(self.mbufs)]
+        for dev in self.hotplug:
+            args += ["--hotplug", dev]
         return args
 
 

@@ -16,6 +16,7 @@ from zeroloss.fmt import FLAG_TEXT
 from zeroloss.ledger import REASONS
 from zeroloss.report import plots
 from zeroloss.results.summary import PERCENTILES, Run, describe, frame_rows, latency_rows, traced_searches
+from zeroloss.results.verdict import verdict
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1240px;padding:0 16px;
@@ -27,6 +28,7 @@ table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nu
 th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:right;vertical-align:top;white-space:nowrap}
 th{background:#f3f6f9;font-weight:600}td.l,th.l{text-align:left}
 tr.fail td{background:#fdecec}tr.pass td{background:#eef8ee}tr.risk td{background:#fff7e0}
+.verdict{font-size:1.1em}.verdict.pass{color:#1a7f37}.verdict.fail{color:#b42318}
 .meta{color:#555}.kv td{text-align:left;white-space:normal;max-width:440px;overflow-wrap:anywhere}
 .kv td:first-child{color:#444;white-space:nowrap}td.why{white-space:normal;text-align:left}
 .kv td.set{font-weight:600}.grid{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
@@ -264,7 +266,9 @@ def render(runs: list[Run], title: str | None = None, progress: Callable[[int], 
     lat = plots.svg_inline(plots.latency_figure(runs), "lat")
     tick()
     summary = "".join(f"<h4>{escape(r.label)}: {escape(describe(r.doc))}</h4>{results_table(r.doc)}" for r in runs)
-    body = [f"<h1>{escape(title)}</h1>",
+    verdicts = "".join(f'<p class="verdict {v.status.lower()}"><b>{escape(r.label)}</b>: {escape(v.line)}</p>'
+                       for r in runs for v in [verdict(r.doc)])
+    body = [f"<h1>{escape(title)}</h1>", verdicts,
             f'<p class="meta">Made by zeroloss {__version__} on {time.strftime("%Y-%m-%d %H:%M %Z")} from '
             f"{len(runs)} run(s); it reads only the result files. Rates are frames per second per direction; "
             "frame sizes include the 4 B FCS.</p>",

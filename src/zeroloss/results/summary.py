@@ -6,7 +6,7 @@ the report, the exports and `zeroloss compare` all read their numbers from `fram
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from zeroloss.errors import ZeroLossError
@@ -109,7 +109,31 @@ class FrameRow:
 
 def frame_rows(doc: dict) -> list[FrameRow]:
     """One row per frame size with a finished search; PDR, validation and latency from the first repeat that
-    found an NDR."""
+    found an NDR. Flags beyond the searches' own: `ceiling-via-dut` (an older file whose generator ceiling was
+    measured through the DUT: its generator-bound is void) and `non-monotonic` (below)."""
+    return _monotonic(_rows(doc))
+
+
+def _monotonic(rows: list[FrameRow]) -> list[FrameRow]:
+    """Flags a frame size whose NDR breaks the order frame sizes should keep against the next smaller size
+    measured: more frames/s than it, or fewer L1 Gb/s than it, by more than both sizes' run-to-run spread."""
+    out = []
+    prev: FrameRow | None = None
+    for r in rows:
+        if prev is not None and r.found and prev.found:
+            more_pps = r.ndr_pps - prev.ndr_pps > (r.spread_pps or 0) + (prev.spread_pps or 0)
+            bits, prev_bits = r.ndr_pps * (r.frame + 20), prev.ndr_pps * (prev.frame + 20)  # L1 bytes/s
+            fewer_bits = prev_bits - bits > (r.spread_pps or 0) * (r.frame + 20) + (prev.spread_pps or 0) * (
+                prev.frame + 20)
+            if more_pps or fewer_bits:
+                r = replace(r, flags=tuple(sorted({*r.flags, "non-monotonic"})))
+        out.append(r)
+        if r.found:
+            prev = r
+    return out
+
+
+def _rows(doc: dict) -> list[FrameRow]:
     by_frame: dict[int, list[dict]] = {}
     for s in doc["searches"]:
         if s.get("result"):
@@ -123,6 +147,9 @@ def frame_rows(doc: dict) -> list[FrameRow]:
         val = first["ndr"].get("validation") or {}
         lat = first.get("ndr_latency_ns")
         flags = {f for r in runs for f in r["result"]["flags"]} | ({"no-ndr"} if len(found) < len(runs) else set())
+        via_dut = (doc.get("ceilings") or {}).get(str(frame), {}).get("how") == "through-dut"
+        if via_dut and "generator-bound" in flags:
+            flags = (flags - {"generator-bound"}) | {"ceiling-via-dut"}
         brackets = [r["result"]["ndr"]["upper_pps"] - r["result"]["ndr"]["lower_pps"] for r in runs
                     if r["result"]["ndr"].get("upper_pps") is not None
                     and r["result"]["ndr"].get("lower_pps") is not None]
@@ -135,7 +162,7 @@ def frame_rows(doc: dict) -> list[FrameRow]:
             lat_us=(lat["p50"] / 1e3, lat["p99"] / 1e3, lat["max"] / 1e3) if lat else None,
             flags=tuple(sorted(flags)),
             resolution_pps=max(brackets) if brackets else None,
-            generator_bound=any(r["result"]["ndr"].get("generator_bound") for r in runs)))
+            generator_bound=not via_dut and any(r["result"]["ndr"].get("generator_bound") for r in runs)))
     return rows
 
 
