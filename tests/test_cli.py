@@ -25,6 +25,11 @@ def test_version():
     (["trial", "--frame-size", "20"], "frame size 20 B is outside 64..9728 B"),
     (["trial", "--imix", "64:7,99999:1"], "frame size 99999 B is outside 64..9728 B"),
     (["trial", "--duration", "0"], "--duration must be more than 0 seconds"),
+    (["bench", "--search", "--cases", "p2p"], "--cases 'p2p' is not TOPOLOGY:SIZE"),
+    (["bench", "--search", "--cases", "ring:64"], "topology must be one of"),
+    (["run", "--require-ndr", "fast"], "require_ndr 'fast' is neither a percentage nor SIZE:PCT pairs"),
+    (["run", "--frame-sizes", "64", "--require-ndr", "1518:50"], "names 1518 B, which is not in frame_sizes"),
+    (["run", "--search", "mlr", "--trial", "5", "--validation", "2"], "must be >= trial_s"),
 ])
 def test_bad_input_is_one_line_without_traceback(args, expect):
     r = run(*args)

@@ -66,6 +66,8 @@ def gen_counters(r: TrialResult, refused_is_loss: bool) -> dict:
 PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 CEILING_S = 1.0
 STRATEGIES = {"binary": binary_search, "mlr": mlr_search}
+# an MRR within this share of what zlgen offered flat out is the generator's limit on the path, not the DUT's
+MRR_LOSS = 0.001
 # how the generator's own ceiling is measured, per wire: stored with each ceiling in the result file
 CEILING_METHODS = {
     "memif": "zlgen alone: its two ports joined by one memif wire, nothing in between",
@@ -215,11 +217,21 @@ class TrialRunner:
         return detail
 
 
-def measure_ceiling(client: ZlgenClient, cfg: RunConfig, frame: int, queues: int = 1, members: int = 1) -> float:
-    """Frames per second per direction that arrive when zlgen sends as fast as it can (the slowest direction)."""
+def flat_out(client: ZlgenClient, cfg: RunConfig, frame: int, queues: int = 1,
+             members: int = 1) -> tuple[float, float]:
+    """(received, offered) frames per second per direction when zlgen sends as fast as it can, each of the
+    slowest direction; offered counts the frames a virtual wire refused."""
     client.configure(streams(cfg, frame, 0, queues, members))
     r = client.run_trial(duration_s=CEILING_S, drain_ms=200)
-    return min(sum(s.rx_unique for s in g) for g in by_direction(r).values()) / r.tx_window_s
+    groups = by_direction(r).values()
+    rx = min(sum(s.rx_unique for s in g) for g in groups) / r.tx_window_s
+    offered = min(sum(s.tx_pkts + s.tx_refused for s in g) for g in groups) / r.tx_window_s
+    return rx, offered
+
+
+def measure_ceiling(client: ZlgenClient, cfg: RunConfig, frame: int, queues: int = 1, members: int = 1) -> float:
+    """Frames per second per direction that arrive when zlgen sends as fast as it can (the slowest direction)."""
+    return flat_out(client, cfg, frame, queues, members)[0]
 
 
 def goal_dict(g, frame: int, link_bps: float) -> dict | None:
@@ -320,17 +332,20 @@ class Run:
         fast as it can (its maximum receive rate, MRR: the top of the search range, never a ceiling)."""
         members = 2 if self.cfg.bond != "none" else 1
         for frame in frames:
-            mrr = self._mrr(frame, lambda f=frame: measure_ceiling(client, self.cfg, f, self.cfg.dut_rxq, members))
+            mrr, gen_top = self._mrr(frame, lambda f=frame: flat_out(client, self.cfg, f, self.cfg.dut_rxq, members))
             for rep in range(self.cfg.repeat):
-                self._search(client, probe, frame, rep, link, ceilings[frame], mrr)
+                self._search(client, probe, frame, rep, link, ceilings[frame], mrr, gen_top=gen_top)
 
-    def _mrr(self, frame: int, measure: Callable[[], float]) -> float:
+    def _mrr(self, frame: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, bool]:
+        """The DUT's maximum receive rate, and whether it is the generator's limit rather than the DUT's: the DUT
+        forwarded all but MRR_LOSS of what zlgen, running beside it, could offer flat out."""
         entry = self.rf.doc["ceilings"][str(frame)]
         if "mrr_pps" not in entry:
             self.progress("mrr", {"frame": frame})
-            entry["mrr_pps"] = measure()
+            entry["mrr_pps"], entry["mrr_offered_pps"] = measure()
             self.rf.save()
-        return entry["mrr_pps"]
+        offered = entry.get("mrr_offered_pps") or 0.0
+        return entry["mrr_pps"], offered > 0 and entry["mrr_pps"] >= offered * (1 - MRR_LOSS)
 
     def _ceilings_loopback(self, ws: Workspace, link: str, frames: list[int], max_frame: int, depth: int,
                            members: int = 1) -> dict[int, float]:
@@ -374,7 +389,7 @@ class Run:
                                      "external", top, ceiling_is_gen=False)
 
     def _search(self, client: ZlgenClient, probe: Probe, frame: int, rep: int, link: str,
-                ceiling: float, mrr: float | None = None, ceiling_is_gen: bool = True) -> None:
+                ceiling: float, mrr: float | None = None, ceiling_is_gen: bool = True, gen_top: bool = False) -> None:
         cfg = self.cfg
         line = line_rate_pps(self.link_bps, frame)
         max_rate = min(ceiling, line, mrr or ceiling)
@@ -390,7 +405,8 @@ class Run:
                             gen_tolerance_pct=cfg.gen_tolerance_pct, max_retries=cfg.max_retries,
                             anomaly_policy=cfg.anomaly_policy, exceed_ratio=cfg.mlr_exceed_ratio,
                             duration_sum_s=cfg.mlr_duration_sum_s,
-                            ceiling_is_generator=ceiling_is_gen and ceiling <= min(line, mrr or ceiling))
+                            ceiling_is_generator=ceiling_is_gen and max_rate < line and (
+                                ceiling <= min(line, mrr or ceiling) or gen_top))
         runner = TrialRunner(client, cfg, frame, probe, replay, refused_is_loss=link != "external")
         entry["strategy"] = cfg.search
         self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,

@@ -54,6 +54,9 @@ def parse_cases(text: str) -> list[tuple[str, int]]:
 def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, validation_s: float,
                  granularity_pct: float, out_dir: Path, json_out: bool = False) -> Iterator[str]:
     """Runs the comparison and yields report lines as results arrive."""
+    for topo, frame in cases:  # every case's settings are checked before anything is written
+        RunConfig(topology=topo, frame_sizes=[frame], trial_s=trial_s, validation_s=validation_s,
+                  granularity_pct=granularity_pct, search="mlr")
     out_dir.mkdir(parents=True, exist_ok=True)
     host = collect()
     tallies: dict[tuple[str, int, str], Tally] = {}
