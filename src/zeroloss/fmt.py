@@ -52,8 +52,7 @@ def port_table(r: TrialResult) -> str:
 
 FLAG_TEXT = {
     "generator-bound": "the NDR sits at the generator's ceiling (zlgen alone), or at what zlgen could offer "
-                       "flat out beside the DUT while the DUT lost none of it: the DUT may be faster than we can "
-                       "measure",
+                       "flat out beside the DUT: the DUT may be faster than we can measure",
     "generator-limited": "the generator could not deliver some requested rates (retried, never counted as DUT "
                          "loss); rates above them were not tried",
     "noisy": "a longer validation trial failed where a short trial passed, or a rate passed above one that "

@@ -67,7 +67,9 @@ PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 CEILING_S = 1.0
 STRATEGIES = {"binary": binary_search, "mlr": mlr_search}
 # an MRR within this share of what zlgen offered flat out is the generator's limit on the path, not the DUT's
-MRR_LOSS = 0.001
+# the search's top is at most this much above the DUT's MRR: a DUT that lost frames when zlgen sent flat out
+# forwards no more than that paced, give or take what its rings absorb
+MRR_MARGIN = 1.05
 # how the generator's own ceiling is measured, per wire: stored with each ceiling in the result file
 CEILING_METHODS = {
     "memif": "zlgen alone: its two ports joined by one memif wire, nothing in between",
@@ -332,20 +334,19 @@ class Run:
         fast as it can (its maximum receive rate, MRR: the top of the search range, never a ceiling)."""
         members = 2 if self.cfg.bond != "none" else 1
         for frame in frames:
-            mrr, gen_top = self._mrr(frame, lambda f=frame: flat_out(client, self.cfg, f, self.cfg.dut_rxq, members))
+            mrr, offered = self._mrr(frame, lambda f=frame: flat_out(client, self.cfg, f, self.cfg.dut_rxq, members))
             for rep in range(self.cfg.repeat):
-                self._search(client, probe, frame, rep, link, ceilings[frame], mrr, gen_top=gen_top)
+                self._search(client, probe, frame, rep, link, min(ceilings[frame], offered), mrr)
 
-    def _mrr(self, frame: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, bool]:
-        """The DUT's maximum receive rate, and whether it is the generator's limit rather than the DUT's: the DUT
-        forwarded all but MRR_LOSS of what zlgen, running beside it, could offer flat out."""
+    def _mrr(self, frame: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, float]:
+        """The DUT's maximum receive rate (MRR) and what zlgen, running beside the DUT, offered flat out meanwhile
+        (the generator's limit on this path, at most its ceiling alone)."""
         entry = self.rf.doc["ceilings"][str(frame)]
         if "mrr_pps" not in entry:
             self.progress("mrr", {"frame": frame})
             entry["mrr_pps"], entry["mrr_offered_pps"] = measure()
             self.rf.save()
-        offered = entry.get("mrr_offered_pps") or 0.0
-        return entry["mrr_pps"], offered > 0 and entry["mrr_pps"] >= offered * (1 - MRR_LOSS)
+        return entry["mrr_pps"], entry.get("mrr_offered_pps") or entry["pps"]
 
     def _ceilings_loopback(self, ws: Workspace, link: str, frames: list[int], max_frame: int, depth: int,
                            members: int = 1) -> dict[int, float]:
@@ -389,10 +390,12 @@ class Run:
                                      "external", top, ceiling_is_gen=False)
 
     def _search(self, client: ZlgenClient, probe: Probe, frame: int, rep: int, link: str,
-                ceiling: float, mrr: float | None = None, ceiling_is_gen: bool = True, gen_top: bool = False) -> None:
+                ceiling: float, mrr: float | None = None, ceiling_is_gen: bool = True) -> None:
+        """One search; ceiling: the generator's limit (its own ceiling, or what it offered flat out beside the
+        DUT, the lower); mrr: the DUT's maximum receive rate, which bounds the top from above by MRR_MARGIN."""
         cfg = self.cfg
         line = line_rate_pps(self.link_bps, frame)
-        max_rate = min(ceiling, line, mrr or ceiling)
+        max_rate = min(ceiling, line, mrr * MRR_MARGIN if mrr else ceiling)
         stored = self.rf.search(frame, rep)
         replay = list(stored["trials"]) if stored else []
         entry = self.rf.start_search(frame, rep, link=link, ceiling_pps=ceiling, line_rate_pps=line,
@@ -406,7 +409,7 @@ class Run:
                             anomaly_policy=cfg.anomaly_policy, exceed_ratio=cfg.mlr_exceed_ratio,
                             duration_sum_s=cfg.mlr_duration_sum_s,
                             ceiling_is_generator=ceiling_is_gen and max_rate < line and (
-                                ceiling <= min(line, mrr or ceiling) or gen_top))
+                                ceiling <= min(line, mrr * MRR_MARGIN if mrr else ceiling)))
         runner = TrialRunner(client, cfg, frame, probe, replay, refused_is_loss=link != "external")
         entry["strategy"] = cfg.search
         self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,

@@ -28,25 +28,9 @@ import math
 from collections.abc import Callable
 
 from zeroloss.search.trials import TrialLog
-from zeroloss.search.types import (
-    ANOMALY_POLICIES,
-    NDR,
-    PDR,
-    Direction,
-    GoalResult,
-    Kind,
-    Outcome,
-    SearchAborted,
-    SearchConfig,
-    SearchResult,
-    TrialFn,
-    TrialRecord,
-)
+from zeroloss.search.types import NDR, PDR, GoalResult, Kind, SearchConfig, SearchResult, TrialFn, TrialRecord
 
-__all__ = [
-    "ANOMALY_POLICIES", "NDR", "PDR", "Direction", "GoalResult", "Kind", "Outcome", "SearchAborted", "SearchConfig",
-    "SearchResult", "TrialFn", "TrialRecord", "binary_search", "max_trials",
-]
+__all__ = ["binary_search", "max_trials"]
 
 def _top_rate(cfg: SearchConfig) -> float:
     """The highest rate ever requested: the ceiling, in whole pps."""
