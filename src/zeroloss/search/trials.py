@@ -5,6 +5,7 @@ Pure: no I/O, no clock; the trial callback does the measuring.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from zeroloss.search.types import Kind, Outcome, SearchAborted, SearchConfig, TrialFn, TrialRecord
@@ -97,4 +98,15 @@ class TrialLog:
         return [r for r in self.final if r.verdict != GEN_FAIL]
 
     def gen_limit(self) -> float | None:
-        return min((r.rate_pps for r in self.final if r.verdict == GEN_FAIL), default=None)
+        """The highest rate the generator is taken to reach: of each rate it failed to offer even after the
+        retries, the rate it achieved there, but never at or below a rate under it that was counted already
+        (the generator delivered that). Requests at or above the limit are not made again, so a generator at its
+        edge costs one run of retries, not one per granularity step."""
+        counted = [r.rate_pps for r in self.final if r.verdict != GEN_FAIL]
+        limits = []
+        for r in self.final:
+            if r.verdict == GEN_FAIL:
+                achieved = math.floor(min(r.rate_pps, *(d.achieved_pps for d in r.outcome.directions)))
+                below = max((c for c in counted if c < r.rate_pps), default=0.0)
+                limits.append(float(max(1, achieved, below + 1 if below else 0)))  # the limit is exclusive
+        return min(limits, default=None)
