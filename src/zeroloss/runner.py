@@ -66,7 +66,6 @@ def gen_counters(r: TrialResult, refused_is_loss: bool) -> dict:
 PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 CEILING_S = 1.0
 STRATEGIES = {"binary": binary_search, "mlr": mlr_search}
-# an MRR within this share of what zlgen offered flat out is the generator's limit on the path, not the DUT's
 # the search's top is at most this much above the DUT's MRR: a DUT that lost frames when zlgen sent flat out
 # forwards no more than that paced, give or take what its rings absorb
 MRR_MARGIN = 1.05
@@ -408,14 +407,12 @@ class Run:
                             gen_tolerance_pct=cfg.gen_tolerance_pct, max_retries=cfg.max_retries,
                             anomaly_policy=cfg.anomaly_policy, exceed_ratio=cfg.mlr_exceed_ratio,
                             duration_sum_s=cfg.mlr_duration_sum_s,
-                            ceiling_is_generator=ceiling_is_gen and max_rate < line and (
-                                ceiling <= min(line, mrr * MRR_MARGIN if mrr else ceiling)))
+                            ceiling_is_generator=ceiling_is_gen and max_rate == ceiling < line)
         runner = TrialRunner(client, cfg, frame, probe, replay, refused_is_loss=link != "external")
-        entry["strategy"] = cfg.search
         self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,
                                  "resumed_trials": len(replay), "strategy": cfg.search})
         if cfg.warmup_s > 0:
-            entry["warmup"] = self._warm_up(runner, max_rate)
+            self._warm_up(entry, runner, max_rate)
 
         def on_trial(rec: TrialRecord) -> None:
             d = record_dict(rec)
@@ -441,16 +438,15 @@ class Run:
         self.rf.finish_search(entry, self._result_dict(result, frame, entry))
         self.progress("done", {"frame": frame, "repeat": rep, "result": entry["result"]})
 
-    def _warm_up(self, runner: TrialRunner, max_rate: float) -> dict:
+    def _warm_up(self, entry: dict, runner: TrialRunner, max_rate: float) -> None:
         """One trial before the search (trafficgen's warm-up trial), never given to it: rings, page faults,
-        flow caches and MAC tables are warm when the first counted trial starts. Kept in the result file."""
+        flow caches and MAC tables are warm when the first counted trial starts. Kept in the search's entry."""
         rate = float(max(1, round(max_rate * self.cfg.warmup_pct / 100)))
         out = runner.measure(rate, self.cfg.warmup_s)
-        d = {"rate_pps": rate, "duration_s": self.cfg.warmup_s,
-             "outcome": {"directions": [asdict(x) for x in out.directions]}}
+        entry["warmup"] = {"rate_pps": rate, "duration_s": self.cfg.warmup_s,
+                           "outcome": {"directions": [asdict(x) for x in out.directions]}}
         self.rf.save()
         self.progress("warmup", {"rate_pps": rate, "lost": sum(x.lost for x in out.directions)})
-        return d
 
     def _result_dict(self, res: SearchResult, frame: int, entry: dict) -> dict:
         out = {"ndr": goal_dict(res.ndr, frame, self.link_bps),
