@@ -26,12 +26,14 @@
 struct zl_app zl;
 
 static const char *ctl_path;
+static int ctl_fd = -1;     /* listening control socket, opened before the ports */
+static int ctl_status;      /* what zl_ctl_serve returned */
 
 static void
 usage(void)
 {
 	printf("usage: zlgen [EAL options] -- --ctl PATH [options]\n"
-		"  --ctl PATH            control socket (Unix, mode 0600), required\n"
+		"  --ctl PATH            control socket (Unix, mode 0600, at most 107 bytes), required\n"
 		"  --rxq N               RX queues per port (default 1)\n"
 		"  --txq N               TX queues per port (default 1)\n"
 		"  --rxd N               RX descriptors per queue (default 1024)\n"
@@ -168,7 +170,7 @@ static void *
 ctl_main(void *arg)
 {
 	(void)arg;
-	zl_ctl_serve(ctl_path);
+	ctl_status = zl_ctl_serve(ctl_fd, ctl_path);
 	zl_trial_abort();
 	zl.quit = 1;
 	return NULL;
@@ -204,8 +206,15 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return EXIT_FAILURE;
 	}
+	/* the socket first: a bad --ctl path fails at once, with its reason, before any port is set up */
+	ctl_fd = zl_ctl_open(ctl_path);
+	if (ctl_fd < 0) {
+		rte_eal_cleanup();
+		return EXIT_FAILURE;
+	}
 	zl.streams = rte_zmalloc("zl_streams", sizeof(struct zl_stream) * ZL_MAX_STREAMS, RTE_CACHE_LINE_SIZE);
 	if (zl.streams == NULL || zl_ports_init(&opts) < 0) {
+		zl_ctl_close(ctl_fd, ctl_path);
 		zl_ports_close();
 		rte_free(zl.streams);
 		rte_eal_cleanup();
@@ -217,8 +226,10 @@ main(int argc, char **argv)
 
 		w->lcore = lcore;
 		w->rx = calloc(ZL_MAX_STREAMS, sizeof(struct zl_rx_stream));
-		if (w->rx == NULL)
+		if (w->rx == NULL) {
+			zl_ctl_close(ctl_fd, ctl_path);
 			rte_exit(EXIT_FAILURE, "zlgen: out of memory for receive statistics\n");
+		}
 	}
 	zl_workers_assign();
 	for (i = 0; i < zl.nb_workers; i++)
@@ -230,6 +241,7 @@ main(int argc, char **argv)
 	ret = rte_ctrl_thread_create(&ctl_tid, "zl-ctl", NULL, ctl_main, NULL);
 	if (ret != 0) {
 		fprintf(stderr, "zlgen: cannot start the control thread: %s\n", strerror(ret));
+		zl_ctl_close(ctl_fd, ctl_path);
 		zl.quit = 1;
 		status = EXIT_FAILURE;
 	}
@@ -239,6 +251,8 @@ main(int argc, char **argv)
 	rte_eal_mp_wait_lcore();
 	if (ret == 0)
 		pthread_join(ctl_tid, NULL);
+	if (ctl_status < 0)
+		status = EXIT_FAILURE;
 
 	zl_ports_close();
 	for (i = 0; i < zl.nb_workers; i++)

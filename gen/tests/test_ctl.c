@@ -4,10 +4,20 @@
  * without EAL: no ports are probed and no worker runs. The one worker's
  * handshakes are simulated by the test where a trial has to finish.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <rte_log.h>
@@ -855,6 +865,671 @@ test_fuzz(uint32_t rounds, int with_port)
 		CHECK(started > 0);
 }
 
+/*
+ * The socket server (zl_ctl_serve) runs in a thread of this process, driven
+ * by test clients whose sockets never block: every wait has a deadline, so a
+ * server that stalls fails a check instead of hanging the test.
+ */
+
+#define TCL_BUF (2u << 20) /* longest reply line a test client takes */
+
+enum { TCL_LINE, TCL_EOF, TCL_TIMEOUT, TCL_ERROR };
+
+/* A test client: its socket and what it received past the last line taken. */
+struct tcl {
+	int fd;
+	size_t len;
+	char *buf;
+};
+
+static struct {
+	pthread_t tid;
+	int lfd;
+	int ret;
+	char dir[32];
+	char path[64];
+} srv;
+
+static int log_saved = -1;
+static char log_path[64];
+
+/* Monotonic time in milliseconds. */
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* CPU time the server thread has used, in milliseconds (-1 if unknown). */
+static long
+srv_cpu_ms(void)
+{
+	struct timespec ts;
+	clockid_t cid;
+
+	if (pthread_getcpuclockid(srv.tid, &cid) != 0 || clock_gettime(cid, &ts) != 0)
+		return -1;
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Sleeps ms milliseconds. */
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Sends what zlgen writes to stderr into a file until log_end. */
+static void
+log_begin(void)
+{
+	int fd;
+
+	fflush(stderr);
+	snprintf(log_path, sizeof(log_path), "/tmp/zlctl-log.XXXXXX");
+	fd = mkstemp(log_path);
+	if (fd < 0) {
+		perror("mkstemp");
+		return;
+	}
+	log_saved = dup(2);
+	dup2(fd, 2);
+	close(fd);
+}
+
+/* Restores stderr and echoes the log there; returns the log (static, NUL-terminated). */
+static const char *
+log_end(void)
+{
+	static char text[16384];
+	ssize_t n = 0;
+	int fd;
+
+	text[0] = '\0';
+	if (log_saved < 0)
+		return text;
+	fflush(stderr);
+	dup2(log_saved, 2);
+	close(log_saved);
+	log_saved = -1;
+	fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+	}
+	unlink(log_path);
+	text[n > 0 ? n : 0] = '\0';
+	fprintf(stderr, "%s", text);
+	return text;
+}
+
+/* Occurrences of needle in hay. */
+static unsigned int
+count_str(const char *hay, const char *needle)
+{
+	unsigned int n = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/* Server thread: zl_ctl_serve on the socket test_serve opened. */
+static void *
+srv_main(void *arg)
+{
+	(void)arg;
+	srv.ret = zl_ctl_serve(srv.lfd, srv.path);
+	return NULL;
+}
+
+/* Connects a test client to the server; its socket is then made non-blocking. Returns 0 or -1. */
+static int
+tcl_connect(struct tcl *c)
+{
+	struct sockaddr_un a;
+
+	memset(c, 0, sizeof(*c));
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", srv.path);
+	c->buf = malloc(TCL_BUF);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->buf == NULL || c->fd < 0 || connect(c->fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+			fcntl(c->fd, F_SETFL, O_NONBLOCK) < 0) {
+		fprintf(stderr, "test client: cannot connect to %s: %s\n", srv.path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Closes a test client (no request, no wait). */
+static void
+tcl_close(struct tcl *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->buf);
+	c->fd = -1;
+	c->buf = NULL;
+}
+
+/* Sends n bytes within timeout_ms; returns 0, or -1 with errno (EPIPE: closed by zlgen; ETIMEDOUT). */
+static int
+tcl_send(struct tcl *c, const char *s, size_t n, long timeout_ms)
+{
+	long end = now_ms() + timeout_ms;
+	size_t off = 0;
+
+	while (off < n) {
+		ssize_t w = send(c->fd, s + off, n - off, MSG_NOSIGNAL);
+		struct pollfd p = { c->fd, POLLOUT, 0 };
+
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (now_ms() >= end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		poll(&p, 1, (int)(end - now_ms()));
+	}
+	return 0;
+}
+
+/* Waits up to timeout_ms for one line; TCL_LINE sets *line (malloc'd, no newline), else why not. */
+static int
+tcl_line(struct tcl *c, long timeout_ms, char **line)
+{
+	long end = now_ms() + timeout_ms;
+
+	*line = NULL;
+	for (;;) {
+		char *nl = memchr(c->buf, '\n', c->len);
+		struct pollfd p = { c->fd, POLLIN, 0 };
+		ssize_t r;
+
+		if (nl != NULL) {
+			size_t l = (size_t)(nl - c->buf);
+
+			*line = malloc(l + 1);
+			memcpy(*line, c->buf, l);
+			(*line)[l] = '\0';
+			memmove(c->buf, nl + 1, c->len - l - 1);
+			c->len -= l + 1;
+			return TCL_LINE;
+		}
+		if (c->len == TCL_BUF)
+			return TCL_ERROR;
+		r = recv(c->fd, c->buf + c->len, TCL_BUF - c->len, 0);
+		if (r > 0) {
+			c->len += (size_t)r;
+			continue;
+		}
+		/* zlgen closing a socket with requests unread resets it, after the replies it holds */
+		if (r == 0 || errno == ECONNRESET)
+			return TCL_EOF;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return TCL_ERROR;
+		if (now_ms() >= end)
+			return TCL_TIMEOUT;
+		poll(&p, 1, (int)(end - now_ms()));
+	}
+}
+
+/* Reads one reply line within timeout_ms and parses it; NULL (and a note) if none came. */
+static json_t *
+tcl_reply(struct tcl *c, long timeout_ms, const char *where)
+{
+	static const char *const why[] = { "a line", "end of stream", "timeout", "error" };
+	char *line;
+	int st = tcl_line(c, timeout_ms, &line);
+	json_t *rep;
+
+	if (st != TCL_LINE) {
+		fprintf(stderr, "%s: no reply: %s\n", where, why[st]);
+		return NULL;
+	}
+	rep = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(rep))
+		fprintf(stderr, "%s: reply is not a JSON object: %.200s\n", where, line);
+	free(line);
+	return rep;
+}
+
+/* Sends a request line (newline added) and returns the parsed reply, or NULL. */
+static json_t *
+tcl_ask(struct tcl *c, const char *req, long timeout_ms, const char *where)
+{
+	if (tcl_send(c, req, strlen(req), timeout_ms) < 0 || tcl_send(c, "\n", 1, timeout_ms) < 0) {
+		fprintf(stderr, "%s: cannot send: %s\n", where, strerror(errno));
+		return NULL;
+	}
+	return tcl_reply(c, timeout_ms, where);
+}
+
+/* Reads until the server closes the stream; returns 1 if it did within timeout_ms, counts the bytes. */
+static int
+tcl_drain(struct tcl *c, long timeout_ms, size_t *bytes)
+{
+	long end = now_ms() + timeout_ms;
+
+	*bytes = c->len;
+	c->len = 0;
+	for (;;) {
+		ssize_t r = recv(c->fd, c->buf, TCL_BUF, 0);
+		struct pollfd p = { c->fd, POLLIN, 0 };
+
+		if (r > 0) {
+			*bytes += (size_t)r;
+			continue;
+		}
+		if (r == 0 || errno == ECONNRESET)
+			return 1;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return 0;
+		if (now_ms() >= end)
+			return 0;
+		poll(&p, 1, (int)(end - now_ms()));
+	}
+}
+
+#define WHERE __FILE__ ":" RTE_STR(__LINE__)
+
+/* A hello request whose id is a string of idlen copies of ch, with its newline; returns its length. */
+static size_t
+big_hello(char *buf, size_t idlen, char ch)
+{
+	size_t n = (size_t)sprintf(buf, "{\"cmd\":\"hello\",\"id\":\"");
+
+	memset(buf + n, ch, idlen);
+	n += idlen;
+	n += (size_t)sprintf(buf + n, "\"}\n");
+	return n;
+}
+
+/* True if the reply is an error whose message holds want. */
+static int
+error_has(json_t *rep, const char *want)
+{
+	json_t *e = rep ? json_object_get(rep, "error") : NULL;
+
+	if (json_is_false(json_object_get(rep, "ok")) && json_is_string(e) &&
+			strstr(json_string_value(e), want) != NULL)
+		return 1;
+	fprintf(stderr, "  expected an error with \"%s\", got %s\n", want,
+		json_is_string(e) ? json_string_value(e) : "no error");
+	return 0;
+}
+
+/* A line of exactly ZL_CTL_MAX_LINE bytes is served; one byte more is refused, naming the limit. */
+static void
+test_serve_line_limit(void)
+{
+	static const char head[] = "{\"cmd\":\"hello\",\"id\":\"max\"}";
+	static const char next[] = "{\"cmd\":\"status\",\"id\":2}\n";
+	const size_t max = ZL_CTL_MAX_LINE;
+	char *big = malloc(2 * max + 64), limit[32];
+	struct tcl c;
+	json_t *rep;
+	size_t n;
+
+	snprintf(limit, sizeof(limit), "%zu bytes", max);
+	if (big == NULL || tcl_connect(&c) < 0) {
+		CHECK(0);
+		free(big);
+		return;
+	}
+	/* exactly the limit: a request padded with spaces (JSON whitespace) */
+	memset(big, ' ', max);
+	memcpy(big, head, sizeof(head) - 1);
+	big[max] = '\n';
+	CHECK(tcl_send(&c, big, max + 1, 5000) == 0);
+	rep = tcl_reply(&c, 5000, WHERE);
+	CHECK(reply_ok_is(rep, 1) && str_is(rep, "id", "max"));
+	json_decref(rep);
+
+	/* the same, its newline sent apart: the server's buffer is full to the limit when it comes */
+	CHECK(tcl_send(&c, big, max, 5000) == 0);
+	sleep_ms(100);
+	CHECK(tcl_send(&c, "\n", 1, 5000) == 0);
+	rep = tcl_reply(&c, 5000, WHERE);
+	CHECK(reply_ok_is(rep, 1) && str_is(rep, "id", "max"));
+	json_decref(rep);
+
+	/* one byte over: an error that states the limit, then the next line is served */
+	memset(big, ' ', max + 1);
+	memcpy(big, head, sizeof(head) - 1);
+	big[max + 1] = '\n';
+	memcpy(big + max + 2, next, sizeof(next) - 1);
+	CHECK(tcl_send(&c, big, max + 2 + sizeof(next) - 1, 5000) == 0);
+	rep = tcl_reply(&c, 5000, WHERE);
+	CHECK(error_has(rep, limit));
+	json_decref(rep);
+	rep = tcl_reply(&c, 5000, WHERE);
+	CHECK(reply_ok_is(rep, 1) && get_i(rep, "id") == 2);
+	json_decref(rep);
+
+	/* one byte over with the newline apart, and a line over twice the limit: one error each */
+	CHECK(tcl_send(&c, big, max + 1, 5000) == 0);
+	sleep_ms(100);
+	CHECK(tcl_send(&c, "\n", 1, 5000) == 0);
+	rep = tcl_reply(&c, 5000, WHERE);
+	CHECK(error_has(rep, limit));
+	json_decref(rep);
+	n = 2 * max + 10;
+	memset(big, 'x', n);
+	big[n++] = '\n';
+	memcpy(big + n, next, sizeof(next) - 1);
+	n += sizeof(next) - 1;
+	CHECK(tcl_send(&c, big, n, 5000) == 0);
+	rep = tcl_reply(&c, 5000, WHERE);
+	CHECK(error_has(rep, limit));
+	json_decref(rep);
+	rep = tcl_reply(&c, 5000, WHERE);
+	CHECK(reply_ok_is(rep, 1) && get_i(rep, "id") == 2);
+	json_decref(rep);
+	tcl_close(&c);
+	free(big);
+}
+
+/*
+ * A client that reads late gets every reply whole, even replies far larger than a
+ * socket buffer; while its output waits, the server sleeps instead of spinning.
+ */
+static void
+test_serve_slow_reader(void)
+{
+	const size_t idlen = 900 * 1024; /* 3 replies: 2.7 MB, under ZL_CTL_MAX_OUT */
+	char *req = malloc(idlen + 64);
+	struct tcl c;
+	long cpu0, cpu1;
+	int k;
+
+	if (req == NULL || tcl_connect(&c) < 0) {
+		CHECK(0);
+		free(req);
+		return;
+	}
+	for (k = 0; k < 3; k++)
+		CHECK(tcl_send(&c, req, big_hello(req, idlen, (char)('a' + k)), 5000) == 0);
+	sleep_ms(200); /* the server has read and answered all three */
+	cpu0 = srv_cpu_ms();
+	sleep_ms(300);
+	cpu1 = srv_cpu_ms();
+	CHECK(cpu0 >= 0 && cpu1 - cpu0 < 100);
+	if (cpu1 - cpu0 >= 100)
+		fprintf(stderr, "  server thread used %ld ms of CPU in 300 ms with output pending\n", cpu1 - cpu0);
+	for (k = 0; k < 3; k++) {
+		json_t *rep = tcl_reply(&c, 5000, WHERE);
+		json_t *id = rep ? json_object_get(rep, "id") : NULL;
+
+		CHECK(reply_ok_is(rep, 1));
+		CHECK(json_is_string(id) && json_string_length(id) == idlen &&
+			json_string_value(id)[0] == 'a' + k && json_string_value(id)[idlen - 1] == 'a' + k);
+		json_decref(rep);
+	}
+	tcl_close(&c);
+	free(req);
+}
+
+/* A client that half-closes after its requests (as socat does) still gets every reply, then EOF. */
+static void
+test_serve_half_close(void)
+{
+	const size_t idlen = 600 * 1024; /* more than a socket buffer: sent after the EOF was read */
+	char *req = malloc(idlen + 64), *line;
+	struct tcl c;
+	json_t *rep;
+	int k;
+
+	if (req == NULL || tcl_connect(&c) < 0) {
+		CHECK(0);
+		free(req);
+		return;
+	}
+	for (k = 0; k < 2; k++)
+		CHECK(tcl_send(&c, req, big_hello(req, idlen, (char)('p' + k)), 5000) == 0);
+	CHECK(shutdown(c.fd, SHUT_WR) == 0);
+	sleep_ms(100);
+	for (k = 0; k < 2; k++) {
+		json_t *id;
+
+		rep = tcl_reply(&c, 5000, WHERE);
+		id = rep ? json_object_get(rep, "id") : NULL;
+		CHECK(reply_ok_is(rep, 1) && json_is_string(id) && json_string_length(id) == idlen &&
+			json_string_value(id)[0] == 'p' + k);
+		json_decref(rep);
+	}
+	CHECK(tcl_line(&c, 2000, &line) == TCL_EOF);
+	free(line);
+	tcl_close(&c);
+	free(req);
+}
+
+/*
+ * A client that never reads does not stall the others; once its unsent replies
+ * pass ZL_CTL_MAX_OUT it is dropped. Idle clients cost the server no CPU.
+ */
+static void
+test_serve_stuck_reader(void)
+{
+	const size_t idlen = 512 * 1024; /* 12 replies: 6 MiB */
+	char *req = malloc(idlen + 64);
+	struct tcl c, d;
+	json_t *rep;
+	size_t n, got = 0;
+	long t0, cpu0, cpu1;
+	int k, sent = 0, err = 0;
+
+	if (req == NULL || tcl_connect(&c) < 0 || tcl_connect(&d) < 0) {
+		CHECK(0);
+		free(req);
+		return;
+	}
+	rep = tcl_ask(&d, "{\"cmd\":\"hello\"}", 2000, WHERE);
+	CHECK(reply_ok_is(rep, 1));
+	json_decref(rep);
+	/* two idle clients: poll sleeps (no POLLOUT asked for without pending output) */
+	cpu0 = srv_cpu_ms();
+	sleep_ms(300);
+	cpu1 = srv_cpu_ms();
+	CHECK(cpu0 >= 0 && cpu1 - cpu0 < 50);
+	if (cpu1 - cpu0 >= 50)
+		fprintf(stderr, "  server thread used %ld ms of CPU in 300 ms, idle\n", cpu1 - cpu0);
+
+	/* c asks for 3 MiB and reads none of it; d is answered at once meanwhile */
+	n = big_hello(req, idlen, 'c');
+	for (k = 0; k < 6; k++)
+		CHECK(tcl_send(&c, req, n, 3000) == 0);
+	t0 = now_ms();
+	rep = tcl_ask(&d, "{\"cmd\":\"status\",\"id\":\"d\"}", 2000, WHERE);
+	CHECK(reply_ok_is(rep, 1) && str_is(rep, "id", "d"));
+	CHECK(now_ms() - t0 < 1000);
+	json_decref(rep);
+
+	/* 3 MiB more: over the limit, c is dropped (its later sends may fail) */
+	for (k = 0; k < 6 && err == 0; k++) {
+		if (tcl_send(&c, req, n, 3000) < 0)
+			err = errno;
+		else
+			sent++;
+	}
+	CHECK(err == 0 || err == EPIPE || err == ECONNRESET);
+	if (err != 0 && err != EPIPE && err != ECONNRESET)
+		fprintf(stderr, "  sending to the stuck client: %s after %d requests\n", strerror(err), sent);
+	t0 = now_ms();
+	rep = tcl_ask(&d, "{\"cmd\":\"status\",\"id\":\"d2\"}", 2000, WHERE);
+	CHECK(reply_ok_is(rep, 1) && str_is(rep, "id", "d2"));
+	CHECK(now_ms() - t0 < 1000);
+	json_decref(rep);
+	/* c reaches the end of its stream without all of its replies */
+	CHECK(tcl_drain(&c, 5000, &got) == 1);
+	CHECK(got < 12 * (idlen + 100));
+	tcl_close(&c);
+	tcl_close(&d);
+	free(req);
+}
+
+/* The clients past ZL_CTL_MAX_CLIENTS get one error line and are closed; a freed slot is reused. */
+static void
+test_serve_too_many(void)
+{
+	struct tcl c[ZL_CTL_MAX_CLIENTS + 2];
+	char want[64], *line;
+	json_t *rep;
+	int i;
+
+	snprintf(want, sizeof(want), "too many control clients (%d connected)", ZL_CTL_MAX_CLIENTS);
+	for (i = 0; i < ZL_CTL_MAX_CLIENTS; i++) {
+		/* a reply proves the client has its slot */
+		CHECK(tcl_connect(&c[i]) == 0);
+		rep = tcl_ask(&c[i], "{\"cmd\":\"hello\"}", 2000, WHERE);
+		CHECK(reply_ok_is(rep, 1));
+		json_decref(rep);
+	}
+	for (i = ZL_CTL_MAX_CLIENTS; i < ZL_CTL_MAX_CLIENTS + 2; i++) {
+		CHECK(tcl_connect(&c[i]) == 0);
+		/* the last asks first, as a usual client does: the send may fail, the reply is there */
+		if (i == ZL_CTL_MAX_CLIENTS + 1)
+			tcl_send(&c[i], "{\"cmd\":\"hello\"}\n", 16, 1000);
+		rep = tcl_reply(&c[i], 2000, WHERE);
+		CHECK(error_has(rep, want));
+		json_decref(rep);
+		CHECK(tcl_line(&c[i], 2000, &line) == TCL_EOF);
+		free(line);
+		tcl_close(&c[i]);
+	}
+	/* a client that left frees its slot for the next one */
+	tcl_close(&c[0]);
+	CHECK(tcl_connect(&c[0]) == 0);
+	rep = tcl_ask(&c[0], "{\"cmd\":\"hello\",\"id\":0}", 2000, WHERE);
+	CHECK(reply_ok_is(rep, 1) && get_i(rep, "id") == 0);
+	json_decref(rep);
+	for (i = 0; i < ZL_CTL_MAX_CLIENTS; i++)
+		tcl_close(&c[i]);
+}
+
+/* Serves a socket in a thread, runs the socket tests against it, shuts it down by request. */
+static void
+test_serve(void)
+{
+	struct tcl c;
+	json_t *rep;
+	const char *log;
+	char *line;
+	struct timespec ts;
+	int ok;
+
+	snprintf(srv.dir, sizeof(srv.dir), "/tmp/zlctl.XXXXXX");
+	if (mkdtemp(srv.dir) == NULL) {
+		perror("mkdtemp");
+		CHECK(0);
+		return;
+	}
+	snprintf(srv.path, sizeof(srv.path), "%s/ctl", srv.dir);
+	srv.lfd = zl_ctl_open(srv.path);
+	CHECK(srv.lfd >= 0);
+	if (srv.lfd < 0 || pthread_create(&srv.tid, NULL, srv_main, NULL) != 0) {
+		CHECK(0);
+		return;
+	}
+	log_begin();
+	test_serve_line_limit();
+	test_serve_slow_reader();
+	test_serve_half_close();
+	test_serve_stuck_reader();
+	test_serve_too_many();
+
+	/* shutdown is answered before the server stops, and the socket is removed */
+	ok = tcl_connect(&c) == 0;
+	CHECK(ok);
+	rep = ok ? tcl_ask(&c, "{\"cmd\":\"shutdown\",\"id\":\"bye\"}", 2000, WHERE) : NULL;
+	CHECK(reply_ok_is(rep, 1) && str_is(rep, "id", "bye"));
+	json_decref(rep);
+	CHECK(ok && tcl_line(&c, 2000, &line) == TCL_EOF);
+	free(line);
+	tcl_close(&c);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	if (pthread_timedjoin_np(srv.tid, NULL, &ts) != 0) {
+		CHECK(0);
+		fprintf(stderr, "the server did not stop on shutdown\n");
+		zl.quit = 1;
+		pthread_join(srv.tid, NULL);
+		zl.quit = 0;
+	}
+	CHECK_EQ_U64(srv.ret, 0);
+	CHECK(access(srv.path, F_OK) != 0);
+	rmdir(srv.dir);
+	log = log_end();
+	/* one line for the dropped client, one for each refused one */
+	CHECK_EQ_U64(count_str(log, "does not read its replies"), 1);
+	CHECK_EQ_U64(count_str(log, "refused a control client: too many control clients"), 2);
+}
+
+/* zl_ctl_open: a socket path of 107 bytes works; what cannot be served fails with one line why. */
+static void
+test_ctl_open(void)
+{
+	char dir[] = "/tmp/zlctl.XXXXXX", path[160];
+	struct stat st;
+	const char *log;
+	size_t n;
+	int fd;
+
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		CHECK(0);
+		return;
+	}
+	log_begin();
+	/* 108 bytes: sun_path has no room left for the NUL */
+	n = (size_t)snprintf(path, sizeof(path), "%s/", dir);
+	memset(path + n, 'p', 108 - n);
+	path[108] = '\0';
+	CHECK(zl_ctl_open(path) == -1);
+	CHECK(access(path, F_OK) != 0);
+	/* 107 bytes: the longest that fits; a socket of mode 0600 */
+	path[107] = '\0';
+	fd = zl_ctl_open(path);
+	CHECK(fd >= 0);
+	CHECK(lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0600);
+	if (fd >= 0)
+		zl_ctl_close(fd, path);
+	CHECK(access(path, F_OK) != 0);
+	/* a directory that does not exist */
+	snprintf(path, sizeof(path), "%s/missing/ctl", dir);
+	CHECK(zl_ctl_open(path) == -1);
+	/* a file that is not a socket is neither used nor deleted */
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	close(fd);
+	CHECK(zl_ctl_open(path) == -1);
+	CHECK(access(path, F_OK) == 0);
+	unlink(path);
+	CHECK(zl_ctl_open("") == -1);
+	rmdir(dir);
+	log = log_end();
+
+	/* one line each, naming the fault */
+	CHECK_EQ_U64(count_str(log, "\n"), 4);
+	CHECK(strstr(log, "is 108 bytes, longer than the 107 a UNIX socket allows") != NULL);
+	CHECK(strstr(log, "missing/ctl") != NULL && strstr(log, strerror(ENOENT)) != NULL);
+	CHECK(strstr(log, "exists and is not a socket") != NULL);
+	CHECK(strstr(log, "empty") != NULL);
+}
+
 /* Runs the control protocol tests and prints the summary line. */
 int
 main(void)
@@ -878,6 +1553,8 @@ main(void)
 
 	test_requests();
 	test_fuzz(20000, 0);
+	test_ctl_open();
+	test_serve();
 	test_trial_flow();
 	/* again with a port, so that configure and start can succeed; result never waits */
 	zl.quit = 1;
