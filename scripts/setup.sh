@@ -48,8 +48,22 @@ if [ ! -f gen/build/build.ninja ]; then
 	meson setup gen/build gen --buildtype=release
 fi
 ninja -C gen/build
-ln -sf "$PWD/gen/build/zlgen" /usr/local/bin/zlgen
-say "zlgen built: $(readlink -f /usr/local/bin/zlgen)"
+
+# root runs the entry points in /usr/local/bin: only link them to a checkout no other user can change
+if unsafe=$(python3 scripts/safe_path.py "$PWD"); then
+	link=1
+else
+	link=0
+	for f in zeroloss zlgen; do  # links made from here before point into a tree others can change
+		case "$(readlink /usr/local/bin/$f 2>/dev/null || true)" in "$PWD"/*) rm -f /usr/local/bin/$f ;; esac
+	done
+fi
+if [ "$link" = 1 ]; then
+	ln -sf "$PWD/gen/build/zlgen" /usr/local/bin/zlgen
+	say "zlgen built: $(readlink -f /usr/local/bin/zlgen)"
+else
+	say "zlgen built: $PWD/gen/build/zlgen"
+fi
 
 if [ ! -x .venv/bin/python ]; then
 	python3 -m venv .venv
@@ -60,5 +74,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
 	.venv/bin/pip install -q -e '.[test]'
 	touch "$stamp"
 fi
-ln -sf "$PWD/.venv/bin/zeroloss" /usr/local/bin/zeroloss
-say "zeroloss installed: $(command -v zeroloss)"
+if [ "$link" = 1 ]; then
+	ln -sf "$PWD/.venv/bin/zeroloss" /usr/local/bin/zeroloss
+	say "zeroloss installed: $(command -v zeroloss)"
+else
+	say "WARNING: not linking /usr/local/bin/zeroloss and zlgen: $unsafe; use $PWD/.venv/bin/zeroloss and the make" \
+		"targets, or move the checkout to a folder only root can write (e.g. /opt/zeroloss) and run make setup again"
+fi

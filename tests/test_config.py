@@ -2,7 +2,7 @@
 
 import pytest
 
-from zeroloss.config import DEFAULT_SIZES, RunConfig, field_help, load
+from zeroloss.config import DEFAULT_SIZES, RunConfig, check_cores, field_help, load, stored
 from zeroloss.errors import ZeroLossError
 
 
@@ -53,3 +53,93 @@ def test_every_key_has_help_with_units():
     h = field_help()
     assert h["trial_s"].endswith("[s, 0.1..86400]")
     assert set(h) == set(RunConfig.__dataclass_fields__)
+
+
+def test_hex_masks_and_lcore_lists_given_as_numbers_are_text(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("ovs_pmd_cpu_mask: 0x6\novs_lcore_mask: 10\ngen_lcores: 1\ndut_lcores: 0\ndut_main_lcore: 0\n")
+    c = load(f, {})
+    assert (c.ovs_pmd_cpu_mask, c.ovs_lcore_mask, c.gen_lcores, c.dut_lcores) == ("0x6", "10", "1", "0")
+    c = load(None, {"ovs_pmd_cpu_mask": 4, "gen_lcores": 1})  # numbers from elsewhere (a stored campaign)
+    assert (c.ovs_pmd_cpu_mask, c.gen_lcores) == ("0x4", "1")
+    with pytest.raises(ZeroLossError, match="ovs_pmd_cpu_mask must be a hex CPU mask .* got '-0x4'"):
+        load(None, {"ovs_pmd_cpu_mask": -4})
+
+
+@pytest.mark.parametrize("text, message", [
+    (b"flows: 10 # caf\xe9\n", "c.yaml: not valid YAML (at character 15: invalid continuation byte)"),
+    ("a: " + "[" * 3000 + "]" * 3000 + "\n", "c.yaml: nested too deeply"),
+    ("flows: 2024-13-45\n", "a value YAML cannot convert (month must be in 1..12)"),
+    ("flows: " + "9" * 5000 + "\n", "a value YAML cannot convert"),
+    ("? [1]\n: 2\n", "not valid YAML (line 1, column 3: while constructing a mapping, found unhashable key)"),
+    ("flows: 1\n---\nflows: 2\n", "expected a single document in the stream, but found another document"),
+    ("flows: !!python/name:os.system\n", "could not determine a constructor"),
+    ("\"a\\nb\": 1\n", r"unknown key 'a\nb'"),
+    ("yes: 1\n", "unknown key True"),
+    ("a: &x [*x]\n", "unknown key 'a'"),
+    ("ports: &x [*x]\n", "ports must be a list of strings"),
+    ("flows: !!set {a, b}\n", "flows must be a whole number"),
+    ("trial_s: .nan\n", "trial_s must be in 0.1..86400 s, got nan"),
+])
+def test_odd_yaml_is_one_line(tmp_path, text, message):
+    f = tmp_path / "c.yaml"
+    f.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(ZeroLossError) as e:
+        load(f, {})
+    assert message in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_socket_limit_below_socket_mem_is_refused():
+    with pytest.raises(ZeroLossError, match="ovs_socket_limit_mb 1024 is below ovs_socket_mem_mb 2048") as e:
+        RunConfig(ovs_socket_mem_mb=2048, ovs_socket_limit_mb=1024)
+    assert "\n" not in str(e.value)
+    RunConfig(ovs_socket_mem_mb=2048, ovs_socket_limit_mb=0)  # 0: no limit of its own, the same as the memory
+    RunConfig(ovs_socket_mem_mb=2048, ovs_socket_limit_mb=2048)
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"ovs_pmd_cpu_mask": "0x4"}, "config: ovs_pmd_cpu_mask 0x4 names core 2; this host has cores 0-1"),
+    ({"ovs_lcore_mask": "0x3"}, None),
+    ({"ovs_lcore_mask": "f0"}, "config: ovs_lcore_mask f0 names core 4; this host has cores 0-1"),
+    ({"gen_lcores": "0-3"}, "config: gen_lcores 0-3 names core 2; this host has cores 0-1"),
+    ({"gen_lcores": "0-99999999"}, "config: gen_lcores 0-99999999 names core 2"),
+    ({"dut_lcores": "1,5"}, "config: dut_lcores 1,5 names core 5"),
+    ({"dut_lcores": "0-1", "dut_main_lcore": 7}, "config: dut_main_lcore 7 names core 7; this host has cores 0-1"),
+    ({"dut_lcores": "1-0"}, "the range 1-0 runs backwards"),
+    ({"gen_lcores": "1@2"}, "gen_lcores '1@2' is not a list of cores such as 0,1 or 0-3"),
+    ({"gen_lcores": ""}, "is not a list of cores"),
+])
+def test_check_cores_names_the_core_the_host_lacks(settings, message):
+    cfg = RunConfig(**settings)
+    if message is None:
+        check_cores(cfg, online={0, 1}, usable={0, 1})
+        return
+    with pytest.raises(ZeroLossError) as e:
+        check_cores(cfg, online={0, 1}, usable={0, 1})
+    assert message in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_check_cores_refuses_cores_outside_the_affinity():
+    with pytest.raises(ZeroLossError, match="gen_lcores 1 names core 1, which this process may not use; it may use "
+                                            "cores 0,2-3"):
+        check_cores(RunConfig(gen_lcores="1", dut_lcores="0", dut_main_lcore=0), online={0, 1, 2, 3},
+                    usable={0, 2, 3})
+    check_cores(RunConfig(gen_lcores="2-3", dut_lcores="0,2", dut_main_lcore=0), online={0, 1, 2, 3},
+                usable={0, 2, 3})
+
+
+def test_check_cores_reads_this_host():
+    import os
+
+    usable = sorted(os.sched_getaffinity(0))
+    check_cores(RunConfig(ovs_pmd_cpu_mask=hex(1 << usable[0]), ovs_lcore_mask=hex(1 << usable[-1]),
+                          gen_lcores=str(usable[0]), dut_lcores=str(usable[-1]), dut_main_lcore=usable[-1]))
+    with pytest.raises(ZeroLossError, match="names core 4096"):
+        check_cores(RunConfig(gen_lcores="4096"))
+
+
+def test_stored_configs_of_another_zeroloss_are_one_line():
+    with pytest.raises(ZeroLossError, match="config has a key this zeroloss does not know: 'colour'"):
+        stored({"colour": "red"})
+    with pytest.raises(ZeroLossError, match="config is a list, not a mapping"):
+        stored([1])

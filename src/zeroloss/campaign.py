@@ -9,10 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from zeroloss.results.resultfile import VERSION as RUN_VERSION
-from zeroloss.results.resultfile import ResultFile, now_iso, read_json, write_json_atomic
+from zeroloss.results.resultfile import (
+    ResultFile,
+    now_iso,
+    patch_state_in_place,
+    read_json,
+    resolve_own_link,
+    write_json_atomic,
+)
 
 from . import __version__
-from .config import RunConfig, load, stored
+from .config import RunConfig, load, stored, yaml_load
 from .errors import ZeroLossError
 
 FORMAT = "zeroloss-campaign"
@@ -25,27 +32,30 @@ def builtin_names() -> list[str]:
 
 
 def read(name_or_path: str) -> dict:
-    """A campaign definition from a file, or by name from the built-in ones; checked."""
-    import yaml
+    """A campaign definition from a file, or by name from the built-in ones; checked (schema.DEFINITION)."""
+    from zeroloss.results import schema
 
     path = Path(name_or_path)
-    if not path.exists():
-        path = BUILTIN / f"{name_or_path}.yaml"
-        if not path.exists():
-            raise ZeroLossError(f"no campaign file or built-in campaign '{name_or_path}'",
-                                f"built-in: {', '.join(builtin_names())}")
+    shown = schema.shown(path)
     try:
-        spec = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise ZeroLossError(f"campaign {path}: not valid YAML ({getattr(e, 'problem', e)})") from e
+        if not path.exists():
+            path = BUILTIN / f"{name_or_path}.yaml"
+            if not path.exists():
+                raise ZeroLossError(f"no campaign file or built-in campaign {schema.short(name_or_path)}",
+                                    f"built-in: {', '.join(builtin_names())}")
+        text = path.read_bytes()
+    except (OSError, ValueError) as e:  # a name too long, a folder, a NUL byte
+        raise ZeroLossError(f"cannot read campaign {shown}: {getattr(e, 'strerror', None) or e}") from e
+    shown = schema.shown(path)
+    spec = yaml_load(text, f"campaign {shown}")
     if not isinstance(spec, dict) or not isinstance(spec.get("cases", [{}]), list):
-        raise ZeroLossError(f"campaign {path}: must be a mapping with a list of cases")
+        raise ZeroLossError(f"campaign {shown}: must be a mapping with a list of cases")
     for key in spec:
         if key not in ("name", "description", "base", "cases", "cross", "columns"):
-            raise ZeroLossError(f"campaign {path}: unknown key '{key}'",
+            raise ZeroLossError(f"campaign {shown}: unknown key {schema.short(key)}",
                                 "use name, description, base, cases, cross, columns")
     spec.setdefault("name", path.stem)
-    return spec
+    return schema.check(spec, schema.DEFINITION, f"campaign {shown}")
 
 
 def expand(spec: dict, overrides: dict[str, Any]) -> list[dict]:
@@ -67,7 +77,7 @@ def expand(spec: dict, overrides: dict[str, Any]) -> list[dict]:
             try:
                 cfg = load(None, settings)
             except ZeroLossError as e:
-                raise ZeroLossError(f"campaign case '{name}': {e}") from e
+                raise ZeroLossError(f"campaign case {name!r}: {e}") from e
             out.append({"name": name, "settings": settings, "config": cfg})
     return out
 
@@ -91,7 +101,10 @@ class CampaignFile:
 
     @classmethod
     def load(cls, path: Path, host: dict) -> CampaignFile:
-        """A cut campaign to continue: same format, same host, with its definition inside."""
+        """A cut campaign to continue: same format, same host, with its definition inside (schema.RESUME_CAMPAIGN)."""
+        from zeroloss.results import schema
+
+        path = resolve_own_link(Path(path))
         doc = read_json(path, "campaign file")
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ZeroLossError(f"{path} is not a zeroloss campaign file",
@@ -100,6 +113,7 @@ class CampaignFile:
             raise ZeroLossError(f"{path} was made by an older zeroloss (campaign format {doc.get('version')}, run "
                                 f"format {doc.get('run_format_version')}): it cannot be continued",
                                 "start the campaign again; report, compare and explain still read it")
+        schema.check(doc, schema.RESUME_CAMPAIGN, path)
         if doc["state"] == "complete":
             raise ZeroLossError(f"{path} is complete: nothing to resume")
         ResultFile(Path(path), doc).check_host(host)
@@ -108,6 +122,15 @@ class CampaignFile:
     def save(self) -> None:
         self.doc["updated"] = now_iso()
         write_json_atomic(self.path, self.doc)
+
+    def end(self, state: str) -> None:
+        """The campaign's final state on an error or Ctrl-C; when the file cannot be rewritten (a full disk) it is
+        patched in place where it fits, and no error replaces the one that ended the campaign."""
+        previous, self.doc["state"] = self.doc["state"], state
+        try:
+            self.save()
+        except ZeroLossError:
+            patch_state_in_place(self.path, previous, state)
 
     def case(self, name: str, cfg: RunConfig | None, skip: str | None, host: dict) -> ResultFile | None:
         """The run document of a case: the stored one when it was started before (to be resumed), a new one

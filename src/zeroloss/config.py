@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import reprlib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -124,13 +126,19 @@ class RunConfig:
             v = getattr(self, key)
             if v & (v - 1):
                 raise ZeroLossError(f"config: {key} must be a power of 2, got {v}", "use 512, 1024, 2048 or 4096")
+        if self.ovs_socket_limit_mb and self.ovs_socket_limit_mb < self.ovs_socket_mem_mb:
+            raise ZeroLossError(f"config: ovs_socket_limit_mb {self.ovs_socket_limit_mb} is below ovs_socket_mem_mb "
+                                f"{self.ovs_socket_mem_mb}: OVS could not take the memory it starts with",
+                                f"raise ovs_socket_limit_mb to {self.ovs_socket_mem_mb} or more, or set it to 0 (the "
+                                "same as ovs_socket_mem_mb)")
         for key in ("ovs_pmd_cpu_mask", "ovs_lcore_mask"):
             v = getattr(self, key)
             try:
                 if int(v, 16) <= 0:
                     raise ValueError
             except ValueError:
-                raise ZeroLossError(f"config: {key} must be a hex CPU mask such as 0x1 or 0x6, got {v!r}") from None
+                raise ZeroLossError(f"config: {key} must be a hex CPU mask such as 0x1 or 0x6, got {_shown(v)}") \
+                    from None
         if self.topology in OVS_TOPOLOGIES:
             check_ovs_topology(self.bridges, self.vlan, self.bond)
         elif self.bridges != 1 or self.vlan >= 0 or self.bond != "none" or self.meter_pps:
@@ -159,6 +167,13 @@ class RunConfig:
 def stored(doc_config: dict) -> RunConfig:
     """The settings a result file was made with. Keys added since keep the behaviour of the zeroloss that wrote
     it: files without `search` were searched by the binary search, without `warmup_s` had no warm-up trial."""
+    if not isinstance(doc_config, dict):
+        raise ZeroLossError(f"the result file's config is {_kind(doc_config)}, not a mapping of settings")
+    known = {f.name for f in fields(RunConfig)}
+    for key in doc_config:
+        if key not in known:
+            raise ZeroLossError(f"the result file's config has a key this zeroloss does not know: {_shown(key)}",
+                                "continue it with the zeroloss that wrote it, or start the run again")
     return RunConfig(**{"search": "binary", "warmup_s": 0.0, **doc_config})
 
 
@@ -175,27 +190,27 @@ def require_map(value: Any, sizes: list[int]) -> dict[int, float] | None:
             else:
                 value = {int(k): float(v) for k, v in (part.split(":") for part in text.split(",") if part.strip())}
         except ValueError:
-            raise ZeroLossError(f"config: require_ndr '{value}' is neither a percentage nor SIZE:PCT pairs",
+            raise ZeroLossError(f"config: require_ndr {_shown(value)} is neither a percentage nor SIZE:PCT pairs",
                                 "e.g. --require-ndr 25 or --require-ndr 64:10,1518:50,9000:90") from None
     if isinstance(value, bool):
         raise ZeroLossError(f"config: require_ndr must be a percentage or a map of frame size to percentage, "
-                            f"got {value!r}")
+                            f"got {_shown(value)}")
     if isinstance(value, int | float):
         value = {s: float(value) for s in sizes}
     if not isinstance(value, dict):
         raise ZeroLossError(f"config: require_ndr must be a percentage or a map of frame size to percentage, "
-                            f"got {value!r}")
+                            f"got {_shown(value)}")
     out: dict[int, float] = {}
     for k, v in value.items():
         try:
             size = int(k)
         except (TypeError, ValueError):
-            raise ZeroLossError(f"config: require_ndr key {k!r} is not a frame size") from None
+            raise ZeroLossError(f"config: require_ndr key {_shown(k)} is not a frame size") from None
         if size not in sizes:
             raise ZeroLossError(f"config: require_ndr names {size} B, which is not in frame_sizes",
                                 "add it to frame_sizes or drop it from require_ndr")
         if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v <= 100:
-            raise ZeroLossError(f"config: require_ndr for {size} B must be a percentage in (0, 100], got {v!r}")
+            raise ZeroLossError(f"config: require_ndr for {size} B must be a percentage in (0, 100], got {_shown(v)}")
         out[size] = float(v)
     return out
 
@@ -223,7 +238,7 @@ def _check(f: dataclasses.Field, value: Any) -> None:
     unit = f" {meta['unit']}" if meta["unit"] else ""
 
     def bad(what: str) -> ZeroLossError:
-        return ZeroLossError(f"config: {name} {what}, got {value!r}")
+        return ZeroLossError(f"config: {name} {what}, got {_shown(value)}")
 
     if kind.startswith("list"):
         if not isinstance(value, list | tuple):
@@ -238,7 +253,7 @@ def _check(f: dataclasses.Field, value: Any) -> None:
             if meta["choices"] and v not in meta["choices"]:
                 raise bad(f"may only hold {', '.join(meta['choices'])}")
             if meta["lo"] is not None and not meta["lo"] <= v <= meta["hi"]:
-                raise ZeroLossError(f"config: {name} must hold values in {rng}{unit}, got {v!r}")
+                raise ZeroLossError(f"config: {name} must hold values in {rng}{unit}, got {_shown(v)}")
         return
     if kind == "bool":
         if not isinstance(value, bool):
@@ -276,24 +291,161 @@ def load(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
     """Defaults, then the YAML file, then the flags (only those the user gave)."""
     values: dict[str, Any] = {}
     if path is not None:
-        import yaml
-
+        shown = _shown_path(path)
         try:
-            data = yaml.safe_load(Path(path).read_text())
+            text = Path(path).read_bytes()
         except OSError as e:
-            raise ZeroLossError(f"cannot read config file {path}: {e.strerror}") from e
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f" line {mark.line + 1}" if mark else ""
-            raise ZeroLossError(f"config file {path}{where}: not valid YAML ({getattr(e, 'problem', e)})") from e
+            raise ZeroLossError(f"cannot read config file {shown}: {e.strerror or e}") from e
+        data = yaml_load(text, f"config file {shown}")
         if data is None:
             data = {}
         if not isinstance(data, dict):
-            raise ZeroLossError(f"config file {path}: must be a mapping of keys to values")
+            raise ZeroLossError(f"config file {shown}: must be a mapping of keys to values, not {_kind(data)}")
         values.update(data)
     values.update({k: v for k, v in overrides.items() if v is not None})
     known = {f.name for f in fields(RunConfig)}
     for key in values:
         if key not in known:
-            raise ZeroLossError(f"config: unknown key '{key}'", "see 'zeroloss run --help' for the keys")
+            raise ZeroLossError(f"config: unknown key {_shown(key)}", "see 'zeroloss run --help' for the keys")
+    for key in TEXT_KEYS & values.keys():  # a number where text was meant: from YAML that was not kept as text
+        v = values[key]
+        if isinstance(v, int) and not isinstance(v, bool):
+            values[key] = hex(v) if key.endswith("_mask") else str(v)
     return RunConfig(**values)
+
+
+# settings whose text looks like a number but is not one: CPU masks (0x6 is hex text for OVS) and lcore lists
+TEXT_KEYS = frozenset(f.name for f in fields(RunConfig) if f.name.endswith(("_mask", "_lcores")))
+
+
+def yaml_load(text: bytes | str, where: str, key: str | None = None) -> Any:
+    """YAML text as Python values, or one line naming `where` and the fault. The values of TEXT_KEYS (anywhere in
+    the document, or the whole document when `key` is one) stay the text they were written as: an unquoted 0x6 is
+    '0x6', not the number 6, and 10 is the mask '10' as OVS reads it."""
+    import yaml
+
+    loader = None
+    try:
+        loader = yaml.SafeLoader(text)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _keep_text(node, key in TEXT_KEYS)
+        return loader.construct_document(node)
+    except yaml.YAMLError as e:
+        raise ZeroLossError(f"{where}: not valid YAML ({_yaml_fault(e)})") from e
+    except RecursionError as e:
+        raise ZeroLossError(f"{where}: nested too deeply") from e
+    except (ValueError, TypeError, OverflowError) as e:  # a scalar no Python value holds: 2024-13-45, 5000 digits
+        raise ZeroLossError(f"{where}: a value YAML cannot convert ({' '.join(str(e).split(':')[0].split())})") from e
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def _keep_text(node: Any, whole: bool) -> None:
+    """Marks the number scalars under TEXT_KEYS (or all of them: whole) as text, before YAML converts them."""
+    import yaml
+
+    stack, seen = [(node, whole)], set()
+    while stack:
+        n, text = stack.pop()
+        if (id(n), text) in seen:  # an alias: the node it names is walked once
+            continue
+        seen.add((id(n), text))
+        if isinstance(n, yaml.ScalarNode):
+            if text and n.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+                n.tag = "tag:yaml.org,2002:str"
+        elif isinstance(n, yaml.SequenceNode):
+            stack += [(item, text) for item in n.value]
+        elif isinstance(n, yaml.MappingNode):
+            stack += [(v, text or isinstance(k, yaml.ScalarNode) and k.value in TEXT_KEYS) for k, v in n.value]
+
+
+def _yaml_fault(e: Exception) -> str:
+    """A YAML error in one line: where (line, column) and what."""
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    what = ", ".join(str(x) for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or \
+        getattr(e, "reason", None) or str(e)
+    at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    if getattr(e, "position", None) is not None and not mark:  # a reader error: bad bytes or characters
+        at = f"at character {e.position}: "
+    return at + " ".join(str(what).split())
+
+
+_repr = reprlib.Repr()
+_repr.maxstring = _repr.maxother = 40
+
+
+def _shown(value: Any) -> str:
+    """A value as messages show it: its repr, cut short, on one line."""
+    return _repr.repr(value)
+
+
+def _shown_path(path: Path | str) -> str:
+    text = str(path)
+    return text if text.isprintable() else repr(text)
+
+
+def _kind(x: Any) -> str:
+    return {type(None): "empty", bool: "true or false", int: "a number", float: "a number", str: "a string",
+            list: "a list", dict: "a mapping"}.get(type(x), type(x).__name__)
+
+
+def check_cores(cfg: RunConfig, online: set[int] | None = None, usable: set[int] | None = None) -> None:
+    """Refuses a CPU mask (ovs_pmd_cpu_mask, ovs_lcore_mask), lcore list (gen_lcores, dut_lcores: DPDK -l syntax
+    such as 0,1 or 0-3) or dut_main_lcore that names a core this host does not have (online) or this process may
+    not use (its CPU affinity), in one line. Checked before a run starts, never on reading a result: a file made
+    on another host names that host's cores. online and usable default to this host's."""
+    online = _online_cores() if online is None else online
+    usable = os.sched_getaffinity(0) if usable is None else usable
+    checks: list[tuple[str, str, list[tuple[int, int]]]] = []
+    for key in ("ovs_pmd_cpu_mask", "ovs_lcore_mask"):
+        text = getattr(cfg, key)
+        mask = int(text, 16)  # RunConfig checked it is a positive hex number
+        checks.append((key, text, [(b, b) for b in range(mask.bit_length()) if mask >> b & 1]))
+    for key in ("gen_lcores", "dut_lcores"):
+        text = getattr(cfg, key)
+        checks.append((key, text, _core_ranges(key, text)))
+    checks.append(("dut_main_lcore", str(cfg.dut_main_lcore), [(cfg.dut_main_lcore, cfg.dut_main_lcore)]))
+    for key, text, ranges in checks:
+        for lo, hi in ranges:
+            core = next((c for c in range(lo, min(hi, lo + len(online) + 1) + 1) if c not in online), None)
+            if core is not None:
+                raise ZeroLossError(f"config: {key} {text} names core {core}; this host has cores "
+                                    f"{_cores_text(online)}")
+            core = next((c for c in range(lo, hi + 1) if c not in usable), None)
+            if core is not None:
+                raise ZeroLossError(f"config: {key} {text} names core {core}, which this process may not use; it may "
+                                    f"use cores {_cores_text(usable)}", "use those, or widen zeroloss's CPU affinity "
+                                                                        "(taskset, cgroup cpuset)")
+
+
+def _core_ranges(key: str, text: str) -> list[tuple[int, int]]:
+    """An lcore list in DPDK -l syntax ('0,1', '0-3', '1,4-5') as (first, last) ranges."""
+    out = []
+    for item in text.split(","):
+        lo, sep, hi = item.strip().partition("-")
+        if not (lo.isdigit() and lo.isascii() and len(lo) < 10 and (not sep or hi.isdigit() and hi.isascii()
+                                                                    and len(hi) < 10)):
+            raise ZeroLossError(f"config: {key} {_shown(text)} is not a list of cores such as 0,1 or 0-3")
+        first, last = int(lo), int(hi) if sep else int(lo)
+        if last < first:
+            raise ZeroLossError(f"config: {key} {_shown(text)}: the range {item.strip()} runs backwards")
+        out.append((first, last))
+    return out
+
+
+def _online_cores() -> set[int]:
+    """The cores this host has online (/sys/devices/system/cpu/online), or 0..cpu_count-1."""
+    try:
+        text = Path("/sys/devices/system/cpu/online").read_text().strip()
+        return {c for lo, hi in _core_ranges("online", text) for c in range(lo, hi + 1)}
+    except (OSError, ZeroLossError):
+        return set(range(os.cpu_count() or 1))
+
+
+def _cores_text(cores: set[int]) -> str:
+    from .host.cpuset import format_list
+
+    return format_list(cores) or "none"

@@ -37,11 +37,18 @@ def pmd_load(c: dict) -> dict[str, float]:
 
 def _rxq(state: dict) -> list[dict]:
     text = (state or {}).get("pmd_rxq_show") or ""
-    return parse_pmd_rxq(text) if not text.startswith("unavailable") else []
+    try:
+        return parse_pmd_rxq(text) if not text.startswith("unavailable") else []
+    except ValueError:  # a stored text no OVS printed (a number of thousands of digits): no queue placement
+        return []
 
 
 def _mtus(state: dict) -> dict[str, int]:
-    return {n: r["mtu"] for n, r in parse_dpctl_config((state or {}).get("dpctl_show") or "").items() if "mtu" in r}
+    try:
+        rows = parse_dpctl_config((state or {}).get("dpctl_show") or "")
+    except ValueError:
+        return {}
+    return {n: r["mtu"] for n, r in rows.items() if isinstance(r.get("mtu"), int)}
 
 
 def _mask_plus_one(mask: str) -> str:
@@ -49,6 +56,8 @@ def _mask_plus_one(mask: str) -> str:
     try:
         m = int(mask, 16)
     except ValueError:
+        m = -1
+    if m < 0:
         return "<mask with one more core>"
     bit = 0
     while m >> bit & 1:

@@ -103,7 +103,7 @@ def _searches(doc: dict, case: str | None) -> list[tuple[str, dict]]:
     if doc.get("format") == "zeroloss-campaign":
         cases = [c for c in doc.get("cases", []) if c.get("run") and (case is None or case in c["name"])]
         if case is not None and not cases:
-            raise ZeroLossError(f"no case matching '{case}' in this campaign",
+            raise ZeroLossError(f"no case matching {case!r} in this campaign",
                                 "cases: " + "; ".join(c["name"] for c in doc.get("cases", [])))
         return [(c["name"], s) for c in cases for s in c["run"].get("searches", [])]
     if doc.get("format") != "zeroloss-result":
@@ -116,6 +116,8 @@ def select(doc: dict, frame: int | None, trial: int | None, case: str | None) ->
     failed validation trial, and the lossiest trial of a search that had none."""
     searches = [(n, s) for n, s in _searches(doc, case) if frame is None or s["frame"] == frame]
     if not searches:
+        if frame is None:
+            raise ZeroLossError("no search in this file: nothing to explain")
         sizes = sorted({s["frame"] for _, s in _searches(doc, case)})
         raise ZeroLossError(f"no search for {frame} B in this file", f"frame sizes: {sizes}")
     if trial is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -10,6 +11,41 @@ from pathlib import Path
 from typing import IO
 
 from .errors import ZeroLossError
+from .session import record_child
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int):
+    """preexec_fn: the child is killed when zeroloss dies, even by kill -9 (prctl PR_SET_PDEATHSIG), so that
+    no generator, DUT or switch keeps polling a core and holding hugepages after us."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def setup() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+    return setup
+
+
+def signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+class ComponentDied(ZeroLossError):
+    """A process zeroloss started died or exited while it was needed: the run cannot go on, and its numbers
+    from that moment on would describe a broken path, not the DUT."""
+
+
+def check_alive(procs: list[ManagedProcess]) -> None:
+    """Raises ComponentDied naming the first of procs that is no longer running."""
+    for p in procs:
+        why = p.died()
+        if why:
+            raise ComponentDied(why)
 
 
 class ManagedProcess:
@@ -36,12 +72,32 @@ class ManagedProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C reaches us, we stop the child in order
                 env=self.env,
+                preexec_fn=_die_with_parent(os.getpid()),
             )
         except OSError as e:
             self._log.close()
             raise ZeroLossError(f"cannot start {self.name} ({self.argv[0]}): {e.strerror}",
                                 "run 'make setup' to install and build everything") from e
+        record_child(self.pidfile, self.proc.pid, self.name)
         return self
+
+    @property
+    def pidfile(self) -> Path:
+        return self.log_path.with_name(self.log_path.name + ".pid")
+
+    def died(self) -> str | None:
+        """None while the process runs (or was never started); else how it ended and its log's last line,
+        in one line, for an error that names it."""
+        if self.proc is None or self.proc.poll() is None:
+            return None
+        code = self.proc.returncode
+        how = f"was killed by {signal_name(code)}" if code < 0 else f"exited with code {code}"
+        return (f"{self.name} (pid {self.proc.pid}) {how}; its log's last line: '{self.last_line()}' "
+                f"(log: {self.log_path})")
+
+    def last_line(self) -> str:
+        lines = [ln.strip() for ln in self.log_tail(20).splitlines() if ln.strip()]
+        return lines[-1][:200] if lines else "(empty)"
 
     @property
     def pid(self) -> int | None:
@@ -115,6 +171,7 @@ class ManagedProcess:
         if self._log:
             self._log.close()
             self._log = None
+        self.pidfile.unlink(missing_ok=True)
         return self.proc.returncode
 
     def __enter__(self) -> ManagedProcess:

@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from typing import TypeVar
 
 from zeroloss.results.resultfile import ResultFile
 from zeroloss.search import Direction, Kind, Outcome, SearchConfig, SearchResult, TrialRecord, binary_search
@@ -25,6 +26,9 @@ from .explain import analyse
 from .gen import Zlgen, ZlgenClient, ZlgenConfig
 from .ledger import STAT_KEYS, counter_delta, external_paths, p2p_paths, queue_spread, summary
 from .model import TrialResult, l1_bps, l2_bps, line_rate_pps
+from .proc import ComponentDied
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -36,6 +40,24 @@ class Probe:
     counters: Callable[[], dict] = dict
     state: Callable[[], dict] | None = None
     context: dict = field(default_factory=dict)  # for the diagnosis: queues, vnf_ring, pmd_cpu_mask, vnfs
+    health: Callable[[], None] = lambda: None  # raises ComponentDied when a process of the bench is gone
+
+
+def guarded(health: Callable[[], None], fn: Callable[[], T]) -> T:
+    """fn's result, with every process of the bench checked after it: a trial during which the DUT, a VNF, OVS
+    or zlgen died is never a result, and when fn fails because one died the error names that process."""
+    try:
+        out = fn()
+    except (ZeroLossError, OSError, ValueError):
+        # a dead process is the cause: name it rather than its symptom. A process killed a moment ago may still
+        # be exiting when its peers already see its sockets close: give it a second to be seen gone
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            health()
+            time.sleep(0.05)
+        raise
+    health()
+    return out
 
 
 def dpdk_counters(stats: dict) -> dict:
@@ -48,7 +70,8 @@ def ovs_probe(bench: OvsBench) -> Probe:
     spec = bench.spec
     return Probe(bench.paths(), bench.counters, bench.state, context={
         "queues": spec.queues, "vnf_ring": spec.vnf_ring if spec.vnf_ports else None,
-        "pmd_cpu_mask": spec.pmd_cpu_mask, "vnfs": [f"vnf{k}" for k in range(VNFS[spec.topology])], "bench": True})
+        "pmd_cpu_mask": spec.pmd_cpu_mask, "vnfs": [f"vnf{k}" for k in range(VNFS[spec.topology])], "bench": True},
+        health=bench.check)
 
 
 def gen_counters(r: TrialResult, refused_is_loss: bool) -> dict:
@@ -184,12 +207,16 @@ class TrialRunner:
         return self.measure(rate_pps, duration_s)
 
     def measure(self, rate_pps: float, duration_s: float) -> Outcome:
-        """One live trial with the counters of every stage read around it."""
-        before = self.probe.counters()
-        r = self.client.run_trial(duration_s=duration_s, drain_ms=self.cfg.drain_ms,
-                                  rate_pps=[rate_pps / (self.queues * self.members)] * self.nb_streams)
-        after = self.probe.counters()
-        self.detail = self._details(r, before, after, rate_pps)
+        """One live trial with the counters of every stage read around it, and every process of the bench
+        checked before and after each step."""
+        health = self.probe.health
+        health()
+        before = guarded(health, self.probe.counters)
+        r = guarded(health, lambda: self.client.run_trial(
+            duration_s=duration_s, drain_ms=self.cfg.drain_ms,
+            rate_pps=[rate_pps / (self.queues * self.members)] * self.nb_streams))
+        after = guarded(health, self.probe.counters)
+        self.detail = guarded(health, lambda: self._details(r, before, after, rate_pps))
         return outcome_of(r, self.refused_is_loss)
 
     def _details(self, r: TrialResult, before: dict, after: dict, rate_pps: float) -> dict:
@@ -291,7 +318,7 @@ class Run:
                                                      "testpmd_main_lcore": cfg.dut_main_lcore})
                 probe = Probe(p2p_paths(), lambda: {"procs": {"dut": [dpdk_counters(tel.ethdev_stats(p))
                                                                       for p in (0, 1)]}},
-                              context={"queues": cfg.dut_rxq, "bench": True})
+                              context={"queues": cfg.dut_rxq, "bench": True}, health=bench.check)
                 self._frames(bench.gen.client, frames, link, ceilings, probe)
 
     def _ovs(self) -> None:
@@ -333,7 +360,8 @@ class Run:
         fast as it can (its maximum receive rate, MRR: the top of the search range, never a ceiling)."""
         members = 2 if self.cfg.bond != "none" else 1
         for frame in frames:
-            mrr, offered = self._mrr(frame, lambda f=frame: flat_out(client, self.cfg, f, self.cfg.dut_rxq, members))
+            mrr, offered = self._mrr(frame, lambda f=frame: guarded(
+                probe.health, lambda: flat_out(client, self.cfg, f, self.cfg.dut_rxq, members)))
             for rep in range(self.cfg.repeat):
                 self._search(client, probe, frame, rep, link, min(ceilings[frame], offered), mrr)
 
@@ -360,7 +388,8 @@ class Run:
             with SoftBench(loop, ws) as lb:
                 for f in need:
                     self.progress("ceiling", {"frame": f, "link": link, "how": "loopback"})
-                    pps = measure_ceiling(lb.gen.client, self.cfg, f, self.cfg.dut_rxq, members)
+                    pps = guarded(lb.check, lambda f=f: measure_ceiling(lb.gen.client, self.cfg, f, self.cfg.dut_rxq,
+                                                                        members))
                     stored[str(f)] = {"pps": pps, "link": link, "how": "loopback", "method": CEILING_METHODS[link]}
                     self.rf.save()
                     out[f] = pps
@@ -385,8 +414,8 @@ class Run:
                 for frame in frames:
                     top = cfg.max_rate_pps or line_rate_pps(self.link_bps, frame)
                     for rep in range(cfg.repeat):
-                        self._search(g.client, Probe(external_paths(), context={"bench": False}), frame, rep,
-                                     "external", top, ceiling_is_gen=False)
+                        self._search(g.client, Probe(external_paths(), context={"bench": False}, health=g.check),
+                                     frame, rep, "external", top, ceiling_is_gen=False)
 
     def _search(self, client: ZlgenClient, probe: Probe, frame: int, rep: int, link: str,
                 ceiling: float, mrr: float | None = None, ceiling_is_gen: bool = True) -> None:
@@ -433,7 +462,10 @@ class Run:
             self.progress("trial", {"frame": frame, "record": d, "max_rate_pps": max_rate})
 
         started = time.monotonic()
-        result = STRATEGIES[cfg.search](scfg, runner, on_trial)
+        try:
+            result = STRATEGIES[cfg.search](scfg, runner, on_trial)
+        except ComponentDied as e:  # the trial it ended was not saved: the search resumes from the one before
+            raise ComponentDied(f"{frame} B search, trial {len(entry['trials']) + 1}: {e.message}") from e
         entry["wall_s"] = round(time.monotonic() - started, 3)  # the search's own time, warm-up excluded
         self.rf.finish_search(entry, self._result_dict(result, frame, entry))
         self.progress("done", {"frame": frame, "repeat": rep, "result": entry["result"]})
@@ -467,8 +499,8 @@ def interrupted_state(rf: ResultFile) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        rf.set_state("interrupted")
+        rf.set_state("interrupted", best_effort=True)
         raise
     except BaseException:
-        rf.set_state("failed")
+        rf.set_state("failed", best_effort=True)
         raise

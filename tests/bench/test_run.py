@@ -141,11 +141,23 @@ def test_bad_settings_are_one_line(tmp_path, args, expect):
     assert not (tmp_path / "r.json").exists()
 
 
-def test_dut_that_fails_to_start_is_one_line_and_stops_everything(tmp_path):
-    env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"))
+def test_a_core_the_host_lacks_is_named_before_anything_starts(tmp_path):
     r = run("--frame-sizes", "64", *FAST, "--set", "dut_lcores=0,7", "--set", "dut_main_lcore=0",
-            "-o", str(tmp_path / "r.json"), env=env)
-    one_line_error(r, "testpmd")
+            "-o", str(tmp_path / "r.json"))
+    one_line_error(r, "dut_lcores 0,7 names core 7")
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_dut_that_fails_to_start_is_one_line_and_stops_everything(tmp_path):
+    """A testpmd that exits at start (here one that cannot find its EAL): the error names it and its log's
+    cause, the file is failed, and zlgen's loop (started before) is stopped."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "dpdk-testpmd").write_text("#!/bin/sh\necho 'EAL: FATAL: cannot init memory'\nexit 1\n")
+    (fake / "dpdk-testpmd").chmod(0o755)
+    env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"), PATH=f"{fake}:{os.environ['PATH']}")
+    r = run("--frame-sizes", "64", *FAST, "-o", str(tmp_path / "r.json"), env=env)
+    one_line_error(r, "dpdk-testpmd exited (code 1) before it was ready: EAL: FATAL: cannot init memory")
     assert our_processes(str(tmp_path)) == []
     assert json.loads((tmp_path / "r.json").read_text())["state"] == "failed"
 
@@ -165,17 +177,16 @@ def test_missing_hugepages_is_one_line_with_the_remedy(tmp_path):
 def test_external_dut_mode_drives_only_zlgen(tmp_path):
     """The user's DUT (here a testpmd we start ourselves, standing in for a lab DUT) on the ports named."""
     from zeroloss.bench.links import memif_wire
-    from zeroloss.bench.workspace import Workspace
     from zeroloss.dpdk.eal import Eal
     from zeroloss.dpdk.testpmd import TestPmd, TestPmdConfig
 
-    with Workspace() as ws:
-        w0 = memif_wire(0, ws.sock("x0"), ring_log2=14)
-        w1 = memif_wire(1, ws.sock("x1"), ring_log2=14)
-        eal = Eal(lcores="0,1", main_lcore=1, file_prefix=ws.prefix("userdut"), vdevs=(w0.a, w1.a))
-        with TestPmd(TestPmdConfig(eal=eal), ws.log("userdut")):
-            r = run("--dut", "external", "--port", w0.b, "--port", w1.b, "--max-rate", "200k",
-                    "--frame-sizes", "64", *FAST, "-o", str(tmp_path / "r.json"), "--json")
+    # the user's DUT is not ours: started outside a zeroloss session (which would hold the bench lock)
+    w0 = memif_wire(0, tmp_path / "x0.sock", ring_log2=14)
+    w1 = memif_wire(1, tmp_path / "x1.sock", ring_log2=14)
+    eal = Eal(lcores="0,1", main_lcore=1, file_prefix=f"usertest{os.getpid()}", vdevs=(w0.a, w1.a))
+    with TestPmd(TestPmdConfig(eal=eal), tmp_path / "userdut.log"):
+        r = run("--dut", "external", "--port", w0.b, "--port", w1.b, "--max-rate", "200k",
+                "--frame-sizes", "64", *FAST, "-o", str(tmp_path / "r.json"), "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "r.json").read_text())
     (s,) = doc["searches"]

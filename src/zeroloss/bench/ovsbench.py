@@ -28,6 +28,7 @@ from ..dpdk.testpmd import TestPmd, TestPmdConfig
 from ..dut.ovs import Ovs, OvsSettings
 from ..errors import ZeroLossError
 from ..gen import Zlgen, ZlgenConfig
+from ..proc import check_alive
 from .workspace import Workspace
 
 VNFS = {"ovs-p2p": 0, "pvp": 1, "pvvp": 2}
@@ -241,6 +242,7 @@ class OvsBench:
                           vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.vnf_ring) for i, n in enumerate(ports)))
                 vnf = TestPmd(TestPmdConfig(eal=eal, forward_mode=s.vnf_forward_mode, max_frame=s.max_frame,
                                             rxq=s.queues, txq=s.queues, nb_mbufs=8192), self.ws.log(f"vnf{k}"))
+                vnf.proc.name = f"VNF {k + 1} (dpdk-testpmd)"
                 self._connect(lambda v=vnf: v.start(s.connect_timeout_s), ports, f"VNF {k + 1} (testpmd)")
                 self._stack.callback(vnf.stop)
                 self.vnfs.append(vnf)
@@ -386,6 +388,12 @@ class OvsBench:
         if self.spec.bond != "none":
             out["bond_show"] = "\n".join(self.ovs.appctl("bond/show", b) for b in BONDS)
         return out
+
+    def check(self) -> None:
+        """Raises ComponentDied naming a process of the bench (OVS's two, each VNF, zlgen) that is no longer
+        running: watched around every trial, so that a dead VNF never reads as 100 % loss."""
+        check_alive([*(self.ovs.processes() if self.ovs else []), *(v.proc for v in self.vnfs),
+                     *([self.gen.proc] if self.gen else [])])
 
     def stop(self) -> None:
         for tel in self._tel.values():

@@ -10,6 +10,7 @@ from ..dpdk.eal import Eal
 from ..dpdk.testpmd import TestPmd, TestPmdConfig
 from ..errors import ZeroLossError
 from ..gen import Zlgen, ZlgenConfig
+from ..proc import check_alive
 from .links import LINK_KINDS, make_wire
 from .workspace import Workspace
 
@@ -89,6 +90,7 @@ class SoftBench:
                     eal=dut_eal, forward_mode=s.forward_mode, max_frame=s.max_frame,
                     rxd=s.rxd, txd=s.txd, rxq=s.dut_rxq, txq=s.dut_rxq, set_mtu=s.link != "memif"),
                     self.ws.log("testpmd")))
+                self.dut.proc.name = "DUT (dpdk-testpmd)"
                 gen_vdevs = (w0.b, w1.b)
             gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"), vdevs=gen_vdevs, extra=extra)
             self.gen = self._stack.enter_context(Zlgen(ZlgenConfig(
@@ -111,6 +113,10 @@ class SoftBench:
                                                  first_port=2 * w)])
         client.run_trial(frames=2 << min(self.spec.depth, 12 if self.spec.link == "vhost" else 14),
                          drain_ms=200)
+
+    def check(self) -> None:
+        """Raises ComponentDied naming a bench process that is no longer running."""
+        check_alive([x.proc for x in (self.gen, self.dut) if x is not None])
 
     def stop(self) -> None:
         self._stack.close()  # zlgen first, then the DUT (reverse order of start)

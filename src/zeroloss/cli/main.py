@@ -108,12 +108,17 @@ def _sizes(text: str) -> list[int]:
 
 
 def _set_value(text: str) -> tuple[str, object]:
-    import yaml
+    """KEY=VALUE with a YAML value (a CPU mask or lcore list stays the text given: 0x4 is '0x4')."""
+    from zeroloss.config import yaml_load
 
     key, sep, value = text.partition("=")
+    key = key.strip()
     if not sep or not key:
-        raise argparse.ArgumentTypeError(f"'{text}' is not KEY=VALUE")
-    return key.strip(), yaml.safe_load(value)
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    try:
+        return key, yaml_load(value, f"--set {key if key.isprintable() else repr(key)}", key)
+    except ZeroLossError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -124,9 +129,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from zeroloss import hostinfo
     from zeroloss.cli.progress import Progress
     from zeroloss.fmt import queue_lines, run_table
+    from zeroloss.proc import ComponentDied
     from zeroloss.results.resultfile import ResultFile
     from zeroloss.results.verdict import verdict
     from zeroloss.runner import Run, interrupted_state
+    from zeroloss.session import BENCH, ResultLock
 
     overrides = {key: getattr(args, dest) for dest, key in RUN_FLAGS.items()}
     if args.strict_rfc2544 is False:
@@ -138,26 +145,35 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if given or args.config:
             drop = ", ".join(given) or "--config"
             raise ZeroLossError(f"--resume takes its settings from the result file; drop {drop}")
-        rf = ResultFile.load(Path(args.resume))
-        rf.check_host(host)
-        if rf.doc["state"] == "complete":
-            raise ZeroLossError(f"{args.resume} is complete: nothing to resume")
-        cfg = config_mod.stored(rf.doc["config"])
-        rf.set_state("running")
+        path = Path(args.resume)
     else:
         cfg = config_mod.load(Path(args.config) if args.config else None, overrides)
-        out = Path(args.output or f"results/zeroloss-{time.strftime('%Y%m%d-%H%M%S')}.json")
-        rf = ResultFile.create(out, cfg.to_dict(), host)
-    progress = Progress(quiet=args.quiet, granularity_pct=cfg.granularity_pct)
-    try:
-        with interrupted_state(rf):
-            Run(cfg, rf, progress).execute()
-    except KeyboardInterrupt:
-        print(f"zeroloss: interrupted; the finished trials are in {rf.path}; continue with: "
-              f"zeroloss run --resume {rf.path}", file=sys.stderr)
-        return 130
-    except ZeroLossError as e:
-        raise ZeroLossError(f"{e} (trials so far: {rf.path})") from e
+        config_mod.check_cores(cfg)
+        path = Path(args.output or f"results/zeroloss-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    with ResultLock(path), BENCH:  # one writer per result file, one zeroloss on the bench
+        if args.resume:
+            rf = ResultFile.load(path)
+            rf.check_host(host)
+            if rf.doc["state"] == "complete":
+                raise ZeroLossError(f"{args.resume} is complete: nothing to resume")
+            cfg = config_mod.stored(rf.doc["config"])
+            config_mod.check_cores(cfg)
+            rf.set_state("running")
+        else:
+            rf = ResultFile.create(path, cfg.to_dict(), host)
+        progress = Progress(quiet=args.quiet, granularity_pct=cfg.granularity_pct)
+        try:
+            with interrupted_state(rf):
+                Run(cfg, rf, progress).execute()
+        except KeyboardInterrupt:
+            print(f"zeroloss: interrupted; the finished trials are in {rf.path}; continue with: "
+                  f"zeroloss run --resume {rf.path}", file=sys.stderr)
+            return 130
+        except ComponentDied as e:
+            raise ZeroLossError(f"{e} (trials so far: {rf.path}; continue with: zeroloss run --resume {rf.path})") \
+                from e
+        except ZeroLossError as e:
+            raise ZeroLossError(f"{e} (trials so far: {rf.path})") from e
     sign_off = verdict(rf.doc)
     code = 2 if sign_off.status == "FAIL" else 0
     if args.json:
@@ -183,9 +199,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from zeroloss import hostinfo
-    from zeroloss.campaign import CampaignFile, builtin_names, campaign_table, expand, read, run_campaign
-    from zeroloss.cli.progress import Progress
-    from zeroloss.runner import Run, interrupted_state
+    from zeroloss.campaign import CampaignFile, builtin_names, expand, read
+    from zeroloss.session import BENCH, ResultLock
 
     if args.list or not (args.campaign or args.resume):
         print("built-in campaigns: " + ", ".join(builtin_names()))
@@ -195,33 +210,45 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         if args.campaign or args.set or args.output:
             raise ZeroLossError("--resume takes the campaign and its settings from the result file; "
                                 "give only the file")
-        cf = CampaignFile.load(Path(args.resume), host)
-        cf.doc["state"] = "running"
-        cases = expand(cf.doc["definition"], cf.doc["overrides"])
+        path = Path(args.resume)
     else:
         spec = read(args.campaign)
         overrides = dict(args.set or [])
         cases = expand(spec, overrides)
-        out = Path(args.output or f"results/campaign-{spec['name']}-{time.strftime('%Y%m%d-%H%M%S')}.json")
-        cf = CampaignFile.create(out, spec, host, overrides)
+        path = Path(args.output or f"results/campaign-{spec['name']}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    with ResultLock(path), BENCH:  # one writer per campaign file, one zeroloss on the bench
+        if args.resume:
+            cf = CampaignFile.load(path, host)
+            cf.doc["state"] = "running"
+            cases = expand(cf.doc["definition"], cf.doc["overrides"])
+        else:
+            cf = CampaignFile.create(path, spec, host, overrides)
+        return _campaign(args, cf, cases, host)
+
+
+def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
+    from zeroloss.campaign import campaign_table, run_campaign
+    from zeroloss.cli.progress import Progress
+    from zeroloss.config import check_cores
+    from zeroloss.runner import Run, interrupted_state
+
     progress = Progress(quiet=args.quiet)
 
     def one(name, cfg, rf) -> None:
         progress("case", {"name": name})
+        check_cores(cfg)
         with interrupted_state(rf):
             Run(cfg, rf, progress).execute()
 
     try:
         run_campaign(cf, cases, host, one)
     except KeyboardInterrupt:
-        cf.doc["state"] = "interrupted"
-        cf.save()
+        cf.end("interrupted")
         print(f"zeroloss: interrupted; the finished trials are in {cf.path}; continue with: "
               f"zeroloss campaign --resume {cf.path}", file=sys.stderr)
         return 130
     except ZeroLossError as e:
-        cf.doc["state"] = "failed"
-        cf.save()
+        cf.end("failed")
         raise ZeroLossError(f"{e} (trials so far: {cf.path})") from e
     if args.json:
         print(json.dumps(cf.doc, indent=1))
@@ -281,11 +308,13 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from zeroloss.explain import select, trial_analysis, trial_text
+    from zeroloss.results import schema
     from zeroloss.results.resultfile import read_json
 
     doc = read_json(Path(args.file), "result file")
-    if not isinstance(doc, dict):
-        raise ZeroLossError(f"{args.file} is not a zeroloss result or campaign file")
+    if not isinstance(doc, dict) or doc.get("format") not in ("zeroloss-result", "zeroloss-campaign"):
+        raise ZeroLossError(f"{schema.shown(args.file)} is not a zeroloss result or campaign file")
+    schema.check(doc, schema.EXPLAIN, args.file)
     chosen = select(doc, args.frame, args.trial, args.case)
     out = []
     for case, search, trial in chosen:

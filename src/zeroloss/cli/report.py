@@ -39,12 +39,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     out = Path(args.output) if args.output else None
     fmt = args.format or (SUFFIX_FORMAT.get(out.suffix.lower(), "html") if out else "html")
+    if out is not None and any(out.resolve() == Path(f).resolve() for f in args.files):
+        raise ZeroLossError(f"-o {out} is one of the result files: it would be overwritten", "name another file")
+    runs = load_runs(args.files)  # read first: a default name is made of a file's name, once it is a result file
     if out is None and fmt == "html":
         first = Path(args.files[0])
         out = first.with_name(stem(first) + ".html")
-    if out is not None and any(out.resolve() == Path(f).resolve() for f in args.files):
-        raise ZeroLossError(f"-o {out} is one of the result files: it would be overwritten", "name another file")
-    runs = load_runs(args.files)
     if fmt == "html":
         from zeroloss.report.html import figure_count, render
 
@@ -66,7 +66,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"wrote {out} ({len(text.encode()) / 1024:,.0f} KiB, {fmt}" +
               (", self-contained: open it in any browser)" if fmt == "html" else ")"))
     if args.plots:
-        for p in _write_plots(runs, Path(args.plots), args.plot_format):
+        try:
+            written = _write_plots(runs, Path(args.plots), args.plot_format)
+        except OSError as e:
+            raise ZeroLossError(f"cannot write the plots to {args.plots}: {e.strerror or e}",
+                                "choose a writable folder (--plots)") from e
+        for p in written:
             print(f"wrote {p}")
     return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -160,13 +161,19 @@ class Ovs:
 
     def stop(self) -> None:
         self._drop_unixctl()
-        if self.vswitchd and self.vswitchd.alive():
+        # exit --cleanup removes the datapath's ports through OVSDB: pointless (and slow) when it is gone
+        if self.vswitchd and self.vswitchd.alive() and self.ovsdb and self.ovsdb.alive():
             self._run(["ovs-appctl", "-t", str(self.vswitchd_ctl), "exit", "--cleanup"], check=False, timeout=15)
         if self.vswitchd:
             self.vswitchd.stop()
         if self.ovsdb:
             self.ovsdb.stop()
         self.vswitchd = self.ovsdb = None
+        shutil.rmtree(Path("/var/run/dpdk") / self.settings.file_prefix, ignore_errors=True)
+
+    def processes(self) -> list[ManagedProcess]:
+        """ovsdb-server and ovs-vswitchd-dpdk as they run now (vswitchd is a new process after a restart)."""
+        return [p for p in (self.ovsdb, self.vswitchd) if p is not None]
 
     def __enter__(self) -> Ovs:
         return self.start()
@@ -360,7 +367,11 @@ class Ovs:
         try:
             r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as e:
-            raise ZeroLossError(f"{argv[0]} {' '.join(argv[1:3])} did not answer in {timeout:.0f} s") from e
+            # name the daemon that does not answer, not only the tool that waited for it
+            daemon = self.ovsdb if argv[0] == "ovs-vsctl" else self.vswitchd
+            who = f"{daemon.name} (pid {daemon.pid})" if daemon and daemon.alive() else "OVS"
+            raise ZeroLossError(f"{who} did not answer {' '.join(_short(a) for a in argv[:3])} in {timeout:.0f} s",
+                                f"see {self.rundir}") from e
         except OSError as e:
             raise ZeroLossError(f"cannot run {argv[0]}: {e.strerror}", "run 'make setup'") from e
         if check and r.returncode != 0:

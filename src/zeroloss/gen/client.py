@@ -53,11 +53,19 @@ class ZlgenClient:
         """Sends one raw line (tests use it for malformed input) and returns the parsed reply."""
         if self.sock is None:
             raise ZeroLossError("not connected to zlgen")
-        self.sock.sendall(line + b"\n")
-        reply = self._file.readline()
+        try:
+            self.sock.sendall(line + b"\n")
+            reply = self._file.readline()
+        except TimeoutError:
+            raise
+        except OSError as e:  # zlgen died or closed the connection: no traceback, one line
+            raise ZeroLossError(f"lost the control connection to zlgen: {e.strerror or e}") from e
         if not reply:
             raise ZeroLossError("zlgen closed the control connection")
-        return json.loads(reply)
+        try:
+            return json.loads(reply)
+        except ValueError as e:
+            raise ZeroLossError(f"zlgen sent a reply that is not JSON: {reply[:80]!r}") from e
 
     def request(self, cmd: str, timeout: float | None = None, **fields) -> dict:
         """Sends a command and returns the reply; raises ZlgenError when zlgen says ok: false."""

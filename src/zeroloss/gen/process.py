@@ -10,7 +10,7 @@ from pathlib import Path
 from ..dpdk.eal import Eal
 from ..errors import ZeroLossError
 from ..model import MAX_FRAME, MIN_FRAME
-from ..proc import ManagedProcess
+from ..proc import ManagedProcess, check_alive
 from .client import ZlgenClient
 
 REPO_BUILD = Path(__file__).resolve().parents[3] / "gen" / "build" / "zlgen"
@@ -77,6 +77,10 @@ class Zlgen:
             self.stop()
             raise
         return self
+
+    def check(self) -> None:
+        """Raises ComponentDied when zlgen is no longer running."""
+        check_alive([self.proc])
 
     def stop(self) -> int | None:
         """Asks zlgen to shut down (ports stopped, hugepages freed); signals it if it does not."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from matplotlib import rc_context, ticker
 from matplotlib.figure import Figure
 
+from zeroloss.results.resultfile import write_text_atomic
 from zeroloss.results.summary import Run, frame_rows, latency_rows
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -45,8 +46,8 @@ def ndr_figure(runs: list[Run]) -> Figure:
     ax.set_xlabel("frame size, bytes (FCS included)")
     ax.set_ylabel("NDR, Mpps per direction (bars)")
     pct_ax.set_ylabel("NDR, % of line rate (lines)")
-    pct_ax.set_ylim(0, max(105.0, *(line.get_ydata().max() * 1.05 for line in pct_ax.lines)) if pct_ax.lines
-                    else 105.0)
+    tops = [line.get_ydata().max() * 1.05 for line in pct_ax.lines if len(line.get_ydata())]  # a run may have none
+    pct_ax.set_ylim(0, max([105.0, *tops]))
     ax.grid(axis="y", alpha=0.3)
     handles = ax.get_legend_handles_labels()[0] + pct_ax.get_legend_handles_labels()[0]
     labels = ax.get_legend_handles_labels()[1] + pct_ax.get_legend_handles_labels()[1]
@@ -160,5 +161,5 @@ def svg_inline(fig: Figure, salt: str) -> str:
 
 def save(fig: Figure, path: Path, fmt: str) -> Path:
     path = path.with_suffix("." + fmt)
-    path.write_bytes(_render(fig, fmt, path.stem))
+    write_text_atomic(path, _render(fig, fmt, path.stem), mode=0o644)  # no host data; never through a symlink
     return path

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import tempfile
 import time
 import zlib
 from pathlib import Path
@@ -39,43 +40,120 @@ def write_json_atomic(path: Path, doc: dict) -> None:
     write_text_atomic(path, json.dumps(doc, indent=1))
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Writes text so that a crash leaves either the old file or the new one."""
-    tmp = path.with_name(path.name + ".tmp")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def write_text_atomic(path: Path, text: str | bytes, mode: int = 0o600) -> None:
+    """Writes text so that a crash leaves either the old file or the new one, and nobody can redirect it.
+
+    The temporary file has an unpredictable name and is created exclusively (mkstemp: O_EXCL, never through a
+    symlink) in the target's folder, then renamed over the target: a symlink planted at the final path is
+    replaced, never followed (resuming through a symlink of the user's own writes its target: ResultFile.load).
+    Mode 0600 by default: result files hold the kernel command line and the machine id. Any failure (full
+    disk, read-only or missing folder) is one line, and no temporary file is left."""
+    path = Path(path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(text.encode() if isinstance(text, str) else text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        why = e.strerror or str(e)
+        if isinstance(e, FileExistsError | NotADirectoryError):  # mkdir under a file: name that file
+            above = next((d for d in path.parents if d.exists()), None)
+            why = f"{above} is not a folder" if above and not above.is_dir() else why
+        raise ZeroLossError(f"cannot write {path}: {why}", "free space or choose a writable folder (-o)") from e
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
-def read_json(path: Path, what: str):
-    """A JSON document from a file (plain or gzip-compressed), or a one-line error naming the file and the fault."""
+def patch_state_in_place(path: Path, old: str, new: str) -> bool:
+    """Changes the document's top-level state from old to new without a new copy of the file: the last resort
+    when the disk is full. Only to a state of old's length or shorter (padded with spaces, still JSON), and only
+    in the file's first KiB, where the top-level `state` key is written (documents keep it before the bulk)."""
+    if len(new) > len(old):
+        return False
+    needle = f'"state": "{old}"'.encode()
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        head = os.pread(fd, 1024, 0)
+        at = head.find(needle)
+        if at < 0:
+            return False
+        os.pwrite(fd, f'"state": "{new}"'.encode() + b" " * (len(old) - len(new)), at)
+        os.fsync(fd)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def read_json(path: Path, what: str, shape: dict | None = None):
+    """A JSON document from a file (plain or gzip-compressed), or a one-line error naming the file and the fault.
+    Any document nests at most schema.MAX_DEPTH levels and has valid text; with a shape (a schema of
+    zeroloss.results.schema) it is also checked to have it."""
+    from zeroloss.results import schema
+
+    shown = schema.shown(path)
     try:
         data = Path(path).read_bytes()
         if data[:2] == b"\x1f\x8b":  # gzip: archived result files are read as they are
             data = gzip.decompress(data)
-        return json.loads(data)
+        doc = json.loads(data)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise ZeroLossError(f"{what} {shown} is a damaged gzip file ({e})") from e
     except OSError as e:
-        raise ZeroLossError(f"cannot read {what} {path}: {e.strerror or e}") from e
-    except (EOFError, zlib.error) as e:
-        raise ZeroLossError(f"{what} {path} is a damaged gzip file ({e})") from e
+        raise ZeroLossError(f"cannot read {what} {shown}: {e.strerror or e}") from e
+    except MemoryError as e:
+        raise ZeroLossError(f"{what} {shown} is too large to read") from e
     except UnicodeDecodeError as e:
-        raise ZeroLossError(f"{what} {path} is not JSON text ({e.reason})") from e
+        raise ZeroLossError(f"{what} {shown} is not JSON text ({e.reason})") from e
     except json.JSONDecodeError as e:
-        raise ZeroLossError(f"{what} {path} is not valid JSON (line {e.lineno})") from e
+        raise ZeroLossError(f"{what} {shown} is not valid JSON (line {e.lineno})") from e
+    except RecursionError as e:
+        raise ZeroLossError(f"{what} {shown} is nested too deeply to be a zeroloss file (zeroloss writes at most "
+                            f"{schema.MAX_DEPTH} levels)") from e
+    except ValueError as e:  # a number of more digits than Python converts
+        raise ZeroLossError(f"{what} {shown} is not valid JSON ({str(e).split(':')[0]})") from e
+    schema.plain(doc, path)
+    return doc if shape is None else schema.check(doc, shape, path)
 
 
-def read_result(path: Path) -> dict:
-    """A result document of any version this zeroloss reads (for reports and comparisons, never resumed)."""
+def read_result(path: Path, shape: dict | None = None) -> dict:
+    """A result document of any version this zeroloss reads, checked to have the shape given (default: what every
+    result file holds, schema.FILE; the report, compare and export read schema.RUN)."""
+    from zeroloss.results import schema
+
     doc = read_json(path, "result file")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ZeroLossError(f"{path} is not a zeroloss result file")
-    if doc.get("version") not in READABLE:
-        raise ZeroLossError(f"{path} has result format version {doc.get('version')}; this zeroloss reads "
-                            f"versions {', '.join(map(str, READABLE))}", "update zeroloss")
-    return doc
+        raise ZeroLossError(f"{schema.shown(path)} is not a zeroloss result file")
+    if doc.get("version") not in READABLE or isinstance(doc.get("version"), bool):
+        raise ZeroLossError(f"{schema.shown(path)} has result format version {schema.short(doc.get('version'))}; "
+                            f"this zeroloss reads versions {', '.join(map(str, READABLE))}", "update zeroloss")
+    return schema.check(doc, schema.FILE if shape is None else shape, path)
+
+
+def resolve_own_link(path: Path) -> Path:
+    """The file a result path names, for writing it again: a symlink is followed (its target is rewritten, the link
+    stays) when it belongs to this user or root, the user's own choice; another user's symlink is refused."""
+    if not path.is_symlink():
+        return path
+    owner = path.lstat().st_uid
+    if owner not in (0, os.geteuid()):
+        raise ZeroLossError(f"{path} is a symlink owned by another user (uid {owner}): not following it",
+                            "give the path of the file itself")
+    return Path(os.path.realpath(path))
 
 
 class ResultFile:
@@ -98,6 +176,7 @@ class ResultFile:
 
     @classmethod
     def load(cls, path: Path) -> ResultFile:
+        path = resolve_own_link(Path(path))
         doc = read_result(path)
         if doc["version"] != VERSION:
             raise ZeroLossError(f"{path} has result format version {doc['version']}, written by an older zeroloss: "
@@ -142,9 +221,17 @@ class ResultFile:
             self.doc["warnings"].append(text)
             self.save()
 
-    def set_state(self, state: str) -> None:
+    def set_state(self, state: str, best_effort: bool = False) -> None:
+        """Sets and saves the run's state. best_effort (a run that is ending on an error): when the file cannot be
+        rewritten (a full disk), the state is patched in place where it fits, and no error replaces the cause."""
+        previous = self.doc["state"]
         self.doc["state"] = state
-        self.save()
+        try:
+            self.save()
+        except ZeroLossError:
+            if not best_effort:
+                raise
+            patch_state_in_place(self.path, previous, state)
 
     def save(self) -> None:
         self.doc["updated"] = now_iso()

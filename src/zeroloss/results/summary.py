@@ -11,6 +11,7 @@ from pathlib import Path
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.model import l1_bps, l2_bps
+from zeroloss.results import schema
 from zeroloss.results.resultfile import read_json, read_result
 
 CAMPAIGN = "zeroloss-campaign"
@@ -34,18 +35,20 @@ def stem(path: Path) -> str:
 
 
 def load_runs(paths: list[str]) -> list[Run]:
-    """The runs in the given files: a result file is one run, a campaign file one run per measured case."""
+    """The runs in the given files: a result file is one run, a campaign file one run per measured case; each file
+    checked to have the shape the report, compare and export read (schema.RUN, schema.CAMPAIGN)."""
     runs: list[Run] = []
     for p in paths:
         path = Path(p)
         raw = read_json(path, "result file")
         if isinstance(raw, dict) and raw.get("format") == CAMPAIGN:
+            schema.check(raw, schema.CAMPAIGN, path)
             cases = [c for c in raw.get("cases", []) if c.get("run")]
             if not cases:
-                raise ZeroLossError(f"campaign file {path} has no measured case")
+                raise ZeroLossError(f"campaign file {schema.shown(path)} has no measured case")
             runs += [Run(f"{stem(path)}: {c['name']}", f"{path} (case {c['name']})", c["run"]) for c in cases]
         else:
-            runs.append(Run(stem(path), str(path), read_result(path)))
+            runs.append(Run(stem(path), str(path), read_result(path, schema.RUN)))
     labels = [r.label for r in runs]
     if len(set(labels)) < len(labels):  # same file names in different folders: the path tells them apart
         runs = [Run(r.source if labels.count(r.label) > 1 else r.label, r.source, r.doc) for r in runs]

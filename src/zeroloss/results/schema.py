@@ -1,0 +1,307 @@
+"""The shape of result and campaign files, checked once when a file is read (JSON Schema, Draft 2020-12).
+
+Each schema covers every field its readers index, with the type they use it as, so that a damaged or hand-edited
+file is refused in one line naming the file and the field (`results/x.json: searches[0].trials[3].outcome: is not
+an object`) instead of failing somewhere inside a report:
+
+- FILE: what every result file holds (read_result's default; `zeroloss run --resume` continues it).
+- RUN, CAMPAIGN: a run document and a campaign file as `zeroloss report`, `compare` and `export` read them (the
+  results table, verdict, HTML report and plots, the loss ledgers of the report's failed trials).
+- EXPLAIN: a run or campaign document as `zeroloss explain` reads it (searches, trials, counters, paths).
+- RESUME_CAMPAIGN, DEFINITION: a campaign file to continue, and a campaign definition (YAML file or stored).
+
+Format versions 1 and 2 share one shape: version 2 added per trial `counters`, `ledger`, `diagnosis` and
+`dut_state` and per search `paths` and `ledger_context`, all optional here and checked when present; the per
+direction `ledger` summary has other keys in each version (both are objects of numbers).
+Numbers are finite and at most 2**64 in size, whole numbers are never floats or booleans: a reader may use any of
+them as a list index, a dict key, or in arithmetic. Depth and text are checked for the whole document (plain()).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import reprlib
+from typing import Any
+
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError, best_match
+
+from zeroloss.errors import ZeroLossError
+from zeroloss.hostinfo import FINGERPRINT_KEYS
+from zeroloss.results.resultfile import READABLE
+
+LIMIT = 2**64  # no counter or rate of a real file comes near it; beyond it floats lose whole numbers
+MAX_DEPTH = 64  # real files nest 12 levels deep; every reader recurses far less than Python allows
+
+
+def _is_int(_checker: Any, x: Any) -> bool:
+    return type(x) is int and -LIMIT <= x <= LIMIT
+
+
+def _is_number(_checker: Any, x: Any) -> bool:
+    return _is_int(_checker, x) or type(x) is float and math.isfinite(x) and abs(x) <= LIMIT
+
+
+_Validator = validators.extend(Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
+    {"integer": _is_int, "number": _is_number}))
+
+# building blocks
+INT = {"type": "integer"}
+INDEX = {"type": "integer", "minimum": 0}
+NUM = {"type": "number"}
+STR = {"type": "string"}
+BOOL = {"type": "boolean"}
+OBJ = {"type": "object"}
+LIST = {"type": "array"}
+ONE_LINE = {"pattern": r"^[^\x00-\x1f\x7f]*$", "description": "one line of text"}  # text, when it is text
+LINE = {"type": "string", **ONE_LINE}
+HEX_MASK = {"type": "string", "pattern": r"^(0[xX])?[0-9a-fA-F]{1,256}$", "description": "a hex CPU mask"}
+FRAME_KEY = {"pattern": r"^[0-9]{1,9}$", "description": "a frame size in bytes"}
+# vhost per-queue counters are named rx_q<N>_good_packets: the queue number is read from the name
+QUEUE_KEY = {"pattern": r"^(?:(?![rt]x_q).*|[rt]x_q(?!.*_good_packets$).*|[rt]x_q[0-9]{1,9}_good_packets)$",
+             "description": "a counter name ([rt]x_q<N>_good_packets with a queue number N)"}
+
+
+def obj(props: dict | None = None, required: tuple[str, ...] = (), values: dict | None = None, **more: Any) -> dict:
+    """An object with typed properties (others allowed), required ones, and optionally a type for every value."""
+    s: dict[str, Any] = {"type": "object"}
+    if props:
+        s["properties"] = props
+    if required:
+        s["required"] = list(required)
+    if values is not None:
+        s["additionalProperties"] = values
+    return {**s, **more}
+
+
+def arr(items: dict, **more: Any) -> dict:
+    return {"type": "array", "items": items, **more}
+
+
+def maybe(s: dict) -> dict:
+    """s, or null (a reader that does `x.get(k) or {}` takes both)."""
+    return {**s, "type": [s["type"], "null"]}
+
+
+def _when(key: str, value: Any, then: dict) -> dict:
+    return {"if": {"properties": {key: {"const": value}}, "required": [key]}, "then": then}
+
+
+# a search's result: NDR and PDR, validation, latency at NDR
+VALIDATION = obj({"index": INT, "lost": NUM, "tx": NUM, "loss_ratio": NUM}, ("index", "lost", "tx"))
+GOAL = obj({"rate_pps": maybe(NUM), "lower_pps": maybe(NUM), "upper_pps": maybe(NUM), "line_rate_pct": maybe(NUM),
+            "l1_gbps": maybe(NUM), "l2_gbps": maybe(NUM), "loss_pct": maybe(NUM), "validation": maybe(VALIDATION)})
+RESULT = obj({"flags": arr(STR), "ndr": GOAL, "pdr": maybe(GOAL),
+              "ndr_latency_ns": maybe(obj({k: NUM for k in ("p50", "p99", "max")}, ("p50", "p99", "max")))},
+             ("flags", "ndr"))
+
+# a trial: what the search saw, per direction, and (version 2) every stage's counters
+LATENCY = maybe(obj({k: NUM for k in ("count", "mean", "min", "max", "p50", "p90", "p99", "p99_9", "p99_99")},
+                    **{"if": {"properties": {"count": {"const": 0}}}, "else": {"required": ["count", "mean"]}}))
+DIRECTION = obj({"port": INT, "rx_port": INT, "latency_ns": LATENCY, "ledger": maybe(obj(values=NUM))},
+                ("port", "rx_port"))
+OUTCOME = obj({"directions": arr(obj({"tx": NUM, "rx": NUM, "achieved_pps": NUM}, ("tx", "rx")))}, ("directions",))
+NONEMPTY_NEEDS = {"if": {"minProperties": 1}}  # a stage that did not answer has an empty row: the ledger skips it
+PROC_PORT = maybe(obj({k: NUM for k in ("ipackets", "opackets", "imissed", "ierrors", "rx_nombuf")} |
+                      {"q_ipackets": arr(NUM)}, **NONEMPTY_NEEDS, then={"required": ["ipackets", "opackets"]}))
+GEN_DIR = obj({}, ("offered", "refused", "rx_unique"), values=NUM)
+COUNTERS = obj({
+    "gen": maybe(obj({"dirs": maybe(obj(values=GEN_DIR)), "ports": maybe(arr(obj(values=NUM))),
+                      "window_s": maybe(NUM)})),
+    "ovs": maybe(obj({"ports": maybe(obj(values=obj(values=NUM, propertyNames=QUEUE_KEY))),
+                      "meters": maybe(obj(values=maybe(obj({"dropped": NUM}, ("dropped",))))),
+                      "coverage": maybe(obj(values=NUM)),
+                      "pmds": maybe(obj(values=obj({"processing_cycles": NUM, "idle_cycles": NUM}))),
+                      "t_ns": maybe(NUM)})),
+    "procs": maybe(obj(values=maybe(arr(PROC_PORT))))})
+DUT_STATE = maybe(obj({"pmd_rxq_show": maybe(STR), "dpctl_show": maybe(STR),
+                       "mempools": maybe(obj(values=obj({"size": maybe(NUM)}))),
+                       "meters": maybe(obj(values=maybe(OBJ)))}))
+DROP = obj({"reason": STR, "frames": NUM, "counter": STR}, ("reason", "frames", "counter"))
+STORED_HOP = obj({"name": STR, "where": STR, "in": maybe(NUM), "out": maybe(NUM), "drops": arr(DROP),
+                  "extra": arr(DROP), "unexplained": maybe(NUM), "counters": BOOL,
+                  "evidence": maybe(obj({"rx_queues": arr(NUM), "tx_queues": arr(NUM), "q_ipackets": arr(NUM),
+                                         "tx_retries": NUM}))},
+                 ("name", "in", "out", "drops", "extra", "unexplained", "counters"))
+STORED_LEDGER = obj({"direction": STR, **{k: NUM for k in ("sent", "received", "lost", "counted", "unexplained")},
+                     "hops": arr(STORED_HOP)},
+                    ("direction", "sent", "received", "lost", "counted", "unexplained", "hops"))
+FINDING = obj({"hop": STR, "where": STR, "reason": STR, "frames": NUM, "share_pct": NUM, "cause": STR,
+               "evidence": arr(STR), "remedies": arr(STR)},
+              ("hop", "reason", "frames", "share_pct", "cause", "evidence", "remedies"))
+TRIAL = obj({"index": INT, "kind": STR, "verdict": STR, "goal": STR, "rate_pps": NUM, "duration_s": NUM,
+             "loss_ratio": NUM, "outcome": OUTCOME, "directions": arr(DIRECTION), "counters": COUNTERS,
+             "dut_state": DUT_STATE, "ledger": arr(STORED_LEDGER), "diagnosis": arr(FINDING)},
+            ("index", "kind", "verdict", "rate_pps", "duration_s", "loss_ratio", "outcome"))
+
+# a search's paths (version 2): the hops each direction crosses, and what each kind of hop reads
+SENDER = obj({"gen": INT, "proc": STR, "in": INDEX, "out": INDEX, "label": STR},
+             dependentRequired={"proc": ["label"]},
+             **{"if": {"required": ["gen"]}, "else": {"required": ["proc", "in", "out", "label"]}})
+HOP_NEEDS = {"gen_tx": ("side",), "ovs_rx": ("ports", "sender"), "ovs_switch": ("in_ports", "out_ports"),
+             "ovs_tx": ("ports",), "proc_rx": ("proc", "port", "label"),
+             "proc_tx": ("proc", "in_port", "out_port", "label"), "gen_rx": ("side", "from")}
+PATH_HOP = obj({"kind": STR, "name": STR, "where": STR, "side": INT, "from": INT, "port": INDEX, "in_port": INDEX,
+                "out_port": INDEX, "ports": arr(STR, minItems=1), "in_ports": arr(STR, minItems=1),
+                "out_ports": arr(STR), "meter": maybe(STR), "proc": STR, "label": STR, "sender": SENDER},
+               ("kind", "name"), allOf=[_when("kind", k, {"required": list(v)}) for k, v in HOP_NEEDS.items()])
+PATH = obj({"direction": STR, "tx_side": INT, "rx_side": INT, "hops": arr(PATH_HOP, minItems=1)},
+           ("direction", "tx_side", "rx_side", "hops"))
+LEDGER_CONTEXT = maybe(obj({"pmd_cpu_mask": maybe(HEX_MASK), "queues": maybe(INT), "vnf_ring": maybe(INT),
+                            "vnfs": arr(STR)}))
+
+SEARCH = obj({"frame": INT, "repeat": INT, "link": STR, "line_rate_pps": {"type": "number", "minimum": 1},
+              "ceiling_pps": maybe(NUM), "max_rate_pps": maybe(NUM), "trials": arr(TRIAL), "result": maybe(RESULT),
+              "paths": maybe(arr(PATH)), "ledger_context": LEDGER_CONTEXT},
+             ("frame", "repeat", "trials"))
+
+# a run document as the report, compare and export read it
+CONFIG = obj({"link_speed_gbps": NUM, "ndr_loss_pct": NUM, "pdr_loss_pct": NUM, "frame_sizes": arr(INT),
+              "topology": STR, "dut_rxq": INT, "require_ndr": maybe(obj(values=NUM, propertyNames=FRAME_KEY))},
+             ("link_speed_gbps", "ndr_loss_pct", "pdr_loss_pct"))
+HOST = obj({k: ONE_LINE for k in FINGERPRINT_KEYS})  # named in one-line messages
+PLACEMENT = obj({"flows": maybe(obj(values=arr(STR)))})
+CEILING = obj({"pps": NUM, "link": STR, "how": STR}, ("pps",))
+RUN = obj({"version": {"enum": list(READABLE)}, "state": STR, "config": CONFIG, "host": HOST,
+           "placement": maybe(obj(values=PLACEMENT)),
+           "ceilings": maybe(obj(values=CEILING, propertyNames=FRAME_KEY)), "warnings": maybe(arr(STR)),
+           "searches": arr({"allOf": [SEARCH, {"required": ["link", "line_rate_pps"]}]})},
+          ("config", "host", "searches"))
+CASE_NAME = {"name": LINE}
+CAMPAIGN = obj({"cases": arr(obj({**CASE_NAME, "run": maybe(RUN)}, ("name",)))})
+
+# what every result file holds, whatever reads it
+FILE_FIELDS = {"state": STR, "config": OBJ, "host": HOST, "placement": OBJ, "ceilings": OBJ, "warnings": LIST,
+               "searches": arr(obj({"frame": INT, "repeat": INT, "trials": arr(OBJ)}, ("frame", "repeat", "trials")))}
+FILE = obj(FILE_FIELDS, ("config", "host", "searches"))
+
+# `zeroloss explain`: a run document's searches, or every measured case's of a campaign
+EXPLAIN_RUN = obj({"searches": arr(SEARCH)})
+EXPLAIN = {"if": {"properties": {"format": {"const": "zeroloss-campaign"}}, "required": ["format"]},
+           "then": obj({"cases": arr(obj({**CASE_NAME, "run": maybe(EXPLAIN_RUN)}, ("name",)))}),
+           "else": EXPLAIN_RUN}
+
+# a campaign definition (YAML file, or kept in the campaign file for --resume)
+DEFINITION = obj({"name": LINE, "description": maybe(STR), "base": maybe(OBJ),
+                  "cases": maybe(arr(obj({**CASE_NAME, "set": maybe(OBJ)}))), "cross": maybe(obj(values=LIST)),
+                  "columns": maybe(arr(STR))})
+RESUME_CAMPAIGN = obj({"state": STR, "host": HOST, "definition": {"allOf": [DEFINITION, {"required": ["name"]}]},
+                       "overrides": OBJ,
+                       "cases": arr(obj({**CASE_NAME, "run": maybe(obj(FILE_FIELDS, ("config", "host", "searches",
+                                                                                      "state")))}, ("name",)))},
+                      ("state", "host", "definition", "overrides", "cases"))
+
+_validators: dict[int, Any] = {}
+
+
+def check(doc: Any, schema: dict, source: object) -> Any:
+    """doc when it has the schema's shape, else a ZeroLossError naming source, the field and what is wrong."""
+    v = _validators.get(id(schema))
+    if v is None:
+        v = _validators[id(schema)] = _Validator(schema)
+    error = best_match(v.iter_errors(doc))
+    if error is None:
+        return doc
+    where, what = describe(error)
+    raise ZeroLossError(f"{shown(source)}: {where + ': ' if where else ''}{what}")
+
+
+TYPE_NAMES = {"object": "an object", "array": "a list", "string": "a string", "integer": "a whole number",
+              "number": "a number", "boolean": "true or false", "null": "null"}
+
+
+def kind(x: Any) -> str:
+    """What a value read from JSON or YAML is, in words."""
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "true or false"
+    if isinstance(x, int):
+        return "a whole number" if abs(x) <= LIMIT else "a whole number out of range"
+    if isinstance(x, float):
+        return repr(x) if not math.isfinite(x) else "a number" if abs(x) <= LIMIT else "a number out of range"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(x), type(x).__name__)
+
+
+_repr = reprlib.Repr()
+_repr.maxstring = _repr.maxother = 40
+
+
+def short(x: Any) -> str:
+    """A value as it would be written, cut short, on one line."""
+    return _repr.repr(x)
+
+
+def field(path: Any) -> str:
+    """A JSON path as written in messages: searches[0].trials[3].outcome."""
+    out = ""
+    for p in path:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif re.fullmatch(r"[A-Za-z0-9_/-]+", p):
+            out += ("." if out else "") + p
+        else:
+            out += f"[{p!r}]"
+    return out
+
+
+def describe(e: ValidationError) -> tuple[str, str]:
+    """(field, fault) of a schema error, in words."""
+    where, v, x = field(e.absolute_path), e.validator, e.instance
+    if v == "type":
+        want = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
+        names = " or ".join(TYPE_NAMES[t] for t in want)
+        return where, f"is not {names} (found {kind(x)})"
+    if v == "required":
+        missing = next(k for k in e.validator_value if k not in x)
+        return field([*e.absolute_path, missing]), "is missing"
+    if v in ("enum", "const"):
+        values = e.validator_value if v == "enum" else [e.validator_value]
+        return where, f"is {short(x)}, not {' or '.join(short(a) for a in values)}"
+    if v == "minimum":
+        return where, f"is {short(x)}, must be at least {e.validator_value}"
+    if v == "minItems":
+        return where, "is an empty list" if not x else f"has {len(x)} items, needs {e.validator_value}"
+    if v == "pattern":
+        what = e.schema.get("description", f"of the form {e.validator_value}")
+        if "propertyNames" in e.relative_schema_path:
+            return where, f"has a key {short(x)} that is not {what}"
+        return where, f"is {short(x)}, not {what}"
+    return where, " ".join(e.message.split())[:200]
+
+
+def shown(source: object) -> str:
+    """A file name as messages show it: on one line, whatever characters it has."""
+    text = str(source)
+    return text if text.isprintable() else repr(text)
+
+
+def plain(doc: Any, source: object) -> Any:
+    """doc when it nests at most MAX_DEPTH levels and all its text is valid Unicode (no lone surrogates, which a
+    JSON file can spell as escapes but no output can print); walked without recursion."""
+    stack: list[tuple[Any, tuple]] = [(doc, ())]
+    while stack:
+        x, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise ZeroLossError(f"{shown(source)}: {field(path[:MAX_DEPTH])}: nested deeper than {MAX_DEPTH} levels")
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if isinstance(k, str) and not _valid_text(k):
+                    raise ZeroLossError(f"{shown(source)}: {field(path) or 'a key'}: a key is not valid Unicode text")
+                stack.append((v, (*path, k)))
+        elif isinstance(x, list):
+            stack.extend((v, (*path, i)) for i, v in enumerate(x))
+        elif isinstance(x, str) and not _valid_text(x):
+            raise ZeroLossError(f"{shown(source)}: {field(path)}: is not valid Unicode text (a lone surrogate)")
+    return doc
+
+
+def _valid_text(s: str) -> bool:
+    if s.isascii():
+        return True
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

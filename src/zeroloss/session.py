@@ -1,0 +1,330 @@
+"""Who owns the bench and the result files, and what a run that died left behind.
+
+- The bench lock (/run/zeroloss/bench.lock, flock): one zeroloss at a time starts DPDK processes on this host.
+  Reentrant within a process (a run opens several bench sessions). The kernel releases it when the
+  holder dies, even by kill -9; the file holds the holder's pid and command so a refusal can name it.
+- Result locks (/run/zeroloss/locks/*.lock): one writer per result or campaign file.
+- Sessions (RUNDIR/sNNN/): a bench session's sockets and logs, with owner.json (the zeroloss that made
+  it) and one NAME.pid file per process it started. A session whose owner is gone is stale: the next
+  zeroloss to take the bench stops what is left of it (only its own processes, by pid, checked against
+  their start time), removes its DPDK runtime folders and marks a result file it was writing
+  `interrupted`, so that it can be resumed.
+- Kept logs: sessions that ended in an error keep their logs (the error names them), at most
+  KEEP_SESSIONS of them and none older than KEEP_DAYS.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+from .errors import ZeroLossError
+
+DPDK_RUNTIME = Path("/var/run/dpdk")
+KEEP_SESSIONS = 10
+KEEP_DAYS = 7
+
+
+def rundir() -> Path:
+    """Where bench sessions live (ZEROLOSS_RUNDIR, default /run/zeroloss)."""
+    return Path(os.environ.get("ZEROLOSS_RUNDIR", "/run/zeroloss"))
+
+
+def lockdir() -> Path:
+    """Where the locks live: one place per host whatever the run folder, as the cores are the host's."""
+    return Path(os.environ.get("ZEROLOSS_LOCKDIR", "/run/zeroloss"))
+
+
+def start_time(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot, /proc/PID/stat field 22): with the pid it names one
+    process, even after the pid is reused. None when there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def alive(pid: int, started: int | None) -> bool:
+    """True while the process that had this pid and start time runs (a zombie counts as gone)."""
+    if started is None or start_time(pid) != started:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def me() -> dict:
+    """This process as a lock holder or session owner describes it."""
+    return {"pid": os.getpid(), "start": start_time(os.getpid()), "command": " ".join(sys.argv[:8])[:300],
+            "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def _mkdir(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ZeroLossError(f"cannot create the run folder {path}: {e.strerror}",
+                            "set ZEROLOSS_RUNDIR to a folder zeroloss may write (default /run/zeroloss)") from e
+
+
+class FileLock:
+    """An exclusive flock on a file that holds the holder's description (JSON)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd: int | None = None
+
+    def try_acquire(self, info: dict) -> dict | None:
+        """Takes the lock and writes info into it; returns None, or the holder's info when another has it."""
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            except OSError as e:
+                raise ZeroLossError(f"cannot open the lock {self.path}: {e.strerror}") from e
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_info(fd)
+                os.close(fd)
+                return holder or {"pid": "?", "command": "another zeroloss"}
+            try:  # the file may have been removed (a stale lock cleaned) between open and flock: lock the new one
+                same = os.stat(self.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        self.fd = fd
+        self.previous = _read_info(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        return None
+
+    def release(self, remove: bool = False) -> None:
+        if self.fd is None:
+            return
+        if remove:
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+        else:
+            os.ftruncate(self.fd, 0)
+        os.close(self.fd)  # closing drops the flock
+        self.fd = None
+
+
+def _read_info(fd: int) -> dict | None:
+    try:
+        data = os.pread(fd, 4096, 0)
+        info = json.loads(data) if data else None
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def _holder_text(h: dict) -> str:
+    return f"zeroloss pid {h.get('pid')} ('{h.get('command', '?')}', since {h.get('since', '?')})"
+
+
+class _Bench:
+    """The process's hold on the bench lock: counted, so nested sessions of one run share it."""
+
+    def __init__(self) -> None:
+        self.lock: FileLock | None = None
+        self.depth = 0
+
+    def acquire(self) -> None:
+        if self.depth == 0:
+            _mkdir(lockdir())
+            lock = FileLock(lockdir() / "bench.lock")
+            holder = lock.try_acquire(me())
+            if holder is not None:
+                raise ZeroLossError(f"the bench is in use by {_holder_text(holder)}",
+                                    "wait for it to finish, or stop it; two runs at once share cores and "
+                                    "would both report contaminated numbers")
+            self.lock = lock
+            try:
+                for line in reap(rundir()):
+                    print(f"zeroloss: {line}", file=sys.stderr)
+            except BaseException:
+                self.lock = None
+                lock.release()
+                raise
+        self.depth += 1
+
+    def release(self) -> None:
+        self.depth -= 1
+        if self.depth == 0 and self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+    def __enter__(self) -> _Bench:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+BENCH = _Bench()
+
+
+class ResultLock:
+    """One writer per result (or campaign) file: ``with ResultLock(path):`` refuses a second zeroloss."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        real = os.path.realpath(self.path)
+        self.key = hashlib.sha1(real.encode()).hexdigest()[:20]
+        self.lock: FileLock | None = None
+
+    def __enter__(self) -> ResultLock:
+        folder = lockdir() / "locks"
+        _mkdir(folder)
+        lock = FileLock(folder / f"{self.key}.lock")
+        holder = lock.try_acquire({**me(), "result": os.path.realpath(self.path)})
+        if holder is not None:
+            raise ZeroLossError(f"{self.path} is being written by {_holder_text(holder)}",
+                                "wait for it to finish; two writers would lose each other's trials")
+        self.lock = lock
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.lock:
+            self.lock.release(remove=True)
+            self.lock = None
+
+
+def reap(base: Path) -> list[str]:
+    """Cleans what zeroloss runs that are gone left behind (called with the bench lock held): their processes,
+    DPDK runtime folders and sockets; result files they left `running` become `interrupted`; old kept logs
+    are pruned. Returns one line per thing done, for the user."""
+    notes = []
+    for owner in sorted(base.glob("s*/owner.json")):
+        notes += _reap_session(owner.parent)
+    locks = lockdir() / "locks"
+    for path in sorted(locks.glob("*.lock")) if locks.is_dir() else ():
+        notes += _reap_result_lock(path)
+    _prune_logs(base)
+    _sweep_runtime()
+    return notes
+
+
+def _sweep_runtime() -> None:
+    """DPDK runtime folders of zeroloss sessions whose zeroloss is gone (our prefixes are zl<pid>s...)."""
+    for d in DPDK_RUNTIME.glob("zl*"):
+        m = re.match(r"zl(\d+)s", d.name)
+        if m and start_time(int(m.group(1))) is None:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _reap_session(root: Path) -> list[str]:
+    try:
+        owner = json.loads((root / "owner.json").read_text())
+    except (OSError, ValueError):
+        owner = {}
+    if alive(owner.get("pid", -1), owner.get("start")):
+        return []
+    notes = []
+    stopped = []
+    for pidfile in root.rglob("*.pid"):
+        try:
+            pid, started, name = pidfile.read_text().split(maxsplit=2)
+            pid, started = int(pid), int(started)
+        except (OSError, ValueError):
+            continue
+        if alive(pid, started):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                stopped.append(f"{name.strip()} (pid {pid})")
+            except ProcessLookupError:
+                pass
+    tag = owner.get("tag")
+    if tag:
+        for d in DPDK_RUNTIME.glob(f"{tag}*"):
+            shutil.rmtree(d, ignore_errors=True)
+    for p in root.rglob("*.sock"):
+        p.unlink(missing_ok=True)
+    (root / "owner.json").unlink(missing_ok=True)
+    what = f"stopped {', '.join(stopped)}; " if stopped else ""
+    notes.append(f"cleaned the session of zeroloss pid {owner.get('pid', '?')}, which is gone: {what}"
+                 f"its logs are in {root}")
+    return notes
+
+
+def _reap_result_lock(path: Path) -> list[str]:
+    lock = FileLock(path)
+    try:
+        if lock.try_acquire(me()) is not None:
+            return []  # its writer runs
+    except ZeroLossError:
+        return []
+    notes = []
+    prev = lock.previous or {}
+    result = prev.get("result")
+    if result:
+        notes += mark_interrupted(Path(result))
+    lock.release(remove=True)
+    return notes
+
+
+def mark_interrupted(path: Path) -> list[str]:
+    """A result or campaign file left `running` by a zeroloss that is gone becomes `interrupted`."""
+    from .results.resultfile import read_json, write_json_atomic
+
+    try:
+        doc = read_json(path, "result file")
+    except ZeroLossError:
+        return []
+    if not isinstance(doc, dict) or doc.get("state") != "running":
+        return []
+    doc["state"] = "interrupted"
+    try:
+        write_json_atomic(path, doc)
+    except ZeroLossError as e:
+        return [f"could not mark {path} interrupted: {e}"]
+    verb = "campaign" if doc.get("format") == "zeroloss-campaign" else "run"
+    return [f"{path} was left running by a zeroloss that is gone: marked interrupted; continue it with "
+            f"'zeroloss {verb} --resume {path}'"]
+
+
+def _prune_logs(base: Path) -> None:
+    """Kept session logs: the newest KEEP_SESSIONS, none older than KEEP_DAYS."""
+    kept = []
+    for d in base.glob("s*"):
+        if d.is_dir() and not (d / "owner.json").exists():
+            try:
+                kept.append((d.stat().st_mtime, d))
+            except OSError:
+                continue
+    kept.sort(reverse=True)
+    cutoff = time.time() - KEEP_DAYS * 86400
+    for i, (mtime, d) in enumerate(kept):
+        if i >= KEEP_SESSIONS or mtime < cutoff:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def write_owner(root: Path, tag: str) -> None:
+    (root / "owner.json").write_text(json.dumps({**me(), "tag": tag}))
+
+
+def record_child(pidfile: Path, pid: int, name: str) -> None:
+    """A started process's pid and start time, so that a later zeroloss can stop it if we die."""
+    try:
+        pidfile.write_text(f"{pid} {start_time(pid) or 0} {name}\n")
+    except OSError as e:
+        if e.errno != errno.ENOENT:
+            raise

@@ -1,0 +1,244 @@
+"""Fault injection, as a careful tester does it: kill -9 of every component of a PVP search and of zeroloss
+itself, two runs at once, an output that cannot be written, a full disk. Every case asserts: no traceback,
+one error line naming the cause, the file `failed` or `interrupted` with the finished trials kept and
+resumable, and no process or DPDK runtime folder of ours left."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .test_run import ZEROLOSS
+
+SEARCH = ["--trial", "0.3", "--validation", "0.6", "--drain-ms", "100", "--flows", "64", "--warmup", "0"]
+
+
+def start(out: Path, rundir: Path, *args: str) -> subprocess.Popen:
+    env = dict(os.environ, ZEROLOSS_RUNDIR=str(rundir))
+    return subprocess.Popen([*ZEROLOSS, "run", *args, "-q", "-o", str(out)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def trials(out: Path) -> int:
+    try:
+        return sum(len(s["trials"]) for s in json.loads(out.read_text())["searches"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def wait_trials(p: subprocess.Popen, out: Path, n: int, timeout: float = 180) -> int:
+    """Waits until the file holds at least n trials (the run is mid-search); returns how many."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert p.poll() is None, f"the run ended before the test could cut it: {p.communicate()[1]}"
+        got = trials(out)
+        if got >= n:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"no {n} trials in {timeout} s")
+
+
+def pid_of(rundir: Path, pidfile: str) -> int:
+    """A component's pid from the pid file zeroloss keeps beside its log (in the live session)."""
+    for owner in rundir.glob("s*/owner.json"):
+        for f in owner.parent.rglob(pidfile):
+            return int(f.read_text().split()[0])
+    raise AssertionError(f"no {pidfile} under {rundir}")
+
+
+def leftovers(tmp_path: Path) -> list[str]:
+    """Processes still running with our folders in their arguments (zombies excluded), and DPDK runtime
+    folders of our sessions."""
+    ps = subprocess.run(["ps", "-eo", "pid=,stat=,args="], capture_output=True, text=True).stdout
+    procs = [ln for ln in ps.splitlines() if str(tmp_path) in ln and " Z" not in ln and "ps -eo" not in ln
+             and "pytest" not in ln]
+    return procs
+
+
+def runtime_dirs(pid: int) -> list[str]:
+    return [d.name for d in Path("/var/run/dpdk").glob(f"zl{pid}s*")]
+
+
+def one_error_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert "Traceback" not in err, err
+    errors = [ln for ln in lines if ln.startswith("zeroloss: error:")]
+    assert len(errors) == 1, err
+    return errors[0]
+
+
+# the component, the pid file beside its log, the name the error must give
+COMPONENTS = [
+    ("VNF", "vnf0.log.pid", "VNF 1 (dpdk-testpmd)"),
+    ("ovs-vswitchd", "vswitchd.out.pid", "ovs-vswitchd-dpdk"),
+    ("ovsdb-server", "ovsdb.out.pid", "ovsdb-server"),
+    ("zlgen", "zlgen.log.pid", "zlgen"),
+]
+
+
+def test_kill_9_of_each_pvp_component_fails_the_run_and_resume_goes_on(tmp_path):
+    """One PVP search cut four times, each time by kill -9 of another component (the VNF, ovs-vswitchd,
+    ovsdb-server, zlgen) and once by kill -9 of zeroloss itself, resumed after each: each cut is a named
+    failure (never 'NDR none'), keeps every finished trial, leaves nothing running, and the search completes."""
+    out, rundir = tmp_path / "r.json", tmp_path / "run"
+    args = ["--topology", "pvp", "--frame-sizes", "64", *SEARCH, "--granularity", "0.2"]
+    p = start(out, rundir, *args)
+    for what, pidfile, name in COMPONENTS:
+        kept = wait_trials(p, out, trials(out) + 1)
+        os.kill(pid_of(rundir, pidfile), signal.SIGKILL)
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 1, (what, err)
+        line = one_error_line(err)
+        assert name in line and "killed by SIGKILL" in line, (what, line)
+        assert "its log's last line" in line and f"zeroloss run --resume {out}" in line, line
+        doc = json.loads(out.read_text())
+        assert doc["state"] == "failed", what
+        assert trials(out) >= kept, f"{what}: finished trials lost"
+        assert all(s["result"] is None for s in doc["searches"]), f"{what}: a dead component made a result"
+        assert leftovers(tmp_path) == [], what
+        assert runtime_dirs(p.pid) == [], what
+        p = subprocess.Popen([*ZEROLOSS, "run", "--resume", str(out), "-q"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, ZEROLOSS_RUNDIR=str(rundir)))
+
+    # zeroloss itself, kill -9: its children die with it, the next zeroloss marks the file interrupted
+    wait_trials(p, out, trials(out) + 1)
+    p.kill()
+    p.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while leftovers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert leftovers(tmp_path) == [], "children outlived zeroloss"
+    assert json.loads(out.read_text())["state"] == "running"
+    r = subprocess.run([*ZEROLOSS, "run", "--resume", str(out), "-q", "--json"], capture_output=True, text=True,
+                       env=dict(os.environ, ZEROLOSS_RUNDIR=str(rundir)), timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert f"cleaned the session of zeroloss pid {p.pid}, which is gone" in r.stderr
+    assert runtime_dirs(p.pid) == []
+    doc = json.loads(out.read_text())
+    assert doc["state"] == "complete" and doc["searches"][0]["result"]["ndr"]["rate_pps"]
+    assert leftovers(tmp_path) == []
+
+
+def test_killed_zeroloss_leaves_a_file_the_next_run_marks_interrupted(tmp_path):
+    out, rundir = tmp_path / "r.json", tmp_path / "run"
+    p = start(out, rundir, "--frame-sizes", "64", *SEARCH, "--granularity", "0.2")
+    wait_trials(p, out, 2)
+    p.kill()
+    p.communicate(timeout=30)
+    assert json.loads(out.read_text())["state"] == "running"
+    # any next zeroloss on the bench cleans the stale session and marks the file, without touching its trials
+    r = subprocess.run([*ZEROLOSS, "trial", "--duration", "0.2", "--rate", "10k"], capture_output=True, text=True,
+                       env=dict(os.environ, ZEROLOSS_RUNDIR=str(rundir)), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"{out} was left running by a zeroloss that is gone: marked interrupted" in r.stderr
+    assert json.loads(out.read_text())["state"] == "interrupted" and trials(out) >= 2
+    assert leftovers(tmp_path) == [] and runtime_dirs(p.pid) == []
+    kept = list(rundir.glob("s*"))
+    assert kept and all(not (d / "owner.json").exists() for d in kept)  # its logs are kept, as logs
+
+
+def test_two_runs_at_once_the_second_is_refused_naming_the_first(tmp_path):
+    out, rundir = tmp_path / "a.json", tmp_path / "run"
+    p = start(out, rundir, "--frame-sizes", "64", *SEARCH, "--granularity", "0.2")
+    try:
+        wait_trials(p, out, 1)
+        env = dict(os.environ, ZEROLOSS_RUNDIR=str(rundir))
+        second = subprocess.run([*ZEROLOSS, "run", "--frame-sizes", "64", "-o", str(tmp_path / "b.json")],
+                                capture_output=True, text=True, env=env, timeout=60)
+        assert second.returncode == 1
+        line = one_error_line(second.stderr)
+        assert f"the bench is in use by zeroloss pid {p.pid}" in line, line
+        # the same file twice: refused by the file's own lock, the first run's trials untouched
+        twice = subprocess.run([*ZEROLOSS, "run", "--resume", str(out)], capture_output=True, text=True, env=env,
+                               timeout=60)
+        assert twice.returncode == 1
+        assert f"{out} is being written by zeroloss pid {p.pid}" in one_error_line(twice.stderr)
+        assert not (tmp_path / "b.json").exists()
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=60)
+    assert json.loads(out.read_text())["state"] == "interrupted"
+
+
+@pytest.mark.parametrize("output, message", [
+    ("/etc/passwd/x.json", "/etc/passwd is not a folder"),
+    ("{ro}/x.json", "Read-only file system"),
+])
+def test_unwritable_output_is_one_line_and_starts_nothing(tmp_path, output, message):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(ro)], check=True)
+    try:
+        r = subprocess.run([*ZEROLOSS, "run", "--frame-sizes", "64", "-o", output.format(ro=ro)],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run")))
+    finally:
+        subprocess.run(["umount", str(ro)], check=True)
+    assert r.returncode == 1
+    assert message in one_error_line(r.stderr)
+    assert leftovers(tmp_path) == []
+
+
+def test_unwritable_run_folder_is_one_line(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(ro)], check=True)
+    try:
+        r = subprocess.run([*ZEROLOSS, "run", "--frame-sizes", "64", "-o", str(tmp_path / "r.json")],
+                           capture_output=True, text=True, timeout=60, env=dict(os.environ, ZEROLOSS_RUNDIR=str(ro)))
+    finally:
+        subprocess.run(["umount", str(ro)], check=True)
+    assert r.returncode == 1
+    line = one_error_line(r.stderr)
+    assert str(ro) in line and "Read-only file system" in line and "ZEROLOSS_RUNDIR" in line
+    assert json.loads((tmp_path / "r.json").read_text())["state"] == "failed"
+
+
+def test_run_folder_too_long_for_a_socket_is_named(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    r = subprocess.run([*ZEROLOSS, "trial", "--duration", "0.2"], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, ZEROLOSS_RUNDIR=str(deep)))
+    assert r.returncode == 1
+    line = one_error_line(r.stderr)
+    assert "too long for UNIX sockets" in line and "ZEROLOSS_RUNDIR" in line
+
+
+def test_full_disk_fails_the_run_with_one_line_and_a_failed_file(tmp_path):
+    """A result file on a small tmpfs grows trial after trial until the disk is full: the run stops with one
+    line, the file on disk is still valid JSON, marked failed, with the trials saved so far, no temp file."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)], check=True)
+    try:
+        out = disk / "r.json"
+        r = subprocess.run([*ZEROLOSS, "run", "--frame-sizes", "64,128,256,512", *SEARCH, "--granularity", "0.2",
+                            "-q", "-o", str(out)], capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run")))
+        assert r.returncode == 1, r.stderr
+        line = one_error_line(r.stderr)
+        assert f"cannot write {out}: No space left on device" in line, line
+        doc = json.loads(out.read_text())
+        assert doc["state"] == "failed" and trials(out) >= 1
+        assert sorted(p.name for p in disk.iterdir()) == ["r.json"]  # no temporary file left
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+    assert leftovers(tmp_path) == []
+
+
+def test_zlgen_refuses_a_control_path_too_long_for_a_socket(tmp_path):
+    from zeroloss.dpdk.eal import Eal
+    from zeroloss.gen.process import zlgen_binary
+
+    ctl = tmp_path / ("c" * 120) / "zlgen-ctl.sock"
+    eal = Eal(lcores="1", file_prefix=f"zltest{os.getpid()}", vdevs=("net_null0", "net_null1"))
+    r = subprocess.run([zlgen_binary(), *eal.argv(), "--", "--ctl", str(ctl)], capture_output=True, text=True,
+                       timeout=60)
+    eal.cleanup()
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "longer than the 107 a UNIX socket allows" in r.stdout + r.stderr

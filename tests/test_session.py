@@ -1,0 +1,222 @@
+"""The bench lock, result locks, stale sessions and kept logs (zeroloss.session), and writes that cannot be
+redirected or left half done (write_text_atomic), without DPDK: sleep processes stand in for a dead run's
+children."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from zeroloss import session
+from zeroloss.bench.workspace import Workspace
+from zeroloss.errors import ZeroLossError
+from zeroloss.results.resultfile import ResultFile, patch_state_in_place, write_text_atomic
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZEROLOSS_RUNDIR", str(tmp_path / "run"))
+    monkeypatch.setenv("ZEROLOSS_LOCKDIR", str(tmp_path / "lock"))
+    monkeypatch.setattr(session, "DPDK_RUNTIME", tmp_path / "dpdk")
+    (tmp_path / "dpdk").mkdir()
+    return tmp_path
+
+
+def dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def stale_session(run: Path, name: str, children: list[tuple[int, int]], result: Path | None = None) -> Path:
+    """A session folder as a zeroloss killed with -9 leaves it: owner gone, pid files, sockets, logs."""
+    root = run / name
+    (root / "ovs").mkdir(parents=True)
+    owner = dead_pid()
+    (root / "owner.json").write_text(json.dumps({"pid": owner, "start": 1, "tag": f"zl{owner}{name}"}))
+    for i, (pid, started) in enumerate(children):
+        (root / ("ovs" if i else ".") / f"p{i}.log.pid").write_text(f"{pid} {started} proc{i}\n")
+    (root / "zlgen-ctl.sock").write_text("")
+    (root / "zlgen.log").write_text("zlgen: ready\n")
+    return root
+
+
+def test_a_stale_session_is_cleaned_only_of_its_own_processes(dirs):
+    run = dirs / "run"
+    ours = subprocess.Popen(["sleep", "60"])
+    stranger = subprocess.Popen(["sleep", "60"])  # its pid file names another start time: a reused pid
+    try:
+        root = stale_session(run, "sabc", [(ours.pid, session.start_time(ours.pid)),
+                                           (stranger.pid, session.start_time(stranger.pid) + 1)])
+        owner = json.loads((root / "owner.json").read_text())
+        runtime = dirs / "dpdk" / f"{owner['tag']}gen"
+        runtime.mkdir()
+        notes = session.reap(run)
+        assert ours.wait(timeout=5) == -9
+        assert stranger.poll() is None
+        assert not runtime.exists()
+        assert len(notes) == 1 and f"zeroloss pid {owner['pid']}, which is gone" in notes[0]
+        assert "proc0" in notes[0] and "proc1" not in notes[0]
+        # its logs stay (no longer a live session), its sockets and owner go
+        assert (root / "zlgen.log").exists() and not (root / "zlgen-ctl.sock").exists()
+        assert not (root / "owner.json").exists()
+    finally:
+        for p in (ours, stranger):
+            p.kill()
+            p.wait()
+
+
+def test_a_live_session_is_left_alone(dirs):
+    run = dirs / "run"
+    root = run / "slive"
+    root.mkdir(parents=True)
+    session.write_owner(root, "zltag")
+    assert session.reap(run) == []
+    assert (root / "owner.json").exists()
+
+
+def test_kept_logs_are_bounded_in_number_and_age(dirs):
+    run = dirs / "run"
+    now = time.time()
+    for i in range(15):
+        d = run / f"s{i:02d}"
+        d.mkdir(parents=True)
+        (d / "zlgen.log").write_text("x")
+        os.utime(d, (now - i * 60, now - i * 60))
+    old = run / "sold"
+    old.mkdir()
+    os.utime(old, (now - 8 * 86400, now - 8 * 86400))
+    session.reap(run)
+    left = sorted(d.name for d in run.iterdir())
+    assert left == [f"s{i:02d}" for i in range(session.KEEP_SESSIONS)]
+
+
+def test_a_result_left_running_by_a_dead_writer_is_marked_interrupted(dirs):
+    out = dirs / "r.json"
+    rf = ResultFile.create(out, {"frame_sizes": [64]}, {"hostname": "h"})
+    script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); from zeroloss.session import ResultLock; "
+              f"ResultLock({str(out)!r}).__enter__(); import os; os._exit(0)")
+    subprocess.run([sys.executable, "-c", script], check=True, env=os.environ)  # a writer that died holding it
+    assert rf.doc["state"] == "running"
+    notes = session.reap(dirs / "run")
+    assert json.loads(out.read_text())["state"] == "interrupted"
+    assert notes == [f"{out} was left running by a zeroloss that is gone: marked interrupted; continue it with "
+                     f"'zeroloss run --resume {out}'"]
+    assert list((dirs / "lock" / "locks").iterdir()) == []
+
+
+def test_one_writer_per_result_file(dirs):
+    out = dirs / "r.json"
+    with session.ResultLock(out):
+        script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); from zeroloss.session import ResultLock; "
+                  f"ResultLock({str(out)!r}).__enter__()")
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ)
+        assert r.returncode != 0 and f"{out} is being written by zeroloss pid {os.getpid()}" in r.stderr
+    with session.ResultLock(out):  # released: taken again
+        pass
+
+
+def test_the_bench_lock_is_reentrant_in_a_process_and_exclusive_across(dirs):
+    with Workspace() as a, Workspace() as b:
+        assert a.root != b.root and (a.root / "owner.json").exists()
+        script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); from zeroloss.bench.workspace import "
+                  f"Workspace; Workspace()")
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ)
+        assert f"the bench is in use by zeroloss pid {os.getpid()}" in r.stderr
+    assert session.BENCH.depth == 0
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ)
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_session_leaves_no_runtime_folder_and_keeps_logs_only_after_an_error(dirs):
+    with Workspace() as ws:
+        (session.DPDK_RUNTIME / ws.prefix("ovs")).mkdir()
+        ws.log("zlgen").write_text("x")
+    assert not ws.root.exists() and list(session.DPDK_RUNTIME.iterdir()) == []
+    with pytest.raises(ZeroLossError), Workspace() as ws:
+        ws.log("zlgen").write_text("x")
+        (ws.root / "zlgen.log.pid").write_text("1 1 zlgen")
+        raise ZeroLossError("boom")
+    assert sorted(p.name for p in ws.root.iterdir()) == ["zlgen.log"]
+
+
+# writes ---------------------------------------------------------------------------------------------------------
+
+def test_a_planted_symlink_is_replaced_never_followed(tmp_path):
+    """Another user's symlink at the output path (or at the old predictable <out>.tmp) must not make root
+    overwrite the file it points to."""
+    secret = tmp_path / "secret"
+    secret.write_text("root's")
+    secret.chmod(0o600)
+    out = tmp_path / "report.html"
+    for link in (out, tmp_path / "report.html.tmp"):
+        link.symlink_to(secret)
+        os.lchown(link, 1000, 1000)
+    write_text_atomic(out, "<html>")
+    assert secret.read_text() == "root's"
+    assert not out.is_symlink() and out.read_text() == "<html>"
+    assert oct(out.stat().st_mode & 0o777) == "0o600"
+
+
+def test_resume_through_the_users_own_symlink_writes_its_target(tmp_path):
+    real = tmp_path / "data" / "r.json"
+    rf = ResultFile.create(real, {}, {"hostname": "h"})
+    link = tmp_path / "latest.json"
+    link.symlink_to(real)
+    again = ResultFile.load(link)
+    again.set_state("interrupted")
+    assert link.is_symlink() and json.loads(real.read_text())["state"] == "interrupted"
+    assert rf.path == real
+    os.lchown(link, 1000, 1000)
+    with pytest.raises(ZeroLossError, match="symlink owned by another user"):
+        ResultFile.load(link)
+
+
+def test_a_failed_write_is_one_error_and_leaves_no_temporary_file(tmp_path):
+    with pytest.raises(ZeroLossError, match=r"cannot write .*: .*passwd is not a folder"):
+        write_text_atomic(Path("/etc/passwd/x.json"), "{}")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], check=True)
+    try:
+        with pytest.raises(ZeroLossError, match="No space left on device"):
+            write_text_atomic(disk / "big.json", "x" * 200_000)
+        assert list(disk.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_state_patched_in_place_stays_json(tmp_path):
+    out = tmp_path / "r.json"
+    ResultFile.create(out, {}, {"hostname": "h"})
+    assert patch_state_in_place(out, "running", "failed")
+    assert json.loads(out.read_text())["state"] == "failed"
+    assert not patch_state_in_place(out, "failed", "interrupted")  # longer: would need a new copy
+
+
+def test_setup_links_entry_points_only_from_a_tree_others_cannot_write(tmp_path):
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from safe_path import unsafe_reason
+    finally:
+        sys.path.pop(0)
+    assert unsafe_reason(REPO) is None or "uid" in unsafe_reason(REPO)
+    base = tmp_path / "safe"
+    base.mkdir(mode=0o755)
+    tmp_path.chmod(0o755)
+    assert unsafe_reason(base) is None  # /tmp is world-writable but sticky: its entries cannot be replaced
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    (shared / "checkout").mkdir()
+    assert "shared is writable by other users" in unsafe_reason(shared / "checkout")
+    os.chown(base, 1000, 1000)
+    assert "belongs to uid 1000" in unsafe_reason(base)
