@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+from pathlib import Path
+
 import pytest
 
 from zeroloss.bench.softbench import BenchSpec, SoftBench
 from zeroloss.bench.workspace import Workspace
+
+
+@pytest.fixture(autouse=True)
+def no_runtime_folder_left():
+    """After every bench test: no DPDK runtime folder of a zeroloss that is gone (our prefixes are zl<pid>s...).
+    Such a folder is a leak: the processes stopped but their /var/run/dpdk entry stayed."""
+    yield
+    leaked = [d for d in Path("/var/run/dpdk").glob("zl*")
+              if (m := re.match(r"zl(\d+)s", d.name)) and not Path(f"/proc/{m.group(1)}").exists()]
+    for d in leaked:  # one leak is reported once, not by every later test
+        shutil.rmtree(d, ignore_errors=True)
+    assert not leaked, f"DPDK runtime folders left: {[d.name for d in leaked]}"
 
 
 def bench(spec: BenchSpec):

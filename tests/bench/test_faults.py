@@ -210,22 +210,29 @@ def test_run_folder_too_long_for_a_socket_is_named(tmp_path):
 
 
 def test_full_disk_fails_the_run_with_one_line_and_a_failed_file(tmp_path):
-    """A result file on a small tmpfs grows trial after trial until the disk is full: the run stops with one
-    line, the file on disk is still valid JSON, marked failed, with the trials saved so far, no temp file."""
+    """The disk holding the result file fills up mid-run (another writer takes the last byte): the run stops
+    with one line, the file on disk is still valid JSON, marked failed, with the trials saved so far, and no
+    temporary file is left."""
     disk = tmp_path / "disk"
     disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], check=True)
     try:
         out = disk / "r.json"
-        r = subprocess.run([*ZEROLOSS, "run", "--frame-sizes", "64,128,256,512", *SEARCH, "--granularity", "0.2",
-                            "-q", "-o", str(out)], capture_output=True, text=True, timeout=600,
-                           env=dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run")))
-        assert r.returncode == 1, r.stderr
-        line = one_error_line(r.stderr)
+        p = start(out, tmp_path / "run", "--frame-sizes", "64,128,256,512", *SEARCH, "--granularity", "0.2")
+        saved = wait_trials(p, out, 1)
+        with open(disk / "filler", "wb", buffering=0) as f:  # the rest of the disk, to the last block
+            try:
+                while f.write(b"\0" * 65536):
+                    pass
+            except OSError:
+                pass
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 1, err
+        line = one_error_line(err)
         assert f"cannot write {out}: No space left on device" in line, line
         doc = json.loads(out.read_text())
-        assert doc["state"] == "failed" and trials(out) >= 1
-        assert sorted(p.name for p in disk.iterdir()) == ["r.json"]  # no temporary file left
+        assert doc["state"] == "failed" and trials(out) >= saved
+        assert sorted(x.name for x in disk.iterdir()) == ["filler", "r.json"]  # no temporary file left
     finally:
         subprocess.run(["umount", str(disk)], check=True)
     assert leftovers(tmp_path) == []
