@@ -2,7 +2,8 @@
 
 import pytest
 
-from zeroloss.config import DEFAULT_SIZES, RunConfig, check_cores, field_help, load, stored
+from zeroloss.config import DEFAULT_SIZES, RunConfig, field_help, load, stored
+from zeroloss.cores import check_cores
 from zeroloss.errors import ZeroLossError
 
 

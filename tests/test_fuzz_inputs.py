@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zeroloss import config
+from zeroloss import config, cores
 from zeroloss.cli.main import RUN_FLAGS, build_parser, main
 from zeroloss.errors import ZeroLossError
 from zeroloss.results import schema
@@ -288,7 +288,7 @@ def load_like_run(argv: list[str]) -> config.RunConfig | None:
     overrides.update(dict(args.set or []))
     try:
         cfg = config.load(Path(args.config) if args.config else None, overrides)
-        config.check_cores(cfg, online={0, 1}, usable={0, 1})
+        cores.check_cores(cfg, online={0, 1}, usable={0, 1})
     except ZeroLossError as e:
         assert "\n" not in str(e), str(e)
         return None

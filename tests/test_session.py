@@ -220,3 +220,19 @@ def test_setup_links_entry_points_only_from_a_tree_others_cannot_write(tmp_path)
     assert "shared is writable by other users" in unsafe_reason(shared / "checkout")
     os.chown(base, 1000, 1000)
     assert "belongs to uid 1000" in unsafe_reason(base)
+
+
+@pytest.mark.parametrize("stored", [{"index": 0}, {"index": 0, "rate_pps": "x", "kind": "search"},
+                                    {"index": 0, "rate_pps": 1000.0, "kind": "search", "outcome": {"directions": [7]}}])
+def test_resuming_a_damaged_trial_is_one_line(stored):
+    from zeroloss.config import RunConfig
+    from zeroloss.runner import Probe, TrialRunner
+    from zeroloss.search import Kind
+
+    class NoGenerator:  # replay never reaches the generator; configure is all the runner asks of it up front
+        def configure(self, streams):
+            return len(streams)
+
+    runner = TrialRunner(NoGenerator(), RunConfig(), 64, Probe([]), [stored], refused_is_loss=True)
+    with pytest.raises(ZeroLossError, match="cannot resume: a stored trial of 64 B is damaged"):
+        runner(1000.0, 1.0, Kind.SEARCH)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import reprlib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -390,62 +389,3 @@ def _shown_path(path: Path | str) -> str:
 def _kind(x: Any) -> str:
     return {type(None): "empty", bool: "true or false", int: "a number", float: "a number", str: "a string",
             list: "a list", dict: "a mapping"}.get(type(x), type(x).__name__)
-
-
-def check_cores(cfg: RunConfig, online: set[int] | None = None, usable: set[int] | None = None) -> None:
-    """Refuses a CPU mask (ovs_pmd_cpu_mask, ovs_lcore_mask), lcore list (gen_lcores, dut_lcores: DPDK -l syntax
-    such as 0,1 or 0-3) or dut_main_lcore that names a core this host does not have (online) or this process may
-    not use (its CPU affinity), in one line. Checked before a run starts, never on reading a result: a file made
-    on another host names that host's cores. online and usable default to this host's."""
-    online = _online_cores() if online is None else online
-    usable = os.sched_getaffinity(0) if usable is None else usable
-    checks: list[tuple[str, str, list[tuple[int, int]]]] = []
-    for key in ("ovs_pmd_cpu_mask", "ovs_lcore_mask"):
-        text = getattr(cfg, key)
-        mask = int(text, 16)  # RunConfig checked it is a positive hex number
-        checks.append((key, text, [(b, b) for b in range(mask.bit_length()) if mask >> b & 1]))
-    for key in ("gen_lcores", "dut_lcores"):
-        text = getattr(cfg, key)
-        checks.append((key, text, _core_ranges(key, text)))
-    checks.append(("dut_main_lcore", str(cfg.dut_main_lcore), [(cfg.dut_main_lcore, cfg.dut_main_lcore)]))
-    for key, text, ranges in checks:
-        for lo, hi in ranges:
-            core = next((c for c in range(lo, min(hi, lo + len(online) + 1) + 1) if c not in online), None)
-            if core is not None:
-                raise ZeroLossError(f"config: {key} {text} names core {core}; this host has cores "
-                                    f"{_cores_text(online)}")
-            core = next((c for c in range(lo, hi + 1) if c not in usable), None)
-            if core is not None:
-                raise ZeroLossError(f"config: {key} {text} names core {core}, which this process may not use; it may "
-                                    f"use cores {_cores_text(usable)}", "use those, or widen zeroloss's CPU affinity "
-                                                                        "(taskset, cgroup cpuset)")
-
-
-def _core_ranges(key: str, text: str) -> list[tuple[int, int]]:
-    """An lcore list in DPDK -l syntax ('0,1', '0-3', '1,4-5') as (first, last) ranges."""
-    out = []
-    for item in text.split(","):
-        lo, sep, hi = item.strip().partition("-")
-        if not (lo.isdigit() and lo.isascii() and len(lo) < 10 and (not sep or hi.isdigit() and hi.isascii()
-                                                                    and len(hi) < 10)):
-            raise ZeroLossError(f"config: {key} {_shown(text)} is not a list of cores such as 0,1 or 0-3")
-        first, last = int(lo), int(hi) if sep else int(lo)
-        if last < first:
-            raise ZeroLossError(f"config: {key} {_shown(text)}: the range {item.strip()} runs backwards")
-        out.append((first, last))
-    return out
-
-
-def _online_cores() -> set[int]:
-    """The cores this host has online (/sys/devices/system/cpu/online), or 0..cpu_count-1."""
-    try:
-        text = Path("/sys/devices/system/cpu/online").read_text().strip()
-        return {c for lo, hi in _core_ranges("online", text) for c in range(lo, hi + 1)}
-    except (OSError, ZeroLossError):
-        return set(range(os.cpu_count() or 1))
-
-
-def _cores_text(cores: set[int]) -> str:
-    from .host.cpuset import format_list
-
-    return format_list(cores) or "none"

@@ -197,14 +197,22 @@ class TrialRunner:
     def __call__(self, rate_pps: float, duration_s: float, kind: Kind) -> Outcome:
         if self.replay:
             stored = self.replay.popleft()
-            if abs(stored["rate_pps"] - rate_pps) > 0.5 or stored["kind"] != kind.value:
-                raise ZeroLossError(f"cannot resume: stored trial {stored['index']} of {self.frame} B ran at "
-                                    f"{stored['rate_pps']:.0f} pps, the search now asks {rate_pps:.0f} pps",
-                                    "the file was made with other settings or an older zeroloss; start a new run")
-            self.replaying = True
-            return outcome_from_dict(stored["outcome"])
+            try:
+                return self._replayed(stored, rate_pps, kind)
+            except (KeyError, TypeError, ValueError, AttributeError) as e:  # a damaged file: one line, not a trace
+                raise ZeroLossError(f"cannot resume: a stored trial of {self.frame} B is damaged "
+                                    f"({type(e).__name__}: {e})", "start a new run") from e
         self.replaying = False
         return self.measure(rate_pps, duration_s)
+
+    def _replayed(self, stored: dict, rate_pps: float, kind: Kind) -> Outcome:
+        """A stored trial given back to the search, if it is the one the search asks for now."""
+        if abs(stored["rate_pps"] - rate_pps) > 0.5 or stored["kind"] != kind.value:
+            raise ZeroLossError(f"cannot resume: stored trial {stored['index']} of {self.frame} B ran at "
+                                f"{stored['rate_pps']:.0f} pps, the search now asks {rate_pps:.0f} pps",
+                                "the file was made with other settings or an older zeroloss; start a new run")
+        self.replaying = True
+        return outcome_from_dict(stored["outcome"])
 
     def measure(self, rate_pps: float, duration_s: float) -> Outcome:
         """One live trial with the counters of every stage read around it, and every process of the bench

@@ -128,6 +128,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from zeroloss import config as config_mod
     from zeroloss import hostinfo
     from zeroloss.cli.progress import Progress
+    from zeroloss.cores import check_cores
     from zeroloss.fmt import queue_lines, run_table
     from zeroloss.proc import ComponentDied
     from zeroloss.results.resultfile import ResultFile
@@ -148,7 +149,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         path = Path(args.resume)
     else:
         cfg = config_mod.load(Path(args.config) if args.config else None, overrides)
-        config_mod.check_cores(cfg)
+        check_cores(cfg)
         path = Path(args.output or f"results/zeroloss-{time.strftime('%Y%m%d-%H%M%S')}.json")
     with ResultLock(path), BENCH:  # one writer per result file, one zeroloss on the bench
         if args.resume:
@@ -157,7 +158,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             if rf.doc["state"] == "complete":
                 raise ZeroLossError(f"{args.resume} is complete: nothing to resume")
             cfg = config_mod.stored(rf.doc["config"])
-            config_mod.check_cores(cfg)
+            check_cores(cfg)
             rf.set_state("running")
         else:
             rf = ResultFile.create(path, cfg.to_dict(), host)
@@ -229,7 +230,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
 def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
     from zeroloss.campaign import campaign_table, run_campaign
     from zeroloss.cli.progress import Progress
-    from zeroloss.config import check_cores
+    from zeroloss.cores import check_cores
     from zeroloss.runner import Run, interrupted_state
 
     progress = Progress(quiet=args.quiet)
