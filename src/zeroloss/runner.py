@@ -222,7 +222,7 @@ class TrialRunner:
         before = guarded(health, self.probe.counters)
         r = guarded(health, lambda: self.client.run_trial(
             duration_s=duration_s, drain_ms=self.cfg.drain_ms,
-            rate_pps=[rate_pps / (self.queues * self.members)] * self.nb_streams))
+            rate_pps=[rate_pps / (self.queues * self.members)] * self.nb_streams, watch=health))
         after = guarded(health, self.probe.counters)
         self.detail = guarded(health, lambda: self._details(r, before, after, rate_pps))
         return outcome_of(r, self.refused_is_loss)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import itertools
 import json
+import select
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ZeroLossError
 from ..model import TrialResult
 
 PROTO = 1
+WATCH_S = 1.0  # how often a watched trial checks the bench's processes
 
 
 class ZlgenError(ZeroLossError):
@@ -49,12 +52,24 @@ class ZlgenClient:
                                 "rebuild zlgen with 'make build'")
         return self
 
-    def send_raw(self, line: bytes) -> dict:
-        """Sends one raw line (tests use it for malformed input) and returns the parsed reply."""
+    def send_raw(self, line: bytes, watch: Callable[[], None] | None = None) -> dict:
+        """Sends one raw line (tests use it for malformed input) and returns the parsed reply. watch, when given, is
+        called every WATCH_S while the reply is awaited; zlgen is not disturbed meanwhile (no extra request)."""
         if self.sock is None:
             raise ZeroLossError("not connected to zlgen")
         try:
             self.sock.sendall(line + b"\n")
+            if watch is not None:
+                deadline = time.monotonic() + (self.sock.gettimeout() or 0)
+                # replies are one line per request: nothing is buffered ahead, so the socket says when it comes
+                try:
+                    while not select.select([self.sock], [], [], WATCH_S)[0]:
+                        watch()
+                        if time.monotonic() > deadline:
+                            raise TimeoutError
+                except BaseException:
+                    self.close()  # its reply is still due: the connection is out of step, never reuse it
+                    raise
             reply = self._file.readline()
         except TimeoutError:
             raise
@@ -67,14 +82,15 @@ class ZlgenClient:
         except ValueError as e:
             raise ZeroLossError(f"zlgen sent a reply that is not JSON: {reply[:80]!r}") from e
 
-    def request(self, cmd: str, timeout: float | None = None, **fields) -> dict:
+    def request(self, cmd: str, timeout: float | None = None, watch: Callable[[], None] | None = None,
+                **fields) -> dict:
         """Sends a command and returns the reply; raises ZlgenError when zlgen says ok: false."""
         rid = next(self._ids)
         msg = {"cmd": cmd, "id": rid, "proto": PROTO, **fields}
         if timeout is not None and self.sock:
             self.sock.settimeout(timeout)
         try:
-            reply = self.send_raw(json.dumps(msg).encode())
+            reply = self.send_raw(json.dumps(msg).encode(), watch)
         except TimeoutError as e:
             raise ZeroLossError(f"zlgen did not answer '{cmd}' in time") from e
         finally:
@@ -117,16 +133,18 @@ class ZlgenClient:
     def stop(self) -> None:
         self.request("stop")
 
-    def result(self, wait_s: float = 0.0) -> TrialResult:
-        reply = self.request("result", timeout=wait_s + self.timeout, wait_s=wait_s)
+    def result(self, wait_s: float = 0.0, watch: Callable[[], None] | None = None) -> TrialResult:
+        reply = self.request("result", timeout=wait_s + self.timeout, watch=watch, wait_s=wait_s)
         return TrialResult.from_dict(reply["result"])
 
     def run_trial(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
-                  rate_pps: float | list[float] | None = None, trial: int | None = None) -> TrialResult:
-        """Starts a trial and waits for its final counters (after the drain)."""
+                  rate_pps: float | list[float] | None = None, trial: int | None = None,
+                  watch: Callable[[], None] | None = None) -> TrialResult:
+        """Starts a trial and waits for its final counters (after the drain). watch, when given, is called every
+        WATCH_S while the trial runs (it raises to end the wait: a process of the bench died mid-trial)."""
         self.start(duration_s=duration_s, frames=frames, drain_ms=drain_ms, rate_pps=rate_pps, trial=trial)
         budget = (duration_s or 0) + drain_ms / 1000 + 60
-        return self.result(wait_s=budget)
+        return self.result(wait_s=budget, watch=watch)
 
     def shutdown(self) -> None:
         try:
