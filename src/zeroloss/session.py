@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import hashlib
 import json
@@ -322,9 +321,9 @@ def write_owner(root: Path, tag: str) -> None:
 
 
 def record_child(pidfile: Path, pid: int, name: str) -> None:
-    """A started process's pid and start time, so that a later zeroloss can stop it if we die."""
+    """A started process's pid and start time, so that a later zeroloss can stop it if we die. Best effort: the
+    process already runs and its owner stops it; a missing pid file only leaves it to PR_SET_PDEATHSIG."""
     try:
         pidfile.write_text(f"{pid} {start_time(pid) or 0} {name}\n")
-    except OSError as e:
-        if e.errno != errno.ENOENT:
-            raise
+    except OSError:
+        pass
