@@ -483,8 +483,15 @@ cmd_result(json_t *req)
 	}
 	deadline = rte_rdtsc() + (uint64_t)(wait_s * (double)zl.hz);
 	while (zl_trial_active() && rte_rdtsc() < deadline && !zl.quit) {
-		struct timespec ts = { 0, 500000 };
+		uint64_t now = rte_rdtsc();
+		uint64_t left_ms = now < deadline ? (deadline - now) * 1000 / zl.hz + 1 : 1;
+		int ms = zl_trial_tick_ms();
+		struct timespec ts;
 
+		if ((uint64_t)ms > left_ms)
+			ms = (int)left_ms;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)ms * 1000000;
 		nanosleep(&ts, NULL);
 		zl_trial_tick();
 	}
@@ -859,7 +866,7 @@ zl_ctl_serve(int lfd, const char *path)
 	fflush(stdout);
 
 	while (!zl.quit && !shutdown) {
-		int timeout = zl_trial_active() ? 1 : 100;
+		int timeout = zl_trial_active() ? zl_trial_tick_ms() : 100;
 
 		pfd[0].fd = lfd;
 		pfd[0].events = POLLIN;

@@ -321,6 +321,30 @@ zl_trial_tick(void)
 	}
 }
 
+static int
+ms_until(uint64_t now, uint64_t tsc)
+{
+	uint64_t ms;
+
+	if (tsc <= now)
+		return 1;
+	ms = (tsc - now) * 1000 / zl.hz + 1;
+	return ms > ZL_TICK_MAX_MS ? ZL_TICK_MAX_MS : (int)ms;
+}
+
+int
+zl_trial_tick_ms(void)
+{
+	uint64_t now = rte_rdtsc(), end = __atomic_load_n(&zl.sync.end_tsc, __ATOMIC_RELAXED);
+
+	if (T.state == ZL_TRIAL_RUNNING)
+		/* a frame-count trial ends when its last frame is sent: look often */
+		return end == UINT64_MAX ? 2 : ms_until(now, end);
+	if (T.state == ZL_TRIAL_DRAINING)
+		return ms_until(now, T.drain_end_tsc);
+	return 100;
+}
+
 void
 zl_trial_abort(void)
 {
