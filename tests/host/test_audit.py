@@ -5,10 +5,11 @@ from collections import Counter
 
 import pytest
 
-from zeroloss.host import rules, rules_guest, rules_kernel  # noqa: F401  (registers the rules)
+from zeroloss.host import rules, rules_guest, rules_kernel, rules_zpl  # noqa: F401  (registers the rules)
 from zeroloss.host.audit import RULES, Context, format_report, run
 from zeroloss.host.cpuset import to_mask
 from zeroloss.host.domxml import parse_domain
+from zeroloss.host.hostfacts import PcieLink, Proc
 
 from .conftest import FIXTURES, load
 
@@ -86,6 +87,15 @@ TRIGGERS = {  # rule -> (context that breaks it, severity, words of the message)
                     "runs or keeps memory on node(s) 1; the DPDK NICs are on 0"),
     "vhost-multiqueue": (lambda: ctx(HOSTS["single-socket"], domain(UNTUNED)), "warning",
                          "has 1 queue pair(s), the DPDK ports 2 RX queues"),
+    "pcie-link": (lambda: ctx(HOSTS["r740xd"]), "error",
+                  "0000:5e:00 carries 2 port(s), 50 Gb/s in all, on a PCIe gen3 x4 (8.0 GT/s) link of 31.5 Gb/s per "
+                  "direction: it cannot forward line rate"),
+    "pmd-other-process": (lambda: ctx(HOSTS["r740xd"]), "error",
+                          "1 process(es) other than ovs-vswitchd last ran on PMD CPUs 12: collectd"),
+    "irq-count-isolated": (lambda: ctx(HOSTS["r740xd"]), "warning",
+                           "2 device IRQ(s) have fired on isolated/PMD CPUs 5,7 since boot"),
+    "datapath-mixed": (lambda: ctx(with_ovs("single-socket", bridges={"br-dpdk": "netdev", "br-ex": ""})), "error",
+                       "bridges br-ex use the kernel datapath and br-dpdk the userspace (netdev) one"),
 }
 
 
@@ -98,7 +108,7 @@ def findings(rule_id, context):
 
 def test_every_rule_has_a_trigger_test():
     assert set(TRIGGERS) == {r.id for r in RULES}
-    assert len(RULES) == 24 and all(r.source and r.what for r in RULES)
+    assert len(RULES) == 28 and all(r.source and r.what for r in RULES)
 
 
 @pytest.mark.parametrize("rule_id", sorted(TRIGGERS))
@@ -111,7 +121,7 @@ def test_rule_fires(rule_id):
 
 def test_tuned_single_socket_host_is_clean():
     report = run(ctx(HOSTS["single-socket"], parse_domain(TUNED, "tuned.xml")))
-    assert report.findings == [] and report.skipped == {} and len(report.passed) == 24
+    assert report.findings == [] and report.skipped == {} and len(report.passed) == 28
     assert report.exit_code == 0
 
 
@@ -119,8 +129,8 @@ def test_r740xd_audit_finds_what_the_whitepaper_fixed():
     report = run(ctx(HOSTS["r740xd"], parse_domain(UNTUNED, "untuned.xml")))
     assert Counter(f.rule for f in report.findings) == Counter({
         "single-rxq": 4, "descriptors": 4, "memory-channels": 1, "irq-on-isolated": 1, "cstates": 1,
-        "vhost-ring": 2, "emulator-on-vcpu": 1})
-    assert [f.severity for f in report.findings[:4]] == ["error"] * 4  # errors first
+        "vhost-ring": 2, "emulator-on-vcpu": 1, "pcie-link": 1, "pmd-other-process": 2, "irq-count-isolated": 1})
+    assert [f.severity for f in report.findings[:6]] == ["error"] * 6  # errors first
     assert report.exit_code == 2
     irq = next(f for f in report.findings if f.rule == "irq-on-isolated")
     assert "98 (PCI-MSI 91750401-edge i40e-ens4f0-TxRx-0): 5" in irq.evidence
@@ -137,6 +147,10 @@ def test_r740xd_audit_finds_what_the_whitepaper_fixed():
     ("vhost-multiqueue", lambda: ctx(HOSTS["r740xd"], domain(UNTUNED))),  # the ports themselves have 1 queue
     ("vm-nic-numa", lambda: ctx(HOSTS["r740xd"], domain(UNTUNED))),
     ("emulator-on-vcpu", lambda: ctx(HOSTS["single-socket"], domain(TUNED))),
+    ("pcie-link", lambda: ctx(HOSTS["single-socket"])),  # 2 x 25 GbE on gen4 x8
+    ("pmd-other-process", lambda: ctx(HOSTS["single-socket"])),  # only ovs-vswitchd near the PMDs
+    ("irq-count-isolated", lambda: ctx(HOSTS["single-socket"])),
+    ("datapath-mixed", lambda: ctx(with_ovs("single-socket", bridges={"br-ex": "system", "br-int": "system"}))),
 ])
 def test_rule_stays_quiet(rule_id, build):
     assert findings(rule_id, build()) == []
@@ -171,5 +185,43 @@ def test_live_vm_fixture_has_nothing_to_audit_without_dpdk():
     assert report.findings == []
     assert report.skipped["iommu"].startswith("no DPDK in use") and report.skipped["descriptors"] == "no OVS state"
     text = format_report(report, ["head"])
-    assert "no findings; 4 rule(s) passed, 20 not applicable or lacking data" in text
+    assert "no findings; 5 rule(s) passed, 23 not applicable or lacking data" in text
     assert "skipped (no --domain-xml): vhost-ring, emulator-on-vcpu, vm-hugepages, vhost-multiqueue" in text
+
+
+def test_pcie_link_variants():
+    inv = HOSTS["r740xd"]
+    fast = {pci: PcieLink(8.0, 8, 8.0, 8) for pci in inv.pcie}
+    assert findings("pcie-link", ctx(dataclasses.replace(inv, pcie=fast))) == []
+    gen1 = fast | {"0000:3b:00.0": PcieLink(2.5, 8, 8.0, 8)}  # trained at gen1: 16 Gb/s for 50
+    (f,) = findings("pcie-link", ctx(dataclasses.replace(inv, pcie=gen1)))
+    assert f.severity == "error" and "gen1 x8 (2.5 GT/s) link of 16.0 Gb/s" in f.message
+    slow = fast | {"0000:3b:00.0": PcieLink(5.0, 8, 8.0, 8)}  # gen2 x8: 32 Gb/s; only the degradation is reported
+    single = dataclasses.replace(inv, nics=[n for n in inv.nics if n.pci != "0000:3b:00.1"], pcie=slow)
+    (w,) = findings("pcie-link", ctx(single))
+    assert w.severity == "warning" and "trained its PCIe link at gen2 x8 (5.0 GT/s) although it supports gen3 x8" \
+        in w.message and "32.0 Gb/s still covers its 25 Gb/s" in w.message
+    named = with_ovs("r740xd", iface={"dpdk2": {"status": {"numa_id": "0", "link_speed": "10Gbps"}},
+                                      "dpdk3": {"status": {"numa_id": "0", "link_speed": "10Gbps"}}})
+    (ok,) = findings("pcie-link", ctx(named))  # OVS says 2 x 10 Gb/s: x4 still carries them, the x4 is reported
+    assert ok.severity == "warning" and "OVS dpdk2 link_speed" in ok.evidence
+
+
+def test_other_processes_on_pmds():
+    inv = HOSTS["r740xd"]
+    found = findings("pmd-other-process", ctx(inv))
+    assert [f.severity for f in found] == ["error", "warning"]
+    assert "irqbalance (pid 2388): allowed 0-71, last CPU 37" in found[1].evidence
+    assert "taskset -a -p -c 0-1,36-37" in found[0].remedy
+    assert "ovs-vswitchd" not in found[0].evidence and "kthreadd" not in found[1].evidence
+    quiet = dataclasses.replace(inv, procs=[Proc(1, "systemd", (0, 1, 36, 37), 0)])
+    assert findings("pmd-other-process", ctx(quiet)) == []
+    report = run(ctx(dataclasses.replace(inv, procs=[])), only=[r for r in RULES if r.id == "pmd-other-process"])
+    assert report.skipped == {"pmd-other-process": "no process list (/proc/PID)"}
+
+
+def test_hugepages_remedy_that_cannot_fit_is_said_so():
+    (f,) = findings("hugepages-short", ctx(HOSTS["single-socket"], vm_memory_gb=70))
+    assert "the 73 1 GB pages that would take exceed the node's 62 GB of memory (MemTotal 65617692 kB)" in f.message
+    assert f.remedy.startswith("impossible on node 0: at most 59 GB of guests fit there (62 GB - 3 GB of pages in "
+                               "use - 0 GB OVS")

@@ -54,7 +54,15 @@ def test_plan_formats_and_errors():
         "2-35,38-71"
     doc = json.loads(run("host", "plan", "--root", root, "--mtu", "9000", "--json").stdout)
     assert doc["socket_mem_per_port"] == {"0": 11264, "1": 1024} and doc["pmd_cpus"] == [2, 3, 38, 39]
-    assert set(doc["rendered"]) == {"summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "flavor"}
+    assert set(doc["rendered"]) == {"summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "edpm",
+                                    "performance-profile", "flavor"}
+    assert doc["hugepages_sysfs"] == {"0": 89, "1": 90} and doc["kernel_release"].startswith("4.18.0")
+    pp = yaml.safe_load(run("host", "plan", "--root", root, "--format", "performance-profile").stdout)
+    assert pp["kind"] == "PerformanceProfile" and pp["spec"]["cpu"]["reserved"] == "0-1,36-37"
+    edpm = run("host", "plan", "--root", root, "--no-pmd-auto-lb", "--format", "edpm").stdout
+    assert "edpm_ovs_dpdk_pmd_auto_lb: false" in edpm
+    one_line_error(run("host", "plan", "--root", root, "--mtu", "9000", "--vm-memory-gb", "95"),
+                   "node 0: 98 1 GB pages planned (3 GB OVS socket memory + 95 GB guests), but the node has 93 GB")
     one_line_error(run("host", "plan", "--root", root, "--pmd-cores-per-node", "40"),
                    "node 0 has 17 physical core(s) left after the housekeeping core, 40 asked for PMDs")
     one_line_error(run("host", "plan", "--root", root, "--ports", "eth9"), "no NIC 'eth9' on this host")
@@ -63,10 +71,10 @@ def test_plan_formats_and_errors():
 def test_audit_exit_codes():
     clean = run("host", "audit", "--root", str(FIXTURES / "single-socket"), "--domain-xml",
                 str(FIXTURES / "domain-tuned.xml"))
-    assert clean.returncode == 0 and "no findings; 24 rule(s) passed" in clean.stdout
+    assert clean.returncode == 0 and "no findings; 28 rule(s) passed" in clean.stdout
     dirty = run("host", "audit", "--root", str(FIXTURES / "r740xd"), "--json")
     doc = json.loads(dirty.stdout)
-    assert dirty.returncode == 2 == doc["exit_code"] and len(doc["findings"]) == 11
+    assert dirty.returncode == 2 == doc["exit_code"] and len(doc["findings"]) == 15
     assert {"rule", "severity", "message", "evidence", "source", "remedy"} == set(doc["findings"][0])
     one_line_error(run("host", "audit", "--root", str(FIXTURES / "r740xd"), "--domain-xml", "/nonexistent.xml"),
                    "cannot read --domain-xml /nonexistent.xml")

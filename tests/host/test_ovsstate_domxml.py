@@ -49,7 +49,9 @@ def test_live_read_uses_only_read_only_commands(tmp_path, monkeypatch):
     assert state.source == "live" and state.pmd_cpus() == (1, 2, 9, 10) and len(state.interfaces) == 3
     assert [a[1:] for a in seen] == [["--timeout=5", "--format=json", "list", "Open_vSwitch"],
                                      ["--timeout=5", "--format=json", "list", "Interface"],
+                                     ["--timeout=5", "--format=json", "list", "Bridge"],
                                      ["--timeout=5", "dpif-netdev/pmd-rxq-show"]]
+    assert state.bridges == {"br-dpdk": "netdev"}
     failing = lambda argv, **kw: subprocess.CompletedProcess(argv, 1, "", "database connection failed")  # noqa: E731
     state, note = ovsstate.read_live(run=failing)
     assert state is None and "exited 1: database connection failed: OVS rules skipped" in note

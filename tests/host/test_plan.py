@@ -49,17 +49,22 @@ def test_r740xd_memory(plan):
 
 def test_r740xd_queues_and_guest_settings(plan):
     assert (plan.rxq, plan.descriptors, plan.vhost_ring, plan.emulator_policy) == (2, 4096, 1024, "isolate")
+    # the fixture runs RHEL 8's 4.18: no hugepages=N:C, so 90 on each node at boot and a unit lowers node 0 to 89
+    assert plan.kernel_release == "4.18.0-193.14.3.el8_2.x86_64"
     assert plan.kernel_args == [
-        "default_hugepagesz=1G", "hugepagesz=1G", "hugepages=0:89,1:90", "intel_iommu=on", "iommu=pt",
+        "default_hugepagesz=1G", "hugepagesz=1G", "hugepages=180", "intel_iommu=on", "iommu=pt",
         "isolcpus=2-35,38-71", "nohz=on", "nohz_full=2-35,38-71", "rcu_nocbs=2-35,38-71", "skew_tick=1",
         "processor.max_cstate=1", "intel_idle.max_cstate=0"]
+    assert plan.hugepages_sysfs == {0: 89, 1: 90}
+    assert "older than 5.16" in plan.reasons["kernel_args"] and "freeing cannot fail" in plan.reasons["kernel_args"]
     assert plan.warnings == []
 
 
 def test_every_value_has_a_reason(plan):
     assert set(plan.reasons) == {"housekeeping", "pmd", "vm_cpus", "isolated", "socket_mem", "vm_memory", "hugepages",
                                  "memory_channels", "rxq", "descriptors", "vhost_ring", "emulator_policy",
-                                 "kernel_args"}
+                                 "kernel_args", "pmd_auto_lb", "pmd_auto_lb_load", "pmd_auto_lb_improvement",
+                                 "pmd_auto_lb_interval"}
     assert "Table 1" in plan.reasons["rxq"] and "800" in plan.reasons["socket_mem"]
     assert "DMI" in plan.reasons["memory_channels"]
 
@@ -108,9 +113,10 @@ def test_formula_choice_override_and_models(r740xd):
     assert pp.ovs_need_mib[0] == pytest.approx(4 * n * 10176 / mem.MiB)
     vhost = make_plan(r740xd, dataclasses.replace(R740_INTENT, vhost_ports=2))
     assert vhost.ovs_pools[0].ports == ("dpdk0", "dpdk1", "dpdk2", "dpdk3", "vhu0.0", "vhu0.1")
-    even = make_plan(r740xd, dataclasses.replace(R740_INTENT, vm_memory_gb=40, pmd_cores_other_nodes=0))
+    new_kernel = dataclasses.replace(r740xd, kernel_release="5.16.0-1-amd64")
+    even = make_plan(new_kernel, dataclasses.replace(R740_INTENT, vm_memory_gb=40, pmd_cores_other_nodes=0))
     assert even.hugepages_1g == {0: 43, 1: 41} and 1 not in even.pmd_by_node
-    assert "hugepages=0:43,1:41" in even.kernel_args
+    assert "hugepages=0:43,1:41" in even.kernel_args and even.hugepages_sysfs == {}
     same = make_plan(r740xd, dataclasses.replace(R740_INTENT, socket_mem_mb=1024, vm_memory_gb=40))
     assert "hugepages=82" in same.kernel_args  # equal counts: one total, split evenly by the kernel
 
@@ -132,3 +138,44 @@ def test_no_dpdk_port_and_no_ports_given(vm2):
     with pytest.raises(ZeroLossError, match="no NIC is bound to a DPDK driver") as e:
         make_plan(vm2, Intent())
     assert "--ports" in e.value.remedy
+
+
+def test_hugepages_per_node_syntax_needs_linux_5_16(r740xd):
+    def plan_on(release):
+        return make_plan(dataclasses.replace(r740xd, kernel_release=release), R740_INTENT)
+
+    new = plan_on("6.1.0-18-amd64")
+    assert "hugepages=0:89,1:90" in new.kernel_args and new.hugepages_sysfs == {}
+    assert "Linux 6.1.0-18-amd64 reads" in new.reasons["kernel_args"]
+    for release in ("5.15.0-91-generic", "", "unknown"):
+        old = plan_on(release)
+        assert "hugepages=180" in old.kernel_args and old.hugepages_sysfs == {0: 89, 1: 90}, release
+    assert "version unknown" in plan_on("").reasons["kernel_args"]
+
+
+def test_old_kernel_when_a_node_cannot_hold_the_largest_count(r740xd):
+    """Node 0 has 93 GB: 92 pages there at boot leave it under 2 GB, so boot with the total and set each node."""
+    small = dataclasses.replace(r740xd.nodes[0], mem_total_kb=93 * 1024 * 1024)
+    big = dataclasses.replace(r740xd.nodes[1], mem_total_kb=100 * 1024 * 1024)
+    plan = make_plan(dataclasses.replace(r740xd, nodes=[small, big]), R740_INTENT)
+    assert plan.hugepages_1g == {0: 89, 1: 96} and "hugepages=185" in plan.kernel_args
+    assert plan.hugepages_sysfs == {0: 89, 1: 96}
+    assert any("node(s) 0 cannot hold 96 pages at boot" in w and "may fall short" in w for w in plan.warnings)
+
+
+def test_more_pages_than_the_node_holds_is_an_error_with_numbers(r740xd):
+    with pytest.raises(ZeroLossError) as e:
+        make_plan(r740xd, dataclasses.replace(R740_INTENT, vm_memory_gb=95))
+    assert str(e.value).startswith("node 0: 98 1 GB pages planned (3 GB OVS socket memory + 95 GB guests), but the "
+                                   "node has 93 GB (MemTotal 97549428 kB)")
+    assert "lower --vm-memory-gb to at most 86" in e.value.remedy
+    fits = make_plan(r740xd, dataclasses.replace(R740_INTENT, vm_memory_gb=90))  # 93 pages: fits, host squeezed
+    assert any("node 0: 93 GB of hugepages + 4 GB for the host exceed its 93 GB" in w for w in fits.warnings)
+
+
+def test_pmd_auto_lb(plan, r740xd):
+    assert plan.pmd_auto_lb == {"pmd-auto-lb": "true", "pmd-auto-lb-load-threshold": "70",
+                                "pmd-auto-lb-improvement-threshold": "25", "pmd-auto-lb-rebal-interval": "5"}
+    assert "OVS default 95" in plan.reasons["pmd_auto_lb_load"] and "go-live" in plan.reasons["pmd_auto_lb"]
+    off = make_plan(r740xd, dataclasses.replace(R740_INTENT, pmd_auto_lb=False))
+    assert off.pmd_auto_lb == {} and off.reasons["pmd_auto_lb"].startswith("off")

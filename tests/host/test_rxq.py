@@ -9,6 +9,7 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.host.ovsstate import parse_pmd_rxq_show
 from zeroloss.host.rxq import Pmd, Rxq, alb_estimate, assign, from_assignment, parse_affinity, split_queues
 from zeroloss.host.rxqinput import from_pmd_rxq_show, parse_loads, parse_pmds
+from zeroloss.host.rxqorder import visit_order
 
 from .conftest import FIXTURES
 
@@ -26,6 +27,15 @@ def test_worked_example_cycles():
     # "Core 3: Q1 (80%) | Core 7: Q4 (70%) | Q5 (10%) | Core 8: Q3 (60%) | Q0 (30%)"
     assert {p.core: [q.queue for q in p.queues] for p in a.pmds} == {3: [1], 7: [4, 5], 8: [3, 0]}
     assert [p.load for p in a.pmds] == [80, 80, 90] and a.variance(0) == 22
+
+
+def test_worked_example_holds_in_any_visit_order():
+    # one port on one node: neither the port order nor the hash build can move a queue
+    pmds, rxqs, opts = parse_loads(EXAMPLE)
+    for build in ("plain", "sse42"):
+        order = visit_order(rxqs, pmds, {"dpdk0": 2, "br0": 1}, build)
+        a = assign(pmds, rxqs, opts["algorithm"], order=order)
+        assert {p.core: [q.queue for q in p.queues] for p in a.pmds} == {3: [1], 7: [4, 5], 8: [3, 0]}
 
 
 def test_worked_example_roundrobin_and_group():
@@ -56,8 +66,23 @@ def test_ties_break_on_port_then_queue_and_roundrobin_ignores_load():
             Rxq("a", 1, 0, 90, port_no=0)]
     a = assign([Pmd(1, 0), Pmd(2, 0), Pmd(3, 0), Pmd(4, 0)], rxqs, "cycles")
     assert [(q.port, q.queue) for p in a.pmds for q in p.queues] == [("a", 1), ("a", 0), ("b", 0), ("b", 1)]
+    # roundrobin keeps the order OVS met the queues in: port by port (here the input's, b first: no datapath port
+    # numbers), each port's queues by queue id whatever order the input lists them in
     rr = assign([Pmd(1, 0), Pmd(2, 0), Pmd(3, 0), Pmd(4, 0)], rxqs, "roundrobin")
-    assert [(q.port, q.queue) for p in rr.pmds for q in p.queues] == [("b", 1), ("b", 0), ("a", 0), ("a", 1)]
+    assert [(q.port, q.queue) for p in rr.pmds for q in p.queues] == [("b", 0), ("b", 1), ("a", 0), ("a", 1)]
+
+
+@pytest.mark.parametrize("build", ["plain", "sse42"])
+def test_ovs_pmd_at_distribution_of_rx_queues(build):
+    # OVS 3.1 tests/pmd.at "PMD - pmd-cpu-mask/distribution of rx queues": p0 with 8 queues (NOT AVAIL: no
+    # cycles), PMDs on cores 0 and 1 of node 0. One port and one node: the hash build cannot change it.
+    rxqs = [Rxq("p0", q, 0) for q in (7, 3, 0, 5, 1, 6, 2, 4)]  # any listing order: OVS goes by queue id
+    order = visit_order(rxqs, [Pmd(0, 0), Pmd(1, 0)], {"p0": 1, "br0": 100}, build)
+    assert order.notes == ()
+    for algorithm, expected in (("roundrobin", [[0, 2, 4, 6], [1, 3, 5, 7]]), ("cycles", [[0, 3, 4, 7], [1, 2, 5, 6]]),
+                                ("group", [[0, 2, 4, 6], [1, 3, 5, 7]])):
+        a = assign([Pmd(0, 0), Pmd(1, 0)], rxqs, algorithm, order=order)
+        assert sorted([q.queue for q in p.queues] for p in a.pmds) == expected, algorithm
 
 
 def test_pinned_queue_isolates_its_pmd():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,9 @@ from pathlib import Path
 from zeroloss.cli.argtypes import whole_number
 from zeroloss.errors import ZeroLossError
 
-FORMAT_HELP = "summary | ovs-vsctl | cmdline | tuned | tripleo | flavor | all (default all)"
+PLAN_FORMATS = ["summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "edpm", "performance-profile", "flavor"]
+FORMAT_HELP = " | ".join(PLAN_FORMATS) + " | all (default all): edpm = RHOSO 18 edpm-ansible variables, " \
+    "performance-profile = an OpenShift PerformanceProfile"
 
 
 def _list(text: str) -> tuple[str, ...]:
@@ -73,7 +76,8 @@ def _intent(args):
                   host_reserve_gb=args.host_reserve_gb, rxq=args.rxq, descriptors=args.descriptors,
                   vhost_ports=args.vhost_ports, vhost_ring=args.vhost_ring, memory_channels=args.memory_channels,
                   socket_mem_formula=args.socket_mem_formula, socket_mem_mb=args.socket_mem,
-                  per_port_memory=args.per_port_memory, low_latency=not args.keep_cstates)
+                  per_port_memory=args.per_port_memory, low_latency=not args.keep_cstates,
+                  pmd_auto_lb=not args.no_pmd_auto_lb)
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
@@ -101,10 +105,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.domain_xml:
         path = Path(args.domain_xml)
         try:
-            text = path.read_text()
+            data = path.read_bytes()  # bytes: the XML parser honours the encoding the file declares
         except OSError as e:
             raise ZeroLossError(f"cannot read --domain-xml {path}: {e.strerror}", "give virsh dumpxml output") from None
-        domain = parse_domain(text, str(path))
+        domain = parse_domain(data, str(path))
     report = run(Context(inv, inv.ovs, domain, flows=args.flows, vm_memory_gb=args.vm_memory_gb))
     report.notes.append(note)
     if args.json:
@@ -117,26 +121,63 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def _read_text(spec: str) -> tuple[str, str]:
+PMD_RXQ_SHOW = ("ovs-appctl", "--timeout=5", "dpif-netdev/pmd-rxq-show")
+
+
+def _read_text(spec: str, live: tuple[str, ...] = PMD_RXQ_SHOW, name: str = "pmd-rxq-show") -> tuple[str, str]:
+    """The text of FILE, stdin ('-') or the live command's output, and how to name it; ZeroLossError when it is
+    not UTF-8."""
+    from zeroloss.host.ovsstate import read_utf8
+
     if spec == "-":
-        return sys.stdin.read(), "stdin"
+        stdin = getattr(sys.stdin, "buffer", None)  # a test may put a text stream there
+        try:
+            return (stdin.read().decode() if stdin else sys.stdin.read()), "stdin"
+        except UnicodeDecodeError as e:
+            raise ZeroLossError(f"stdin is not UTF-8 text (byte {e.start})", "pipe the command's text output") from None
     if spec == "live":
         from zeroloss.host.ovsstate import db_socket
 
         if not db_socket().exists():
-            raise ZeroLossError(f"no OVS database socket at {db_socket()}", "give a pmd-rxq-show file instead")
-        argv = ["ovs-appctl", "--timeout=5", "dpif-netdev/pmd-rxq-show"]
+            raise ZeroLossError(f"no OVS database socket at {db_socket()}", f"give a {name} file instead")
+        argv = list(live)
         try:
             r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
         except (OSError, subprocess.TimeoutExpired) as e:
             raise ZeroLossError(f"`{' '.join(argv)}` failed: {e}", "is ovs-vswitchd running with DPDK?") from None
         if r.returncode:
             raise ZeroLossError(f"`{' '.join(argv)}` exited {r.returncode}: {r.stderr.strip()}")
-        return r.stdout, "live pmd-rxq-show"
-    try:
-        return Path(spec).read_text(), spec
-    except OSError as e:
-        raise ZeroLossError(f"cannot read {spec}: {e.strerror}", "check the path") from None
+        return r.stdout, f"live {name}"
+    return read_utf8(spec), spec
+
+
+def _rxq_order(args, pmds, rxqs, opts):
+    """(queues numbered with their datapath port numbers, the modelled visit order, its JSON description)."""
+    from zeroloss.host.rxqorder import DPIF_SHOW, detect_build, number_ports, parse_dpif_show, visit_order
+
+    if args.dpif_show == "-" and "-" in (args.loads, args.pmd_rxq_show):
+        raise ZeroLossError("stdin can feed only one input", "give --dpif-show as a file")
+    dp_ports, complete = opts.get("dp_ports"), bool(opts.get("dp_ports_complete"))
+    live = "live" in (args.pmd_rxq_show, args.dpif_show)
+    if args.dpif_show or (args.pmd_rxq_show == "live" and not dp_ports):
+        try:
+            text, where = _read_text(args.dpif_show or "live", tuple(DPIF_SHOW), "dpif/show")
+            dp_ports, complete = parse_dpif_show(text, where), True
+        except ZeroLossError:
+            if args.dpif_show:
+                raise  # given explicitly; read along with a live pmd-rxq-show only when it can be
+    if args.hash_build != "auto":
+        build, how, assumed = args.hash_build, "given with --hash-build", False
+    elif live:
+        build, how, assumed = detect_build()
+    else:
+        build, how, assumed = "plain", "not read from a live OVS, plain assumed", True
+    if dp_ports:
+        rxqs = number_ports(rxqs, dp_ports)
+    order = visit_order(rxqs, pmds, dp_ports, build, how, assumed, complete)
+    doc = {"ports": list(order.ports) if order.ports is not None else None, "numas": list(order.numas),
+           "hash_build": build, "hash_build_source": how, "dp_ports": dp_ports, "assumptions": list(order.notes)}
+    return rxqs, order, doc
 
 
 def _cmd_rxq(args: argparse.Namespace) -> int:
@@ -159,10 +200,10 @@ def _cmd_rxq(args: argparse.Namespace) -> int:
         port_numa = {}
         for item in _list(args.port_numa or ""):
             name, _, node = item.partition("=")
-            if not node.lstrip("-").isdigit():
+            if not re.fullmatch(r"-?[0-9]{1,4}", node):
                 raise ZeroLossError(f"'{item}' in --port-numa is not NAME=NODE", "e.g. --port-numa dpdk0=0,dpdk1=1")
             port_numa[name] = int(node)
-        pmds, rxqs, placed, notes = from_pmd_rxq_show(parse_pmd_rxq_show(text), port_numa)
+        pmds, rxqs, placed, notes = from_pmd_rxq_show(parse_pmd_rxq_show(text, source), port_numa)
         current = from_assignment(placed)
         opts = {}
     if args.pmds:
@@ -171,15 +212,17 @@ def _cmd_rxq(args: argparse.Namespace) -> int:
         raise ZeroLossError(f"{source} names no PMD", "add 'pmds:' to the file or give --pmds")
     algorithm = args.algorithm or opts.get("algorithm") or "cycles"
     isolate = bool(opts.get("isolate", True)) and not args.no_isolate
-    chosen = assign(pmds, rxqs, algorithm, isolate)
-    cases = [(f"{a}{' (chosen)' if a == algorithm else ''}", assign(pmds, rxqs, a, isolate)) for a in ALGORITHMS]
+    rxqs, order, order_doc = _rxq_order(args, pmds, rxqs, opts)
+    chosen = assign(pmds, rxqs, algorithm, isolate, order)
+    cases = [(f"{a}{' (chosen)' if a == algorithm else ''}", assign(pmds, rxqs, a, isolate, order))
+             for a in ALGORITHMS]
     if current is not None:
         cases.insert(0, ("current (pmd-rxq-show)", current))
     for n in args.rxq or [1, 2, 4]:
-        cases.append((f"{algorithm}, {n} rxq/port", assign(pmds, split_queues(rxqs, n), algorithm, isolate)))
+        cases.append((f"{algorithm}, {n} rxq/port", assign(pmds, split_queues(rxqs, n), algorithm, isolate, order)))
     alb = alb_estimate(current, chosen) if current is not None else []
     if args.json:
-        doc = {"source": source, "algorithm": algorithm, "isolate": isolate, "notes": notes,
+        doc = {"source": source, "algorithm": algorithm, "isolate": isolate, "notes": notes, "visit_order": order_doc,
                "assignment": dataclasses.asdict(chosen),
                "compare": [{"case": n, "assignment": dataclasses.asdict(a)} for n, a in cases], "auto_lb": alb}
         print(json.dumps(doc, indent=1))
@@ -195,8 +238,13 @@ def _cmd_rxq(args: argparse.Namespace) -> int:
     if alb:
         print("\nauto load balance (pmd-auto-lb) estimate against the current placement:")
         print("\n".join(alb_lines(alb)))
+    if order_doc["ports"] and len(order_doc["ports"]) > 1 or len(order.numas) > 1:
+        print(f"\nOVS visit order ({order_doc['hash_build']} hash: {order_doc['hash_build_source']}): ports "
+              f"{', '.join(order.ports) if order.ports else 'as input'}; NUMA nodes {', '.join(map(str, order.numas))}")
     for n in notes:
         print(f"note: {n}")
+    for n in order.notes:
+        print(f"caveat: {n}")
     return 0
 
 
@@ -229,7 +277,8 @@ def register(sub) -> None:
                                   "dpdk-socket-mem (TripleO distinct-MTU and per-port formulas, and OVS's own mempool "
                                   "model), memory channels, RX queues, descriptors, vhost ring and emulator policy, "
                                   "rendered as ovs-vsctl commands, kernel arguments, tuned variables, a TripleO "
-                                  "environment and flavor properties. Memory in MB (socket memory) or GB (pages).")
+                                  "environment, RHOSO 18 EDPM variables, an OpenShift PerformanceProfile and flavor "
+                                  "properties. Memory in MB (socket memory) or GB (pages).")
     _add_root(p, ovs=False)
     p.add_argument("--ports", type=_list, metavar="PCI|NAME,...",
                    help="DPDK ports by PCI address or interface name (default: NICs bound to vfio-pci)")
@@ -257,15 +306,16 @@ def register(sub) -> None:
                    "ports instead of a formula; the plan warns if OVS's mempools would not fit")
     p.add_argument("--per-port-memory", action="store_true", help="plan for OVS other_config:per-port-memory=true")
     p.add_argument("--keep-cstates", action="store_true", help="do not limit C-states on the kernel command line")
-    p.add_argument("--format", choices=["summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "flavor", "all"],
-                   default="all", help=FORMAT_HELP)
+    p.add_argument("--no-pmd-auto-lb", action="store_true", help="leave OVS PMD auto load balance off")
+    p.add_argument("--format", choices=[*PLAN_FORMATS, "all"], default="all", help=FORMAT_HELP)
     p.set_defaults(func=_cmd_plan)
 
     a = hs.add_parser("audit", help="check a host against the OVS-DPDK zero-loss practices (exit 0 clean, 2 findings)",
                       description="Checks isolation, PMD placement and NUMA, hugepages, socket memory, descriptors, "
-                                  "RX queues, IRQs, nohz_full/rcu_nocbs, IOMMU, power states, and (with "
-                                  "--domain-xml) a guest's vhost rings, emulator pinning, hugepages and NUMA. Each "
-                                  "finding shows its evidence, source and remedy. Exit 0: clean; 2: findings; 1: "
+                                  "RX queues, IRQs (affinity and counts), nohz_full/rcu_nocbs, IOMMU, power states, "
+                                  "PCIe links of the DPDK NICs, other processes on PMD CPUs, mixed datapaths, and "
+                                  "(with --domain-xml) a guest's vhost rings, emulator pinning, hugepages and NUMA. "
+                                  "Each finding shows its evidence, source and remedy. Exit 0: clean; 2: findings; 1: "
                                   "error.")
     _add_root(a)
     a.add_argument("--domain-xml", metavar="FILE", help="a guest's libvirt XML (virsh dumpxml VM)")
@@ -296,5 +346,10 @@ def register(sub) -> None:
                    help="what-if queue count per port (repeatable; default 1, 2 and 4)")
     r.add_argument("--no-isolate", action="store_true", help="pmd-rxq-isolate=false (only honoured with group)")
     r.add_argument("--port-numa", metavar="NAME=NODE,...", help="NUMA node of ports in pmd-rxq-show input")
+    r.add_argument("--dpif-show", metavar="FILE|-|live", help="output of ovs-appctl dpif/show: the datapath port "
+                   "numbers that set OVS's port order (read live along with --pmd-rxq-show live)")
+    r.add_argument("--hash-build", choices=["auto", "plain", "sse42"], default="auto",
+                   help="OVS's hash functions: plain, or sse42 (built with SSE4.2, e.g. -march=x86-64-v2: CRC32C); "
+                        "auto = from the installed package when reading live, else plain (default auto)")
     r.add_argument("--json", action="store_true", help="print JSON only")
     r.set_defaults(func=_cmd_rxq)

@@ -31,7 +31,8 @@ class Rule:
     severity: str
     source: str
     what: str
-    needs: tuple[str, ...]  # 'ovs', 'domain', 'rxq_show': data that must be present; 'dpdk': DPDK in use
+    needs: tuple[str, ...]  # 'ovs', 'domain', 'rxq_show', 'bridges', 'procs', 'pcie': data that must be present;
+    #                         'dpdk': DPDK in use
     check: Callable[[Context], list[Hit]]
 
 
@@ -157,12 +158,18 @@ def _missing(rule: Rule, ctx: Context) -> str | None:
         return "no pmd-rxq-show output"
     if "domain" in rule.needs and ctx.domain is None:
         return "no --domain-xml"
+    if "bridges" in rule.needs and not (ctx.ovs and ctx.ovs.bridges):
+        return "no OVS bridge list"
+    if "procs" in rule.needs and not ctx.inv.procs:
+        return "no process list (/proc/PID)"
+    if "pcie" in rule.needs and not ctx.inv.pcie:
+        return "no PCIe link data (sys/bus/pci/devices/*/current_link_*)"
     return None
 
 
 def run(ctx: Context, only: list[Rule] | None = None) -> Report:
     """Every rule whose data is present; findings ordered by severity then rule order."""
-    from . import rules, rules_guest, rules_kernel  # noqa: F401  (importing them registers their rules)
+    from . import rules, rules_guest, rules_kernel, rules_zpl  # noqa: F401  (importing them registers their rules)
 
     report = Report()
     for rule in RULES if only is None else only:

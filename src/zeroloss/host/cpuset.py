@@ -4,21 +4,34 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+MAX_CPUS = 8192  # the largest NR_CPUS Linux builds with (x86 MAXSMP): no CPU id reaches it
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """Text quoted for a one-line message: newlines escaped, cut after limit characters."""
+    text = text.strip()
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
 
 def parse_list(text: str) -> tuple[int, ...]:
-    """'0-2,8,10-11' -> (0, 1, 2, 8, 10, 11); empty or whitespace -> (). Raises ValueError naming the fault."""
+    """'0-2,8,10-11' -> (0, 1, 2, 8, 10, 11); empty or whitespace -> (). Raises ValueError naming the fault
+    (one line): a non-number, a range that runs backwards, an empty item ('1,,2'), a CPU id >= MAX_CPUS."""
+    if not text.strip():
+        return ()
     cpus: set[int] = set()
     for item in text.strip().split(","):
         item = item.strip()
         if not item:
-            continue
+            raise ValueError(f"CPU list {shown(text)} has an empty item")
         lo, sep, hi = item.partition("-")
         try:
             first, last = int(lo), int(hi) if sep else int(lo)
         except ValueError:
-            raise ValueError(f"'{item}' in CPU list '{text.strip()}' is not a number or range") from None
+            raise ValueError(f"{shown(item)} in CPU list {shown(text)} is not a number or range") from None
         if last < first:
-            raise ValueError(f"range '{item}' in CPU list '{text.strip()}' runs backwards")
+            raise ValueError(f"range {shown(item)} in CPU list {shown(text)} runs backwards")
+        if first < 0 or last >= MAX_CPUS:
+            raise ValueError(f"{shown(item)} in CPU list {shown(text)} is not a CPU id 0..{MAX_CPUS - 1}")
         cpus.update(range(first, last + 1))
     return tuple(sorted(cpus))
 

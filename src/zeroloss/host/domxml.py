@@ -53,17 +53,19 @@ def _kib(value: str | None, unit: str | None) -> int | None:
     n = _int(value)
     if n is None:
         return None
-    factor = {"b": 1 / 1024, "bytes": 1 / 1024, "k": 1, "kib": 1, "kb": 1, "m": 1024, "mib": 1024, "mb": 1024,
+    if (unit or "").lower() in ("b", "bytes"):
+        return n // 1024  # whole numbers throughout: a float would overflow on a 400-digit size
+    factor = {"k": 1, "kib": 1, "kb": 1, "m": 1024, "mib": 1024, "mb": 1024,
               "g": 1024 ** 2, "gib": 1024 ** 2, "gb": 1024 ** 2}.get((unit or "KiB").lower(), 1)
-    return int(n * factor)
+    return n * factor
 
 
-def parse_domain(text: str, path: str = "") -> Domain:
-    """A domain XML string -> Domain; ZeroLossError when it is not one."""
+def parse_domain(text: str | bytes, path: str = "") -> Domain:
+    """A domain XML (text, or bytes in the encoding they declare) -> Domain; ZeroLossError when it is not one."""
     try:
         root = ET.fromstring(text)
-    except ET.ParseError as e:
-        raise ZeroLossError(f"{path or 'domain XML'} is not valid XML: {e}",
+    except (ET.ParseError, ValueError, LookupError) as e:  # LookupError: an encoding Python does not know
+        raise ZeroLossError(f"{path or 'domain XML'} is not valid XML: {' '.join(str(e).split())[:200]}",
                             "give the output of virsh dumpxml VM") from None
     if root.tag != "domain":
         raise ZeroLossError(f"{path or 'domain XML'} has <{root.tag}> at the top, not <domain>",

@@ -8,6 +8,7 @@ import struct
 from dataclasses import dataclass, field
 
 from .cpuset import parse_list
+from .hostfacts import PcieLink, Proc, interrupt_counts, kernel_release, pcie_link, processes
 from .ovsstate import OvsState
 from .sysfs import Root
 
@@ -16,6 +17,7 @@ NODE_DIR = "sys/devices/system/node"
 PCI_DIR = "sys/bus/pci/devices"
 DPDK_DRIVERS = ("vfio-pci", "igb_uio", "uio_pci_generic")
 PCI_ADDR = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+_NUMBER = re.compile(r"[0-9]{1,20}")  # a count or IRQ number in /proc (str.isdigit also takes '²', int() not)
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,10 @@ class Inventory:
     tuned_profile: str = ""
     pm_qos_latency_us: int | None = None  # /dev/cpu_dma_latency: a PM QoS cap on C-state exit latency
     ovs: OvsState | None = None
+    kernel_release: str = ""  # proc/sys/kernel/osrelease ('' = unknown)
+    pcie: dict[str, PcieLink] = field(default_factory=dict)  # NIC PCI address -> its PCIe link
+    procs: list[Proc] = field(default_factory=list)  # user processes with their CPU affinity
+    irq_counts: dict[int, dict[int, int]] = field(default_factory=dict)  # IRQ -> {CPU: count}
 
     def cpu(self, cpu_id: int) -> Cpu | None:
         return next((c for c in self.cpus if c.id == cpu_id), None)
@@ -164,28 +170,43 @@ def _cpus(root: Root) -> list[Cpu]:
     node_of: dict[int, int] = {}
     for name in root.listdir(NODE_DIR):
         if re.fullmatch(r"node\d+", name):
-            for c in parse_list(root.text(f"{NODE_DIR}/{name}/cpulist") or ""):
-                node_of[c] = int(name[4:])
-    online = set(parse_list(root.text(f"{CPU_DIR}/online") or ""))
+            rel = f"{NODE_DIR}/{name}/cpulist"
+            for c in root.cpus(rel) or ():
+                if node_of.setdefault(c, int(name[4:])) != int(name[4:]):
+                    raise root.fault(rel, f"names CPU {c}, which node{node_of[c]}/cpulist names too")
+    online = root.cpus(f"{CPU_DIR}/online", required=True)
     cpus = []
     for name in root.listdir(CPU_DIR):
         if not re.fullmatch(r"cpu\d+", name):
             continue
         cid = int(name[3:])
+        is_online = cid in online if online is not None else True
         topo = f"{CPU_DIR}/{name}/topology"
-        siblings = root.text(f"{topo}/thread_siblings_list") or root.text(f"{topo}/core_cpus_list") or str(cid)
+        siblings = _siblings(root, topo, cid, is_online)
         cpus.append(Cpu(id=cid, node=node_of.get(cid, 0), socket=root.integer(f"{topo}/physical_package_id") or 0,
-                        core=root.integer(f"{topo}/core_id") or 0, siblings=parse_list(siblings),
-                        online=cid in online if online else True))
+                        core=root.integer(f"{topo}/core_id") or 0, siblings=siblings, online=is_online))
     return sorted(cpus, key=lambda c: c.id)
 
 
-def _meminfo(text: str | None) -> dict[str, int]:
+def _siblings(root: Root, topo: str, cid: int, online: bool) -> tuple[int, ...]:
+    """A CPU's thread siblings (itself included); an offline CPU may have none listed, an online one always has."""
+    for rel in (f"{topo}/thread_siblings_list", f"{topo}/core_cpus_list"):
+        cpus = root.cpus(rel, required=online)
+        if cpus and online and cid not in cpus:
+            raise root.fault(rel, f"does not name cpu{cid} itself")
+        if cpus:
+            return cpus
+    return (cid,)
+
+
+def _meminfo(root: Root, rel: str) -> dict[str, int]:
     """'Node 0 MemTotal:  123 kB' or 'MemTotal: 123 kB' lines -> {'MemTotal': 123} (kB or pages)."""
     out = {}
-    for line in (text or "").splitlines():
-        m = re.match(r"^(?:Node \d+ )?(\w+(?:\(\w+\))?):\s+(\d+)", line)
+    for line in (root.text(rel) or "").splitlines():
+        m = re.match(r"^(?:Node \d+ )?(\w+(?:\(\w+\))?):\s+([0-9]+)", line)
         if m:
+            if len(m.group(2)) > 20:
+                raise root.fault(rel, f"{m.group(1)} is {len(m.group(2))} digits long")
             out[m.group(1)] = int(m.group(2))
     return out
 
@@ -205,11 +226,11 @@ def _nodes(root: Root, cpus: list[Cpu]) -> list[Node]:
     for name in root.listdir(NODE_DIR):
         if not re.fullmatch(r"node\d+", name):
             continue
-        mi = _meminfo(root.text(f"{NODE_DIR}/{name}/meminfo"))
-        nodes.append(Node(int(name[4:]), parse_list(root.text(f"{NODE_DIR}/{name}/cpulist") or ""),
+        mi = _meminfo(root, f"{NODE_DIR}/{name}/meminfo")
+        nodes.append(Node(int(name[4:]), root.cpus(f"{NODE_DIR}/{name}/cpulist") or (),
                           mi.get("MemTotal", 0), mi.get("MemFree", 0), _pools(root, f"{NODE_DIR}/{name}/hugepages")))
     if not nodes:  # a kernel without NUMA: one node holding everything
-        mi = _meminfo(root.text("proc/meminfo"))
+        mi = _meminfo(root, "proc/meminfo")
         nodes.append(Node(0, tuple(c.id for c in cpus), mi.get("MemTotal", 0), mi.get("MemFree", 0),
                           _pools(root, "sys/kernel/mm/hugepages")))
     return sorted(nodes, key=lambda n: n.id)
@@ -249,19 +270,19 @@ def _irqs(root: Root) -> list[Irq]:
     ncpu = len(lines[0].split()) if lines else 0
     for line in lines[1:]:
         head, _, rest = line.partition(":")
-        if not head.strip().isdigit():
+        if not _NUMBER.fullmatch(head.strip()):
             continue
         fields = rest.split()
-        counts = [int(f) for f in fields[:ncpu] if f.isdigit()]
+        counts = [int(f) for f in fields[:ncpu] if _NUMBER.fullmatch(f)]
         names[int(head)] = (" ".join(fields[len(counts):]), sum(counts))
     irqs = []
     for entry in root.listdir("proc/irq"):
-        if entry.isdigit():
-            text = root.text(f"proc/irq/{entry}/smp_affinity_list")
-            if text is None:
+        if _NUMBER.fullmatch(entry):
+            cpus = root.cpus(f"proc/irq/{entry}/smp_affinity_list", required=True)
+            if cpus is None:
                 continue
             name, count = names.get(int(entry), ("", 0))
-            irqs.append(Irq(int(entry), parse_list(text), name, count))
+            irqs.append(Irq(int(entry), cpus, name, count))
     return sorted(irqs, key=lambda i: i.number)
 
 
@@ -273,7 +294,7 @@ def parse_dmi17(raw: bytes) -> Dimm | None:
     size = struct.unpack_from("<H", raw, 0x0C)[0]
     if size in (0, 0xFFFF):
         return None
-    if size == 0x7FFF and length >= 0x20:
+    if size == 0x7FFF and length >= 0x20 and len(raw) >= 0x20:
         size_mb = struct.unpack_from("<I", raw, 0x1C)[0] & 0x7FFFFFFF
     else:
         size_mb = size & 0x7FFF if not size & 0x8000 else (size & 0x7FFF) // 1024
@@ -332,12 +353,20 @@ def collect(root: Root, ovs: OvsState | None = None) -> Inventory:
     governors, cstates = _power(root, cpus)
     profile = root.text("etc/tuned/active_profile") or ""
     qos = root.raw("dev/cpu_dma_latency") if root.exists("dev/cpu_dma_latency") else None
+    nodes = _nodes(root, cpus)
+    nics = _nics(root)
+    for nic in nics:  # -1 (firmware did not say) is a host fact the audit reports; a node that is not there is not
+        if nic.node != -1 and nic.node not in {n.id for n in nodes}:
+            raise root.fault(f"{PCI_DIR}/{nic.pci}/numa_node", f"names node {nic.node}, but the host has node(s) "
+                             f"{', '.join(str(n.id) for n in nodes)}")
     return Inventory(
-        root=str(root.path), cpus=cpus, nodes=_nodes(root, cpus), nics=_nics(root),
+        root=str(root.path), cpus=cpus, nodes=nodes, nics=nics,
         cmdline=root.text("proc/cmdline") or "",
-        isolated=parse_list(root.text(f"{CPU_DIR}/isolated") or ""),
-        nohz_full=parse_list(root.text(f"{CPU_DIR}/nohz_full") or ""),
+        isolated=root.cpus(f"{CPU_DIR}/isolated") or (),
+        nohz_full=root.cpus(f"{CPU_DIR}/nohz_full") or (),
         irqs=_irqs(root), dimms=_dimms(root), cpu_vendor=vendor, cpu_model=model, cpu_flags=flags,
         governors=governors, cstates=cstates, iommu_units=root.listdir("sys/class/iommu"),
         iommu_groups=len(root.listdir("sys/kernel/iommu_groups")), tuned_profile=profile,
-        pm_qos_latency_us=struct.unpack("<i", qos[:4])[0] if qos and len(qos) >= 4 else None, ovs=ovs)
+        pm_qos_latency_us=struct.unpack("<i", qos[:4])[0] if qos and len(qos) >= 4 else None, ovs=ovs,
+        kernel_release=kernel_release(root), pcie={n.pci: link for n in nics if (link := pcie_link(root, n.pci))},
+        procs=processes(root), irq_counts=interrupt_counts(root))

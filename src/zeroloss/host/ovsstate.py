@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ZeroLossError
-from .cpuset import parse_mask
+from .cpuset import MAX_CPUS, parse_mask
 
 # file name in a captured directory -> the read-only command that produced it
 CAPTURE = {
     "vsctl-list-open_vswitch.json": ["ovs-vsctl", "--timeout=5", "--format=json", "list", "Open_vSwitch"],
     "vsctl-list-interface.json": ["ovs-vsctl", "--timeout=5", "--format=json", "list", "Interface"],
+    "vsctl-list-bridge.json": ["ovs-vsctl", "--timeout=5", "--format=json", "list", "Bridge"],
     "pmd-rxq-show.txt": ["ovs-appctl", "--timeout=5", "dpif-netdev/pmd-rxq-show"],
 }
 DEFAULT_DESC = 2048  # OVS NIC_PORT_DEFAULT_RXQ_SIZE / _TXQ_SIZE (lib/netdev-dpdk.c)
@@ -69,6 +70,7 @@ class OvsState:
     dpdk_initialized: bool | None = None
     interfaces: list[OvsInterface] = field(default_factory=list)
     pmd_rxq_show: str = ""
+    bridges: dict[str, str] = field(default_factory=dict)  # name -> datapath_type ('' = system)
 
     def socket_mem(self) -> list[int] | None:
         text = self.other_config.get("dpdk-socket-mem")
@@ -117,14 +119,23 @@ def _ovsdb_value(value):
     return value
 
 
-def parse_vsctl_list(text: str) -> list[dict]:
-    """`ovs-vsctl --format=json list TABLE` -> one dict per row, OVSDB values decoded."""
+def parse_vsctl_list(text: str, source: str = "") -> list[dict]:
+    """`ovs-vsctl --format=json list TABLE` -> one dict per row, OVSDB values decoded; the columns the state
+    reads as maps (other_config, options, status) must be maps."""
+    where = f"{source}: " if source else ""
     try:
         doc = json.loads(text)
         headings = doc["headings"]
-        return [{h: _ovsdb_value(v) for h, v in zip(headings, row, strict=True)} for row in doc["data"]]
-    except (ValueError, KeyError, TypeError) as e:
-        raise ZeroLossError(f"not the JSON output of `ovs-vsctl --format=json list`: {e}") from None
+        rows = [{h: _ovsdb_value(v) for h, v in zip(headings, row, strict=True)} for row in doc["data"]]
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
+        raise ZeroLossError(f"{where}not the JSON output of `ovs-vsctl --format=json list`: "
+                            f"{' '.join(str(e).split())[:200]}") from None
+    for no, row in enumerate(rows):
+        for key in ("other_config", "options", "status"):
+            if not isinstance(row.get(key) or {}, dict):
+                raise ZeroLossError(f"{where}row {no + 1}: column {key} is not an OVSDB map ['map', [[key, value], "
+                                    f"...]]", "capture it again with ovs-vsctl --format=json list")
+    return rows
 
 
 def _scalar_int(value) -> int | None:
@@ -143,18 +154,29 @@ def interfaces_from_rows(rows: list[dict]) -> list[OvsInterface]:
     return sorted(out, key=lambda i: i.name)
 
 
+def _where(source: str, name: str) -> str:
+    """How an error names one output: the captured file, or the live command."""
+    return f"`{' '.join(CAPTURE[name])}`" if source == "live" else str(Path(source) / name)
+
+
 def from_outputs(source: str, outputs: dict[str, str]) -> OvsState:
-    """Build the state from command outputs keyed like CAPTURE (missing ones are left empty)."""
+    """Build the state from command outputs keyed like CAPTURE (missing ones are left empty); ZeroLossError naming
+    the file (or command) whose output is not what the command prints."""
     state = OvsState(source=source)
     if outputs.get("vsctl-list-open_vswitch.json"):
-        rows = parse_vsctl_list(outputs["vsctl-list-open_vswitch.json"])
+        rows = parse_vsctl_list(outputs["vsctl-list-open_vswitch.json"], _where(source, "vsctl-list-open_vswitch.json"))
         if rows:
             state.other_config = dict(rows[0].get("other_config") or {})
             init = rows[0].get("dpdk_initialized")
             state.dpdk_initialized = init if isinstance(init, bool) else None
     if outputs.get("vsctl-list-interface.json"):
-        state.interfaces = interfaces_from_rows(parse_vsctl_list(outputs["vsctl-list-interface.json"]))
+        state.interfaces = interfaces_from_rows(parse_vsctl_list(outputs["vsctl-list-interface.json"],
+                                                                 _where(source, "vsctl-list-interface.json")))
+    if outputs.get("vsctl-list-bridge.json"):
+        rows = parse_vsctl_list(outputs["vsctl-list-bridge.json"], _where(source, "vsctl-list-bridge.json"))
+        state.bridges = {str(r.get("name", "")): str(r.get("datapath_type") or "") for r in rows}
     state.pmd_rxq_show = outputs.get("pmd-rxq-show.txt", "")
+    parse_pmd_rxq_show(state.pmd_rxq_show, _where(source, "pmd-rxq-show.txt"))  # refused here, not mid-audit
     return state
 
 
@@ -163,10 +185,23 @@ def read_captured(directory: str | os.PathLike) -> OvsState:
     if not d.is_dir():
         raise ZeroLossError(f"OVS state directory {d} does not exist",
                             f"capture it with: {'; '.join(' '.join(c) + ' > ' + f for f, c in CAPTURE.items())}")
-    outputs = {f: (d / f).read_text() for f in CAPTURE if (d / f).is_file()}
+    outputs = {f: read_utf8(d / f) for f in CAPTURE if (d / f).is_file()}
     if not outputs:
         raise ZeroLossError(f"{d} holds none of {', '.join(CAPTURE)}", "capture the OVS state into it first")
     return from_outputs(str(d), outputs)
+
+
+def read_utf8(path: str | os.PathLike) -> str:
+    """A text file's content; ZeroLossError naming it when it cannot be read or is not UTF-8."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ZeroLossError(f"cannot read {path}: {e.strerror}", "check the path") from None
+    try:
+        return data.decode()
+    except UnicodeDecodeError as e:
+        raise ZeroLossError(f"{path} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})",
+                            "give the command's text output as captured") from None
 
 
 def db_socket() -> Path:
@@ -207,12 +242,16 @@ class PmdPoll:
     queues: tuple[PolledQueue, ...]
 
 
-_PMD_LINE = re.compile(r"^pmd thread numa_id (-?\d+) core_id (\d+):")
-_Q_LINE = re.compile(r"^\s*port:\s*(\S+)\s+queue-id:\s*(\d+)\s*\((enabled|disabled)\)\s*pmd usage:\s*(\d+ %|NOT AVAIL)")
+_PMD_LINE = re.compile(r"^pmd thread numa_id (-?[0-9]{1,20}) core_id ([0-9]{1,20}):")
+_Q_LINE = re.compile(r"^\s*port:\s*(\S+)\s+queue-id:\s*([0-9]{1,20})\s*\((enabled|disabled)\)\s*pmd usage:\s*"
+                     r"([0-9]{1,3} %|NOT AVAIL)")
+MAX_NODES = 1024  # Linux's MAX_NUMNODES (NODES_SHIFT 10)
+MAX_QUEUES = 1024  # DPDK's RTE_MAX_QUEUES_PER_PORT: no queue id reaches it
 
 
-def parse_pmd_rxq_show(text: str) -> list[PmdPoll]:
-    """`ovs-appctl dpif-netdev/pmd-rxq-show` (OVS 2.16 .. 3.x layout) -> PMDs with their queues and usage."""
+def parse_pmd_rxq_show(text: str, source: str = "the pmd-rxq-show text") -> list[PmdPoll]:
+    """`ovs-appctl dpif-netdev/pmd-rxq-show` (OVS 2.16 .. 3.x layout) -> PMDs with their queues and usage;
+    ZeroLossError naming source when it holds no PMD or a core, node or queue id no OVS prints."""
     pmds: list[PmdPoll] = []
     cur: dict | None = None
 
@@ -229,7 +268,7 @@ def parse_pmd_rxq_show(text: str) -> list[PmdPoll]:
         if cur is None:
             continue
         if line.strip().startswith("isolated"):
-            cur["isolated"] = line.split(":", 1)[1].strip() == "true"
+            cur["isolated"] = line.partition(":")[2].strip() == "true"
             continue
         q = _Q_LINE.match(line)
         if q:
@@ -237,6 +276,20 @@ def parse_pmd_rxq_show(text: str) -> list[PmdPoll]:
             cur["queues"].append(PolledQueue(q.group(1), int(q.group(2)), q.group(3) == "enabled", usage))
     flush()
     if text.strip() and not pmds:
-        raise ZeroLossError("no 'pmd thread numa_id N core_id M:' lines in the pmd-rxq-show text",
+        raise ZeroLossError(f"no 'pmd thread numa_id N core_id M:' lines in {source}",
                             "give the output of `ovs-appctl dpif-netdev/pmd-rxq-show`")
+    cores: set[int] = set()
+    queues: set[tuple[str, int]] = set()
+    for p in pmds:
+        fault = ("repeats a core" if p.core in cores else
+                 "is not a CPU and NUMA node" if not (0 <= p.core < MAX_CPUS and -1 <= p.numa < MAX_NODES) else "")
+        for q in p.queues:
+            fault = fault or (f"polls {q.port} queue {q.queue} again" if (q.port, q.queue) in queues else
+                              f"polls queue id {q.queue} (DPDK ports have fewer than {MAX_QUEUES})"
+                              if q.queue >= MAX_QUEUES else "")
+            queues.add((q.port, q.queue))
+        if fault:
+            raise ZeroLossError(f"{source}: 'pmd thread numa_id {p.numa} core_id {p.core}' {fault}",
+                                "give the output of `ovs-appctl dpif-netdev/pmd-rxq-show`")
+        cores.add(p.core)
     return pmds

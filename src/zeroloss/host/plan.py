@@ -11,9 +11,16 @@ from dataclasses import dataclass, field
 from ..errors import ZeroLossError
 from . import memory as mem
 from .cpuset import format_list
+from .hostfacts import kernel_version
 from .inventory import Inventory, Nic
 
 HUGEPAGE_1G_KB = 1048576
+NODE_HUGEPAGES_SYNTAX = (5, 16)  # hugepages=N:C,... per node (commit b5389086, Linux 5.16)
+BOOT_HEADROOM_GB = 2  # memory a node keeps while the boot allocation holds the largest node's count
+# OVS PMD auto load balance (Documentation/topics/dpdk/pmd.rst; defaults 95 %, 25 %, 1 min)
+ALB_LOAD_PCT = 70
+ALB_IMPROVEMENT_PCT = 25
+ALB_INTERVAL_MIN = 5
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,7 @@ class Intent:
     socket_mem_mb: int | None = None  # an explicit dpdk-socket-mem for every node with DPDK ports (MB)
     per_port_memory: bool = False  # OVS other_config:per-port-memory
     low_latency: bool = True  # add C-state limits to the kernel command line
+    pmd_auto_lb: bool = True  # OVS other_config:pmd-auto-lb and its thresholds
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,9 @@ class Plan:
     cpu_vendor: str
     reasons: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    kernel_release: str = ""  # of the planned host ('' = unknown)
+    hugepages_sysfs: dict[int, int] = field(default_factory=dict)  # per-node counts a boot unit writes (old kernel)
+    pmd_auto_lb: dict[str, str] = field(default_factory=dict)  # OVS other_config keys -> values
 
     @property
     def pmd_cpus(self) -> tuple[int, ...]:
@@ -155,16 +166,38 @@ def _partition(inv: Inventory, intent: Intent, port_nodes: set[int], nodes: list
     return tuple(sorted(housekeeping)), pmd_by_node, tuple(sorted(vm))
 
 
-def _kernel_args(inv: Inventory, hugepages: dict[int, int], isolated: tuple[int, ...], low_latency: bool
-                 ) -> tuple[list[str], str]:
+def _hugepages_arg(hugepages: dict[int, int], totals_gb: dict[int, int], release: str, warnings: list[str]
+                   ) -> tuple[str, dict[int, int], str]:
+    """The hugepages= value, the per-node counts a boot unit must write (none when the kernel line does it all), and
+    how: one total when every node gets the same count; per node (N:C) on Linux >= 5.16; on older kernels the
+    largest count on every node (the kernel splits a total evenly) lowered per node at boot, since freeing pages
+    cannot fail while raising a node's 1 GB pages after boot needs 1 GB of contiguous free memory."""
     counts = [hugepages[n] for n in sorted(hugepages)]
     if len(set(counts)) <= 1:
-        pages = str(sum(counts))
-        how = "one total: the kernel splits boot-time pages evenly over the nodes"
-    else:
-        pages = ",".join(f"{n}:{hugepages[n]}" for n in sorted(hugepages))
-        how = ("per node (node:count, Linux >= 5.16, commit b5389086); older kernels split a total evenly, so set "
-               "nodeN/hugepages/hugepages-1048576kB/nr_hugepages at boot instead")
+        return str(sum(counts)), {}, "one total: the kernel splits boot-time pages evenly over the nodes"
+    version = kernel_version(release)
+    if version and version >= NODE_HUGEPAGES_SYNTAX:
+        return (",".join(f"{n}:{hugepages[n]}" for n in sorted(hugepages)), {},
+                f"per node (node:count), which Linux {release} reads (>= 5.16, commit b5389086)")
+    kernel = (f"Linux {release}, older than 5.16," if version else
+              "the kernel (version unknown: no proc/sys/kernel/osrelease; assumed older than 5.16)")
+    top = max(counts)
+    tight = [n for n in sorted(hugepages) if totals_gb.get(n, 0) and top + BOOT_HEADROOM_GB > totals_gb[n]]
+    if not tight:
+        return (str(top * len(counts)), dict(hugepages),
+                f"{kernel} reads no per-node hugepages=N:C, so boot with {top} pages on every node ({top} x "
+                f"{len(counts)}, split evenly) and let a boot unit lower each node to its count through "
+                "/sys/devices/system/node/nodeN/hugepages/hugepages-1048576kB/nr_hugepages (freeing cannot fail)")
+    warnings.append(f"{kernel} reads no per-node hugepages=N:C and node(s) {format_list(tight)} cannot hold {top} "
+                    "pages at boot: the boot unit must raise some nodes after boot, which needs 1 GB of contiguous "
+                    "free memory per page and may fall short; check nr_hugepages per node after boot (or boot a "
+                    "kernel >= 5.16)")
+    return (str(sum(counts)), dict(hugepages),
+            f"{kernel} reads no per-node hugepages=N:C: boot with the total (split evenly) and let a boot unit set "
+            "each node's count through /sys/devices/system/node/nodeN/hugepages/hugepages-1048576kB/nr_hugepages")
+
+
+def _kernel_args(inv: Inventory, pages: str, isolated: tuple[int, ...], low_latency: bool) -> list[str]:
     intel = inv.cpu_vendor == "GenuineIntel"
     args = ["default_hugepagesz=1G", "hugepagesz=1G", f"hugepages={pages}"]
     args += ["intel_iommu=on", "iommu=pt"] if intel else ["iommu=pt"]
@@ -173,7 +206,33 @@ def _kernel_args(inv: Inventory, hugepages: dict[int, int], isolated: tuple[int,
         args += [f"isolcpus={cpus}", "nohz=on", f"nohz_full={cpus}", f"rcu_nocbs={cpus}", "skew_tick=1"]
     if low_latency:
         args += ["processor.max_cstate=1"] + (["intel_idle.max_cstate=0"] if intel else [])
-    return args, how
+    return args
+
+
+def _auto_lb(intent: Intent, reasons: dict[str, str]) -> dict[str, str]:
+    """OVS PMD auto load balance settings, each with its reason (none when the intent turns it off)."""
+    if not intent.pmd_auto_lb:
+        reasons["pmd_auto_lb"] = "off (--no-pmd-auto-lb): queues stay where the assignment put them"
+        return {}
+    reasons["pmd_auto_lb"] = (
+        "pmd-auto-lb=true: OVS measures each RX queue's cycles and moves queues off a PMD that stays loaded (with "
+        "pmd-rxq-assign cycles or group, not roundrobin) instead of leaving the balance to hand-set "
+        "pmd-rxq-affinity (Red Hat OVS-DPDK go-live slides: queues had to be balanced by hand 'until automated "
+        "queues rebalancing'). A move reloads the PMDs involved, a short pause in polling that may drop packets "
+        "(the same slides): during RFC 2544 certification trials check ovs-vswitchd.log for rebalances, or set it "
+        "false")
+    reasons["pmd_auto_lb_load"] = (
+        f"pmd-auto-lb-load-threshold={ALB_LOAD_PCT} % (OVS default 95): rebalance while the busiest PMD still has "
+        "headroom; a PMD averaging 95 % over a minute is saturated during bursts, and its rings overflow first")
+    reasons["pmd_auto_lb_improvement"] = (
+        f"pmd-auto-lb-improvement-threshold={ALB_IMPROVEMENT_PCT} % (OVS default): each move costs a PMD reload, "
+        "so only a clear gain in the load variance between PMDs is worth it")
+    reasons["pmd_auto_lb_interval"] = (
+        f"pmd-auto-lb-rebal-interval={ALB_INTERVAL_MIN} min (OVS default 1): at most one reassignment per "
+        f"{ALB_INTERVAL_MIN} minutes, so queues are not reshuffled every minute as flows come and go")
+    return {"pmd-auto-lb": "true", "pmd-auto-lb-load-threshold": str(ALB_LOAD_PCT),
+            "pmd-auto-lb-improvement-threshold": str(ALB_IMPROVEMENT_PCT),
+            "pmd-auto-lb-rebal-interval": str(ALB_INTERVAL_MIN)}
 
 
 def make_plan(inv: Inventory, intent: Intent) -> Plan:
@@ -233,6 +292,12 @@ def make_plan(inv: Inventory, intent: Intent) -> Plan:
         left = max(0, total_gb - intent.host_reserve_gb - ovs_gb)
         vm_mem[node.id] = left if intent.vm_memory_gb is None else intent.vm_memory_gb
         hugepages[node.id] = ovs_gb + vm_mem[node.id]
+        if node.mem_total_kb and hugepages[node.id] > total_gb:
+            raise ZeroLossError(f"node {node.id}: {hugepages[node.id]} 1 GB pages planned ({ovs_gb} GB OVS socket "
+                                f"memory + {vm_mem[node.id]} GB guests), but the node has {total_gb} GB "
+                                f"(MemTotal {node.mem_total_kb} kB): the kernel cannot allocate them",
+                                f"lower --vm-memory-gb to at most {max(0, total_gb - intent.host_reserve_gb - ovs_gb)}"
+                                f" (node memory - {intent.host_reserve_gb} GB host reserve - {ovs_gb} GB OVS)")
         if hugepages[node.id] + intent.host_reserve_gb > total_gb:
             warnings.append(f"node {node.id}: {hugepages[node.id]} GB of hugepages + {intent.host_reserve_gb} GB for "
                             f"the host exceed its {total_gb} GB")
@@ -258,8 +323,10 @@ def make_plan(inv: Inventory, intent: Intent) -> Plan:
                              "+74 % ZPL throughput from 256 to 1024)")
     reasons["emulator_policy"] = ("hw:emulator_threads_policy=isolate keeps QEMU's emulator threads off the vCPUs "
                                   "(whitepaper Appendix C; Red Hat KB 3384881)")
-    args, how = _kernel_args(inv, hugepages, isolated, intent.low_latency)
-    reasons["kernel_args"] = (f"hugepages {how}; IOMMU for vfio-pci in passthrough mode; isolation as above"
+    totals = {n.id: n.mem_total_kb // (1024 * 1024) for n in inv.nodes}
+    pages, sysfs, how = _hugepages_arg(hugepages, totals, inv.kernel_release, warnings)
+    args = _kernel_args(inv, pages, isolated, intent.low_latency)
+    reasons["kernel_args"] = (f"hugepages: {how}; IOMMU for vfio-pci in passthrough mode; isolation as above"
                               + ("; C-states limited to C1 (real-time settings: 4-5x ZPL, Intel vhost note)"
                                  if intent.low_latency else ""))
     return Plan(intent=intent, nodes=nodes, ports=ports, housekeeping=housekeeping, pmd_by_node=pmd_by_node,
@@ -267,4 +334,5 @@ def make_plan(inv: Inventory, intent: Intent) -> Plan:
                 socket_mem_per_port=per_port, ovs_pools=pools, ovs_need_mib=need, vm_memory_gb=vm_mem,
                 hugepages_1g=hugepages, memory_channels=channels, rxq=rxq, descriptors=intent.descriptors,
                 vhost_ring=intent.vhost_ring, emulator_policy="isolate", kernel_args=args,
-                cpu_vendor=inv.cpu_vendor, reasons=reasons, warnings=warnings)
+                cpu_vendor=inv.cpu_vendor, reasons=reasons, warnings=warnings, kernel_release=inv.kernel_release,
+                hugepages_sysfs=sysfs, pmd_auto_lb=_auto_lb(intent, reasons))

@@ -1,5 +1,6 @@
 """A Plan rendered for the tools that apply it: ovs-vsctl commands, the kernel command line, tuned
-cpu-partitioning variables, a TripleO heat environment, `openstack flavor set` properties, and a summary."""
+cpu-partitioning variables, a TripleO heat environment, RHOSO 18 EDPM variables, an OpenShift PerformanceProfile,
+`openstack flavor set` properties, and a summary (the deployers of today: render_deploy.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import json
 
 from .cpuset import format_list, to_mask
 from .plan import Plan
+from .render_deploy import UNIT_NAME, edpm, hugepages_unit, performance_profile
 
-FORMATS = ("summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "flavor")
+FORMATS = ("summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "edpm", "performance-profile", "flavor")
 BRIDGE = "br-dpdk"
 
 
@@ -43,6 +45,8 @@ def summary(plan: Plan) -> str:
         ("  per-port variant", plan.socket_mem_list(plan.socket_mem_per_port), None),
         ("  OVS mempool model", need, None),
         ("1 GB hugepages", per_node(plan.hugepages_1g), "hugepages"),
+        *([("  set per node at boot", f"{UNIT_NAME} (kernel {plan.kernel_release or 'unknown'} < 5.16)", None)]
+          if plan.hugepages_sysfs else []),
         ("guest memory (GB)", per_node(plan.vm_memory_gb), "vm_memory"),
         ("memory channels", str(plan.memory_channels), "memory_channels"),
         ("RX queues per port", str(plan.rxq), "rxq"),
@@ -50,6 +54,11 @@ def summary(plan: Plan) -> str:
         ("vhost ring size", str(plan.vhost_ring), "vhost_ring"),
         ("emulator threads", plan.emulator_policy, "emulator_policy"),
         ("kernel arguments", " ".join(plan.kernel_args), "kernel_args"),
+        ("PMD auto load balance", plan.pmd_auto_lb.get("pmd-auto-lb", "off"), "pmd_auto_lb"),
+        *[(f"  {key}", plan.pmd_auto_lb[key], why) for key, why in (
+            ("pmd-auto-lb-load-threshold", "pmd_auto_lb_load"),
+            ("pmd-auto-lb-improvement-threshold", "pmd_auto_lb_improvement"),
+            ("pmd-auto-lb-rebal-interval", "pmd_auto_lb_interval")) if key in plan.pmd_auto_lb],
     ]
     out = []
     for label, value, key in rows:
@@ -73,6 +82,7 @@ def ovs_vsctl(plan: Plan) -> str:
               f'{oc}dpdk-extra="-n {plan.memory_channels}"   # memory channels']
     if plan.intent.per_port_memory:
         lines.append(f"{oc}per-port-memory=true")
+    lines += [f"{oc}{k}={v}" for k, v in plan.pmd_auto_lb.items()]
     lines.append(f"ovs-vsctl --may-exist add-br {BRIDGE} -- set Bridge {BRIDGE} datapath_type=netdev")
     for p in plan.ports:
         lines.append(f"ovs-vsctl --may-exist add-port {BRIDGE} {p.name} -- set Interface {p.name} type=dpdk "
@@ -82,9 +92,15 @@ def ovs_vsctl(plan: Plan) -> str:
 
 
 def cmdline(plan: Plan) -> str:
+    """The kernel arguments, and on kernels < 5.16 with different page counts per node the unit that sets them."""
     args = " ".join(plan.kernel_args)
-    return "\n".join([f"# append to the kernel command line, then reboot: grubby --update-kernel=ALL --args=\"{args}\"",
-                      args])
+    lines = [f"# append to the kernel command line, then reboot: grubby --update-kernel=ALL --args=\"{args}\"", args]
+    if plan.hugepages_sysfs:
+        lines += _wrap(f"and, since hugepages= cannot name nodes before Linux 5.16 (this host: "
+                       f"{plan.kernel_release or 'unknown'}), this unit sets each node's 1 GB pages at boot:",
+                       110, "# ")
+        lines += hugepages_unit(plan)
+    return "\n".join(lines)
 
 
 def tuned(plan: Plan) -> str:
@@ -111,13 +127,23 @@ def tripleo(plan: Plan, role: str = "ComputeOvsDpdk") -> str:
         ("NumDpdkInterfaceRxQueues", str(plan.rxq), "rxq"),
         ("NovaLibvirtRxQueueSize", str(plan.vhost_ring), "vhost_ring"),
         ("NovaLibvirtTxQueueSize", str(plan.vhost_ring), None),
+        ("OvsPmdAutoLb", "true" if plan.pmd_auto_lb else "false", "pmd_auto_lb"),
     ]
+    if plan.pmd_auto_lb:
+        alb = plan.pmd_auto_lb
+        params += [("OvsPmdLoadThreshold", json.dumps(alb["pmd-auto-lb-load-threshold"]), "pmd_auto_lb_load"),
+                   ("OvsPmdImprovementThreshold", json.dumps(alb["pmd-auto-lb-improvement-threshold"]),
+                    "pmd_auto_lb_improvement"),
+                   ("OvsPmdRebalInterval", json.dumps(alb["pmd-auto-lb-rebal-interval"]), "pmd_auto_lb_interval")]
     lines = ["# TripleO heat environment written by `zeroloss host plan`", "parameter_defaults:",
              f"  {role}Parameters:"]
     for name, value, key in params:
         if key:
             lines += _wrap(plan.reasons[key], 110, "    # ")
         lines.append(f"    {name}: {value}")
+    if plan.hugepages_sysfs:
+        lines += _wrap(f"TripleO has no parameter for per-node pages on a kernel < 5.16: install {UNIT_NAME} (see "
+                       "--format cmdline) on these nodes, e.g. with a first-boot script", 110, "# ")
     return "\n".join(lines)
 
 
@@ -131,7 +157,7 @@ def flavor(plan: Plan, name: str = "<flavor>") -> str:
 
 
 RENDERERS = {"summary": summary, "ovs-vsctl": ovs_vsctl, "cmdline": cmdline, "tuned": tuned, "tripleo": tripleo,
-             "flavor": flavor}
+             "edpm": edpm, "performance-profile": performance_profile, "flavor": flavor}
 
 
 def render(plan: Plan, fmt: str) -> str:

@@ -51,7 +51,7 @@ def inventory_text(inv: Inventory) -> str:
             else "no PCI network controllers"]
     rcu = format_list(inv.cmdline_cpus("rcu_nocbs")) or "none"
     isol = format_list(inv.cmdline_cpus("isolcpus")) or "none"
-    out += ["", f"kernel command line: {inv.cmdline or '(unreadable)'}",
+    out += ["", f"kernel: {inv.kernel_release or 'release unknown'}; command line: {inv.cmdline or '(unreadable)'}",
             f"isolated CPUs: {format_list(inv.isolated) or 'none'} (isolcpus= {isol}); "
             f"nohz_full: {format_list(inv.nohz_full) or 'none'}; rcu_nocbs: {rcu}"]
     spread: dict[str, int] = {}

@@ -143,12 +143,22 @@ def hugepages_short(ctx: Context) -> list[Hit]:
         free_mb = sum(p.free * p.size_kb // 1024 for p in node.hugepages)
         if free_mb < need_mb:
             pools = ", ".join(f"{p.size_kb // 1024} MB pages: {p.free} free of {p.nr}" for p in node.hugepages)
-            hits.append(Hit(f"node {node.id}: {free_mb} MB of free hugepages, {need_mb} MB needed ({ovs_mb} MB OVS by "
-                            f"{how} + {ctx.vm_memory_gb} GB guests)",
-                            f"/sys/devices/system/node/node{node.id}/hugepages/*/free_hugepages: {pools or 'none'}",
-                            f"echo {-(-need_mb // 1024) + (node.pool(1048576).nr - node.pool(1048576).free)} > "
-                            f"/sys/devices/system/node/node{node.id}/hugepages/hugepages-1048576kB/nr_hugepages "
-                            "(or hugepages= on the kernel command line)"))
+            in_use = node.pool(1048576).nr - node.pool(1048576).free
+            pages = -(-need_mb // 1024) + in_use
+            total_gb = node.mem_total_kb // (1024 * 1024)
+            message = (f"node {node.id}: {free_mb} MB of free hugepages, {need_mb} MB needed ({ovs_mb} MB OVS by "
+                       f"{how} + {ctx.vm_memory_gb} GB guests)")
+            fix = (f"echo {pages} > /sys/devices/system/node/node{node.id}/hugepages/hugepages-1048576kB/nr_hugepages "
+                   "(or hugepages= on the kernel command line)")
+            if node.mem_total_kb and pages > total_gb:  # the remedy itself cannot work
+                fit = max(0, total_gb - in_use - -(-ovs_mb // 1024))
+                message += (f"; the {pages} 1 GB pages that would take exceed the node's {total_gb} GB of memory "
+                            f"(MemTotal {node.mem_total_kb} kB)")
+                fix = (f"impossible on node {node.id}: at most {fit} GB of guests fit there ({total_gb} GB - {in_use} "
+                       f"GB of pages in use - {-(-ovs_mb // 1024)} GB OVS, before the host's own memory); lower "
+                       "--vm-memory-gb or place the guests on another node")
+            hits.append(Hit(message, f"/sys/devices/system/node/node{node.id}/hugepages/*/free_hugepages: "
+                            f"{pools or 'none'}", fix))
     return hits
 
 

@@ -5,17 +5,20 @@ What OVS does (sched_numa_list_schedule and helpers), and what this module repro
 - Queues pinned with other_config:pmd-rxq-affinity go first to their core; with pmd-rxq-isolate=true (default,
   and forced unless the algorithm is 'group') that PMD is then isolated: it polls nothing else. A pin to a core
   that runs no PMD is ignored with a warning and the queue is scheduled like the others.
-- The other queues are sorted by measured processing cycles, busiest first (ties: port number, then queue id),
-  except with 'roundrobin', which keeps port/queue order.
+- OVS meets the queues port by port, in the iteration order of its port hash map (dp->ports), and each port's
+  queues by queue id (VisitOrder, modelled in ovshash.py). The queues not pinned are then sorted by measured
+  processing cycles, busiest first (ties: datapath port number, then queue id), except with 'roundrobin', which
+  keeps the order it met them in.
 - Each queue goes to the node of its port. If that node has no non-isolated PMD, OVS walks the nodes round robin
-  (remembering where it stopped) and takes the first that has one: cross-NUMA polling, logged as such.
+  in the iteration order of its node hash map (remembering where it stopped) and takes the first that has one:
+  cross-NUMA polling, logged as such.
 - Inside the node: 'roundrobin' wraps around (1,2,3,1,2,3), 'cycles' walks up and down (1,2,3,3,2,1,1,...), both
   skipping isolated PMDs; 'group' takes the least loaded PMD by cycles (by queue count when the queue has no
   measured cycles), the first one in core order on ties.
 - Auto load balance (pmd_rebalance_dry_run) compares, per node, the variance of the non-isolated PMDs' busy %
   of the current and the estimated assignment and rebalances if it improves by >= 25 % (after a PMD stayed
   >= 95 % busy); it does not estimate when the new assignment would poll across nodes on a multi-node host.
-Approximation: OVS walks ports and nodes in hash-map order; here ports keep the given order and nodes ascend.
+Without a VisitOrder (no datapath port numbers), ports are met in the given order and nodes ascend.
 """
 
 from __future__ import annotations
@@ -34,11 +37,32 @@ class Rxq:
     numa: int  # the port's NUMA node
     load: float = 0.0  # measured processing cycles, as % of one PMD (pmd-rxq-show 'pmd usage')
     pin: int | None = None  # core from pmd-rxq-affinity
-    port_no: int = 0  # OVS's tie-break order
+    port_no: int = 0  # the datapath port number (OVS's tie-break), else the port's position in the input
 
     @property
     def label(self) -> str:
         return f"{self.port}/{self.queue}"
+
+
+@dataclass(frozen=True)
+class VisitOrder:
+    """The order OVS walks its ports (dp->ports) and nodes (the scheduler's numa list), with the assumptions behind
+    it. None: not modelled (ports in input order, nodes ascending)."""
+
+    ports: tuple[str, ...] | None = None
+    numas: tuple[int, ...] | None = None
+    notes: tuple[str, ...] = ()
+
+
+def visit(rxqs: list[Rxq], order: VisitOrder | None = None) -> list[Rxq]:
+    """The queues in the order sched_numa_list_schedule() meets them: port after port (order.ports first, then any
+    other port in input order), each port's queues by queue id."""
+    ports: dict[str, list[Rxq]] = {}
+    for q in rxqs:
+        ports.setdefault(q.port, []).append(q)
+    first = [p for p in (order.ports if order and order.ports else ()) if p in ports]
+    names = first + [p for p in ports if p not in first]
+    return [q for p in names for q in sorted(ports[p], key=lambda q: q.queue)]
 
 
 @dataclass(frozen=True)
@@ -129,8 +153,10 @@ class _Numa:
         return best
 
 
-def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate: bool = True) -> Assignment:
-    """Where OVS 3.1 would place rxqs on pmds with pmd-rxq-assign=algorithm and pmd-rxq-isolate=isolate."""
+def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate: bool = True,
+           order: VisitOrder | None = None) -> Assignment:
+    """Where OVS 3.1 would place rxqs on pmds with pmd-rxq-assign=algorithm and pmd-rxq-isolate=isolate, meeting
+    ports and nodes in the given order."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm '{algorithm}' (one of {', '.join(ALGORITHMS)})")
     log: list[str] = []
@@ -141,11 +167,12 @@ def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate:
     numas = {}
     for p in loads:
         numas.setdefault(p.numa, _Numa(p.numa, [])).pmds.append(p)
-    order = sorted(numas)
+    walk = [n for n in (order.numas if order and order.numas else ()) if n in numas]
+    walk += sorted(n for n in numas if n not in walk)
     by_core = {p.core: p for p in loads}
 
     free: list[Rxq] = []
-    for q in rxqs:
+    for q in visit(rxqs, order):
         if q.pin is None:
             free.append(q)
             continue
@@ -167,8 +194,8 @@ def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate:
         numa = numas.get(q.numa)
         if numa is None or not numa.noniso():
             numa = None
-            for _ in range(len(order)):
-                nxt = order[0] if last_cross is None or last_cross == order[-1] else order[order.index(last_cross) + 1]
+            for _ in range(len(walk)):
+                nxt = walk[0] if last_cross is None or last_cross == walk[-1] else walk[walk.index(last_cross) + 1]
                 last_cross = nxt
                 if numas[nxt].noniso():
                     numa = numas[nxt]

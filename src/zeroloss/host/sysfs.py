@@ -7,9 +7,11 @@ fixture tree with relative sysfs links behaves like the real /sys.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ..errors import ZeroLossError
+from .cpuset import parse_list, shown
 
 
 class Root:
@@ -49,11 +51,32 @@ class Root:
             return None
 
     def integer(self, rel: str) -> int | None:
+        """A file holding one whole number, or None when it is missing; ZeroLossError when it holds something else."""
         value = self.text(rel)
-        try:
-            return int(value) if value is not None else None
-        except ValueError:
+        if value is None:
             return None
+        if not re.fullmatch(r"-?[0-9]{1,20}", value):
+            raise self.fault(rel, f"holds {shown(value)}, not a whole number")
+        return int(value)
+
+    def cpus(self, rel: str, required: bool = False) -> tuple[int, ...] | None:
+        """A kernel CPU list ('0-3,8'), or None when the file is missing; ZeroLossError when it is not a CPU list
+        (or is empty though required: the kernel always names at least one CPU there)."""
+        value = self.text(rel)
+        if value is None:
+            return None
+        try:
+            cpus = parse_list(value)
+        except ValueError as e:
+            raise self.fault(rel, str(e)) from None
+        if required and not cpus:
+            raise self.fault(rel, "is empty, the kernel always names at least one CPU there")
+        return cpus
+
+    def fault(self, rel: str, what: str) -> ZeroLossError:
+        """The error for a file that the kernel would never write so: a damaged or hand-edited capture."""
+        return ZeroLossError(f"{self.path / rel}: {what}",
+                             None if self.live else "recapture the host or fix the file in the captured tree")
 
     def listdir(self, rel: str) -> list[str]:
         """Sorted entry names of a directory ([] when missing)."""
