@@ -6,8 +6,10 @@ cd "$(dirname "$0")/.."
 
 PKGS=(dpdk dpdk-dev libdpdk-dev openvswitch-switch-dpdk python3-openvswitch meson ninja-build pkg-config
       gcc make libjansson-dev python3 python3-venv python3-pip python3-pyelftools iproute2
-      chromium)  # chromium: the report test renders the HTML report headless
-HUGEPAGES=${ZEROLOSS_HUGEPAGES:-1024}   # 2 MiB pages: generator + DUT + OVS on the bench
+      chromium   # chromium: the report test renders the HTML report headless
+      qemu-system-x86 busybox-static cpio)  # the VNF guest (--vnf vm): QEMU, the guest's shell, its initramfs
+# 2 MiB pages: OVS (1024 MB) + zlgen (256 MB) + the VNFs (pvvp: two 512 MB guests, or two 256 MB testpmds)
+HUGEPAGES=${ZEROLOSS_HUGEPAGES:-1280}
 
 say() { printf 'setup: %s\n' "$*"; }
 
@@ -64,6 +66,9 @@ if [ "$link" = 1 ]; then
 else
 	say "zlgen built: $PWD/gen/build/zlgen"
 fi
+
+# the VNF guest for --vnf vm, from Debian packages (rebuilt only when its inputs change)
+./scripts/build-guest.sh
 
 if [ ! -x .venv/bin/python ]; then
 	python3 -m venv .venv

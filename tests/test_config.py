@@ -144,3 +144,11 @@ def test_stored_configs_of_another_zeroloss_are_one_line():
         stored({"colour": "red"})
     with pytest.raises(ZeroLossError, match="config is a list, not a mapping"):
         stored([1])
+
+
+def test_check_cores_checks_the_vm_pins_only_where_a_vm_may_run():
+    cfg = dict(gen_lcores="0", dut_lcores="0", dut_main_lcore=0, vnf_vcpus="0,5")
+    check_cores(RunConfig(**cfg), online={0, 1}, usable={0, 1})  # p2p: no VM
+    check_cores(RunConfig(topology="pvp", vnf="process", **cfg), online={0, 1}, usable={0, 1})
+    with pytest.raises(ZeroLossError, match="vnf_vcpus 0,5 names core 5; this host has cores 0-1"):
+        check_cores(RunConfig(topology="pvp", vnf="vm", **cfg), online={0, 1}, usable={0, 1})

@@ -61,10 +61,10 @@ def _evidence(r: TrialResult, frame: int, ovs_v0: dict, mtu: dict) -> dict:
             "ovs_v0_tx_dropped": ovs_v0.get("tx_dropped", 0), "ovs_v0_tx_packets": ovs_v0.get("tx_packets", 0)}
 
 
-def jumbo(ws: Workspace) -> list[Step]:
-    """Runs both cases; returns every step with its verdict and the counters behind it."""
+def jumbo(ws: Workspace, vnf: str = "process") -> list[Step]:
+    """Runs both cases (the VNF a process or a VM); returns every step with its verdict and the counters."""
     steps = []
-    spec = OvsBenchSpec(max_frame=9018)  # mtu_request 9000 on every port
+    spec = OvsBenchSpec(max_frame=9018, vnf=vnf)  # mtu_request 9000 on every port
     with OvsBench(spec, ws) as bench:
         mtus = {p: bench.ovs.interface(p)["mtu"] for p in ("g0", "v0", "v1", "g1")}
         r, d = _trial(bench, 9018)

@@ -59,7 +59,19 @@ class RunConfig:
     ovs_rxd: int = _f(2048, "OVS: n_rxq_desc of every port (power of 2)", 64, 4096)
     ovs_txd: int = _f(2048, "OVS: n_txq_desc of every port (power of 2)", 64, 4096)
     ovs_tx_retries_max: int = _f(-1, "OVS: tx-retries-max of vhost ports (-1: OVS's default, 8)", -1, 32)
-    vnf_ring: int = _f(1024, "pvp, pvvp: the VNFs' virtio ring size (256, 1024 or 4096)", 256, 4096)
+    vnf_ring: int = _f(1024, "pvp, pvvp: the VNFs' virtio ring size (256, 1024 or 4096; a VM takes at most 1024)",
+                       256, 4096)
+    vnf: str = _f("auto", "pvp, pvvp: the VNF: vm (a QEMU/KVM guest running testpmd behind vhost-user), process "
+                          "(testpmd on virtio-user, a host process), auto (vm where KVM works)",
+                  choices=("auto", "vm", "process"))
+    vnf_vcpus: str = _f("1,0", "vm: host CPU of each vCPU, in vCPU order (vCPU 0 runs testpmd's main lcore, the "
+                               "others forward)")
+    vnf_emulator_cpus: str = _f("1", "vm: host CPUs of QEMU's emulator threads")
+    vnf_memory_mb: int = _f(512, "vm: guest memory, on the host's 2 MiB hugepages", 256, 65536, unit="MB")
+    vnf_accel: str = _f("auto", "vm: kvm, tcg (QEMU's emulator: slow, for function not speed), or auto (kvm where the "
+                                "host has hardware virtualization, else tcg)", choices=("auto", "kvm", "tcg"))
+    vnf_boot_timeout_s: float = _f(60.0, "vm: how long the guest may take to reach testpmd's prompt", 5, 3600,
+                                   unit="s")
     dut: str = _f("testpmd", "device under test: testpmd (started by zeroloss) or external (yours)",
                   choices=("testpmd", "external"))
     forward_mode: str = _f("io", "testpmd forwarding mode", choices=("io", "mac", "macswap"))
@@ -314,7 +326,7 @@ def load(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
 
 
 # settings whose text looks like a number but is not one: CPU masks (0x6 is hex text for OVS) and lcore lists
-TEXT_KEYS = frozenset(f.name for f in fields(RunConfig) if f.name.endswith(("_mask", "_lcores")))
+TEXT_KEYS = frozenset(f.name for f in fields(RunConfig) if f.name.endswith(("_mask", "_lcores", "_cpus")))
 
 
 def yaml_load(text: bytes | str, where: str, key: str | None = None) -> Any:

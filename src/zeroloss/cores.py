@@ -22,7 +22,8 @@ def check_cores(cfg: RunConfig, online: set[int] | None = None, usable: set[int]
         text = getattr(cfg, key)
         mask = int(text, 16)  # RunConfig checked it is a positive hex number
         checks.append((key, text, [(b, b) for b in range(mask.bit_length()) if mask >> b & 1]))
-    for key in ("gen_lcores", "dut_lcores"):
+    vm = cfg.topology in ("pvp", "pvvp") and cfg.vnf != "process"  # the VM's pins count only where it may run
+    for key in ("gen_lcores", "dut_lcores", *(("vnf_vcpus", "vnf_emulator_cpus") if vm else ())):
         text = getattr(cfg, key)
         checks.append((key, text, _core_ranges(key, text)))
     checks.append(("dut_main_lcore", str(cfg.dut_main_lcore), [(cfg.dut_main_lcore, cfg.dut_main_lcore)]))
@@ -37,6 +38,11 @@ def check_cores(cfg: RunConfig, online: set[int] | None = None, usable: set[int]
                 raise ZeroLossError(f"config: {key} {text} names core {core}, which this process may not use; it may "
                                     f"use cores {_cores_text(usable)}", "use those, or widen zeroloss's CPU affinity "
                                                                         "(taskset, cgroup cpuset)")
+
+
+def core_list(key: str, text: str) -> tuple[int, ...]:
+    """A core list in DPDK -l syntax, expanded in its own order ('1,0' -> (1, 0): vCPU 0 on core 1)."""
+    return tuple(c for lo, hi in _core_ranges(key, text) for c in range(lo, hi + 1))
 
 
 def _core_ranges(key: str, text: str) -> list[tuple[int, int]]:

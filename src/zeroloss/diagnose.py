@@ -158,6 +158,23 @@ def _tx_failure(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
     return f"the guest behind {port} did not drain its RX virtqueue: OVS's vhost TX found it full", ev, remedies
 
 
+def _tx_vring_down(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
+    """OVS counted a TX drop on a VNF's vhost-user port that no retry, MTU or QoS counter explains: the port's
+    virtqueue was not running. OVS 3.1 drops to a vhost device that is not running or whose queue the guest has
+    not enabled (netdev-dpdk's vhost send path) and counts it in tx_dropped only. A VM whose vCPUs are stopped
+    (virsh suspend, QMP stop, the stop-and-copy of a live migration) has its vhost-user device stopped by QEMU."""
+    port = hop["where"]
+    procs = x.c.get("procs") or {}
+    ev = [f"{k}: telemetry did not answer after the trial (stopped or paused)" for k in x.ctx.get("vnfs", [])
+          if k not in procs]
+    return (f"OVS dropped frames to {port} while its virtqueue was not running: the guest was paused (or being "
+            f"migrated), or its virtio driver had stopped the device"), ev, [
+        "keep the VM running while traffic flows: check 'virsh domstate' (paused? a snapshot or live migration "
+        "in progress?) and 'virsh domjobinfo'",
+        "the guest's DPDK application must keep its virtio ports started (testpmd: 'show port info all')",
+        f"ovs-vsctl get Interface {hop['ports'][0]} status shows the vhost device's state"]
+
+
 def _tx_mtu(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
     frame = int(x.ctx.get("frame") or 0)
     ports = hop["ports"]
@@ -260,6 +277,8 @@ def _finding(hop: dict, drop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]
         return _tx_failure(hop, x)
     if reason == "tx_mtu":
         return _tx_mtu(hop, x)
+    if reason == "tx_dropped" and hop.get("receiver") == "vnf":
+        return _tx_vring_down(hop, x)
     if reason == "meter":
         return _meter(hop, x)
     if reason == "datapath":

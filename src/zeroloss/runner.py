@@ -19,6 +19,7 @@ from .bench.ovsbench import VNFS, OvsBench, OvsBenchSpec, flows
 from .bench.softbench import BenchSpec, SoftBench
 from .bench.workspace import Workspace
 from .config import OVS_TOPOLOGIES, RunConfig
+from .cores import core_list
 from .dpdk import hugepages
 from .dpdk.eal import Eal
 from .errors import ZeroLossError
@@ -27,6 +28,7 @@ from .gen import Zlgen, ZlgenClient, ZlgenConfig
 from .ledger import STAT_KEYS, counter_delta, external_paths, p2p_paths, queue_spread, summary
 from .model import TrialResult, l1_bps, l2_bps, line_rate_pps
 from .proc import ComponentDied
+from .vnf.vm import guest_manifest, hardware_virt, resolve_accel, resolve_vnf
 
 T = TypeVar("T")
 
@@ -99,6 +101,34 @@ CEILING_METHODS = {
              "process, nothing in between; zlgen also does the vhost side's copies there, so this is a lower "
              "bound of its ceiling on the DUT's vhost-user ports",
 }
+
+
+def vnf_settings(cfg: RunConfig) -> dict:
+    """The OvsBenchSpec fields of the VNFs: --vnf auto becomes vm where KVM works (else process, and why)."""
+    vnf = "process" if cfg.topology in ("p2p", "ovs-p2p") else resolve_vnf(cfg.vnf)
+    return {"vnf": vnf, "vnf_accel": cfg.vnf_accel,
+            "vnf_vcpus": core_list("vnf_vcpus", cfg.vnf_vcpus),
+            "vnf_emulator_cpus": core_list("vnf_emulator_cpus", cfg.vnf_emulator_cpus),
+            "vnf_memory_mb": cfg.vnf_memory_mb, "vnf_boot_timeout_s": cfg.vnf_boot_timeout_s}
+
+
+def vnf_placement(spec: OvsBenchSpec, bench: OvsBench) -> dict:
+    """What the result file keeps of the VNFs: process or VM and, for VMs, the domain XML, boot time, pins."""
+    if not spec.vnf_ports:
+        return {}
+    out: dict = {"vnf": spec.vnf}
+    if spec.vnf == "process":
+        why = hardware_virt()
+        if why:
+            out["vnf_vm_unavailable"] = why
+        return out
+    accel, why = resolve_accel(spec.vnf_accel)
+    out.update({"vnf_accel": accel, "vnf_accel_why": why,
+                "vnf_vcpus": list(spec.vnf_vcpus), "vnf_emulator_cpus": list(spec.vnf_emulator_cpus),
+                "vnf_memory_mb": spec.vnf_memory_mb, "vnf_queues": spec.queues,
+                "vnf_domains": bench.domains(), "vnf_boot_s": [v.boot_s for v in bench.vnfs],
+                "vnf_guest": guest_manifest()})
+    return out
 
 
 def link_for(cfg: RunConfig, frame: int) -> str:
@@ -343,19 +373,20 @@ class Run:
                             lcore_mask=cfg.ovs_lcore_mask,
                             pmd_cpu_mask=cfg.ovs_pmd_cpu_mask, rxq_assign=cfg.ovs_rxq_assign,
                             dpdk_extra=tuple(cfg.ovs_dpdk_extra.split()), rxd=cfg.ovs_rxd, txd=cfg.ovs_txd,
-                            tx_retries_max=cfg.ovs_tx_retries_max)
+                            tx_retries_max=cfg.ovs_tx_retries_max, **vnf_settings(cfg))
         with Workspace() as ws:
             ceilings = self._ceilings_loopback(ws, "vhost", frames, spec.max_frame, spec.gen_ring.bit_length() - 1,
                                                spec.members)
         with Workspace() as ws, OvsBench(spec, ws) as bench:
             self._place(cfg.topology, bench.gen.client, {
                 "zlgen_lcores": spec.gen_lcores, "zlgen_ports": list(spec.gen_ports),
-                "vnf_lcores": spec.vnf_lcores if spec.vnf_ports else None, "vnf_main_lcore": spec.vnf_main_lcore,
+                **({"vnf_lcores": spec.vnf_lcores, "vnf_main_lcore": spec.vnf_main_lcore}
+                   if spec.vnf_ports and spec.vnf == "process" else {}),
                 "vnfs": len(spec.vnf_ports) // 2, "ovs_pmd_cpu_mask": spec.pmd_cpu_mask, "vnf_ring": spec.vnf_ring,
                 "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues, "ovs_socket_mem_mb": spec.socket_mem_mb,
                 "ovs_rxq_assign": spec.rxq_assign, "ovs_rxd": spec.rxd, "ovs_txd": spec.txd,
                 "bridges": spec.bridges, "vlan": spec.vlan, "bond": spec.bond,
-                "meter_pps": spec.meter_pps, "flows": flows(spec)})
+                "meter_pps": spec.meter_pps, "flows": flows(spec), **vnf_placement(spec, bench)})
             self._frames(bench.gen.client, frames, cfg.topology, ceilings, ovs_probe(bench))
 
     def _place(self, key: str, client: ZlgenClient, info: dict) -> None:

@@ -95,7 +95,7 @@ def test_kill_9_of_each_pvp_component_fails_the_run_and_resume_goes_on(tmp_path)
     ovsdb-server, zlgen) and once by kill -9 of zeroloss itself, resumed after each: each cut is a named
     failure (never 'NDR none'), keeps every finished trial, leaves nothing running, and the search completes."""
     out, rundir = tmp_path / "r.json", tmp_path / "run"
-    args = ["--topology", "pvp", "--frame-sizes", "64", *SEARCH, "--granularity", "0.2"]
+    args = ["--topology", "pvp", "--vnf", "process", "--frame-sizes", "64", *SEARCH, "--granularity", "0.2"]
     p = start(out, rundir, *args)
     for what, pidfile, name in COMPONENTS:
         kept = wait_trials(p, out, trials(out) + 1)

@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from ..config import check_ovs_topology
 from ..dpdk import hugepages
 from ..dpdk.eal import Eal
-from ..dpdk.telemetry import Telemetry
 from ..dpdk.testpmd import TestPmd, TestPmdConfig
 from ..dut.ovs import Ovs, OvsSettings
 from ..errors import ZeroLossError
 from ..gen import Zlgen, ZlgenConfig
 from ..proc import check_alive
+from ..vnf.domain import VmInterface, VmSpec, kernel_cmdline
+from ..vnf.vm import GuestVm, guest_files, qemu_binary, resolve_accel
 from .workspace import Workspace
 
 VNFS = {"ovs-p2p": 0, "pvp": 1, "pvvp": 2}
@@ -51,7 +52,7 @@ class OvsBenchSpec:
     vnf_main_lcore: int = 1
     pmd_cpu_mask: str = "0x1"      # OVS PMD shares core 0 with the VNFs; zlgen has core 1
     socket_mem_mb: int = 1024
-    socket_limit_mb: int = 0
+    socket_limit_mb: int = 0       # 0: socket_mem_mb (unlimited, OVS's jumbo mempool takes every free hugepage)
     lcore_mask: str = "0x1"
     dpdk_extra: tuple[str, ...] = ()
     rxq_assign: str = "cycles"
@@ -70,6 +71,13 @@ class OvsBenchSpec:
     # better: measured with 64 frames, 20 kpps lost 3 % at a 30 kpps meter, because frames arrive in
     # clumps (bursts of 32, PMD batches, pacing catch-up after host stalls), never evenly spaced.
     meter_burst: int = 1000
+    vnf: str = "process"           # process: testpmd on virtio-user; vm: a QEMU/KVM guest running testpmd
+    vnf_vcpus: tuple[int, ...] = (1, 0)  # vm: host CPU of vCPU 0 (testpmd's main lcore), 1 (its forwarding lcore)...
+    vnf_emulator_cpus: tuple[int, ...] = (1,)  # vm: QEMU's emulator threads
+    vnf_memory_mb: int = 512       # vm: guest memory, all of it on the host's hugepages
+    vnf_boot_timeout_s: float = 60
+    vnf_accel: str = "auto"        # vm: kvm, tcg (QEMU's emulator), auto: kvm where the host has vmx/svm, else tcg
+    cpu_flags: tuple[str, ...] = ("-arch-capabilities",)  # vm: host-passthrough minus these (see vnf.vm.cpu_flags)
 
     def __post_init__(self) -> None:
         if self.topology not in VNFS:
@@ -105,7 +113,8 @@ class OvsBenchSpec:
 
     @property
     def hugepage_mb(self) -> int:
-        return self.socket_mem_mb + GEN_MB + VNF_MB * VNFS[self.topology]
+        per_vnf = self.vnf_memory_mb if self.vnf == "vm" else VNF_MB
+        return self.socket_mem_mb + GEN_MB + per_vnf * VNFS[self.topology]
 
 
 def flows(s: OvsBenchSpec) -> dict[str, list[str]]:
@@ -218,13 +227,13 @@ class OvsBench:
         self.spec = spec
         self.ws = ws
         self.ovs: Ovs | None = None
-        self.vnfs: list[TestPmd] = []
+        self.vnfs: list[TestPmd | GuestVm] = []
         self.gen: Zlgen | None = None
         self._stack = ExitStack()
-        self._tel: dict[str, Telemetry] = {}
+        self._tel: dict = {}
 
     @property
-    def vnf(self) -> TestPmd | None:
+    def vnf(self) -> TestPmd | GuestVm | None:
         return self.vnfs[0] if self.vnfs else None
 
     def start(self) -> OvsBench:
@@ -232,18 +241,15 @@ class OvsBench:
         hugepages.require(s.hugepage_mb)
         try:
             self.ovs = self._stack.enter_context(Ovs(self.ws.root / "ovs", OvsSettings(
-                file_prefix=self.ws.prefix("ovs"), socket_mem_mb=s.socket_mem_mb, socket_limit_mb=s.socket_limit_mb,
+                file_prefix=self.ws.prefix("ovs"), socket_mem_mb=s.socket_mem_mb,
+                socket_limit_mb=s.socket_limit_mb or s.socket_mem_mb,
                 lcore_mask=s.lcore_mask, pmd_cpu_mask=s.pmd_cpu_mask, rxq_assign=s.rxq_assign,
                 extra=s.dpdk_extra)))
             self._switch()
             for k in range(VNFS[s.topology]):
-                ports = s.vnf_ports[2 * k:2 * k + 2]
-                eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix(f"vnf{k}"),
-                          vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.vnf_ring) for i, n in enumerate(ports)))
-                vnf = TestPmd(TestPmdConfig(eal=eal, forward_mode=s.vnf_forward_mode, max_frame=s.max_frame,
-                                            rxq=s.queues, txq=s.queues, nb_mbufs=8192), self.ws.log(f"vnf{k}"))
-                vnf.proc.name = f"VNF {k + 1} (dpdk-testpmd)"
-                self._connect(lambda v=vnf: v.start(s.connect_timeout_s), ports, f"VNF {k + 1} (testpmd)")
+                vnf = self._vm(k) if s.vnf == "vm" else self._process_vnf(k)
+                self._connect(lambda v=vnf: v.start() if s.vnf == "vm" else v.start(s.connect_timeout_s),
+                              s.vnf_ports[2 * k:2 * k + 2], f"VNF {k + 1} ({'VM' if s.vnf == 'vm' else 'testpmd'})")
                 self._stack.callback(vnf.stop)
                 self.vnfs.append(vnf)
             gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"),
@@ -263,6 +269,49 @@ class OvsBench:
             self._stack.close()
             raise
         return self
+
+    def _vnf_testpmd(self, k: int, eal: Eal) -> TestPmdConfig:
+        s = self.spec
+        return TestPmdConfig(eal=eal, forward_mode=s.vnf_forward_mode, max_frame=s.max_frame, rxq=s.queues,
+                             txq=s.queues, nb_mbufs=8192)
+
+    def _process_vnf(self, k: int) -> TestPmd:
+        """VNF k as a host process: testpmd on two net_virtio_user devices serving the vhost-user sockets."""
+        s = self.spec
+        ports = s.vnf_ports[2 * k:2 * k + 2]
+        eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix(f"vnf{k}"),
+                  vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.vnf_ring) for i, n in enumerate(ports)))
+        vnf = TestPmd(self._vnf_testpmd(k, eal), self.ws.log(f"vnf{k}"))
+        vnf.proc.name = f"VNF {k + 1} (dpdk-testpmd)"
+        return vnf
+
+    def _vm(self, k: int) -> GuestVm:
+        """VNF k as a QEMU/KVM guest: its two virtio-net devices are vhost-user ports whose sockets QEMU serves
+        (OVS dpdkvhostuserclient connects), testpmd inside on vCPUs 0 (main) and 1.. (forwarding)."""
+        s = self.spec
+        kernel, initrd = guest_files()
+        ports = s.vnf_ports[2 * k:2 * k + 2]
+        n = len(s.vnf_vcpus)
+        # testpmd in the guest: EAL with the default prefix (the relay reads /var/run/dpdk/rte), lcore 0 main
+        eal = ["-l", f"0-{n - 1}", "--main-lcore", "0", "--log-level", "lib.eal:warning"]
+        app = self._vnf_testpmd(k, Eal(lcores="0", file_prefix="rte")).app_args()
+        # guest memory minus about 160 MB for the kernel and the initramfs: testpmd's hugepages (2 MiB)
+        pages = max(64, (s.vnf_memory_mb - 160) // 2)
+        cmdline = kernel_cmdline([*eal, "--", *app], pages)
+        d = self.ws.root / f"vm{k}"
+        spec = VmSpec(name=f"zl-{self.ws.prefix(f'vnf{k}')}", kernel=str(kernel), initrd=str(initrd),
+                      cmdline=cmdline, vcpu_pins=s.vnf_vcpus, emulator_cpus=s.vnf_emulator_cpus,
+                      memory_mb=s.vnf_memory_mb, console=str(d / "console.log"),
+                      ctl_socket=str(self.ws.sock(f"vm{k}-ctl")), telemetry_socket=str(self.ws.sock(f"vm{k}-tel")),
+                      qmp_socket=str(self.ws.sock(f"vm{k}-qmp")), emulator=qemu_binary(), cpu_flags=s.cpu_flags,
+                      accel=resolve_accel(s.vnf_accel)[0],
+                      interfaces=tuple(VmInterface(socket=str(self.ws.sock(p)), mac=f"52:54:00:7a:{k:02x}:{i:02x}",
+                                                   queues=s.queues, ring=s.vnf_ring) for i, p in enumerate(ports)))
+        return GuestVm(spec, d, f"VNF {k + 1}", self.ws.log(f"vnf{k}"), boot_timeout_s=s.vnf_boot_timeout_s)
+
+    def domains(self) -> list[str]:
+        """The domain XML of each VNF VM (none with process VNFs)."""
+        return [v.xml for v in self.vnfs if isinstance(v, GuestVm)]
 
     def _connect(self, start, ports: tuple[str, ...], who: str) -> None:
         """Starts a process whose virtio-user ports serve vhost-user sockets; it waits at probe until OVS
@@ -362,13 +411,13 @@ class OvsBench:
         # the time of the reading, so that a PMD's busy share can be taken over the trial's TX window
         return {"ovs": {**self.ovs.counters(), "t_ns": time.monotonic_ns()}, "procs": procs}
 
-    def _vnf_stats(self, name: str, vnf: TestPmd) -> list[dict] | None:
+    def _vnf_stats(self, name: str, vnf: TestPmd | GuestVm) -> list[dict] | None:
         try:
             tel = self._tel.get(name)
             if tel is None:
-                tel = self._tel[name] = Telemetry(vnf.cfg.eal.telemetry_socket, timeout=1.0).connect(wait_s=1.0)
+                tel = self._tel[name] = vnf.telemetry(timeout=1.0)
             return [tel.ethdev_stats(p) for p in (0, 1)]
-        except (ZeroLossError, OSError, ValueError):
+        except (ZeroLossError, OSError, ValueError):  # TimeoutError is an OSError
             tel = self._tel.pop(name, None)
             if tel:
                 tel.close()

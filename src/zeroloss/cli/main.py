@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import select
 import signal
 import sys
 
@@ -96,7 +98,7 @@ RUN_FLAGS = {  # flag dest -> config key
     "pdr_loss_pct": "pdr_loss_pct", "link_speed_gbps": "link_speed_gbps", "repeat": "repeat", "dut": "dut",
     "forward_mode": "forward_mode", "link": "link", "ports": "ports", "max_rate_pps": "max_rate_pps",
     "start_pct": "start_pct", "strict_rfc2544": "strict_rfc2544", "topology": "topology", "vnf_ring": "vnf_ring",
-    "bond": "bond", "search": "search", "require_ndr": "require_ndr", "warmup_s": "warmup_s",
+    "vnf": "vnf", "bond": "bond", "search": "search", "require_ndr": "require_ndr", "warmup_s": "warmup_s",
 }
 
 
@@ -261,13 +263,14 @@ def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from zeroloss.bench.workspace import Workspace
+    from zeroloss.vnf.vm import resolve_vnf
 
     if args.what == "ledger":
         return _check_ledger(args)
     from zeroloss.check import jumbo
 
     with Workspace() as ws:
-        steps = jumbo(ws)
+        steps = jumbo(ws, resolve_vnf(args.vnf))
     if args.json:
         print(json.dumps([{"step": s.name, "passed": s.passed, "evidence": s.evidence} for s in steps], indent=1))
     else:
@@ -284,12 +287,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _check_ledger(args: argparse.Namespace) -> int:
     from zeroloss.explain import findings_text
     from zeroloss.ledgercheck import ATTRIBUTED_PCT, run
+    from zeroloss.vnf.vm import resolve_vnf
 
     def progress(name: str) -> None:
         if not args.json:
             print(f"== {name}: starting the bench and losing frames on purpose", file=sys.stderr, flush=True)
 
-    cases = run(args.case, progress)
+    cases = run(args.case, progress, resolve_vnf(args.vnf))
     if args.json:
         print(json.dumps([{"case": c.name, "passed": c.passed, "lost": c.lost, "expected_hop": c.hop,
                            "expected_reason": c.reason, "attributed": c.attributed,
@@ -428,7 +432,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--bond", choices=["none", "active-backup", "balance-slb"],
                    help="OVS with --set bridges=2: zlgen's ports bonded two by two on br-phy (default none)")
     r.add_argument("--vnf-ring", dest="vnf_ring", type=int, choices=[256, 512, 1024, 2048, 4096],
-                   help="pvp, pvvp: the VNFs' virtio ring size (default 1024)")
+                   help="pvp, pvvp: the VNFs' virtio ring size (default 1024; a VM takes 256-1024)")
+    r.add_argument("--vnf", choices=["auto", "vm", "process"],
+                   help="pvp, pvvp: the VNF is a QEMU/KVM guest running testpmd (vm), testpmd as a host process "
+                        "(process), or vm where /dev/kvm works (auto, default)")
     r.add_argument("--dut", choices=["testpmd", "external"], help="testpmd on the bench (default) or external")
     r.add_argument("--forward-mode", dest="forward_mode", choices=["io", "mac", "macswap"],
                    help="testpmd forwarding mode (default io)")
@@ -482,6 +489,9 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("what", choices=["jumbo", "ledger"], help="the check to run")
     k.add_argument("--case", action="append", choices=["mtu", "vnf-stop", "meter", "overload"],
                    help="ledger: only this case (repeatable; default all four)")
+    k.add_argument("--vnf", choices=["auto", "vm", "process"], default="auto",
+                   help="the PVP cases' VNF: a QEMU/KVM guest (vm), testpmd as a host process (process), or vm "
+                        "where /dev/kvm works (auto, default)")
     k.add_argument("--json", action="store_true", help="print the steps and their evidence as JSON")
     k.set_defaults(func=_cmd_check)
 
@@ -540,13 +550,30 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     signal.signal(signal.SIGTERM, _on_sigterm)  # stop our processes on SIGTERM as on Ctrl-C
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a reader that left (`| head`) shows here, not as "Exception ignored" at exit
+        return code
     except ZeroLossError as e:
         print(f"zeroloss: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("zeroloss: interrupted; every process started was stopped", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        if not _stdout_reader_left():
+            raise  # another pipe or socket broke: a fault, not a reader that has seen enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush: quiet
+        return 141  # 128 + SIGPIPE, as a shell reports a command its reader left
+
+
+def _stdout_reader_left() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (poll reports POLLERR on such a pipe)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):  # stdout is no file (a test's StringIO)
+        return False
 
 
 if __name__ == "__main__":

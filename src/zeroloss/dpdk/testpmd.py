@@ -41,12 +41,15 @@ class TestPmdConfig:
     set_mtu: bool = True   # False for devices that carry jumbo frames but refuse a jumbo MTU (memif)
 
     def argv(self) -> list[str]:
+        return [testpmd_binary(), *self.eal.argv(), "--", *self.app_args()]
+
+    def app_args(self) -> list[str]:
+        """testpmd's own arguments (after EAL's "--"): also what the VM guest's testpmd is given."""
         if self.forward_mode not in FORWARD_MODES:
             raise ZeroLossError(f"unknown testpmd forward mode '{self.forward_mode}'",
                                 f"use one of {', '.join(FORWARD_MODES)}")
         mbuf = max(2048, (self.max_frame + 128 + 63) // 64 * 64)
-        args = [testpmd_binary(), *self.eal.argv(), "--",
-                "-i", "--auto-start", f"--forward-mode={self.forward_mode}",
+        args = ["-i", "--auto-start", f"--forward-mode={self.forward_mode}",
                 f"--rxq={self.rxq}", f"--txq={self.txq}", f"--rxd={self.rxd}", f"--txd={self.txd}",
                 f"--burst={self.burst}", f"--total-num-mbufs={self.nb_mbufs}",
                 # --mbuf-size must come before --txpkts, or testpmd sends 64 B silently
@@ -107,8 +110,8 @@ class TestPmd:
         if self.proc.alive():
             os.kill(self.proc.pid, signal.SIGCONT)
 
-    def telemetry(self) -> Telemetry:
-        return Telemetry(self.cfg.eal.telemetry_socket).connect()
+    def telemetry(self, timeout: float = 5.0) -> Telemetry:
+        return Telemetry(self.cfg.eal.telemetry_socket, timeout=timeout).connect(wait_s=timeout)
 
     def stop(self) -> None:
         self.resume()  # a paused testpmd cannot quit
