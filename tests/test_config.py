@@ -152,3 +152,9 @@ def test_check_cores_checks_the_vm_pins_only_where_a_vm_may_run():
     check_cores(RunConfig(topology="pvp", vnf="process", **cfg), online={0, 1}, usable={0, 1})
     with pytest.raises(ZeroLossError, match="vnf_vcpus 0,5 names core 5; this host has cores 0-1"):
         check_cores(RunConfig(topology="pvp", vnf="vm", **cfg), online={0, 1}, usable={0, 1})
+
+
+def test_a_vm_ring_qemu_cannot_have_is_refused_before_anything_starts():
+    with pytest.raises(ZeroLossError, match="QEMU's virtio-net takes 256, 512 or 1024"):
+        RunConfig(topology="pvp", vnf="vm", vnf_ring=4096)
+    RunConfig(topology="pvp", vnf="process", vnf_ring=4096)

@@ -67,6 +67,7 @@ class RunConfig:
     vnf_vcpus: str = _f("1,0", "vm: host CPU of each vCPU, in vCPU order (vCPU 0 runs testpmd's main lcore, the "
                                "others forward)")
     vnf_emulator_cpus: str = _f("1", "vm: host CPUs of QEMU's emulator threads")
+    vnf_queues: int = _f(0, "pvp, pvvp: queue pairs of each VNF port, the guest's multiqueue (0: dut_rxq)", 0, 16)
     vnf_memory_mb: int = _f(512, "vm: guest memory, on the host's 2 MiB hugepages", 256, 65536, unit="MB")
     vnf_accel: str = _f("auto", "vm: kvm, tcg (QEMU's emulator: slow, for function not speed), or auto (kvm where the "
                                 "host has hardware virtualization, else tcg)", choices=("auto", "kvm", "tcg"))
@@ -133,6 +134,9 @@ class RunConfig:
             raise ZeroLossError(f"config: with vlan {self.vlan}, frame sizes must be at least {MIN_FRAME + 4} B "
                                 f"(a {MIN_FRAME} B frame has no room for the 4 B tag and zlgen's signature), got "
                                 f"{min(self.frame_sizes)}", "drop 64 from frame_sizes, or use 68")
+        if self.vnf == "vm" and self.vnf_ring not in (256, 512, 1024):
+            raise ZeroLossError(f"config: a VM's virtio ring cannot hold {self.vnf_ring} descriptors: QEMU's "
+                                f"virtio-net takes 256, 512 or 1024", "use --vnf-ring 1024, or --vnf process for 4096")
         for key in ("ovs_rxd", "ovs_txd"):
             v = getattr(self, key)
             if v & (v - 1):

@@ -109,7 +109,8 @@ def vnf_settings(cfg: RunConfig) -> dict:
     return {"vnf": vnf, "vnf_accel": cfg.vnf_accel,
             "vnf_vcpus": core_list("vnf_vcpus", cfg.vnf_vcpus),
             "vnf_emulator_cpus": core_list("vnf_emulator_cpus", cfg.vnf_emulator_cpus),
-            "vnf_memory_mb": cfg.vnf_memory_mb, "vnf_boot_timeout_s": cfg.vnf_boot_timeout_s}
+            "vnf_memory_mb": cfg.vnf_memory_mb, "vnf_boot_timeout_s": cfg.vnf_boot_timeout_s,
+            "vnf_queues": cfg.vnf_queues}
 
 
 def vnf_placement(spec: OvsBenchSpec, bench: OvsBench) -> dict:
@@ -125,7 +126,7 @@ def vnf_placement(spec: OvsBenchSpec, bench: OvsBench) -> dict:
     accel, why = resolve_accel(spec.vnf_accel)
     out.update({"vnf_accel": accel, "vnf_accel_why": why,
                 "vnf_vcpus": list(spec.vnf_vcpus), "vnf_emulator_cpus": list(spec.vnf_emulator_cpus),
-                "vnf_memory_mb": spec.vnf_memory_mb, "vnf_queues": spec.queues,
+                "vnf_memory_mb": spec.vnf_memory_mb, "vnf_queues": spec.vnf_queues or spec.queues,
                 "vnf_domains": bench.domains(), "vnf_boot_s": [v.boot_s for v in bench.vnfs],
                 "vnf_guest": guest_manifest()})
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -34,25 +35,28 @@ def qemus(tag: str) -> list[str]:
     return [ln for ln in ps.splitlines() if "qemu-system" in ln and tag in ln and " Z" not in ln]
 
 
-@pytest.mark.parametrize("topology,vnfs", [("pvp", 1), ("pvvp", 2)])
-def test_vm_path_accounts_for_every_frame(tmp_path, topology, vnfs):
+@pytest.mark.parametrize("topology,vnfs,sizes,queues", [("pvp", 1, "64,9000", 2), ("pvvp", 2, "64,9000", 1)])
+def test_vm_path_accounts_for_every_frame(tmp_path, topology, vnfs, sizes, queues):
     env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"))
     out = tmp_path / "r.json"
-    sizes = "64,9000" if topology == "pvp" else "64"
-    r = run("--topology", topology, "--frame-sizes", sizes, *VM, "-o", str(out), "--json", env=env, timeout=900)
+    r = run("--topology", topology, "--frame-sizes", sizes, *VM, "--set", f"vnf_queues={queues}", "-o", str(out),
+            "--json", env=env, timeout=900)
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
     place = doc["placement"][topology]
     assert place["vnf"] == "vm" and len(place["vnf_domains"]) == vnfs and all(place["vnf_boot_s"])
     for xml in place["vnf_domains"]:
         dom = parse_domain(xml)
-        assert [i.rx_queue_size for i in dom.vhost_interfaces()] == [1024, 1024]
+        assert [(i.rx_queue_size, i.queues) for i in dom.vhost_interfaces()] == [(1024, queues)] * 2
         assert dom.hugepages and dom.vcpupins
     want = {f"vnf{k}" for k in range(vnfs)}
     for s in doc["searches"]:
         assert s["result"]["ndr"]["rate_pps"], s["frame"]
         for t in s["trials"]:
             assert set(t["counters"]["procs"]) == want  # the guests' testpmd counters came through the relay
+    if queues > 1:  # the guest enabled every queue pair: OVS polls queue 1 of the VM's ports too
+        show = doc["searches"][-1]["trials"][-1]["dut_state"]["pmd_rxq_show"]
+        assert re.search(r"port: v0\s+queue-id:\s+1 ", show) and re.search(r"port: v1\s+queue-id:\s+1 ", show), show
     dirs = _conserved(doc)  # nothing unexplained: the VNF hops have counters
     assert sum(d["ledger"]["sent"] for d in dirs) > 0
     assert qemus(str(tmp_path)) == []

@@ -75,6 +75,7 @@ class OvsBenchSpec:
     vnf_vcpus: tuple[int, ...] = (1, 0)  # vm: host CPU of vCPU 0 (testpmd's main lcore), 1 (its forwarding lcore)...
     vnf_emulator_cpus: tuple[int, ...] = (1,)  # vm: QEMU's emulator threads
     vnf_memory_mb: int = 512       # vm: guest memory, all of it on the host's hugepages
+    vnf_queues: int = 0            # queue pairs of each VNF port (0: queues), the guest's multiqueue
     vnf_boot_timeout_s: float = 60
     vnf_accel: str = "auto"        # vm: kvm, tcg (QEMU's emulator), auto: kvm where the host has vmx/svm, else tcg
     cpu_flags: tuple[str, ...] = ("-arch-capabilities",)  # vm: host-passthrough minus these (see vnf.vm.cpu_flags)
@@ -272,15 +273,17 @@ class OvsBench:
 
     def _vnf_testpmd(self, k: int, eal: Eal) -> TestPmdConfig:
         s = self.spec
-        return TestPmdConfig(eal=eal, forward_mode=s.vnf_forward_mode, max_frame=s.max_frame, rxq=s.queues,
-                             txq=s.queues, nb_mbufs=8192)
+        q = s.vnf_queues or s.queues
+        return TestPmdConfig(eal=eal, forward_mode=s.vnf_forward_mode, max_frame=s.max_frame, rxq=q, txq=q,
+                             nb_mbufs=8192)
 
     def _process_vnf(self, k: int) -> TestPmd:
         """VNF k as a host process: testpmd on two net_virtio_user devices serving the vhost-user sockets."""
         s = self.spec
         ports = s.vnf_ports[2 * k:2 * k + 2]
         eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix(f"vnf{k}"),
-                  vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.vnf_ring) for i, n in enumerate(ports)))
+                  vdevs=tuple(_virtio(i, self.ws.sock(n), s.vnf_queues or s.queues, s.vnf_ring)
+                              for i, n in enumerate(ports)))
         vnf = TestPmd(self._vnf_testpmd(k, eal), self.ws.log(f"vnf{k}"))
         vnf.proc.name = f"VNF {k + 1} (dpdk-testpmd)"
         return vnf
@@ -306,7 +309,8 @@ class OvsBench:
                       qmp_socket=str(self.ws.sock(f"vm{k}-qmp")), emulator=qemu_binary(), cpu_flags=s.cpu_flags,
                       accel=resolve_accel(s.vnf_accel)[0],
                       interfaces=tuple(VmInterface(socket=str(self.ws.sock(p)), mac=f"52:54:00:7a:{k:02x}:{i:02x}",
-                                                   queues=s.queues, ring=s.vnf_ring) for i, p in enumerate(ports)))
+                                                   queues=s.vnf_queues or s.queues, ring=s.vnf_ring)
+                                      for i, p in enumerate(ports)))
         return GuestVm(spec, d, f"VNF {k + 1}", self.ws.log(f"vnf{k}"), boot_timeout_s=s.vnf_boot_timeout_s)
 
     def domains(self) -> list[str]:

@@ -343,7 +343,20 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    if args.search:
+    if args.vnf:
+        import time
+        from pathlib import Path
+
+        from zeroloss.vnfbench import vnf_bench
+
+        try:
+            frames = [int(x) for x in args.frames.split(",")]
+        except ValueError:
+            raise ZeroLossError(f"--frames '{args.frames}' is not a list of frame sizes such as 64,1518,9000") \
+                from None
+        lines = vnf_bench(frames, args.trial, args.validation, args.granularity,
+                          Path(f"results/bench-vnf-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
+    elif args.search:
         import time
         from pathlib import Path
 
@@ -522,6 +535,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--search", action="store_true",
                    help="instead: the binary search against MLRsearch on the bench (trial-seconds, wall time, "
                         "generator failures, NDR spread of --repeats searches each, per case)")
+    b.add_argument("--vnf", action="store_true",
+                   help="instead: PVP with the VNF as a VM against the VNF as a host process, per frame size, and "
+                        "the VM with virtio rings 256 and 1024 (NDRs, ratios, guest boot time)")
+    b.add_argument("--frames", default="64,1518,9000", metavar="BYTES,...",
+                   help="--vnf: the frame sizes (default 64,1518,9000)")
     b.add_argument("--cases", default="p2p:64,p2p:1518,p2p:9000,pvp:64", metavar="TOPO:SIZE,...",
                    help="--search: the cases (default p2p:64,p2p:1518,p2p:9000,pvp:64)")
     b.add_argument("--trial", type=float, default=1.0, metavar="S",
