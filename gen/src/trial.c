@@ -133,10 +133,10 @@ zl_trial_start(const struct zl_trial_params *tp, char *err, size_t errlen)
 		if (tp->has_rates)
 			s->pps = tp->pps[i];
 		s->frames = tp->frames;
-		/* restart after lateness of 50 us or 4 bursts, whichever is longer */
+		/* restart after lateness of the gap or ZL_CATCHUP_FRAMES frames, whichever is longer */
 		gap = zl.gap_tsc;
-		if (s->pps && gap < 4 * ZL_BURST * zl.hz / s->pps)
-			gap = 4 * ZL_BURST * zl.hz / s->pps;
+		if (s->pps && gap < ZL_CATCHUP_FRAMES * zl.hz / s->pps)
+			gap = ZL_CATCHUP_FRAMES * zl.hz / s->pps;
 		zl_pace_init(&s->pace, zl.hz, s->pps, start, ZL_BURST, gap);
 		s->seq = 0;
 		s->flow_idx = 0;

@@ -486,7 +486,7 @@ test_trial_flow(void)
 	CHECK_EQ_U64(zl.sync.phase, ZL_PHASE_RUN);
 	CHECK_EQ_U64(zl.sync.trial_id, 7);
 	CHECK_EQ_U64(zl.sync.end_tsc, UINT64_MAX);
-	CHECK_EQ_U64(zl.streams[0].pace.gap_tsc, 4 * ZL_BURST * 1000000000ull / 500);
+	CHECK_EQ_U64(zl.streams[0].pace.gap_tsc, ZL_CATCHUP_FRAMES * 1000000000ull / 500);
 	rep = EXPECT_OK("{\"cmd\":\"status\"}");
 	if (rep != NULL) {
 		CHECK(str_is(rep, "state", "running"));

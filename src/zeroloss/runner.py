@@ -3,6 +3,7 @@ external DUT, every trial saved to the result file before the next one starts.""
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections import deque
@@ -306,12 +307,18 @@ def goal_dict(g, frame: int, link_bps: float) -> dict | None:
         return None
     out = {"goal": g.goal, "loss_pct": g.loss_pct, "rate_pps": g.rate_pps, "lower_pps": g.lower_pps,
            "upper_pps": g.upper_pps, "generator_bound": g.generator_bound}
+    if g.rate_pps and g.validation is not None:
+        # the rate is what zlgen delivered in the deciding trial, never more: a trial passes with the generator up
+        # to gen_tolerance_pct short of the requested rate, and the DUT then forwarded only what it was given
+        offered = math.floor(min(d.achieved_pps for d in g.validation.outcome.directions))
+        if offered < g.rate_pps:
+            out.update({"rate_pps": float(offered), "requested_pps": g.rate_pps})
     if g.conditional_pps is not None:
         out["conditional_pps"] = g.conditional_pps
-    if g.rate_pps:
-        out["line_rate_pct"] = 100 * g.rate_pps / line_rate_pps(link_bps, frame)
-        out["l1_gbps"] = l1_bps(g.rate_pps, frame) / 1e9
-        out["l2_gbps"] = l2_bps(g.rate_pps, frame) / 1e9
+    if out["rate_pps"]:
+        out["line_rate_pct"] = 100 * out["rate_pps"] / line_rate_pps(link_bps, frame)
+        out["l1_gbps"] = l1_bps(out["rate_pps"], frame) / 1e9
+        out["l2_gbps"] = l2_bps(out["rate_pps"], frame) / 1e9
     if g.validation is not None:
         v = g.validation
         out["validation"] = {"index": v.index, "lost": sum(d.lost for d in v.outcome.directions),
