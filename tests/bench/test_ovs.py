@@ -49,8 +49,11 @@ def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path, str
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
     search = doc["searches"][0]
-    ndr = search["result"]["ndr"]["rate_pps"]
-    assert abs(ndr - 30000) / 30000 < 0.01, ndr
+    res = search["result"]["ndr"]
+    ndr, asked = res["rate_pps"], res.get("requested_pps", res["rate_pps"])
+    assert abs(asked - 30000) / 30000 < 0.01, res  # the search found the meter's rate
+    # reported: what zlgen delivered at that request (short of it only by host stalls it skipped), never more
+    assert 30000 * 0.95 <= ndr <= asked, res
     assert search["result"]["strategy"] == strategy and search["warmup"]["rate_pps"] > 0
     assert doc["placement"]["pvp"]["meter_pps"] == 30000
     ceiling = doc["ceilings"]["64"]
