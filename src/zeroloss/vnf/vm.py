@@ -118,7 +118,10 @@ class Qmp:
                     raise
                 time.sleep(0.05)
         self.sock = s
+        # QEMU greets only once its vhost-user netdevs are connected (it waits for OVS there): allow for it
+        s.settimeout(max(self.timeout, wait_s))
         self._read()  # the greeting
+        s.settimeout(self.timeout)
         self.execute("qmp_capabilities")
         return self
 
@@ -234,7 +237,7 @@ class GuestVm:
         self.proc.start()
         try:
             try:
-                self.qmp = Qmp(Path(self.spec.qmp_socket)).connect(10.0, self.proc.alive)
+                self.qmp = Qmp(Path(self.spec.qmp_socket)).connect(30.0, self.proc.alive)
             except OSError as e:
                 raise ZeroLossError(f"{self.label}: QEMU did not start: {self.proc.reason() or e} "
                                     f"(log: {self.proc.log_path})") from None
