@@ -18,9 +18,9 @@ from zeroloss.search.mlr import mlr_search
 
 from .bench.ovsbench import VNFS, OvsBench, OvsBenchSpec, flows
 from .bench.softbench import BenchSpec, SoftBench
+from .bench.vnfs import vnf_placement, vnf_settings
 from .bench.workspace import Workspace
 from .config import OVS_TOPOLOGIES, RunConfig
-from .cores import core_list
 from .dpdk import hugepages
 from .dpdk.eal import Eal
 from .errors import ZeroLossError
@@ -29,7 +29,6 @@ from .gen import Zlgen, ZlgenClient, ZlgenConfig
 from .ledger import STAT_KEYS, counter_delta, external_paths, p2p_paths, queue_spread, summary
 from .model import TrialResult, l1_bps, l2_bps, line_rate_pps
 from .proc import ComponentDied
-from .vnf.vm import guest_manifest, hardware_virt, resolve_accel, resolve_vnf
 
 T = TypeVar("T")
 
@@ -102,35 +101,6 @@ CEILING_METHODS = {
              "process, nothing in between; zlgen also does the vhost side's copies there, so this is a lower "
              "bound of its ceiling on the DUT's vhost-user ports",
 }
-
-
-def vnf_settings(cfg: RunConfig) -> dict:
-    """The OvsBenchSpec fields of the VNFs: --vnf auto becomes vm where KVM works (else process, and why)."""
-    vnf = "process" if cfg.topology in ("p2p", "ovs-p2p") else resolve_vnf(cfg.vnf)
-    return {"vnf": vnf, "vnf_accel": cfg.vnf_accel,
-            "vnf_vcpus": core_list("vnf_vcpus", cfg.vnf_vcpus),
-            "vnf_emulator_cpus": core_list("vnf_emulator_cpus", cfg.vnf_emulator_cpus),
-            "vnf_memory_mb": cfg.vnf_memory_mb, "vnf_boot_timeout_s": cfg.vnf_boot_timeout_s,
-            "vnf_queues": cfg.vnf_queues}
-
-
-def vnf_placement(spec: OvsBenchSpec, bench: OvsBench) -> dict:
-    """What the result file keeps of the VNFs: process or VM and, for VMs, the domain XML, boot time, pins."""
-    if not spec.vnf_ports:
-        return {}
-    out: dict = {"vnf": spec.vnf}
-    if spec.vnf == "process":
-        why = hardware_virt()
-        if why:
-            out["vnf_vm_unavailable"] = why
-        return out
-    accel, why = resolve_accel(spec.vnf_accel)
-    out.update({"vnf_accel": accel, "vnf_accel_why": why,
-                "vnf_vcpus": list(spec.vnf_vcpus), "vnf_emulator_cpus": list(spec.vnf_emulator_cpus),
-                "vnf_memory_mb": spec.vnf_memory_mb, "vnf_queues": spec.vnf_queues or spec.queues,
-                "vnf_domains": bench.domains(), "vnf_boot_s": [v.boot_s for v in bench.vnfs],
-                "vnf_guest": guest_manifest()})
-    return out
 
 
 def link_for(cfg: RunConfig, frame: int) -> str:

@@ -1,0 +1,37 @@
+"""The VNFs of an OVS bench as run settings and as the result file keeps them (process or VM, pins, domains)."""
+
+from __future__ import annotations
+
+from ..config import RunConfig
+from ..cores import core_list
+from ..vnf.vm import guest_manifest, hardware_virt, resolve_accel, resolve_vnf
+from .ovsbench import OvsBench, OvsBenchSpec
+
+
+def vnf_settings(cfg: RunConfig) -> dict:
+    """The OvsBenchSpec fields of the VNFs: --vnf auto becomes vm where KVM works (else process, and why)."""
+    vnf = "process" if cfg.topology in ("p2p", "ovs-p2p") else resolve_vnf(cfg.vnf)
+    return {"vnf": vnf, "vnf_accel": cfg.vnf_accel,
+            "vnf_vcpus": core_list("vnf_vcpus", cfg.vnf_vcpus),
+            "vnf_emulator_cpus": core_list("vnf_emulator_cpus", cfg.vnf_emulator_cpus),
+            "vnf_memory_mb": cfg.vnf_memory_mb, "vnf_boot_timeout_s": cfg.vnf_boot_timeout_s,
+            "vnf_queues": cfg.vnf_queues}
+
+
+def vnf_placement(spec: OvsBenchSpec, bench: OvsBench) -> dict:
+    """What the result file keeps of the VNFs: process or VM and, for VMs, the domain XML, boot time, pins."""
+    if not spec.vnf_ports:
+        return {}
+    out: dict = {"vnf": spec.vnf}
+    if spec.vnf == "process":
+        why = hardware_virt()
+        if why:
+            out["vnf_vm_unavailable"] = why
+        return out
+    accel, why = resolve_accel(spec.vnf_accel)
+    out.update({"vnf_accel": accel, "vnf_accel_why": why,
+                "vnf_vcpus": list(spec.vnf_vcpus), "vnf_emulator_cpus": list(spec.vnf_emulator_cpus),
+                "vnf_memory_mb": spec.vnf_memory_mb, "vnf_queues": spec.vnf_queues or spec.queues,
+                "vnf_domains": bench.domains(), "vnf_boot_s": [v.boot_s for v in bench.vnfs],
+                "vnf_guest": guest_manifest()})
+    return out
