@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 PKGS=(dpdk dpdk-dev libdpdk-dev openvswitch-switch-dpdk python3-openvswitch meson ninja-build pkg-config
       gcc make libjansson-dev python3 python3-venv python3-pip python3-pyelftools iproute2
       chromium   # chromium: the report test renders the HTML report headless
-      qemu-system-x86 busybox-static cpio)  # the VNF guest (--vnf vm): QEMU, the guest's shell, its initramfs
+      qemu-system-x86 busybox-static cpio  # the VNF guest (--vnf vm): QEMU, the guest's shell, its initramfs
+      openssh-client openssh-server)  # lab mode: ssh to the DUT host; the lab tests' sshd on 127.0.0.1
 # 2 MiB pages: OVS (1024 MB) + zlgen (256 MB) + the VNFs (pvvp: two 512 MB guests, or two 256 MB testpmds)
 HUGEPAGES=${ZEROLOSS_HUGEPAGES:-1280}
 

@@ -73,8 +73,13 @@ class RunConfig:
                                 "host has hardware virtualization, else tcg)", choices=("auto", "kvm", "tcg"))
     vnf_boot_timeout_s: float = _f(60.0, "vm: how long the guest may take to reach testpmd's prompt", 5, 3600,
                                    unit="s")
-    dut: str = _f("testpmd", "device under test: testpmd (started by zeroloss) or external (yours)",
-                  choices=("testpmd", "external"))
+    dut: str = _f("testpmd", "device under test: testpmd (started by zeroloss), external (yours, no counters) or "
+                             "lab (a compute node described by a lab file, read over SSH)",
+                  choices=("testpmd", "external", "lab"))
+    lab: str = _f("", "lab mode: the lab file (generator ports, the DUT host, its OVS and VNFs, the traffic)")
+    dut_set: list[str] = _f((), "lab mode: OVS settings to change on the DUT for this run, TABLE:RECORD:COLUMN[:KEY]="
+                                "VALUE (ovs-vsctl set), each restored at the end; needs allow_dut_changes")
+    allow_dut_changes: bool = _f(False, "lab mode: allow dut_set to change the DUT's OVS (restored at the end)")
     forward_mode: str = _f("io", "testpmd forwarding mode", choices=("io", "mac", "macswap"))
     link: str = _f("auto", "bench wire: memif, vhost, or auto (memif up to 1518 B, vhost above)",
                    choices=("auto", "memif", "vhost"))
@@ -123,6 +128,18 @@ class RunConfig:
             _check(f, getattr(self, f.name))
         if self.pdr_loss_pct >= 0 and self.pdr_loss_pct < self.ndr_loss_pct:
             raise ZeroLossError(f"pdr_loss_pct ({self.pdr_loss_pct}) must be >= ndr_loss_pct ({self.ndr_loss_pct})")
+        if self.lab and self.dut == "testpmd":  # the default: a lab file says where the DUT is
+            object.__setattr__(self, "dut", "lab")
+        if self.lab and self.dut not in ("lab", "testpmd"):
+            raise ZeroLossError(f"config: a lab file runs with dut lab, not {self.dut}", "drop dut, or the lab file")
+        if self.dut == "lab" and not self.lab:
+            raise ZeroLossError("dut lab needs a lab file", "give --lab FILE")
+        if self.dut_set and not self.allow_dut_changes:
+            raise ZeroLossError(f"dut_set would change the DUT ({self.dut_set[0]}): zeroloss only observes a lab "
+                                f"unless told otherwise",
+                                "add --allow-dut-changes (every change is restored at the end)")
+        if self.dut_set and not self.lab:
+            raise ZeroLossError("dut_set is for lab mode (a DUT zeroloss did not build)", "give --lab FILE")
         if self.dut == "external" and len(self.ports) != 2:
             raise ZeroLossError("dut external needs ports: the two ports as EAL device arguments",
                                 "e.g. --port 0000:3b:00.0 --port 0000:3b:00.1")

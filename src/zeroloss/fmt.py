@@ -130,3 +130,40 @@ def queue_lines(doc: dict) -> list[str]:
     if out:
         out.insert(0, f"DUT RX queue share at the NDR validation trial ({nb} queue(s) per port):")
     return out
+
+
+def soak_line(row: dict) -> str:
+    """One interval of a fixed-rate (soak) trial: time, then per direction rate sent/received and loss."""
+    parts = [f"{row['t_s']:8.1f} s"]
+    for key, d in sorted(row["directions"].items()):
+        parts.append(f"{key} tx {d['tx_pps']:>12,.0f} pps  rx {d['rx_pps']:>12,.0f} pps  lost {d['lost']:>9,} "
+                     f"({d['loss_pct']:.4f} %)")
+    return "  ".join(parts)
+
+
+def soak_table(doc: dict) -> str:
+    """A soak's totals per direction and where its frames were lost."""
+    res = doc["result"]
+    lines = [f"fixed-rate trial: {doc['frame']} B at {doc['rate_pps']:,.0f} pps per direction "
+             f"({doc['line_rate_pct']:.2f} % of line rate), {doc['duration_s']:g} s, "
+             f"{len(doc['intervals'])} interval(s) of {doc['interval_s']:g} s"]
+    worst = max((d["loss_pct"] for row in doc["intervals"] for d in row["directions"].values()), default=0.0)
+    lines.append(f"{'direction':<10}{'sent':>14}{'received':>14}{'lost':>10}{'loss %':>12}{'achieved pps':>16}")
+    for d in res["directions"]:
+        key = "AB"[d["tx_side"]] + "->" + "AB"[d["rx_side"]]
+        pct = 100 * d["lost"] / d["tx"] if d["tx"] else 0.0
+        lines.append(f"{key:<10}{d['tx']:>14,}{d['rx']:>14,}{d['lost']:>10,}{pct:>12.6f}{d['achieved_pps']:>16,.0f}")
+    lines.append(f"worst interval loss: {worst:.4f} %")
+    for led in doc.get("ledger", []):
+        for hop in led["hops"]:
+            for drop in hop["drops"]:
+                lines.append(f"  {led['direction']}: {drop['frames']:,} lost at {hop['name']}: {drop['reason']} "
+                             f"({drop['counter']})")
+            if hop.get("unexplained"):
+                lines.append(f"  {led['direction']}: {hop['unexplained']:,} lost at {hop['name']} where no counter "
+                             f"saw them")
+    for f in doc.get("diagnosis", []):
+        if "frames" in f:
+            lines.append(f"diagnosis: {f['frames']:,} frame(s) at {f['hop']}: {f['cause']}")
+            lines += [f"  fix: {r}" for r in f.get("remedies", [])[:2]]
+    return "\n".join(lines)

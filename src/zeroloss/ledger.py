@@ -135,8 +135,7 @@ def _read(h: dict, c: dict, budget: dict[str, int]) -> _Hop:
         own_in = _sum(rin, "rx_packets")
         out = _sum(rout, "tx_packets") + _sum(rout, "tx_dropped")
         drops = []
-        meter = h.get("meter")
-        if meter:
+        for meter in h.get("meters") or ([h["meter"]] if h.get("meter") else []):
             m = ((c.get("ovs") or {}).get("meters") or {}).get(meter)
             if m is not None:
                 drops.append(_drop("meter", m["dropped"], f"meter {meter} band packet_count"))

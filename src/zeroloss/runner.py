@@ -183,7 +183,9 @@ class TrialRunner:
     """The search's trial callback: replays stored trials of a resumed search, then measures live."""
 
     def __init__(self, client: ZlgenClient, cfg: RunConfig, frame: int, probe: Probe, replay: list[dict],
-                 refused_is_loss: bool):
+                 refused_is_loss: bool, make_streams: Callable[[int, float], list[dict]] | None = None,
+                 lanes: int = 0):
+        """make_streams(frame, rate) and lanes (streams per direction): a lab's streams instead of the bench's."""
         self.client = client
         self.refused_is_loss = refused_is_loss
         self.cfg = cfg
@@ -192,9 +194,11 @@ class TrialRunner:
         self.replay = deque(replay)
         self.detail: dict = {}
         self.replaying = False
-        self.queues = cfg.dut_rxq if cfg.dut != "external" else 1
-        self.members = 2 if cfg.bond != "none" else 1
-        self.nb_streams = client.configure(streams(cfg, frame, 0, self.queues, self.members))
+        queues = cfg.dut_rxq if cfg.dut not in ("external", "lab") else 1
+        members = 2 if cfg.bond != "none" else 1
+        self.lanes = lanes or queues * members
+        made = make_streams(frame, 0) if make_streams else streams(cfg, frame, 0, queues, members)
+        self.nb_streams = client.configure(made)
 
     def __call__(self, rate_pps: float, duration_s: float, kind: Kind) -> Outcome:
         if self.replay:
@@ -224,7 +228,7 @@ class TrialRunner:
         before = guarded(health, self.probe.counters)
         r = guarded(health, lambda: self.client.run_trial(
             duration_s=duration_s, drain_ms=self.cfg.drain_ms,
-            rate_pps=[rate_pps / (self.queues * self.members)] * self.nb_streams, watch=health))
+            rate_pps=[rate_pps / self.lanes] * self.nb_streams, watch=health))
         after = guarded(health, self.probe.counters)
         self.detail = guarded(health, lambda: self._details(r, before, after, rate_pps))
         return outcome_of(r, self.refused_is_loss)
@@ -306,7 +310,11 @@ class Run:
         self.link_bps = self.cfg.link_speed_gbps * 1e9
 
     def execute(self) -> None:
-        if self.cfg.dut == "external":
+        if self.cfg.dut == "lab":
+            from .lab.labrun import run_lab
+
+            run_lab(self)
+        elif self.cfg.dut == "external":
             self._external()
         elif self.cfg.topology in OVS_TOPOLOGIES:
             self._ovs()
@@ -435,7 +443,8 @@ class Run:
                                      frame, rep, "external", top, ceiling_is_gen=False)
 
     def _search(self, client: ZlgenClient, probe: Probe, frame: int, rep: int, link: str,
-                ceiling: float, mrr: float | None = None, ceiling_is_gen: bool = True) -> None:
+                ceiling: float, mrr: float | None = None, ceiling_is_gen: bool = True,
+                lab_streams: tuple[Callable[[int, float], list[dict]], int, bool] | None = None) -> None:
         """One search; ceiling: the generator's limit (its own ceiling, or what it offered flat out beside the
         DUT, the lower); mrr: the DUT's maximum receive rate, which bounds the top from above by MRR_MARGIN."""
         cfg = self.cfg
@@ -454,7 +463,10 @@ class Run:
                             anomaly_policy=cfg.anomaly_policy, exceed_ratio=cfg.mlr_exceed_ratio,
                             duration_sum_s=cfg.mlr_duration_sum_s,
                             ceiling_is_generator=ceiling_is_gen and max_rate == ceiling < line)
-        runner = TrialRunner(client, cfg, frame, probe, replay, refused_is_loss=link != "external")
+        if lab_streams:  # (make_streams, lanes, refused_is_loss)
+            runner = TrialRunner(client, cfg, frame, probe, replay, lab_streams[2], lab_streams[0], lab_streams[1])
+        else:
+            runner = TrialRunner(client, cfg, frame, probe, replay, refused_is_loss=link != "external")
         self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,
                                  "resumed_trials": len(replay), "strategy": cfg.search})
         if cfg.warmup_s > 0:

@@ -30,6 +30,19 @@ def _rate(text: str) -> float:
     return v
 
 
+def _rate_or_pct(text: str) -> tuple[str, float]:
+    """A rate in frames/s (k/M suffixes) or in % of the ports' line rate ('10%')."""
+    if text.endswith("%"):
+        try:
+            v = float(text[:-1])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a percentage (e.g. 10%)") from None
+        if not 0 < v <= 100:
+            raise argparse.ArgumentTypeError(f"{text} is not in 0..100 % of line rate")
+        return "pct", v
+    return "pps", _rate(text)
+
+
 def _imix(text: str) -> list[list[int]]:
     """'64:7,570:4,1518:1' -> [[64, 7], [570, 4], [1518, 1]]."""
     try:
@@ -57,6 +70,17 @@ def _cmd_trial(args: argparse.Namespace) -> int:
     from zeroloss.bench.workspace import Workspace
     from zeroloss.fmt import port_table, trial_table
 
+    if args.lab:
+        from zeroloss.cli.lab import lab_trial
+
+        return lab_trial(args)
+    kind, args.rate = args.rate
+    if kind == "pct":
+        raise ZeroLossError("a rate in % of line rate needs the ports' speed: give it with --lab FILE",
+                            "on the bench, give frames/s (e.g. --rate 1M)")
+    for flag in ("interval", "output"):
+        if getattr(args, flag) is not None:
+            raise ZeroLossError(f"--{flag} is for fixed-rate trials on lab ports (--lab FILE)")
     sizes = [p[0] for p in args.imix] if args.imix else [args.frame_size]
     for size in sizes:
         if not MIN_FRAME <= size <= MAX_FRAME:
@@ -99,6 +123,7 @@ RUN_FLAGS = {  # flag dest -> config key
     "forward_mode": "forward_mode", "link": "link", "ports": "ports", "max_rate_pps": "max_rate_pps",
     "start_pct": "start_pct", "strict_rfc2544": "strict_rfc2544", "topology": "topology", "vnf_ring": "vnf_ring",
     "vnf": "vnf", "bond": "bond", "search": "search", "require_ndr": "require_ndr", "warmup_s": "warmup_s",
+    "lab": "lab", "dut_set": "dut_set", "allow_dut_changes": "allow_dut_changes",
 }
 
 
@@ -343,7 +368,15 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    if args.vnf:
+    if args.lab:
+        from zeroloss.lab.labbench import bench_lab, table
+        from zeroloss.lab.labfile import load
+
+        lab = load(args.lab)
+        r = bench_lab(lab, readings=args.readings,
+                      progress=lambda m: None if args.json else print(m, file=sys.stderr, flush=True))
+        lines = [json.dumps(r, indent=2)] if args.json else [table(r, lab.dut.target)]
+    elif args.vnf:
         import time
         from pathlib import Path
 
@@ -393,9 +426,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="frame size in bytes including FCS, 64..9728 (default 64)")
     t.add_argument("--imix", type=_imix, default=None, metavar="SIZE:WEIGHT,...",
                    help="a frame size mix instead of --frame-size, e.g. 64:7,570:4,1518:1")
-    t.add_argument("--rate", type=_rate, default=100000, metavar="PPS",
+    t.add_argument("--rate", type=_rate_or_pct, default=("pps", 100000), metavar="PPS|PCT%",
                    help="rate per direction in frames/s, k/M suffixes allowed; 0 = as fast as possible "
-                        "(default 100k)")
+                        "(default 100k); with --lab also in %% of the ports' line rate, e.g. 10%%")
+    t.add_argument("--lab", metavar="FILE", help="send on a lab's generator ports through the compute node it "
+                                                 "describes (fixed-rate / soak trial; see docs/lab.md)")
+    t.add_argument("--interval", type=float, default=None, metavar="S",
+                   help="--lab: print loss and rate every S seconds of the trial (default 1)")
+    t.add_argument("--output", "-o", metavar="FILE", help="--lab: the soak's result file, written every interval "
+                                                          "(default results/soak-TIME.json)")
     t.add_argument("--duration", type=float, default=2.0, metavar="S", help="TX time in seconds (default 2)")
     t.add_argument("--drain-ms", type=int, default=500, metavar="MS",
                    help="receive for this long after TX stops, in ms (default 500)")
@@ -449,7 +488,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--vnf", choices=["auto", "vm", "process"],
                    help="pvp, pvvp: the VNF is a QEMU/KVM guest running testpmd (vm), testpmd as a host process "
                         "(process), or vm where /dev/kvm works (auto, default)")
-    r.add_argument("--dut", choices=["testpmd", "external"], help="testpmd on the bench (default) or external")
+    r.add_argument("--dut", choices=["testpmd", "external", "lab"],
+                   help="testpmd on the bench (default), external, or lab (implied by --lab)")
+    r.add_argument("--lab", metavar="FILE", help="certify a compute node zeroloss did not build: its lab file "
+                                                 "(generator ports, the node over SSH, its OVS and VNFs, the traffic; "
+                                                 "see docs/lab.md)")
+    r.add_argument("--dut-set", dest="dut_set", action="append", metavar="TABLE:RECORD:COLUMN[:KEY]=VALUE",
+                   help="--lab: change an OVS setting of the node for this run (ovs-vsctl set), restored at the "
+                        "end; needs --allow-dut-changes")
+    r.add_argument("--allow-dut-changes", dest="allow_dut_changes", action="store_true", default=None,
+                   help="--lab: let --dut-set change the node (zeroloss only reads it otherwise)")
     r.add_argument("--forward-mode", dest="forward_mode", choices=["io", "mac", "macswap"],
                    help="testpmd forwarding mode (default io)")
     r.add_argument("--link", choices=["auto", "memif", "vhost"],
@@ -538,6 +586,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--vnf", action="store_true",
                    help="instead: PVP with the VNF as a VM against the VNF as a host process, per frame size, and "
                         "the VM with virtio rings 256 and 1024 (NDRs, ratios, guest boot time)")
+    b.add_argument("--lab", metavar="FILE", help="the cost of reading a lab node (OVS + VNF counters, OVS state) "
+                                                 "over SSH, beside the bench's local reading of the same OVS when "
+                                                 "the node is this host")
+    b.add_argument("--readings", type=_positive_int, default=50, metavar="N",
+                   help="--lab: readings timed per kind (default 50)")
     b.add_argument("--frames", default="64,1518,9000", metavar="BYTES,...",
                    help="--vnf: the frame sizes (default 64,1518,9000)")
     b.add_argument("--cases", default="p2p:64,p2p:1518,p2p:9000,pvp:64", metavar="TOPO:SIZE,...",

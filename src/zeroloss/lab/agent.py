@@ -1,0 +1,171 @@
+"""zeroloss's reader on a lab host: sent over the SSH session's stdin and run by the host's python3 (standard
+library only, nothing installed on the host). It answers JSON requests, one per line, on stdin/stdout for as long
+as the session lasts, so that every reading of a trial is one round trip on one login:
+
+    {"id": 7, "op": "batch", "items": [{"op": "run", "argv": [...]}, {"op": "telemetry", ...}]}
+    -> {"id": 7, "ok": true, "result": [...]}
+
+Ops (all read-only: the agent changes nothing unless the request is a `run` of a changing command, which only
+zeroloss's --allow-dut-changes sends):
+- run {argv, env?, timeout?}: {rc, out, err} of a command.
+- unixctl {path, cmd, args?}: an ovs-appctl command over the daemon's control socket (JSON-RPC), the connection
+  kept open: no process per reading.
+- telemetry {path, cmds}: DPDK telemetry queries (SOCK_SEQPACKET, kept open), {cmd: value} or {"error": text}.
+- alive {pids}: {pid: bool}.
+- batch {items}: the results of several requests, run concurrently.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+_socks = {}
+_lock = threading.Lock()
+
+
+def _run(req):
+    env = dict(os.environ)
+    env.update(req.get("env") or {})
+    try:
+        r = subprocess.run(req["argv"], capture_output=True, timeout=req.get("timeout", 30), env=env)
+    except FileNotFoundError:
+        return {"rc": 127, "out": "", "err": f"{req['argv'][0]}: command not found"}
+    except subprocess.TimeoutExpired:
+        return {"rc": 124, "out": "", "err": f"{req['argv'][0]}: no answer in {req.get('timeout', 30)} s"}
+    return {"rc": r.returncode, "out": r.stdout.decode(errors="replace"), "err": r.stderr.decode(errors="replace")}
+
+
+def _conn(key, family, path, timeout):
+    with _lock:
+        s = _socks.get(key)
+    if s is not None:
+        return s, False
+    s = socket.socket(socket.AF_UNIX, family)
+    s.settimeout(timeout)
+    s.connect(path)
+    with _lock:
+        _socks[key] = s
+    return s, True
+
+
+def _drop(key):
+    with _lock:
+        s = _socks.pop(key, None)
+    if s is not None:
+        s.close()
+
+
+def _unixctl_once(req):
+    key = ("unixctl", req["path"])
+    s, _ = _conn(key, socket.SOCK_STREAM, req["path"], req.get("timeout", 10))
+    msg = {"method": req["cmd"], "params": list(req.get("args") or []), "id": 0}
+    s.sendall(json.dumps(msg).encode())
+    buf = b""
+    dec = json.JSONDecoder()
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise OSError("the daemon closed its control socket")
+        buf += chunk
+        try:
+            reply, _ = dec.raw_decode(buf.decode())
+            break
+        except ValueError:
+            continue
+    if reply.get("error") is not None:
+        return {"rc": 2, "out": "", "err": str(reply["error"]).strip()}
+    return {"rc": 0, "out": reply.get("result") or "", "err": ""}
+
+
+def _unixctl(req):
+    try:
+        return _unixctl_once(req)
+    except OSError:
+        _drop(("unixctl", req["path"]))
+    try:  # the daemon restarted, or the connection timed out once: one new connection
+        return _unixctl_once(req)
+    except OSError as e:
+        _drop(("unixctl", req["path"]))
+        return {"rc": 1, "out": "", "err": f"{req['path']}: {e.strerror or e}"}
+
+
+def _telemetry_once(req):
+    key = ("telemetry", req["path"])
+    s, new = _conn(key, socket.SOCK_SEQPACKET, req["path"], req.get("timeout", 2))
+    if new:
+        s.recv(65536)  # the greeting: version, pid, max_output_len
+    out = {}
+    for cmd in req["cmds"]:
+        s.send(cmd.encode())
+        data = s.recv(1 << 20)
+        if not data:
+            raise OSError("the process closed its telemetry socket")
+        out[cmd] = json.loads(data.decode()).get(cmd.split(",", 1)[0])
+    return out
+
+
+def _telemetry(req):
+    try:
+        return _telemetry_once(req)
+    except (OSError, ValueError):
+        _drop(("telemetry", req["path"]))
+    try:
+        return _telemetry_once(req)
+    except (OSError, ValueError) as e:
+        _drop(("telemetry", req["path"]))
+        return {"error": f"{req['path']}: {getattr(e, 'strerror', None) or e}"}
+
+
+def _alive(req):
+    out = {}
+    for pid in req["pids"]:
+        try:
+            os.kill(int(pid), 0)
+            out[str(pid)] = True
+        except ProcessLookupError:
+            out[str(pid)] = False
+        except PermissionError:
+            out[str(pid)] = True
+    return out
+
+
+_pool = ThreadPoolExecutor(max_workers=8)
+
+
+def _batch(req):
+    return list(_pool.map(_one, req["items"]))
+
+
+OPS = {"run": _run, "unixctl": _unixctl, "telemetry": _telemetry, "alive": _alive, "batch": _batch,
+       "hello": lambda req: {"pid": os.getpid(), "uid": os.getuid(), "host": socket.gethostname(),
+                             "python": sys.version.split()[0], "time": time.time()}}
+
+
+def _one(req):
+    op = OPS.get(req.get("op"))
+    if op is None:
+        return {"error": f"unknown op {req.get('op')!r}"}
+    return op(req)
+
+
+def main():
+    out = sys.stdout
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        try:
+            reply = {"id": req.get("id"), "ok": True, "result": _one(req)}
+        except Exception as e:  # noqa: BLE001 - reported to zeroloss, which names it; the agent keeps serving
+            reply = {"id": req.get("id"), "ok": False, "error": f"{type(e).__name__}: {e}"}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()

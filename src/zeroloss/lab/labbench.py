@@ -1,0 +1,122 @@
+"""`zeroloss bench --lab FILE`: what reading a lab node costs, side by side with the bench's local reading of the
+same OVS and VNF (when the node is this host, as in the lab tests): one reading of OVS + VNF counters (before
+and after every trial), the OVS state kept per trial, and the share of a trial's time they add."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ..dpdk.telemetry import Telemetry
+from ..dut.ovs import Ovs, OvsSettings
+from ..errors import ZeroLossError
+from .labdut import LabDut
+from .labfile import Lab
+
+TRIAL_S = (1.0, 2.0, 10.0)
+
+
+def _times(fn: Callable[[], object], n: int) -> list[float]:
+    out = []
+    fn()  # the first one opens connections
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def _local_reader(lab: Lab, dut: LabDut) -> tuple[Callable[[], dict], Callable[[], None]] | None:
+    """The bench's own reading (zeroloss.dut.ovs.Ovs.counters + DPDK telemetry) pointed at the lab's OVS and VNFs,
+    when they are on this host; None otherwise."""
+    rundir = Path(lab.ovs_rundir)
+    if not rundir.is_dir() or not Path(dut.ctl).exists() or any(v.ssh or not Path(v.telemetry).exists()
+                                                                for v in lab.vnfs):
+        return None
+    ovs = Ovs(rundir=rundir, settings=OvsSettings(), flows={b: [] for b in sorted(set(dut._bridges()))},
+              meters={b: [] for b in sorted(dut.meter_bridges)})
+    ovs.vswitchd_ctl = Path(dut.ctl)
+    ovs.db_sock = Path(lab.ovs_db.removeprefix("unix:"))
+    tels = [Telemetry(Path(v.telemetry), timeout=1.0) for v in lab.vnfs]
+
+    def read() -> dict:
+        return {"ovs": ovs.counters(), "procs": {v.name: [t.ethdev_stats(p) for p in (0, 1)]
+                                                 for v, t in zip(lab.vnfs, tels, strict=True)}}
+
+    def close() -> None:
+        for t in tels:
+            t.close()
+        ovs._drop_unixctl()
+
+    return read, close
+
+
+def bench_lab(lab: Lab, readings: int = 50, progress: Callable[[str], None] = lambda _: None) -> dict:
+    """Median and p90 ms of a counters reading and a state reading, remote (one SSH session) and local."""
+    with LabDut(lab) as dut:
+        ports = [p.dut_port for p in lab.ports] + [q for v in lab.vnfs for q in v.ports]
+        dut.use_path([p for p in ports if p in dut.bridge_of], [], [v.name for v in lab.vnfs])
+        logins = len(dut.agents)
+        progress(f"remote: {readings} readings over one SSH session to {lab.dut.target}")
+        remote = _times(dut.counters, readings)
+        remote_state = _times(dut.state, max(5, readings // 5))
+        local = local_state = None
+        reader = _local_reader(lab, dut)
+        if reader is not None:
+            read, close = reader
+            progress(f"local: {readings} readings of the same OVS and VNF as the bench reads its own")
+            try:
+                local = _times(read, readings)
+                local_state = _times(lambda: (dut_snapshot_local(lab, dut)), max(5, readings // 5))
+            finally:
+                close()
+        requests = sum(a.requests for a in dut.agents.values())
+    out = {"readings": readings, "ssh_logins": logins, "requests": requests,
+           "remote_ms": _summary(remote), "remote_state_ms": _summary(remote_state)}
+    if local is not None:
+        out.update({"local_ms": _summary(local), "local_state_ms": _summary(local_state),
+                    "ratio": _summary(remote)["median"] / max(_summary(local)["median"], 1e-9)})
+    per_trial = 2 * out["remote_ms"]["median"] + out["remote_state_ms"]["median"]
+    out["trial_overhead_pct"] = {f"{t:g}s": 100 * per_trial / 1000 / t for t in TRIAL_S}
+    if local is not None:
+        lt = 2 * out["local_ms"]["median"] + out["local_state_ms"]["median"]
+        out["local_trial_overhead_pct"] = {f"{t:g}s": 100 * lt / 1000 / t for t in TRIAL_S}
+    return out
+
+
+def dut_snapshot_local(lab: Lab, dut: LabDut) -> None:
+    """The bench's per-trial state reading (appctl over the control socket, ovs-vsctl) of the lab's OVS."""
+    ovs = Ovs(rundir=Path(lab.ovs_rundir), settings=OvsSettings())
+    ovs.vswitchd_ctl = Path(dut.ctl)
+    ovs.db_sock = Path(lab.ovs_db.removeprefix("unix:"))
+    try:
+        ovs.snapshot()
+        ovs.interface_statistics()
+    finally:
+        ovs._drop_unixctl()
+
+
+def _summary(ms: list[float]) -> dict:
+    if not ms:
+        raise ZeroLossError("no readings")
+    s = sorted(ms)
+    return {"median": statistics.median(s), "p90": s[min(len(s) - 1, int(0.9 * len(s)))], "min": s[0]}
+
+
+def table(r: dict, target: str) -> str:
+    lines = [f"lab readings: {r['readings']} per kind, {r['ssh_logins']} SSH login(s), {r['requests']} requests",
+             f"{'reading':<34}{'remote (SSH) ms':>18}{'local (bench) ms':>18}{'remote/local':>14}"]
+    for key, name in (("", "OVS + VNF counters (per trial x2)"), ("_state", "OVS state (per trial x1)")):
+        rm = r[f"remote{key}_ms"]["median"]
+        lm = r.get(f"local{key}_ms", {}).get("median")
+        lines.append(f"{name:<34}{rm:>18.2f}{(f'{lm:.2f}' if lm is not None else 'n/a'):>18}"
+                     f"{(f'{rm / lm:.2f}' if lm else 'n/a'):>14}")
+    over = ", ".join(f"{k} trial {v:.2f} %" for k, v in r["trial_overhead_pct"].items())
+    lines.append(f"time the remote readings add to a trial: {over}")
+    if "local_trial_overhead_pct" in r:
+        over = ", ".join(f"{k} trial {v:.2f} %" for k, v in r["local_trial_overhead_pct"].items())
+        lines.append(f"(the bench's local readings add: {over})")
+    lines.append(f"node: {target}")
+    return "\n".join(lines)

@@ -1,0 +1,277 @@
+"""A lab's compute node as the loss ledger sees it: its OVS (counters, PMDs, meters, drops, rxq placement) and
+its VNFs' DPDK counters, read over one SSH session per host, one round trip per reading. Nothing on the node
+is changed, except the settings a run is explicitly allowed to change (--allow-dut-changes), each restored at
+the end.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+
+from ..dut.ovs import parse_interface_statistics
+from ..dut.ovsstats import (
+    parse_coverage_drops,
+    parse_dump_ports,
+    parse_mempool,
+    parse_meter_config,
+    parse_meter_stats,
+    parse_pmd_stats,
+)
+from ..errors import ZeroLossError
+from ..host.rxqorder import parse_dpif_show
+from ..ledger import STAT_KEYS
+from ..proc import ComponentDied
+from .labfile import Lab
+from .remote import RemoteAgent, SshLost
+from .ssh import SshTarget
+
+ETHDEV_KEYS = (*STAT_KEYS, "q_ipackets", "q_opackets")
+
+
+class LabDut:
+    """The remote OVS and VNFs of a lab file; start() opens the sessions and finds OVS, stop() closes them."""
+
+    def __init__(self, lab: Lab):
+        self.lab = lab
+        self.agents: dict[str, RemoteAgent] = {}
+        self.ctl = ""                                 # ovs-vswitchd's control socket on the host
+        self.pids: dict[str, int] = {}               # ovs-vswitchd, ovsdb-server
+        self.bridge_of: dict[str, str] = {}          # OVS port -> bridge
+        self.dp_names: dict[int, str] = {}           # datapath port number -> OVS port
+        self.path_ports: list[str] = []
+        self.meter_bridges: set[str] = set()
+        self.stage_procs: set[str] = set()           # counters of several VNFs summed (pairs in parallel)
+        self.changes: list[tuple[list[str], list[str]]] = []  # (undo argv, what was done) in the order done
+        self.readings = 0
+
+    # sessions -------------------------------------------------------------------------------------------
+    def agent(self, target: SshTarget | None = None) -> RemoteAgent:
+        target = target or self.lab.dut
+        a = self.agents.get(target.target)
+        if a is None:
+            a = self.agents[target.target] = RemoteAgent(target)
+            a.start()
+        return a
+
+    @property
+    def env(self) -> dict:
+        return {"OVS_RUNDIR": self.lab.ovs_rundir}
+
+    def vsctl_argv(self, *args: str) -> list[str]:
+        return ["ovs-vsctl", f"--db={self.lab.ovs_db}", "--timeout=10", *args]
+
+    def ofctl_argv(self, cmd: str, bridge: str, *args: str, version: str = "OpenFlow13") -> list[str]:
+        return ["ovs-ofctl", "-O", version, "--names", cmd, bridge, *args]
+
+    def _req_run(self, argv: list[str]) -> dict:
+        return {"op": "run", "argv": argv, "env": self.env, "timeout": 15}
+
+    def _req_ctl(self, cmd: str, *args: str) -> dict:
+        return {"op": "unixctl", "path": self.ctl, "cmd": cmd, "args": list(args)}
+
+    def _out(self, reply: dict, what: str) -> str:
+        if reply.get("rc"):
+            raise ZeroLossError(f"{self.lab.dut.target}: {what} failed: "
+                                f"{(reply.get('err') or '').strip().splitlines()[-1:] or reply.get('rc')}")
+        return reply["out"]
+
+    def vsctl(self, *args: str) -> str:
+        return self._out(self.agent().run(self.vsctl_argv(*args), env=self.env), "ovs-vsctl " + " ".join(args[:3]))
+
+    def appctl(self, cmd: str, *args: str) -> str:
+        return self._out(self.agent().call("unixctl", path=self.ctl, cmd=cmd, args=list(args)), f"ovs-appctl {cmd}")
+
+    def start(self) -> LabDut:
+        a = self.agent()
+        rundir = self.lab.ovs_rundir
+        r = a.batch([self._req_run(["cat", f"{rundir}/ovs-vswitchd.pid"]),
+                     self._req_run(["cat", f"{rundir}/ovsdb-server.pid"])])
+        if r[0]["rc"]:
+            raise ZeroLossError(f"{a.name}: no ovs-vswitchd in {rundir} ({(r[0]['err'] or '').strip()})",
+                                "set dut.ovs.rundir in the lab file to OVS's run directory")
+        self.pids["ovs-vswitchd"] = int(r[0]["out"].split()[0])
+        if not r[1]["rc"] and r[1]["out"].split():
+            self.pids["ovsdb-server"] = int(r[1]["out"].split()[0])
+        self.ctl = f"{rundir}/ovs-vswitchd.{self.pids['ovs-vswitchd']}.ctl"
+        self.health()
+        version = self.appctl("version").strip().splitlines()
+        self.version = version[0] if version else ""
+        self.topology()
+        return self
+
+    def topology(self) -> None:
+        """Bridges, their ports and the datapath's port numbers."""
+        a = self.agent()
+        brs = self.vsctl("list-br").split()
+        outs = a.batch([self._req_run(self.vsctl_argv("list-ports", b)) for b in brs] + [self._req_ctl("dpif/show")])
+        self.bridge_of = {p: b for b, r in zip(brs, outs[:-1], strict=True) for p in self._out(r, "list-ports").split()}
+        for b in brs:
+            self.bridge_of.setdefault(b, b)
+        self.dp_names = {n: p for p, n in parse_dpif_show(self._out(outs[-1], "dpif/show"),
+                                                           f"{a.name}'s dpif/show").items()}
+
+    def trace(self, bridge: str, match: str) -> str:
+        return self.appctl("ofproto/trace", bridge, match)
+
+    def other_config(self) -> dict[str, str]:
+        from ..dut.ovs import parse_map
+
+        return {k: str(v) for k, v in parse_map(self.vsctl("get", "Open_vSwitch", ".", "other_config")).items()}
+
+    def use_path(self, ports: list[str], meters: list[str], procs: list[str]) -> None:
+        """The OVS ports, meters and VNF stages the trials' frames cross: what every reading reads."""
+        self.path_ports = sorted(set(ports))
+        self.meter_bridges = {m.split("/")[0] for m in meters}
+        self.stage_procs = set(procs)
+
+    # readings -------------------------------------------------------------------------------------------
+    def _bridges(self) -> list[str]:
+        return sorted({self.bridge_of[p] for p in self.path_ports if p in self.bridge_of})
+
+    def counters(self) -> dict:
+        """Every stage's counters in one round trip per host: OVS's port counters (OpenFlow 1.4, live), the
+        meters on the path, drop coverage, PMD cycles, and each VNF's ethdev counters (telemetry)."""
+        brs = self._bridges()
+        meter_brs = sorted(self.meter_bridges)
+        items = [self._req_run(self.ofctl_argv("dump-ports", b, version="OpenFlow14")) for b in brs]
+        items += [self._req_run(self.ofctl_argv("meter-stats", b)) for b in meter_brs]
+        items += [self._req_ctl("coverage/show"), self._req_ctl("dpif-netdev/pmd-stats-show"),
+                  {"op": "alive", "pids": list(self.pids.values())}]
+        local_vnfs = [v for v in self.lab.vnfs if not v.ssh]
+        items += [self._tel(v) for v in local_vnfs]
+        r = self.agent().batch(items)
+        t_ns = time.monotonic_ns()
+        self.readings += 1
+        self._check_alive(r[len(brs) + len(meter_brs) + 2])
+        ports: dict[str, dict] = {}
+        for reply in r[:len(brs)]:
+            ports.update(parse_dump_ports(self._out(reply, "ovs-ofctl dump-ports")))
+        meters = {}
+        for b, reply in zip(meter_brs, r[len(brs):len(brs) + len(meter_brs)], strict=True):
+            for mid, m in parse_meter_stats(self._out(reply, "ovs-ofctl meter-stats")).items():
+                meters[f"{b}/{mid}"] = m
+        k = len(brs) + len(meter_brs)
+        ovs = {"ports": ports, "meters": meters, "coverage": parse_coverage_drops(self._out(r[k], "coverage/show")),
+               "pmds": parse_pmd_stats(self._out(r[k + 1], "pmd-stats-show")), "t_ns": t_ns}
+        procs = {}
+        for v, reply in zip(local_vnfs, r[k + 3:], strict=True):
+            stats = _ethdev(reply)
+            if stats is not None:
+                procs[v.name] = stats
+        for v in self.lab.vnfs:
+            if v.ssh:
+                stats = _ethdev(self.agent(self.lab.vnf_target(v)).call("telemetry", **self._tel(v)))
+                if stats is not None:
+                    procs[v.name] = stats
+        for name in sorted(h for h in self.stage_procs if "+" in h):
+            parts = [procs.get(n) for n in name.split("+")]
+            if all(parts):
+                procs[name] = [{key: sum(p[i].get(key, 0) for p in parts) for key in STAT_KEYS} for i in (0, 1)]
+        return {"ovs": ovs, "procs": procs}
+
+    def _tel(self, v) -> dict:
+        return {"op": "telemetry", "path": v.telemetry, "cmds": ["/ethdev/stats,0", "/ethdev/stats,1"],
+                "timeout": 1.0}
+
+    def _check_alive(self, alive: dict) -> None:
+        for name, pid in self.pids.items():
+            if not alive.get(str(pid), True):
+                raise ComponentDied(f"{name} (pid {pid}) on {self.lab.dut.target} is no longer running")
+
+    def health(self) -> None:
+        """Raises ComponentDied when a session is gone or OVS on the node stopped."""
+        for a in self.agents.values():
+            if not a.alive():
+                raise SshLost(f"lost the SSH connection to {a.name}")
+        self._check_alive(self.agent().call("alive", pids=list(self.pids.values())))
+
+    def state(self) -> dict:
+        """OVS state kept with each trial, as on the bench: PMD queues and stats, drop coverage, datapath ports,
+        interfaces' OVSDB statistics, the path ports' mempools and meters."""
+        keys = [("pmd_rxq_show", "dpif-netdev/pmd-rxq-show"), ("pmd_stats_show", "dpif-netdev/pmd-stats-show"),
+                ("coverage_drops", "coverage/show"), ("dpctl_show", "dpctl/show")]
+        items = [self._req_ctl(c) for _, c in keys]
+        items.append(self._req_run(self.vsctl_argv("--format=csv", "--data=bare", "--no-headings",
+                                                   "--columns=name,statistics", "list", "Interface")))
+        items += [self._req_ctl("netdev-dpdk/get-mempool-info", p) for p in self.path_ports]
+        items += [self._req_run(self.ofctl_argv("dump-meters", b)) for b in sorted(self.meter_bridges)]
+        r = self.agent().batch(items)
+        out: dict = {}
+        for (key, _), reply in zip(keys, r, strict=False):
+            text = reply["out"] if not reply.get("rc") else f"unavailable: {reply.get('err', '').strip()}"
+            if key == "coverage_drops":
+                text = "\n".join(line for line in text.splitlines() if "drop" in line)
+            out[key] = text
+        k = len(keys)
+        out["interface_statistics"] = parse_interface_statistics(r[k]["out"]) if not r[k].get("rc") else {}
+        out["mempools"] = {p: parse_mempool(x["out"]) for p, x in zip(self.path_ports, r[k + 1:], strict=False)
+                           if not x.get("rc")}
+        meters = {}
+        for b, x in zip(sorted(self.meter_bridges), r[k + 1 + len(self.path_ports):], strict=True):
+            if not x.get("rc"):
+                meters.update({f"{b}/{mid}": m for mid, m in parse_meter_config(x["out"]).items()})
+        if meters:
+            out["meters"] = meters
+        return out
+
+    # changes ----------------------------------------------------------------------------------------------
+    def change(self, setting: str) -> dict:
+        """Applies one TABLE:RECORD:COLUMN[:KEY]=VALUE with ovs-vsctl and remembers how to undo it."""
+        spec, sep, value = setting.partition("=")
+        parts = spec.split(":")
+        if not sep or len(parts) not in (3, 4) or not all(parts):
+            raise ZeroLossError(f"--dut-set {setting!r}: not TABLE:RECORD:COLUMN[:KEY]=VALUE",
+                                "e.g. Open_vSwitch:.:other_config:pmd-rxq-assign=roundrobin")
+        table, record, column = parts[:3]
+        key = parts[3] if len(parts) == 4 else None
+        ref = f"{column}:{key}" if key else column
+        before = self.agent().run(self.vsctl_argv("--if-exists", "get", table, record, ref), env=self.env)
+        if before["rc"]:
+            raise ZeroLossError(f"--dut-set {setting}: {before['err'].strip() or 'ovs-vsctl get failed'}")
+        old = before["out"].strip()
+        if key is not None and old == "":
+            undo = self.vsctl_argv("remove", table, record, column, key)
+        else:
+            undo = self.vsctl_argv("set", table, record, f"{ref}={old}")
+        self.vsctl("set", table, record, f"{ref}={value}")
+        self.changes.append((undo, [table, record, ref, value]))
+        return {"setting": f"{table}:{record}:{ref}", "from": old if old != "" else None, "to": value}
+
+    def restore(self) -> list[str]:
+        """Undoes every change, newest first; the faults, if any (the node then needs a hand)."""
+        faults = []
+        while self.changes:
+            undo, what = self.changes.pop()
+            try:
+                r = self.agent().run(undo, env=self.env)
+                if r["rc"]:
+                    faults.append(f"{':'.join(what[:3])}: {r['err'].strip()}")
+            except ComponentDied as e:
+                faults.append(f"{':'.join(what[:3])}: {e.message}; undo by hand: {shlex.join(undo)}")
+                self.changes.clear()
+                break
+        return faults
+
+    def stop(self) -> list[str]:
+        faults = self.restore() if self.changes else []
+        for a in self.agents.values():
+            a.close()
+        self.agents.clear()
+        return faults
+
+    def __enter__(self) -> LabDut:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _ethdev(reply: dict) -> list[dict] | None:
+    """A VNF's telemetry reply as the ledger's two port counter rows; None when it did not answer."""
+    if not isinstance(reply, dict) or "error" in reply:
+        return None
+    rows = [reply.get("/ethdev/stats,0"), reply.get("/ethdev/stats,1")]
+    if not all(isinstance(r, dict) for r in rows):
+        return None
+    return [{k: v for k, v in r.items() if k in ETHDEV_KEYS} for r in rows]

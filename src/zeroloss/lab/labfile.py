@@ -1,0 +1,274 @@
+"""The lab file: a compute node zeroloss did not build, the generator ports cabled to it, its OVS and VNFs, and
+the traffic. YAML, checked against LAB_SCHEMA (jsonschema) and then for consistency; every fault is one line
+naming the key.
+
+    dut:
+      ssh: compute-0                  # ssh destination: a Host of ~/.ssh/config (keys, ProxyJump apply) or user@host
+      ssh_config: ~/.ssh/lab_config   # optional: another ssh config file
+      sudo: auto                      # auto (sudo -n unless root) | always | never
+      ovs:
+        rundir: /var/run/openvswitch  # where ovs-vswitchd's control socket and the bridges' .mgmt sockets are
+        db: unix:/var/run/openvswitch/db.sock
+      vnfs:
+        - name: vnf1
+          ports: [vhu0, vhu1]         # the OVS ports of the VNF's DPDK ports 0 and 1
+          telemetry: /var/run/dpdk/rte/dpdk_telemetry.v2   # its DPDK telemetry socket
+          ssh: vnf1-guest             # optional: reach the socket through this ssh destination (e.g. ProxyJump
+                                      # through the compute node) instead of the node itself
+          forward: mac                # mac (rewrites the destination MAC) | io (forwards frames unchanged)
+          peer_macs: [02:00:00:00:00:0a, 02:00:00:00:00:0b]   # mac: the destination MAC its ports 0, 1 send to
+    generator:
+      lcores: "1"
+      ports:
+        - name: A
+          device: 0000:5e:00.0        # EAL device: PCI address or vdev arguments
+          dut_port: dpdk0             # the OVS port it is cabled to
+          mac: 3c:fd:fe:00:00:01      # optional: the port's own
+          dst_mac: fa:16:3e:00:00:01  # where its frames go (the VNF's port, or the gateway)
+          ip: 198.18.0.1
+          dst_ip: 198.19.0.1
+          vlan: 100                   # optional, -1 untagged
+          speed_gbps: 25              # optional: the port's reported link speed otherwise
+        - name: B
+          ...
+    traffic:
+      pairs: [[A, B]]                 # device pairs (generator port names), any number
+      direction: bidirectional        # | unidirectional (first -> second) | reverse (second -> first)
+      flows: 1024                     # optional: the run's flows otherwise
+      learning: {rate_pps: 1000, seconds: 1}   # frames that teach the DUT's MAC tables before each search
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+
+from ..errors import ZeroLossError
+from .ssh import SshTarget
+
+MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
+IPV4 = r"^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$"
+NAME = r"^[A-Za-z0-9_.-]{1,32}$"
+
+LAB_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["dut", "generator", "traffic"],
+    "properties": {
+        "dut": {
+            "type": "object", "additionalProperties": False, "required": ["ssh"],
+            "properties": {
+                "ssh": {"type": "string", "minLength": 1},
+                "ssh_config": {"type": "string", "minLength": 1},
+                "ssh_options": {"type": "array", "items": {"type": "string"}},
+                "sudo": {"enum": ["auto", "always", "never"]},
+                "ovs": {"type": "object", "additionalProperties": False, "properties": {
+                    "rundir": {"type": "string", "minLength": 1},
+                    "db": {"type": "string", "minLength": 1}}},
+                "vnfs": {"type": "array", "items": {
+                    "type": "object", "additionalProperties": False, "required": ["name", "ports", "telemetry"],
+                    "properties": {
+                        "name": {"type": "string", "pattern": NAME},
+                        "ports": {"type": "array", "items": {"type": "string", "minLength": 1},
+                                  "minItems": 2, "maxItems": 2},
+                        "telemetry": {"type": "string", "minLength": 1},
+                        "ssh": {"type": "string", "minLength": 1},
+                        "forward": {"enum": ["mac", "io"]},
+                        "peer_macs": {"type": "array", "items": {"type": "string", "pattern": MAC},
+                                      "minItems": 2, "maxItems": 2}}}},
+            }},
+        "generator": {
+            "type": "object", "additionalProperties": False, "required": ["ports"],
+            "properties": {
+                "lcores": {"type": "string", "minLength": 1},
+                "ports": {"type": "array", "minItems": 2, "items": {
+                    "type": "object", "additionalProperties": False,
+                    "required": ["name", "device", "dut_port", "dst_mac"],
+                    "properties": {
+                        "name": {"type": "string", "pattern": NAME},
+                        "device": {"type": "string", "minLength": 1},
+                        "dut_port": {"type": "string", "minLength": 1},
+                        "mac": {"type": "string", "pattern": MAC},
+                        "dst_mac": {"type": "string", "pattern": MAC},
+                        "ip": {"type": "string", "pattern": IPV4},
+                        "dst_ip": {"type": "string", "pattern": IPV4},
+                        "vlan": {"type": "integer", "minimum": -1, "maximum": 4094},
+                        "speed_gbps": {"type": "number", "exclusiveMinimum": 0, "maximum": 1000}}}}}},
+        "traffic": {
+            "type": "object", "additionalProperties": False, "required": ["pairs"],
+            "properties": {
+                "pairs": {"type": "array", "minItems": 1, "items": {
+                    "type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}},
+                "direction": {"enum": ["bidirectional", "unidirectional", "reverse"]},
+                "flows": {"type": "integer", "minimum": 1, "maximum": 1 << 20},
+                "learning": {"oneOf": [{"const": False}, {
+                    "type": "object", "additionalProperties": False, "properties": {
+                        "rate_pps": {"type": "number", "minimum": 1, "maximum": 1e6},
+                        "seconds": {"type": "number", "minimum": 0.1, "maximum": 60}}}]}}},
+    },
+}
+
+
+@dataclass(frozen=True)
+class GenPort:
+    name: str
+    device: str
+    dut_port: str
+    dst_mac: str
+    mac: str | None = None
+    ip: str | None = None
+    dst_ip: str | None = None
+    vlan: int = -1
+    speed_gbps: float | None = None
+
+
+@dataclass(frozen=True)
+class Vnf:
+    name: str
+    ports: tuple[str, str]
+    telemetry: str
+    ssh: str | None = None
+    forward: str = "mac"
+    peer_macs: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Lab:
+    """A checked lab file. Generator ports are in zlgen's port order: pair k is ports 2k (side A) and 2k + 1
+    (side B), so zlgen's side of a port is its index % 2 as on the bench."""
+
+    path: str
+    dut: SshTarget
+    ovs_rundir: str
+    ovs_db: str
+    vnfs: tuple[Vnf, ...]
+    ports: tuple[GenPort, ...]
+    gen_lcores: str
+    direction: str
+    flows: int | None
+    learning_pps: float
+    learning_s: float
+    doc: dict
+
+    @property
+    def sides(self) -> tuple[int, ...]:
+        """TX sides of the traffic: 0 = A -> B, 1 = B -> A."""
+        return {"bidirectional": (0, 1), "unidirectional": (0,), "reverse": (1,)}[self.direction]
+
+    def vnf_of(self, ovs_port: str) -> tuple[Vnf, int] | None:
+        """The VNF an OVS port belongs to and the VNF's DPDK port index behind it."""
+        for v in self.vnfs:
+            if ovs_port in v.ports:
+                return v, v.ports.index(ovs_port)
+        return None
+
+    def gen_of(self, ovs_port: str) -> int | None:
+        for i, p in enumerate(self.ports):
+            if p.dut_port == ovs_port:
+                return i
+        return None
+
+    def vnf_target(self, v: Vnf) -> SshTarget:
+        if not v.ssh:
+            return self.dut
+        return SshTarget(v.ssh, self.dut.ssh_config, self.dut.options, self.dut.sudo)
+
+
+def _where(err: jsonschema.ValidationError) -> str:
+    path = ".".join(str(p) for p in err.absolute_path)
+    return path or "the file"
+
+
+def _message(err: jsonschema.ValidationError) -> str:
+    v = err.validator
+    if v == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        return f"unknown key {', '.join(map(repr, extra))} (known: {', '.join(err.schema.get('properties', {}))})"
+    if v == "required":
+        return err.message.replace("is a required property", "is missing")
+    if v == "pattern":
+        kind = {MAC: "a MAC address like 02:00:00:00:00:01", IPV4: "an IPv4 address",
+                NAME: "a name of letters, digits, _ . - (at most 32)"}.get(err.validator_value, err.validator_value)
+        return f"{err.instance!r} is not {kind}"
+    if v == "enum":
+        return f"{err.instance!r} is not one of {', '.join(map(str, err.validator_value))}"
+    if v == "oneOf":
+        return f"{err.instance!r} must be false or a map with rate_pps and seconds"
+    return err.message
+
+
+def parse(doc: object, path: str = "lab file") -> Lab:
+    """A lab from its YAML document; ZeroLossError naming the first fault."""
+    if not isinstance(doc, dict):
+        raise ZeroLossError(f"{path}: a lab file is a YAML map with dut, generator and traffic",
+                            "see `zeroloss lab --example`")
+    errors = sorted(jsonschema.Draft202012Validator(LAB_SCHEMA).iter_errors(doc),
+                    key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
+    if errors:
+        e = errors[0]
+        raise ZeroLossError(f"{path}: {_where(e)}: {_message(e)}")
+    d, g, t = doc["dut"], doc["generator"], doc["traffic"]
+    ports = {p["name"]: p for p in g["ports"]}
+    if len(ports) != len(g["ports"]):
+        raise ZeroLossError(f"{path}: generator.ports: two ports have the same name")
+    ordered: list[dict] = []
+    for k, pair in enumerate(t["pairs"]):
+        for name in pair:
+            if name not in ports:
+                raise ZeroLossError(f"{path}: traffic.pairs.{k}: no generator port named {name!r} "
+                                    f"(ports: {', '.join(ports)})")
+            if any(p["name"] == name for p in ordered):
+                raise ZeroLossError(f"{path}: traffic.pairs.{k}: port {name!r} is in two pairs")
+            ordered.append(ports[name])
+    unused = [n for n in ports if not any(p["name"] == n for p in ordered)]
+    if unused:
+        raise ZeroLossError(f"{path}: generator port(s) {', '.join(unused)} in no traffic pair",
+                            "add them to traffic.pairs or remove them")
+    dut_ports = [p["dut_port"] for p in ordered]
+    if len(set(dut_ports)) != len(dut_ports):
+        raise ZeroLossError(f"{path}: two generator ports are cabled to the same DUT port")
+    vnfs = []
+    for k, v in enumerate(d.get("vnfs") or []):
+        clash = set(v["ports"]) & set(dut_ports)
+        if clash or v["ports"][0] == v["ports"][1]:
+            raise ZeroLossError(f"{path}: dut.vnfs.{k}: port {sorted(clash or v['ports'])[0]!r} is taken twice")
+        vnfs.append(Vnf(v["name"], tuple(v["ports"]), v["telemetry"], v.get("ssh"), v.get("forward", "mac"),
+                        tuple(v["peer_macs"]) if v.get("peer_macs") else None))
+    seen = [p for v in vnfs for p in v.ports]
+    if len(set(seen)) != len(seen):
+        raise ZeroLossError(f"{path}: dut.vnfs: two VNFs name the same OVS port")
+    ovs = d.get("ovs") or {}
+    rundir = ovs.get("rundir", "/var/run/openvswitch")
+    learning = t.get("learning", {})
+    cfg = d.get("ssh_config")
+    return Lab(
+        path=path, dut=SshTarget(d["ssh"], os.path.expanduser(cfg) if cfg else None, tuple(d.get("ssh_options", ())),
+                                 d.get("sudo", "auto")),
+        ovs_rundir=rundir, ovs_db=ovs.get("db", f"unix:{rundir}/db.sock"), vnfs=tuple(vnfs),
+        ports=tuple(GenPort(p["name"], p["device"], p["dut_port"], p["dst_mac"].lower(),
+                            p.get("mac", "").lower() or None, p.get("ip"), p.get("dst_ip"), p.get("vlan", -1),
+                            p.get("speed_gbps")) for p in ordered),
+        gen_lcores=g.get("lcores", "1"), direction=t.get("direction", "bidirectional"), flows=t.get("flows"),
+        learning_pps=0 if learning is False else learning.get("rate_pps", 1000),
+        learning_s=0 if learning is False else learning.get("seconds", 1.0), doc=doc)
+
+
+def load(path: str | os.PathLike) -> Lab:
+    from ..config import yaml_load
+
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+        raise ZeroLossError(f"cannot read lab file {p}: {why}") from None
+    return parse(yaml_load(text, str(p)), str(p))
+
+
+def pci_or_vdev(device: str) -> bool:
+    """True for a PCI address (an EAL -a argument), False for vdev arguments."""
+    return bool(re.match(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$", device))

@@ -1,0 +1,359 @@
+"""Lab mode: zlgen on this host, its ports cabled to a compute node zeroloss did not build; the node's OVS and
+VNFs read over SSH around every trial. `zeroloss run --lab FILE` searches every frame size; `zeroloss trial
+--lab FILE` sends one fixed rate for a duration with per-interval loss and rate (soak).
+
+Before each search the DUT is taught the generator's MACs (learning frames from every port at a low rate,
+trafficgen's teaching warm-up), then each stream's path is traced through OVS (zeroloss.lab.path) and becomes
+the trial's loss ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..bench.workspace import Workspace
+from ..dpdk import hugepages
+from ..dpdk.eal import Eal
+from ..errors import ZeroLossError
+from ..gen import Zlgen, ZlgenClient, ZlgenConfig
+from ..model import MIN_FRAME, line_rate_pps
+from .labdut import LabDut
+from .labfile import Lab, load, pci_or_vdev
+from .path import Chain, Headers, discover, ledger_paths
+
+GEN_MB = 256
+LINK_WAIT_S = 30.0
+
+
+def _ip(value: int) -> str:
+    return ".".join(str(value >> s & 255) for s in (24, 16, 8, 0))
+
+
+def addresses(lab: Lab, tx: int, rx: int) -> tuple[str, str]:
+    """(src_ip, dst_ip) of the stream from generator port tx to rx: the lab's, else the RFC 2544 benchmark range."""
+    src = lab.ports[tx].ip or _ip(198 << 24 | 18 << 16 | tx << 8 | 1)
+    dst = lab.ports[tx].dst_ip or lab.ports[rx].ip or _ip(198 << 24 | 19 << 16 | rx << 8 | 1)
+    return src, dst
+
+
+def directions(lab: Lab) -> list[tuple[int, int]]:
+    """(tx port, rx port) of every stream of the traffic, pair by pair."""
+    return [(2 * k + s, 2 * k + 1 - s) for k in range(len(lab.ports) // 2) for s in lab.sides]
+
+
+def lab_streams(lab: Lab, macs: list[str], frame: int, rate_pps: float, flows: int,
+                flow_fields: list[str]) -> list[dict]:
+    """One stream per (pair, direction); a direction's rate and flows are split over its pairs."""
+    pairs = len(lab.ports) // 2
+    out = []
+    for tx, rx in directions(lab):
+        src, dst = addresses(lab, tx, rx)
+        p = lab.ports[tx]
+        out.append({"port": tx, "queue": 0, "rx_port": rx, "frame_size": frame, "flows": max(1, flows // pairs),
+                    "flow_fields": list(flow_fields), "rate_pps": rate_pps / pairs, "src_mac": macs[tx],
+                    "dst_mac": p.dst_mac, "src_ip": src, "dst_ip": dst, **({"vlan": p.vlan} if p.vlan >= 0 else {})})
+    return out
+
+
+def learning_streams(lab: Lab, macs: list[str]) -> list[dict]:
+    """Frames from every generator port, whatever the traffic's direction, so that the DUT's MAC tables learn
+    every port (and a VNF in mac mode, forwarding them, teaches its own MACs)."""
+    out = []
+    for k in range(len(lab.ports) // 2):
+        for tx, rx in ((2 * k, 2 * k + 1), (2 * k + 1, 2 * k)):
+            src, dst = addresses(lab, tx, rx)
+            p = lab.ports[tx]
+            out.append({"port": tx, "queue": 0, "rx_port": rx, "frame_size": MIN_FRAME + (4 if p.vlan >= 0 else 0),
+                        "flows": 1, "rate_pps": lab.learning_pps, "src_mac": macs[tx], "dst_mac": p.dst_mac,
+                        "src_ip": src, "dst_ip": dst, **({"vlan": p.vlan} if p.vlan >= 0 else {})})
+    return out
+
+
+@dataclass
+class LabSession:
+    """zlgen with the lab's ports and the node's readers, both up; the paths found through OVS."""
+
+    lab: Lab
+    dut: LabDut
+    gen: Zlgen
+    macs: list[str]
+    speeds_gbps: list[float]
+    speed_source: list[str]
+    chains: list[Chain] = field(default_factory=list)
+    paths: list[dict] = field(default_factory=list)
+    changes: list[dict] = field(default_factory=list)
+
+    @property
+    def client(self) -> ZlgenClient:
+        return self.gen.client
+
+    @property
+    def link_bps(self) -> float:
+        return min(self.speeds_gbps) * 1e9
+
+    @property
+    def refused_is_loss(self) -> bool:
+        """On a virtual wire (vhost-user stand-ins for NICs) a refused frame is the DUT's full RX ring; on a NIC it
+        never left the generator."""
+        return all(not pci_or_vdev(p.device) for p in self.lab.ports)
+
+    def health(self) -> None:
+        self.dut.health()
+        self.gen.check()
+
+    def learn(self) -> dict:
+        """Teaches the DUT's MAC tables; what came back (a DUT that returns nothing still learned, unless OVS
+        drops the frames)."""
+        if not self.lab.learning_pps:
+            return {"skipped": True}
+        self.client.configure(learning_streams(self.lab, self.macs))
+        r = self.client.run_trial(duration_s=self.lab.learning_s, drain_ms=200, watch=self.health)
+        return {"rate_pps": self.lab.learning_pps, "seconds": self.lab.learning_s,
+                "sent": sum(s.tx_pkts for s in r.streams), "received": sum(s.rx_unique for s in r.streams)}
+
+    def discover(self) -> list[dict]:
+        """Each stream's path through the node's OVS, by ofproto/trace; the ledger's paths from them."""
+        self.dut.topology()
+        chains = []
+        for tx, rx in directions(self.lab):
+            src, dst = addresses(self.lab, tx, rx)
+            p = self.lab.ports[tx]
+            h = Headers(self.macs[tx], p.dst_mac, src, dst, p.vlan)
+            chains.append(discover(self.lab, tx, rx, h, self.macs[rx], self.dut.trace, self.dut.bridge_of,
+                                   self.dut.dp_names))
+        self.chains = chains
+        self.paths = ledger_paths(self.lab, chains)
+        procs = [h["proc"] for p in self.paths for h in p["hops"] if h["kind"] == "proc_rx"]
+        self.dut.use_path([s for c in chains for s in c.stops],
+                          [m for c in chains for seg in c.segments for m in seg["meters"]], procs)
+        return self.paths
+
+    def context(self) -> dict:
+        oc = self.dut.other_config()
+        return {"queues": 1, "pmd_cpu_mask": oc.get("pmd-cpu-mask", ""), "bench": False, "lab": True,
+                "vnfs": [v.name for v in self.lab.vnfs]}
+
+    def placement(self) -> dict:
+        return {"dut": self.lab.dut.target, "lab_file": self.lab.path, "lab": self.lab.doc,
+                "ovs_version": getattr(self.dut, "version", ""), "ovs_rundir": self.lab.ovs_rundir,
+                "ovs_other_config": self.dut.other_config(),
+                "ports": [{"name": p.name, "device": p.device, "dut_port": p.dut_port, "mac": m, "speed_gbps": s,
+                           "speed_from": f} for p, m, s, f in zip(self.lab.ports, self.macs, self.speeds_gbps,
+                                                                   self.speed_source, strict=True)],
+                "chains": [{"tx": self.lab.ports[c.tx_port].name, "rx": self.lab.ports[c.rx_port].name,
+                            "ovs_ports": c.stops, "segments": c.segments, "vnfs": [v for v, _ in c.vnfs]}
+                           for c in self.chains],
+                "dut_changes": self.changes, "dpdk": self.client.hello()["dpdk"]}
+
+
+@contextmanager
+def session(lab: Lab, max_frame: int, gap_us: int, default_gbps: float, dut_set: list[str] = (),
+            warn: Callable[[str], None] = lambda _: None) -> Iterator[LabSession]:
+    """Opens the node's sessions, applies allowed changes, starts zlgen on the lab's ports and waits for their
+    links; everything stopped and every change restored however it ends."""
+    hugepages.require(GEN_MB)
+    with ExitStack() as stack:
+        dut = LabDut(lab)
+        stack.callback(_stop_dut, dut, warn)
+        dut.start()
+        changes = [dut.change(s) for s in dut_set]
+        ws = stack.enter_context(Workspace())
+        pci = tuple(p.device for p in lab.ports if pci_or_vdev(p.device))
+        vdevs = tuple(p.device for p in lab.ports if not pci_or_vdev(p.device))
+        if pci and vdevs:
+            raise ZeroLossError("lab: generator ports mix PCI devices and vdevs",
+                                "zlgen numbers PCI ports first; use one kind")
+        eal = Eal(lcores=lab.gen_lcores, file_prefix=ws.prefix("gen"), vdevs=vdevs, pci=pci)
+        zc = ZlgenConfig(eal=eal, ctl_path=ws.sock("zlgen-ctl"), max_frame=max(1518, max_frame), gap_us=gap_us)
+        gen = stack.enter_context(Zlgen(zc, ws.log("zlgen")))
+        ports = _wait_links(gen.client, lab, dut)
+        macs = [p.mac or q["mac"].lower() for p, q in zip(lab.ports, ports, strict=True)]
+        speeds, source = [], []
+        for p, q in zip(lab.ports, ports, strict=True):
+            if p.speed_gbps:
+                speeds.append(float(p.speed_gbps))
+                source.append("lab file")
+            elif q.get("speed_mbps") and 0 < q["speed_mbps"] < 10_000_000:
+                speeds.append(q["speed_mbps"] / 1000)
+                source.append("port")
+            else:
+                speeds.append(default_gbps)
+                source.append("link_speed_gbps (the port reports no speed)")
+                warn(f"generator port {p.name} reports no link speed: % of line rate is of {default_gbps} Gb/s "
+                     f"(set speed_gbps in the lab file)")
+        yield LabSession(lab, dut, gen, macs, speeds, source, changes=changes)
+
+
+def _stop_dut(dut: LabDut, warn: Callable[[str], None]) -> None:
+    for fault in dut.stop():
+        warn(f"could not restore a DUT setting: {fault}")
+
+
+def _wait_links(client: ZlgenClient, lab: Lab, dut: LabDut) -> list[dict]:
+    deadline = time.monotonic() + LINK_WAIT_S
+    while True:
+        ports = client.ports()
+        if len(ports) != len(lab.ports):
+            raise ZeroLossError(f"lab: zlgen has {len(ports)} ports for the lab file's {len(lab.ports)}",
+                                "check generator.ports[].device")
+        down = [p.name for p, q in zip(lab.ports, ports, strict=True) if not q.get("link_up")]
+        if not down:
+            return ports
+        if time.monotonic() > deadline:
+            raise ZeroLossError(f"lab: generator port(s) {', '.join(down)} still down after {LINK_WAIT_S:.0f} s",
+                                "check the cabling / the OVS port the lab file names (dut_port)")
+        dut.health()
+        time.sleep(0.5)
+
+
+def run_lab(run) -> None:
+    """zeroloss run --lab: a search per frame size through the node, ledger and diagnosis per trial."""
+    from ..runner import Probe
+
+    cfg = run.cfg
+    frames = run._todo(list(cfg.frame_sizes))
+    if not frames:
+        return
+    lab = load(cfg.lab)
+    flows = lab.flows or cfg.flows
+    with session(lab, max(frames), cfg.pace_gap_us, cfg.link_speed_gbps, cfg.dut_set, run.rf.warn) as s:
+        place = run.rf.doc["placement"]
+        if "lab_host" not in place:
+            place["lab_host"] = host_facts(lab)
+            run.rf.save()
+        run.link_bps = s.link_bps
+        for frame in frames:
+            learned = s.learn()
+            s.discover()
+            place["lab"] = {**s.placement(), "learning": learned}
+            run.rf.save()
+            probe = Probe(s.paths, s.dut.counters, s.dut.state, s.context(), s.health)
+            top = line_rate_pps(s.link_bps, frame)
+            if cfg.max_rate_pps:
+                top = min(top, cfg.max_rate_pps)
+
+            def make(frame_: int, rate: float) -> list[dict]:
+                return lab_streams(lab, s.macs, frame_, rate, flows, list(cfg.flow_fields))
+
+            for rep in range(cfg.repeat):
+                run._search(s.client, probe, frame, rep, "lab", top, ceiling_is_gen=False,
+                            lab_streams=(make, len(lab.ports) // 2, s.refused_is_loss))
+        place["lab"]["dut_readings"] = s.dut.readings
+        run.rf.save()
+
+
+def host_facts(lab: Lab) -> dict:
+    """The DUT host's inventory and audit, read in one batch over SSH (zeroloss host audit --host)."""
+    try:
+        from ..host.remote import host_report
+    except ImportError:  # pragma: no cover - the module ships with zeroloss
+        return {"error": "remote host reading is not available"}
+    try:
+        return host_report(lab.dut)
+    except ZeroLossError as e:
+        return {"error": e.message}
+
+
+# --- fixed-rate (soak) ----------------------------------------------------------------------------------------
+
+
+def soak(lab: Lab, rate_pps: float | None, rate_pct: float | None, frame: int, duration_s: float, interval_s: float,
+         flows: int, out_path: Path, progress: Callable[[dict], None], drain_ms: int = 500,
+         gap_us: int = 1000, default_gbps: float = 25.0) -> dict:
+    """One trial at a fixed rate: every interval, what each direction sent and received meanwhile (from zlgen's
+    live counters), saved to out_path as it goes; at the end the trial's totals, ledger and diagnosis."""
+    from ..explain import analyse
+    from ..ledger import counter_delta
+    from ..runner import by_direction, gen_counters
+
+    warnings: list[str] = []
+    doc: dict = {"kind": "zeroloss-soak", "version": 1, "state": "running", "lab_file": lab.path, "frame": frame,
+                 "duration_s": duration_s, "interval_s": interval_s, "intervals": [], "warnings": warnings}
+
+    def save() -> None:
+        tmp = out_path.with_suffix(out_path.suffix + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=1))
+        tmp.replace(out_path)
+
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with session(lab, frame, gap_us, default_gbps, warn=warnings.append) as s:
+            rate = rate_pps if rate_pps else rate_pct / 100 * line_rate_pps(s.link_bps, frame)
+            doc.update({"rate_pps": rate, "line_rate_pps": line_rate_pps(s.link_bps, frame),
+                        "line_rate_pct": 100 * rate / line_rate_pps(s.link_bps, frame)})
+            doc["learning"] = s.learn()
+            s.discover()
+            doc["placement"] = s.placement()
+            save()
+            streams = lab_streams(lab, s.macs, frame, rate, flows, ["src_ip", "dst_ip"])
+            s.client.configure(streams)
+            ctx = {**s.context(), "frame": frame, "rate_pps": rate}
+            before = s.dut.counters()
+            s.client.start(duration_s=duration_s, drain_ms=drain_ms,
+                           rate_pps=[rate / (len(lab.ports) // 2)] * len(streams))
+            t0 = time.monotonic()
+            last = {"t": 0.0, "tx": [0] * len(streams), "rx": [0] * len(streams)}
+            k = 1
+            while True:
+                due = t0 + k * interval_s
+                while time.monotonic() < due:
+                    time.sleep(min(0.05, max(0.0, due - time.monotonic())))
+                    s.health()
+                st = s.client.status()
+                now = time.monotonic() - t0
+                row = _interval(st, last, now, streams)
+                doc["intervals"].append(row)
+                save()
+                progress(row)
+                k += 1
+                if st.get("state") in ("done", "draining") or now > duration_s + drain_ms / 1000 + 5:
+                    break
+            r = s.client.result(wait_s=duration_s + 60, watch=s.health)
+            after = s.dut.counters()
+            c = counter_delta(after, before) or {}
+            c["gen"] = gen_counters(r, s.refused_is_loss)
+            state = s.dut.state()
+            leds, diag = analyse(s.paths, c, state, ctx, {tx for tx, _ in by_direction(r)})
+            doc["result"] = {"directions": [
+                {"tx_side": tx, "rx_side": rx, "tx": sum(x.tx_pkts for x in g), "rx": sum(x.rx_unique for x in g),
+                 "lost": sum(x.tx_pkts - x.rx_unique for x in g),
+                 "achieved_pps": sum(x.tx_pkts for x in g) / r.tx_window_s if r.tx_window_s else 0.0}
+                for (tx, rx), g in by_direction(r).items()], "tx_window_s": r.tx_window_s}
+            doc.update({"ledger": leds, "diagnosis": diag, "counters": c, "dut_state": state, "state": "complete",
+                        "dut_readings": s.dut.readings})
+            save()
+            return doc
+    except BaseException:
+        doc["state"] = "interrupted" if doc["state"] == "running" else doc["state"]
+        try:
+            save()
+        except OSError:
+            pass
+        raise
+
+
+def _interval(st: dict, last: dict, now: float, streams: list[dict]) -> dict:
+    """One interval's rate and loss per direction from zlgen's live counters (frames still in flight at the
+    interval's edge show as loss there and as a gain in the next: the totals at the end are exact)."""
+    tx = [x["tx_pkts"] for x in st["streams"]]
+    rx = [x["rx_pkts"] for x in st["streams"]]
+    dt = max(now - last["t"], 1e-9)
+    dirs = {}
+    for i, sd in enumerate(streams):
+        key = "AB"[sd["port"] % 2] + "->" + "AB"[sd["rx_port"] % 2]
+        d = dirs.setdefault(key, {"tx": 0, "rx": 0})
+        d["tx"] += tx[i] - last["tx"][i]
+        d["rx"] += rx[i] - last["rx"][i]
+    for d in dirs.values():
+        d["tx_pps"] = d["tx"] / dt
+        d["rx_pps"] = d["rx"] / dt
+        d["lost"] = d["tx"] - d["rx"]
+        d["loss_pct"] = 100 * d["lost"] / d["tx"] if d["tx"] else 0.0
+    row = {"t_s": round(now, 3), "state": st.get("state"), "directions": dirs}
+    last.update({"t": now, "tx": tx, "rx": rx})
+    return row
