@@ -70,7 +70,7 @@ FLAG_TEXT = {
 
 def run_table(doc: dict) -> str:
     """The result of `zeroloss run` shaped like the references' tables: frame size, line rate %, frames/s."""
-    from zeroloss.results.summary import frame_rows
+    from zeroloss.results.summary import frame_rows, line_gbps
 
     cfg = doc["config"]
     frows = frame_rows(doc)
@@ -94,7 +94,7 @@ def run_table(doc: dict) -> str:
         rows.append(row)
     legend = [f"  {f}: {FLAG_TEXT[f]}" for f in sorted({f for r in frows for f in r.flags}) if f in FLAG_TEXT]
     title = (f"Zero-loss throughput: NDR (loss <= {cfg['ndr_loss_pct']:g} %) and PDR (loss <= "
-             f"{cfg['pdr_loss_pct']:g} %) per direction, % of {cfg['link_speed_gbps']:g} Gb/s line rate")
+             f"{cfg['pdr_loss_pct']:g} %) per direction, % of {line_gbps(doc):g} Gb/s line rate")
     from zeroloss.results.verdict import verdict
 
     return "\n".join([verdict(doc).line, title, table(headers, rows), *legend])
@@ -136,8 +136,8 @@ def soak_line(row: dict) -> str:
     """One interval of a fixed-rate (soak) trial: time, then per direction rate sent/received and loss."""
     parts = [f"{row['t_s']:8.1f} s"]
     for key, d in sorted(row["directions"].items()):
-        parts.append(f"{key} tx {d['tx_pps']:>12,.0f} pps  rx {d['rx_pps']:>12,.0f} pps  lost {d['lost']:>9,} "
-                     f"({d['loss_pct']:.4f} %)")
+        parts.append(f"{key} tx {d['tx_pps']:>11,.0f} pps  rx {d['rx_pps']:>11,.0f} pps  "
+                     f"short {d.get('short', d['lost']):>9,}")
     return "  ".join(parts)
 
 
@@ -147,13 +147,14 @@ def soak_table(doc: dict) -> str:
     lines = [f"fixed-rate trial: {doc['frame']} B at {doc['rate_pps']:,.0f} pps per direction "
              f"({doc['line_rate_pct']:.2f} % of line rate), {doc['duration_s']:g} s, "
              f"{len(doc['intervals'])} interval(s) of {doc['interval_s']:g} s"]
-    worst = max((d["loss_pct"] for row in doc["intervals"] for d in row["directions"].values()), default=0.0)
+    worst = max((d.get("short", 0) for row in doc["intervals"] for d in row["directions"].values()), default=0)
     lines.append(f"{'direction':<10}{'sent':>14}{'received':>14}{'lost':>10}{'loss %':>12}{'achieved pps':>16}")
     for d in res["directions"]:
         key = "AB"[d["tx_side"]] + "->" + "AB"[d["rx_side"]]
         pct = 100 * d["lost"] / d["tx"] if d["tx"] else 0.0
         lines.append(f"{key:<10}{d['tx']:>14,}{d['rx']:>14,}{d['lost']:>10,}{pct:>12.6f}{d['achieved_pps']:>16,.0f}")
-    lines.append(f"worst interval loss: {worst:.4f} %")
+    lines.append(f"largest shortfall during the trial: {worst:,} frame(s) sent and not yet received (lost or in "
+                 f"flight; 'short' per interval)")
     for led in doc.get("ledger", []):
         for hop in led["hops"]:
             for drop in hop["drops"]:

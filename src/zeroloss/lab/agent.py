@@ -26,6 +26,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 _socks = {}
 _lock = threading.Lock()
+_use = {}  # one request at a time per kept connection (a batch runs its items on several threads)
+
+
+def _using(key):
+    with _lock:
+        return _use.setdefault(key, threading.Lock())
 
 
 def _run(req):
@@ -83,6 +89,11 @@ def _unixctl_once(req):
 
 
 def _unixctl(req):
+    with _using(("unixctl", req["path"])):
+        return _unixctl_locked(req)
+
+
+def _unixctl_locked(req):
     try:
         return _unixctl_once(req)
     except OSError:
@@ -110,6 +121,11 @@ def _telemetry_once(req):
 
 
 def _telemetry(req):
+    with _using(("telemetry", req["path"])):
+        return _telemetry_locked(req)
+
+
+def _telemetry_locked(req):
     try:
         return _telemetry_once(req)
     except (OSError, ValueError):

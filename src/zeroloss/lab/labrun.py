@@ -338,8 +338,9 @@ def soak(lab: Lab, rate_pps: float | None, rate_pct: float | None, frame: int, d
 
 
 def _interval(st: dict, last: dict, now: float, streams: list[dict]) -> dict:
-    """One interval's rate and loss per direction from zlgen's live counters (frames still in flight at the
-    interval's edge show as loss there and as a gain in the next: the totals at the end are exact)."""
+    """One interval's rate and loss per direction from zlgen's live counters. Frames still in flight at the
+    interval's edge show as loss there and as a gain in the next; `short` (sent minus received since the start)
+    is loss or frames in flight, and stays up only when frames are lost. The totals at the end are exact."""
     tx = [x["tx_pkts"] for x in st["streams"]]
     rx = [x["rx_pkts"] for x in st["streams"]]
     dt = max(now - last["t"], 1e-9)
@@ -349,10 +350,13 @@ def _interval(st: dict, last: dict, now: float, streams: list[dict]) -> dict:
         d = dirs.setdefault(key, {"tx": 0, "rx": 0})
         d["tx"] += tx[i] - last["tx"][i]
         d["rx"] += rx[i] - last["rx"][i]
+    for i, sd in enumerate(streams):
+        d = dirs["AB"[sd["port"] % 2] + "->" + "AB"[sd["rx_port"] % 2]]
+        d["short"] = d.get("short", 0) + tx[i] - rx[i]
     for d in dirs.values():
         d["tx_pps"] = d["tx"] / dt
         d["rx_pps"] = d["rx"] / dt
-        d["lost"] = d["tx"] - d["rx"]
+        d["lost"] = d["tx"] - d["rx"]  # this interval's: negative when the previous one's in-flight frames arrived
         d["loss_pct"] = 100 * d["lost"] / d["tx"] if d["tx"] else 0.0
     row = {"t_s": round(now, 3), "state": st.get("state"), "directions": dirs}
     last.update({"t": now, "tx": tx, "rx": rx})

@@ -31,11 +31,11 @@ class Headers:
     vlan: int = -1
 
     def match(self, in_port: str) -> str:
-        out = [f"in_port={in_port}", f"dl_src={self.src_mac}", f"dl_dst={self.dst_mac}"]
+        # OVS's flow syntax: udp_src/udp_dst (tp_src wants its prerequisites set another way)
+        out = [f"in_port={in_port}", "udp", f"dl_src={self.src_mac}", f"dl_dst={self.dst_mac}"]
         if self.vlan >= 0:
             out.append(f"dl_vlan={self.vlan}")
-        out += ["dl_type=0x0800", f"nw_src={self.src_ip}", f"nw_dst={self.dst_ip}", "nw_proto=17", "nw_ttl=64",
-                "tp_src=1024", "tp_dst=1024"]
+        out += [f"nw_src={self.src_ip}", f"nw_dst={self.dst_ip}", "nw_ttl=64", "udp_src=1024", "udp_dst=1024"]
         return ",".join(out)
 
 

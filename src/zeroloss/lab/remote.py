@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from ..proc import ComponentDied
-from .ssh import SshTarget, last_line, sudo_hint
+from .ssh import SshTarget, last_line, python_argv, sudo_hint
 
 AGENT = Path(__file__).with_name("agent.py")
 # the host's python3 reads one line (the agent, base64) and runs it; the rest of stdin is requests
@@ -45,7 +45,7 @@ class RemoteAgent:
         if self.proc is not None:
             return self
         try:
-            self.proc = subprocess.Popen(self.target.argv(["python3", "-u", "-c", BOOT]), stdin=subprocess.PIPE,
+            self.proc = subprocess.Popen(self.target.argv(python_argv("-u", "-c", BOOT)), stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except FileNotFoundError as e:
             raise SshLost("cannot run ssh: OpenSSH's client is not installed", "run 'make setup'") from e

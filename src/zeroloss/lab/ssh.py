@@ -13,6 +13,16 @@ from dataclasses import dataclass
 from ..errors import ZeroLossError
 
 ALIVE_S, ALIVE_COUNT = 2, 3
+# the host's system Python, as Ansible's interpreter discovery finds it: not a `python3` that PATH may resolve to a
+# user's shim (pyenv's shims run a rehash that waits on a lock), RHEL 8's platform-python where there is no python3
+FIND_PYTHON = ('for p in /usr/bin/python3 /usr/libexec/platform-python /usr/local/bin/python3 python3; do '
+               'if command -v "$p" >/dev/null 2>&1; then exec "$p" "$@"; fi; done; '
+               'echo "python3: not found" >&2; exit 127')
+
+
+def python_argv(*args: str) -> list[str]:
+    """A remote argv running the host's system python3 with args (e.g. "-", "-u", "-c", CODE)."""
+    return ["sh", "-c", FIND_PYTHON, "zl-python", *args]
 
 
 @dataclass(frozen=True)

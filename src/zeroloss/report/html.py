@@ -15,7 +15,15 @@ from zeroloss.explain import HOP_HEADERS, hop_rows, select, trial_analysis
 from zeroloss.fmt import FLAG_TEXT
 from zeroloss.ledger import REASONS
 from zeroloss.report import plots
-from zeroloss.results.summary import PERCENTILES, Run, describe, frame_rows, latency_rows, traced_searches
+from zeroloss.results.summary import (
+    PERCENTILES,
+    Run,
+    describe,
+    frame_rows,
+    latency_rows,
+    line_gbps,
+    traced_searches,
+)
 from zeroloss.results.verdict import verdict
 
 CSS = """
@@ -223,7 +231,7 @@ def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
     yield "<h3>Setup</h3>" + _setup(doc)
     c = doc["config"]
     yield (f"<h3>Results</h3><p>NDR: loss ≤ {c['ndr_loss_pct']:g} %, PDR: loss ≤ {c['pdr_loss_pct']:g} %, per "
-           f"direction; % of {c['link_speed_gbps']:g} Gb/s line rate; rates in frames/s per direction.</p>")
+           f"direction; % of {line_gbps(doc):g} Gb/s line rate; rates in frames/s per direction.</p>")
     yield results_table(doc)
     yield "<h3>Latency at the NDR</h3>" + _latency(doc)
     warns = warnings(doc)

@@ -12,7 +12,7 @@ from matplotlib import rc_context, ticker
 from matplotlib.figure import Figure
 
 from zeroloss.results.resultfile import write_text_atomic
-from zeroloss.results.summary import Run, frame_rows, latency_rows
+from zeroloss.results.summary import Run, frame_rows, latency_rows, line_gbps
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
           "#17becf"]
@@ -52,7 +52,7 @@ def ndr_figure(runs: list[Run]) -> Figure:
     handles = ax.get_legend_handles_labels()[0] + pct_ax.get_legend_handles_labels()[0]
     labels = ax.get_legend_handles_labels()[1] + pct_ax.get_legend_handles_labels()[1]
     fig.legend(handles, labels, loc="outside lower center", ncols=min(4, max(2, len(labels))), fontsize="small")
-    speeds = sorted({f"{run.doc['config']['link_speed_gbps']:g}" for run in runs})
+    speeds = sorted({f"{line_gbps(run.doc):g}" for run in runs})
     fig.suptitle(f"Zero-loss throughput (NDR) per frame size, line rate {'/'.join(speeds)} Gb/s")
     return fig
 

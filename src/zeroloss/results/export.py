@@ -6,7 +6,7 @@ import csv
 import io
 import json
 
-from zeroloss.results.summary import FrameRow, Run, frame_rows
+from zeroloss.results.summary import FrameRow, Run, frame_rows, line_gbps
 
 # (key, unit or meaning, value of a row); rates are frames/s per direction, as everywhere in zeroloss
 COLUMNS = [
@@ -50,7 +50,7 @@ def records(runs: list[Run]) -> list[dict]:
 def to_json(runs: list[Run]) -> str:
     doc = {"columns": {key: unit for key, unit, _ in COLUMNS},
            "runs": [{"label": r.label, "source": r.source, "topology": r.doc["config"].get("topology", "p2p"),
-                     "link_speed_gbps": r.doc["config"]["link_speed_gbps"],
+                     "link_speed_gbps": line_gbps(r.doc),
                      "ndr_loss_pct": r.doc["config"]["ndr_loss_pct"], "pdr_loss_pct": r.doc["config"]["pdr_loss_pct"],
                      "state": r.doc.get("state")} for r in runs],
            "rows": records(runs)}
@@ -84,7 +84,7 @@ def to_markdown(runs: list[Run]) -> str:
     for run in runs:
         c = run.doc["config"]
         out.append(f"**{run.label}**: {c.get('topology', 'p2p')}, NDR (loss ≤ {c['ndr_loss_pct']:g} %) and PDR "
-                   f"(≤ {c['pdr_loss_pct']:g} %) per direction, % of {c['link_speed_gbps']:g} Gb/s line rate")
+                   f"(≤ {c['pdr_loss_pct']:g} %) per direction, % of {line_gbps(run.doc):g} Gb/s line rate")
         out.append("")
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "|".join(["---:"] * (len(head) - 1) + [":---"]) + "|")

@@ -26,6 +26,13 @@ class Run:
     doc: dict = field(repr=False)
 
 
+def line_gbps(doc: dict) -> float:
+    """The link speed a run's % of line rate is of: a lab's ports' (the slowest), else the configured one."""
+    lab = (doc.get("placement") or {}).get("lab") or {}
+    speeds = [p.get("speed_gbps") for p in lab.get("ports") or [] if p.get("speed_gbps")]
+    return min(speeds) if speeds else doc["config"]["link_speed_gbps"]
+
+
 def stem(path: Path) -> str:
     """A result file's name without .json or .json.gz."""
     name = path.name
