@@ -28,7 +28,7 @@ _nonneg = whole_number(0)
 def _root(args):
     from zeroloss.host.sysfs import Root
 
-    return Root(args.root)
+    return Root(args.root or "/")
 
 
 def _read_ovs(args, root):
@@ -51,9 +51,33 @@ def _read_ovs(args, root):
 def _inventory(args, with_ovs: bool = True):
     from zeroloss.host.inventory import collect
 
+    if getattr(args, "host", None):
+        return _remote_inventory(args, with_ovs)
+    if args.ssh_config or args.ovs_rundir:
+        raise ZeroLossError("--ssh-config and --ovs-rundir go with --host", "add --host TARGET, or drop them")
     root = _root(args)
     ovs, note = _read_ovs(args, root) if with_ovs else (None, "")
     return collect(root, ovs), note
+
+
+def _remote_inventory(args, with_ovs: bool):
+    """--host: collect.py runs there over one ssh login; its tree is read here from a temporary directory."""
+    import tempfile
+
+    from zeroloss.host import remote
+    from zeroloss.host.ovsstate import read_captured
+    from zeroloss.lab.ssh import SshTarget
+
+    target = SshTarget(args.host, ssh_config=args.ssh_config)
+    doc = remote.run_collector(target, args.ovs_rundir)
+    with tempfile.TemporaryDirectory(prefix="zeroloss-host-") as tmp:
+        root, ovs, note = remote.load(doc, Path(tmp) / "tree", args.host)
+        mode = getattr(args, "ovs_state", "none") if with_ovs else "none"
+        if mode == "none":
+            ovs, note = None, "OVS not read (--ovs-state none)" if with_ovs else ""
+        elif mode not in ("auto", "live"):
+            ovs, note = read_captured(mode), f"OVS state captured in {mode}"
+        return remote.inventory(root, ovs, f"ssh:{args.host}"), note
 
 
 def _cmd_inventory(args: argparse.Namespace) -> int:
@@ -112,13 +136,28 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     report = run(Context(inv, inv.ovs, domain, flows=args.flows, vm_memory_gb=args.vm_memory_gb))
     report.notes.append(note)
     if args.json:
-        print(json.dumps({"root": inv.root, "findings": [dataclasses.asdict(f) for f in report.findings],
-                          "passed": report.passed, "skipped": report.skipped, "notes": report.notes,
-                          "exit_code": report.exit_code}, indent=1))
+        from zeroloss.host.remote import audit_dict
+
+        print(json.dumps(audit_dict(inv, report), indent=1))
     else:
         head = [f"zeroloss host audit: root {inv.root}; domain {args.domain_xml or 'none'}"]
         print(format_report(report, head))
     return report.exit_code
+
+
+def _cmd_fleet(args: argparse.Namespace) -> int:
+    from zeroloss.host.fleet import fleet, fleet_text
+
+    def progress(line: str) -> None:
+        print(f"  {line}", file=sys.stderr, flush=True)
+
+    doc = fleet(args.inventory, _intent(args), Path(args.output) if args.output else None, args.limit,
+                args.ssh_config, args.ovs_rundir, progress if sys.stderr.isatty() and not args.json else None)
+    if args.json:
+        print(json.dumps(doc, indent=1, default=str))
+    else:
+        print(fleet_text(doc))
+    return doc["exit_code"]
 
 
 PMD_RXQ_SHOW = ("ovs-appctl", "--timeout=5", "dpif-netdev/pmd-rxq-show")
@@ -249,37 +288,26 @@ def _cmd_rxq(args: argparse.Namespace) -> int:
 
 
 def _add_root(p: argparse.ArgumentParser, ovs: bool = True) -> None:
-    p.add_argument("--root", default="/", metavar="DIR",
-                   help="read sys/ and proc/ under DIR instead of / (a captured tree, e.g. tests/fixtures/host/r740xd)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--root", metavar="DIR",  # default None, so that '--root / --host X' is refused
+                       help="read sys/ and proc/ under DIR instead of / (a captured tree, e.g. "
+                            "tests/fixtures/host/r740xd)")
+    where.add_argument("--host", metavar="TARGET",
+                       help="read a remote host over OpenSSH instead: a Host of your ssh config or [user@]host; one "
+                            "login runs a read-only collector with python3 there, as root (sudo -n unless root)")
+    p.add_argument("--ssh-config", metavar="FILE", help="with --host: this ssh client config instead of ~/.ssh/config")
     if ovs:
         p.add_argument("--ovs-state", default="auto", metavar="auto|live|none|DIR",
                        help="OVS other_config, interfaces and pmd-rxq-show: auto = live read-only ovs-vsctl/ovs-appctl "
-                            "on /, the root's ovs/ directory otherwise; DIR = captured outputs (default auto)")
+                            "on / (or on --host), the root's ovs/ directory otherwise; DIR = captured outputs "
+                            "(default auto)")
+    p.add_argument("--ovs-rundir", metavar="DIR", help="with --host: the OVS run directory holding db.sock there "
+                   "(default $OVS_RUNDIR or /var/run/openvswitch)")
     p.add_argument("--json", action="store_true", help="print JSON only")
 
 
-def register(sub) -> None:
-    """Add `host` (inventory, plan, audit) and `rxq-plan` to the main parser's subcommands."""
-    h = sub.add_parser("host", help="host tuning for OVS-DPDK: inventory, plan, audit",
-                       description="Reads the host model from sysfs/procfs, derives the OVS-DPDK tuning (CPU "
-                                   "partitioning, hugepages, socket memory, queues) and audits a host against it.")
-    hs = h.add_subparsers(dest="host_command", metavar="SUBCOMMAND", required=True)
-
-    i = hs.add_parser("inventory", help="NUMA nodes, CPUs, memory and hugepages, NICs, isolation, IRQs, OVS",
-                      description="Prints the host model: nodes (memory GiB, hugepages per size: configured/free), "
-                                  "cores and sibling threads, NICs (PCI, driver, NUMA node, Gb/s, MTU), kernel "
-                                  "command line, isolated/nohz_full CPUs, IRQ affinity, power states, DIMMs, OVS.")
-    _add_root(i)
-    i.set_defaults(func=_cmd_inventory)
-
-    p = hs.add_parser("plan", help="derive OVS-DPDK host settings, each with its reason",
-                      description="Plans CPU partitioning (housekeeping, PMD, VM CPUs), 1 GB hugepages per node, "
-                                  "dpdk-socket-mem (TripleO distinct-MTU and per-port formulas, and OVS's own mempool "
-                                  "model), memory channels, RX queues, descriptors, vhost ring and emulator policy, "
-                                  "rendered as ovs-vsctl commands, kernel arguments, tuned variables, a TripleO "
-                                  "environment, RHOSO 18 EDPM variables, an OpenShift PerformanceProfile and flavor "
-                                  "properties. Memory in MB (socket memory) or GB (pages).")
-    _add_root(p, ovs=False)
+def _add_intent(p: argparse.ArgumentParser) -> None:
+    """The operator's intent for a plan (host plan, host fleet)."""
     p.add_argument("--ports", type=_list, metavar="PCI|NAME,...",
                    help="DPDK ports by PCI address or interface name (default: NICs bound to vfio-pci)")
     p.add_argument("--mtu", type=int, default=1500, metavar="BYTES", help="mtu_request of the DPDK ports, L3 bytes "
@@ -307,6 +335,31 @@ def register(sub) -> None:
     p.add_argument("--per-port-memory", action="store_true", help="plan for OVS other_config:per-port-memory=true")
     p.add_argument("--keep-cstates", action="store_true", help="do not limit C-states on the kernel command line")
     p.add_argument("--no-pmd-auto-lb", action="store_true", help="leave OVS PMD auto load balance off")
+
+
+def register(sub) -> None:
+    """Add `host` (inventory, plan, audit, fleet) and `rxq-plan` to the main parser's subcommands."""
+    h = sub.add_parser("host", help="host tuning for OVS-DPDK: inventory, plan, audit, fleet",
+                       description="Reads the host model from sysfs/procfs, derives the OVS-DPDK tuning (CPU "
+                                   "partitioning, hugepages, socket memory, queues) and audits a host against it.")
+    hs = h.add_subparsers(dest="host_command", metavar="SUBCOMMAND", required=True)
+
+    i = hs.add_parser("inventory", help="NUMA nodes, CPUs, memory and hugepages, NICs, isolation, IRQs, OVS",
+                      description="Prints the host model: nodes (memory GiB, hugepages per size: configured/free), "
+                                  "cores and sibling threads, NICs (PCI, driver, NUMA node, Gb/s, MTU), kernel "
+                                  "command line, isolated/nohz_full CPUs, IRQ affinity, power states, DIMMs, OVS.")
+    _add_root(i)
+    i.set_defaults(func=_cmd_inventory)
+
+    p = hs.add_parser("plan", help="derive OVS-DPDK host settings, each with its reason",
+                      description="Plans CPU partitioning (housekeeping, PMD, VM CPUs), 1 GB hugepages per node, "
+                                  "dpdk-socket-mem (TripleO distinct-MTU and per-port formulas, and OVS's own mempool "
+                                  "model), memory channels, RX queues, descriptors, vhost ring and emulator policy, "
+                                  "rendered as ovs-vsctl commands, kernel arguments, tuned variables, a TripleO "
+                                  "environment, RHOSO 18 EDPM variables, an OpenShift PerformanceProfile and flavor "
+                                  "properties. Memory in MB (socket memory) or GB (pages).")
+    _add_root(p, ovs=False)
+    _add_intent(p)
     p.add_argument("--format", choices=[*PLAN_FORMATS, "all"], default="all", help=FORMAT_HELP)
     p.set_defaults(func=_cmd_plan)
 
@@ -324,6 +377,33 @@ def register(sub) -> None:
     a.add_argument("--vm-memory-gb", type=_nonneg, default=0, metavar="GB",
                    help="guest memory still to be started per node with DPDK ports, GB (default 0)")
     a.set_defaults(func=_cmd_audit)
+
+    f = hs.add_parser("fleet", help="inventory, audit and plan deviations of every host of an Ansible inventory",
+                      description="Runs ansible/collect.yml through ansible-runner: each host runs zeroloss's "
+                                  "read-only collector (python3 there, as root: become when the login is not root) "
+                                  "and returns what the inventory reads. For each host: the audit's findings and the "
+                                  "plan for the intent below (as `host plan`), compared setting by setting with the "
+                                  "node (kernel arguments, 1 GB pages per node, OVS other_config, ports' MTU, queues "
+                                  "and descriptors). An unreachable host is a row of the report, not a failure of "
+                                  "the run.",
+                      epilog="exit status: 0 every host collected and planned, no error-level finding; 1 a host was "
+                             "unreachable, failed, or could not be planned for the intent (or the run itself "
+                             "failed); 2 every host collected, error-level findings on one or more. With --output "
+                             "DIR: DIR/HOST.json per host (inventory, audit, plan, deviations), "
+                             "DIR/HOST/ (the host's tree: `zeroloss host audit --root DIR/HOST` reads it again) "
+                             "and DIR/fleet.json.")
+    f.add_argument("--inventory", "-i", required=True, metavar="INV",
+                   help="Ansible inventory (INI or YAML file, or 'host1,host2,')")
+    f.add_argument("--limit", "-l", metavar="PATTERN", help="only these hosts (Ansible --limit pattern)")
+    f.add_argument("--output", "-o", metavar="DIR", help="write DIR/HOST.json, DIR/HOST/ and DIR/fleet.json "
+                   "(default: print only)")
+    f.add_argument("--ssh-config", metavar="FILE", help="ssh client config for every host (ansible_ssh_common_args "
+                   "'-F FILE'; overrides the inventory's)")
+    f.add_argument("--ovs-rundir", metavar="DIR", help="the OVS run directory on the hosts (default $OVS_RUNDIR or "
+                   "/var/run/openvswitch)")
+    f.add_argument("--json", action="store_true", help="print JSON only (fleet.json with every host's result)")
+    _add_intent(f)
+    f.set_defaults(func=_cmd_fleet)
 
     r = sub.add_parser("rxq-plan", help="simulate OVS 3.1's RX queue to PMD assignment",
                        formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -1,0 +1,146 @@
+"""`zeroloss host fleet`: ansible/collect.yml through ansible-runner over the real sshd (lab1 and lab2 are this host),
+one host nobody answers for; and the plan-against-node comparison on the fixture trees."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zeroloss.host.fleet import deviations, exit_code, safe_name
+from zeroloss.host.inventory import collect
+from zeroloss.host.ovsstate import read_captured
+from zeroloss.host.plan import Intent, make_plan
+from zeroloss.host.sysfs import Root
+
+from .sshd import free_port
+from .test_remote_host import ovsdb  # noqa: F401  (the module's private ovsdb-server fixture)
+
+ZEROLOSS = str(Path(sys.executable).with_name("zeroloss"))
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/host"
+# Ansible's own ssh settings (ControlPersist: its ssh masters end with the sshd fixture's connections)
+ENV = {**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "False"}
+
+
+def fixture(name: str):
+    return collect(Root(FIXTURES / name), read_captured(FIXTURES / name / "ovs"))
+
+
+def fleet(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([ZEROLOSS, "host", "fleet", *args], capture_output=True, text=True, timeout=120, env=ENV)
+
+
+@pytest.fixture(scope="module")
+def hosts(sshd, tmp_path_factory) -> Path:
+    """An INI inventory: lab1 and lab2 through the fixture's ssh config, nowhere on a port nobody listens on."""
+    if shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("ansible-core is not installed in the venv")
+    path = tmp_path_factory.mktemp("fleet") / "hosts.ini"
+    path.write_text(f"[nodes]\nlab1\nlab2\nnowhere ansible_host=127.0.0.1 ansible_port={free_port()}\n\n"
+                    f"[nodes:vars]\nansible_ssh_common_args='-F {sshd.ssh_config}'\n")
+    return path
+
+
+def nic_name() -> str:
+    """A NIC of this host for --ports: it has none bound to vfio-pci, which the plan would take by default."""
+    nics = collect(Root("/")).nics
+    if not nics:
+        pytest.skip("this host has no PCI NIC to plan for")
+    return nics[0].name or nics[0].pci
+
+
+# -- the plan against the node (no Ansible) ----------------------------------------------------------------------
+
+def test_a_node_tuned_as_planned_has_no_deviation():
+    """single-socket is tuned as `host plan --mtu 9000 --pmd-cores-per-node 2 --vm-memory-gb 50` (before the plan
+    turned PMD auto load balance on)."""
+    inv = fixture("single-socket")
+    intent = Intent(mtu=9000, pmd_cores_per_node=2, vm_memory_gb=50, pmd_auto_lb=False)
+    rows = deviations(make_plan(inv, intent), inv)
+    assert [r for r in rows if r["status"] != "same"] == []
+    assert {"kernel isolcpus", "1 GB hugepages node 0", "OVS pmd-cpu-mask", "OVS dpdk-socket-mem",
+            "port 0000:17:00.0 n_rxq"} <= {r["setting"] for r in rows}
+
+
+def test_the_whitepaper_node_deviates_where_the_paper_fixed_it():
+    inv = fixture("r740xd")
+    rows = {r["setting"]: r for r in deviations(make_plan(inv, Intent(mtu=9000)), inv) if r["status"] == "differs"}
+    assert rows["port 0000:3b:00.0 n_rxq"]["actual"] == "unset (1)"  # 1 RX queue before the fix (Table 1)
+    assert rows["port 0000:3b:00.0 n_rxq_desc"]["actual"] == "unset (2048)"
+    assert rows["OVS dpdk-extra -n (memory channels)"]["actual"] == "unset"
+    assert "kernel default_hugepagesz" not in rows  # 1GB on the node, 1G in the plan: the same size
+    assert "port 0000:3b:00.0 mtu_request" not in rows
+
+
+def test_without_ovs_the_ovs_settings_are_not_compared():
+    inv = collect(Root(FIXTURES / "numa-minus-one"))
+    rows = deviations(make_plan(inv, Intent()), inv, "no OVS database socket at /x: OVS rules skipped")
+    assert rows[-1] == {"setting": "OVS other_config and ports", "planned": "dpdk-init, masks, socket memory, ports",
+                        "actual": "no OVS database socket at /x", "status": "unknown"}
+
+
+def test_exit_code_and_file_names():
+    ok = {"status": "ok", "counts": {"error": 0, "warning": 3, "info": 0}, "plan_error": None}
+    assert exit_code([ok]) == 0
+    assert exit_code([ok, {**ok, "counts": {"error": 1}}]) == 2
+    assert exit_code([{**ok, "counts": {"error": 1}}, {"status": "unreachable"}]) == 1
+    assert exit_code([{**ok, "plan_error": "no NIC is bound"}]) == 1
+    assert [safe_name(h) for h in ("lab1", "10.0.0.1", "a/b", "..", "fleet")] == \
+        ["lab1", "10.0.0.1", "a_b", "_..", "_fleet"]
+
+
+def test_a_missing_inventory_is_one_line():
+    r = fleet("--inventory", "/nonexistent/hosts.ini")
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "no Ansible inventory" in r.stderr
+
+
+# -- through Ansible over real OpenSSH ---------------------------------------------------------------------------
+
+def test_fleet_reports_both_hosts_and_the_unreachable_one(hosts, ovsdb, tmp_path):  # noqa: F811
+    out = tmp_path / "out"
+    r = fleet("--inventory", str(hosts), "--output", str(out), "--ovs-rundir", str(ovsdb), "--ports", nic_name())
+    assert r.returncode == 1, r.stderr  # a host could not be collected
+    assert r.stderr == ""
+    lines = r.stdout.splitlines()
+    assert lines[0].endswith(": 3 host(s), 2 ok, 1 unreachable")
+    rows = {ln.split()[0]: ln.split()[1] for ln in lines[4:7]}  # the table under its header and rule
+    assert rows == {"lab1": "ok", "lab2": "ok", "nowhere": "unreachable"}
+    assert any(ln.startswith("== nowhere: UNREACHABLE: ") and "Connection refused" in ln for ln in lines)
+    for host in ("lab1", "lab2"):
+        assert any(ln.startswith(f"== {host} (hostname ") for ln in lines)
+    assert "ERROR    isolation-missing: " in r.stdout  # a DPDK port in OVS, no CPU isolated
+    assert " n_rxq: plan 2, node 1" in r.stdout  # the planned 2 RX queues against the port's n_rxq=1
+    assert lines[-1] == "exit 1: a host could not be collected or planned"
+
+    assert sorted(p.name for p in out.iterdir()) == ["fleet.json", "lab1", "lab1.json", "lab2", "lab2.json",
+                                                      "nowhere.json"]
+    summary = json.loads((out / "fleet.json").read_text())
+    assert [(h["host"], h["status"]) for h in summary["hosts"]] == \
+        [("lab1", "ok"), ("lab2", "ok"), ("nowhere", "unreachable")]
+    assert summary["exit_code"] == 1
+    lab1 = json.loads((out / "lab1.json").read_text())
+    assert lab1["inventory"]["root"] == "ansible:lab1"
+    assert "dpdk0" in [i["name"] for i in lab1["inventory"]["ovs"]["interfaces"]]
+    devs = {d["setting"]: d for d in lab1["deviations"]}
+    assert devs["OVS pmd-cpu-mask"] == {"setting": "OVS pmd-cpu-mask", "planned": "0x2 (CPUs 1)",
+                                        "actual": "0x2 (CPUs 1)", "status": "same"}  # core 0 is housekeeping
+    assert devs["OVS dpdk-init"]["status"] == "same"
+    # the tree kept for the host reads again with --root, to the same findings
+    again = subprocess.run([ZEROLOSS, "host", "audit", "--root", str(out / "lab1"), "--json"], capture_output=True,
+                           text=True, timeout=60)
+    assert [f["rule"] for f in json.loads(again.stdout)["findings"]] == [f["rule"] for f in lab1["audit"]["findings"]]
+
+
+def test_fleet_exit_code_says_error_findings_when_every_host_answers(hosts, ovsdb):  # noqa: F811
+    r = fleet("--inventory", str(hosts), "--limit", "lab1,lab2", "--ovs-rundir", str(ovsdb), "--ports", nic_name(),
+              "--json")
+    assert r.returncode == 2, r.stderr
+    doc = json.loads(r.stdout)
+    assert [h["host"] for h in doc["hosts"]] == ["lab1", "lab2"]
+    assert all(h["counts"]["error"] >= 1 for h in doc["hosts"])
+    assert doc["exit_code"] == 2
