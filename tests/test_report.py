@@ -221,3 +221,21 @@ def test_report_and_compare_read_files_only(tmp_path):
         out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip().splitlines()[-1] == "[]", args
+
+
+def test_a_lab_run_shows_the_node_its_paths_and_the_ports_line_rate(tmp_path):
+    doc = _doc(V2)
+    doc["placement"] = {
+        "lab": {"dut": "compute-0", "ovs_version": "ovs-vswitchd (Open vSwitch) 3.1.0",
+                "chains": [{"tx": "A", "rx": "B", "ovs_ports": ["nic0", "vhu0", "vhu1", "nic1"], "vnfs": ["vnf1"]}],
+                "dut_changes": [{"setting": "Open_vSwitch:.:other_config:pmd-rxq-assign", "from": None,
+                                 "to": "roundrobin"}],
+                "ports": [{"name": "A", "device": "0000:3b:00.0", "dut_port": "nic0", "speed_gbps": 10,
+                           "speed_from": "port"}]},
+        "lab_host": {"host": "compute-0", "hostname": "c0", "audit": {"findings": [
+            {"rule": "isolcpus-missing", "severity": "error", "message": "PMD CPUs not isolated", "remedy": "x"}]}}}
+    f = tmp_path / "lab.json"
+    f.write_text(json.dumps(doc))
+    page = render(load_runs([str(f)]))
+    assert "nic0 → vhu0 | vnf1 | vhu1 → nic1" in page and "isolcpus-missing: PMD CPUs not isolated" in page
+    assert "pmd-rxq-assign: None → roundrobin" in page and "% of 10 Gb/s line rate" in page

@@ -129,6 +129,9 @@ def _attributed(doc) -> tuple[int, int]:
 
 def test_soak_reports_intervals_and_a_clean_ledger(tmp_path, lab, sshd):
     f = lab_file(tmp_path / "lab.yaml", lab, sshd)
+    doc = yaml.safe_load(open(f))
+    doc["dut"]["vnfs"][0]["ssh"] = "lab2"  # the VNF reached by its own ssh destination (a guest behind a jump)
+    (tmp_path / "lab.yaml").write_text(yaml.safe_dump(doc))
     doc = _soak(f, tmp_path / "soak.json", "--rate", "0.5%")
     assert doc["state"] == "complete" and len(doc["intervals"]) >= 2
     assert doc["line_rate_pct"] == pytest.approx(0.5)
@@ -138,6 +141,8 @@ def test_soak_reports_intervals_and_a_clean_ledger(tmp_path, lab, sshd):
         assert d["tx"] > 0
     for led in doc["ledger"]:
         assert led["sent"] == led["received"] + led["counted"] + led["unexplained"]
+        assert all(h["counters"] for h in led["hops"])  # the VNF's counters came over its own session
+    assert doc["counters"]["procs"]["vnf1"][0]["ipackets"] > 0
 
 
 @pytest.mark.parametrize("case", ["mtu", "meter", "vnf-stop", "overload"])

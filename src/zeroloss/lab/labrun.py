@@ -254,7 +254,7 @@ def host_facts(lab: Lab) -> dict:
     except ImportError:  # pragma: no cover - the module ships with zeroloss
         return {"error": "remote host reading is not available"}
     try:
-        return host_report(lab.dut)
+        return host_report(lab.dut, ovs_rundir=lab.ovs_rundir)
     except ZeroLossError as e:
         return {"error": e.message}
 

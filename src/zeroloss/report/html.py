@@ -88,6 +88,33 @@ HOST_KEYS = [("hostname", "host"), ("cpu_model", "CPU"), ("cpus", "CPUs"), ("num
              ("python", "Python")]
 
 
+def _lab_block(where: str, place: dict) -> str:
+    """A lab node: where it is, the paths OVS traced, changes made; or its audit, finding by finding."""
+    if where == "lab_host":
+        if "error" in place:
+            return _kv("Lab node's host", [("not read", _fmt(place["error"]), False, "")])
+        findings = (place.get("audit") or {}).get("findings") or []
+        items = [("host", _fmt(place.get("host")), False, "ssh destination"),
+                 ("hostname", _fmt(place.get("hostname")), False, "")]
+        items += [(f.get("severity", ""), f"{f.get('rule', '')}: {f.get('message', '')}", False,
+                   f.get("remedy", "")) for f in findings]
+        if not findings:
+            items.append(("audit", "no finding", False, "zeroloss host audit --host"))
+        return _kv("Lab node's host and audit", items)
+    items = [(k, _fmt(place.get(k)), False, "") for k in ("dut", "lab_file", "ovs_version", "ovs_rundir",
+                                                            "dut_readings") if k in place]
+    for c in place.get("chains") or []:
+        hops = c["ovs_ports"]
+        path = " → ".join(hops[:1] + [f"{a} | {v} | {b}" for a, b, v in zip(hops[1::2], hops[2::2], c["vnfs"],
+                                                                                 strict=False)] + hops[-1:])
+        items.append((f"path {c['tx']}→{c['rx']}", path, False, "traced by ofproto/trace"))
+    for ch in place.get("dut_changes") or []:
+        items.append(("changed (restored)", f"{ch['setting']}: {ch['from']} → {ch['to']}", True, "--dut-set"))
+    items += [(f"port {p['name']}", f"{p['device']} → {p['dut_port']}, {p['speed_gbps']:g} Gb/s ({p['speed_from']})",
+               False, "") for p in place.get("ports") or []]
+    return _kv("Lab node", items)
+
+
 def _setup(doc: dict) -> str:
     host = doc.get("host", {})
     host_items = [(name, _fmt(host.get(key)), False, key) for key, name in HOST_KEYS if key in host]
@@ -107,6 +134,9 @@ def _setup(doc: dict) -> str:
               + f"<details><summary>all {len(cfg_items)} settings (bold: changed)</summary>"
               + _kv("Settings", cfg_items) + "</details></div>"]
     for where, place in (doc.get("placement") or {}).items():
+        if where in ("lab", "lab_host"):
+            blocks.append(_lab_block(where, place))
+            continue
         items = [(k, _fmt(v), False, "") for k, v in place.items() if k != "flows"]
         items += [(f"flows {br}", "; ".join(rules), False, "OpenFlow rules zeroloss installed")
                   for br, rules in (place.get("flows") or {}).items()]
