@@ -446,6 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print the result as JSON only")
     t.set_defaults(func=_cmd_trial)
 
+    from zeroloss.cli.tune import register as register_tune
     from zeroloss.config import field_help
 
     keys = "\n".join(f"  {k}: {v}" for k, v in field_help().items())
@@ -538,6 +539,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the whole result document as JSON")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     c.set_defaults(func=_cmd_campaign)
+
+    register_tune(sub, _set_value, _sizes)
 
     k = sub.add_parser("check", help="functional checks of the data path (jumbo frames, the loss ledger)",
                        description="jumbo: with mtu_request=9000 on every OVS port, 9018 B frames cross PVP "

@@ -115,6 +115,37 @@ def _lab_block(where: str, place: dict) -> str:
     return _kv("Lab node", items)
 
 
+def _tune_section(runs: list[Run], tick: Callable[[], None]):
+    """The tuning story of a tune file: NDR per step, the steps with their change and decision, how it ended."""
+    tunes = []
+    for r in runs:
+        if r.tune is not None and all(r.tune is not t for t in tunes):
+            tunes.append(r.tune)
+    for t in tunes:
+        from zeroloss.tune.loop import target_text, tuned_keys
+        from zeroloss.tune.render import render as render_settings
+
+        fig = plots.svg_inline(plots.tune_figure(t), "tune")
+        tick()
+        rows = []
+        for s in t.get("steps") or []:
+            d = s.get("decision") or {}
+            c = s.get("change")
+            rows.append([s["name"], f"{c['key']}: {c['old']} → {c['new']}" if c else "as given",
+                         (c or {}).get("finding", ""), d.get("effect", "running"),
+                         "kept" if d.get("keep") else ("reverted" if d else ""), d.get("why", "")])
+        keys = tuned_keys(t)
+        kept = (f"<pre>{escape(render_settings(keys, 'ovs-vsctl'))}</pre>" if keys
+                else "<p>No setting was kept: the start settings stay.</p>")
+        advice = "".join(f"<li>{escape(a)}</li>" for a in t.get("advice") or [])
+        yield (f'<section id="tune"><h2>Tuning story: target {escape(target_text(tuple(t["target"])))}</h2>'
+               f'<div class="fig">{fig}</div>'
+               + _table(["step", "change", "finding", "effect", "", "why"], rows)
+               + f"<p>Ended: {escape(t.get('stop') or 'not yet (resume with zeroloss tune --resume)')}</p>"
+               + "<h3>Settings kept</h3>" + kept + (f"<h3>Advice (not tried on the bench)</h3><ul>{advice}</ul>"
+                                                    if advice else "") + "</section>")
+
+
 def _setup(doc: dict) -> str:
     host = doc.get("host", {})
     host_items = [(name, _fmt(host.get(key)), False, key) for key, name in HOST_KEYS if key in host]
@@ -314,6 +345,7 @@ def render(runs: list[Run], title: str | None = None, progress: Callable[[int], 
             '<section id="summary"><h2>Summary</h2>',
             f'<div class="fig" id="fig-ndr">{ndr}</div>', summary,
             f'<div class="fig" id="fig-latency">{lat}</div></section>',
+            *_tune_section(runs, tick),
             *(part for i, r in enumerate(runs) for part in _run_section(i, r, tick))]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"generator\" content=\"zeroloss {__version__}\"><title>{escape(title)}</title>"

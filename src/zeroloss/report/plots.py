@@ -163,3 +163,35 @@ def save(fig: Figure, path: Path, fmt: str) -> Path:
     path = path.with_suffix("." + fmt)
     write_text_atomic(path, _render(fig, fmt, path.stem), mode=0o644)  # no host data; never through a symlink
     return path
+
+
+def tune_figure(tune: dict) -> Figure:
+    """A tune's story: each frame size's NDR (mean over repeats, bar = spread) at every step; filled markers for
+    the steps kept, hollow for those reverted; the target as a dashed line where it is in frames/s or % of one
+    line rate."""
+    steps = [s for s in tune.get("steps") or [] if s.get("stats")]
+    frames = sorted({int(f) for s in steps for f in s["stats"]})
+    fig = Figure(figsize=(9, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    for i, f in enumerate(frames):
+        color = COLORS[i % len(COLORS)]
+        pts = [(k, s["stats"][str(f)], (s.get("decision") or {}).get("keep", False)) for k, s in enumerate(steps)
+               if str(f) in s["stats"]]
+        ax.errorbar([k for k, _, _ in pts], [x["mean"] / 1e6 for _, x, _ in pts],
+                    yerr=[x["spread"] / 2e6 for _, x, _ in pts], color=color, capsize=3, label=f"{f} B", alpha=0.8)
+        ax.scatter([k for k, _, kept in pts if not kept], [x["mean"] / 1e6 for _, x, kept in pts if not kept],
+                   facecolors="white", edgecolors=color, zorder=3, s=40)
+        ax.scatter([k for k, _, kept in pts if kept], [x["mean"] / 1e6 for _, x, kept in pts if kept],
+                   color=color, zorder=3, s=40)
+        kind, value = tune["target"]
+        line = pts[0][1].get("line_rate_pps") if pts else None
+        goal = value if kind == "pps" else (value / 100 * line if line else None)
+        if goal:
+            ax.axhline(goal / 1e6, color=color, linestyle="--", linewidth=0.8)
+    ax.set_xticks(range(len(steps)), [s["name"].split(":")[0].replace("step ", "") for s in steps])
+    ax.set_xlabel("step (filled: kept, hollow: reverted; dashed: the target)")
+    ax.set_ylabel("NDR, Mpps per direction")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.suptitle("zeroloss tune: NDR per step")
+    return fig

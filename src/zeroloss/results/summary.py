@@ -24,6 +24,7 @@ class Run:
     label: str
     source: str
     doc: dict = field(repr=False)
+    tune: dict | None = field(default=None, repr=False)  # the tune section of the tune file it is a step of
 
 
 def line_gbps(doc: dict) -> float:
@@ -53,12 +54,13 @@ def load_runs(paths: list[str]) -> list[Run]:
             cases = [c for c in raw.get("cases", []) if c.get("run")]
             if not cases:
                 raise ZeroLossError(f"campaign file {schema.shown(path)} has no measured case")
-            runs += [Run(f"{stem(path)}: {c['name']}", f"{path} (case {c['name']})", c["run"]) for c in cases]
+            tune = raw.get("tune") if isinstance(raw.get("tune"), dict) else None
+            runs += [Run(f"{stem(path)}: {c['name']}", f"{path} (case {c['name']})", c["run"], tune) for c in cases]
         else:
             runs.append(Run(stem(path), str(path), read_result(path, schema.RUN)))
     labels = [r.label for r in runs]
     if len(set(labels)) < len(labels):  # same file names in different folders: the path tells them apart
-        runs = [Run(r.source if labels.count(r.label) > 1 else r.label, r.source, r.doc) for r in runs]
+        runs = [Run(r.source if labels.count(r.label) > 1 else r.label, r.source, r.doc, r.tune) for r in runs]
     return runs
 
 

@@ -1,0 +1,157 @@
+"""`zeroloss tune`: the closed loop (measure, diagnose, change one setting, keep it only when the NDR rises beyond
+the spread), its table of steps and the final settings rendered for deployment."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from zeroloss.errors import ZeroLossError
+
+
+def register(sub, set_value, sizes) -> None:
+    t = sub.add_parser(
+        "tune", help="find the settings that reach a zero-loss target: measure, diagnose, change one, keep what helps",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Starts from the given run settings (--config/--set, as zeroloss run), searches the NDR of every "
+                    "frame size (at least 2 searches each, for the spread), takes the diagnosis of the failed "
+                    "validation trials, changes the one setting the largest finding's remedy names (virtio ring, "
+                    "RX queues, descriptors, PMD cores, rxq assignment, tx retries, socket memory, a meter), "
+                    "measures again and keeps the change only when the NDR rose beyond the run-to-run spread. "
+                    "Ends when every size meets --target, no remedy is left, or --budget is spent. Rates are "
+                    "frames/s per direction; the target is % of line rate or frames/s.",
+        epilog="Knobs the bench cannot change (isolcpus, C-states, 1 GB pages) are printed as advice from zeroloss "
+               "host plan / host audit. The tune file is a campaign file: zeroloss report shows every step.")
+    t.add_argument("--target", required=False, metavar="PCT%|PPS",
+                   help="the NDR every frame size must reach: %% of line rate (e.g. 100%%) or frames/s (e.g. 1.2M)")
+    t.add_argument("--config", metavar="FILE", help="YAML file of run settings to start from")
+    t.add_argument("--set", action="append", type=set_value, metavar="KEY=VALUE", help="a run setting to start from")
+    t.add_argument("--frame-sizes", dest="frame_sizes", type=sizes, metavar="B,B,...",
+                   help="frame sizes to tune (default: the run's)")
+    t.add_argument("--budget", type=float, default=60.0, metavar="MIN",
+                   help="stop after this many minutes of measuring (default 60)")
+    t.add_argument("--noise", type=float, default=2.0, metavar="PCT",
+                   help="smallest NDR change counted as an effect, %% of the NDR, when the spread is smaller "
+                        "(default 2)")
+    t.add_argument("--output", "-o", metavar="FILE", help="tune file (default results/tune-TIME.json)")
+    t.add_argument("--resume", metavar="FILE", help="continue a cut tune from its file")
+    t.add_argument("--json", action="store_true", help="print the tune section as JSON")
+    t.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    t.set_defaults(func=cmd_tune)
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from zeroloss import config as config_mod
+    from zeroloss import hostinfo
+    from zeroloss.cli.progress import Progress
+    from zeroloss.cores import check_cores
+    from zeroloss.dpdk import hugepages
+    from zeroloss.runner import Run, interrupted_state
+    from zeroloss.session import BENCH, ResultLock
+    from zeroloss.tune import loop
+
+    host = hostinfo.collect()
+    if args.resume:
+        if args.target or args.config or args.set or args.frame_sizes or args.output:
+            raise ZeroLossError("--resume takes the target and settings from the tune file; give only the file")
+        path = Path(args.resume)
+    else:
+        if not args.target:
+            raise ZeroLossError("zeroloss tune needs --target", "e.g. --target 100% or --target 1.2M")
+        target = loop.parse_target(args.target)
+        if args.budget <= 0 or not 0 <= args.noise <= 50:
+            raise ZeroLossError("--budget must be more than 0 minutes and --noise within 0..50 %")
+        overrides = dict(args.set or [])
+        if args.frame_sizes:
+            overrides["frame_sizes"] = args.frame_sizes
+        base = config_mod.load(Path(args.config) if args.config else None, overrides)
+        check_cores(base)
+        path = Path(args.output or f"results/tune-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    progress = Progress(quiet=args.quiet)
+
+    def run_case(name, cfg, rf) -> None:
+        progress("case", {"name": name})
+        with interrupted_state(rf):
+            Run(cfg, rf, progress).execute()
+
+    with ResultLock(path), BENCH:
+        if args.resume:
+            cf = loop.resume(path, host)
+        else:
+            cf = loop.create(path, base.to_dict(), target, args.budget, args.noise, host)
+        try:
+            t = loop.run_tune(cf, host, run_case, lambda kind, info: _progress(args, kind, info),
+                              hugepages_mb=int(sum(p.total * p.size_kb / 1024 for p in hugepages.pools())),
+                              check=check_cores)
+        except KeyboardInterrupt:
+            cf.end("interrupted")
+            print(f"zeroloss: interrupted; the steps so far are in {cf.path}; continue with: "
+                  f"zeroloss tune --resume {cf.path}", file=sys.stderr)
+            return 130
+        except ZeroLossError as e:
+            cf.end("failed")
+            raise ZeroLossError(f"{e} (steps so far: {cf.path}; continue with: zeroloss tune --resume {cf.path})") \
+                from e
+    if args.json:
+        print(json.dumps(t, indent=1))
+    else:
+        print(story(cf.doc))
+        print(f"\ntune file: {cf.path}\nHTML report: zeroloss report {cf.path}")
+    met = t["stop"].startswith("target met")
+    return 0 if met else 2
+
+
+def _progress(args, kind: str, info: dict) -> None:
+    if args.quiet:
+        return
+    step = info["step"]
+    if kind == "tune-measure":
+        print(f"zeroloss tune: measuring {step['name']}", file=sys.stderr, flush=True)
+    elif kind == "tune-step":
+        d = step["decision"]
+        print(f"zeroloss tune: {step['name']}: {d['effect']}{' (kept)' if d['keep'] else ' (reverted)'}: "
+              f"{d.get('why', '')}", file=sys.stderr, flush=True)
+
+
+def story(doc: dict) -> str:
+    """The steps as a table (NDR per size before and after, effect, kept), why it ended, the final settings
+    rendered for deployment and the advice the bench cannot try."""
+    from zeroloss.fmt import table
+    from zeroloss.tune import loop
+    from zeroloss.tune.render import render
+
+    t = doc[loop.TUNE]
+    frames = sorted({int(f) for s in t["steps"] for f in (s.get("stats") or {})})
+    rows = []
+    for s in t["steps"]:
+        st = s.get("stats") or {}
+        cells = []
+        for f in frames:
+            x = st.get(str(f))
+            cells.append(f"{x['mean']:,.0f} ±{x['spread'] / 2:,.0f}" if x else "-")
+        d = s.get("decision") or {}
+        change = f"{s['change']['key']}: {s['change']['old']} -> {s['change']['new']}" if s["change"] else "as given"
+        rows.append([s["name"].split(":")[0], change, *cells, d.get("effect", "running"),
+                     "kept" if d.get("keep") else ("reverted" if d else "")])
+    lines = [f"zeroloss tune to {loop.target_text((t['target'][0], t['target'][1]))}: {len(t['steps'])} step(s), "
+             f"{t['spent_s'] / 60:.1f} min measuring",
+             table(["step", "change", *(f"{f} B NDR pps" for f in frames), "effect", ""], rows)]
+    for s in t["steps"]:
+        if s["change"] and s.get("decision"):
+            lines.append(f"  {s['name']}: {s['change'].get('finding', '')}; {s['decision'].get('why', '')}")
+    lines.append(f"ended: {t['stop'] or 'not yet'}")
+    keys = loop.tuned_keys(t)
+    if keys:
+        lines += ["", "settings kept (as ovs-vsctl commands):", render(keys, "ovs-vsctl"), "",
+                  "as a TripleO environment:", render(keys, "tripleo"), "", "for the VNF's flavor / nova.conf:",
+                  render(keys, "flavor")]
+    else:
+        lines.append("no setting was kept: the start settings stay")
+    for s in t.get("skipped") or []:
+        lines.append(f"not tried: {s['key']}={s['new']}: {s['why']}")
+    for a in t.get("advice") or []:
+        lines.append(f"advice: {a}")
+    return "\n".join(lines)
