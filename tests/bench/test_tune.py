@@ -5,8 +5,10 @@ settings kept, and a cut tune resumes."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 
 from .test_cli_bench import our_processes
 
@@ -20,9 +22,34 @@ def tune(*args, timeout=900):
     return subprocess.run([*ZEROLOSS, "tune", *args], capture_output=True, text=True, timeout=timeout)
 
 
+def _interrupt_in_step_one(out, args) -> None:
+    """Starts a tune, Ctrl-C once step 1 has saved a trial; the file is left resumable."""
+    p = subprocess.Popen([*ZEROLOSS, "tune", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and p.poll() is None:
+            try:
+                doc = json.loads(out.read_text())
+                if len(doc["cases"]) >= 2 and any(s["trials"] for s in doc["cases"][1]["run"]["searches"]):
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.2)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130 and "Traceback" not in err, err
+    assert f"zeroloss tune --resume {out}" in err
+    assert json.loads(out.read_text())["state"] == "interrupted"
+
+
 def test_tune_finds_the_ring_keeps_it_and_reverts_what_does_nothing(tmp_path):
     out = tmp_path / "tune.json"
-    r = tune("--target", "100%", *BAD_PVP, "--budget", "3", "-o", str(out), "--json")
+    _interrupt_in_step_one(out, ["--target", "100%", *BAD_PVP, "--budget", "2", "-o", str(out), "-q"])
+    r = tune("--resume", str(out), "--json", "-q")
     assert "Traceback" not in r.stderr, r.stderr
     assert r.returncode == 2, r.stderr  # 100 % of 25 Gb/s at 64 B is out of reach here: the tune ends otherwise
     t = json.loads(r.stdout)

@@ -122,10 +122,24 @@ def run_tune(cf: CampaignFile, host: dict, run_case: Callable[[str, RunConfig, R
             return t
 
 
+# settings zlgen's own ceiling (measured on zlgen alone, nothing in between) depends on: a step changing none of
+# them reuses the ceilings the step it starts from measured, and only the DUT is measured again
+CEILING_KEYS = frozenset({"frame_sizes", "flows", "flow_fields", "bidirectional", "topology", "bond", "link",
+                          "dut_rxq", "gen_lcores", "pace_gap_us", "ring_depth_log2", "vlan"})
+
+
 def _measure(cf: CampaignFile, step: dict, host: dict, run_case, progress) -> None:
     started = time.monotonic()
     cfg = load(None, step["settings"])
+    new = not any(c["name"] == step["name"] for c in cf.doc["cases"])
     rf = cf.case(step["name"], cfg, None, host)
+    t = cf.doc[TUNE]
+    if rf is not None and new and step["change"] and step["change"]["key"] not in CEILING_KEYS \
+            and t["current_step"]:
+        stored_ceilings = _run_doc(cf, t["current_step"]).get("ceilings") or {}
+        rf.doc["ceilings"] = {f: {k: v for k, v in c.items() if not k.startswith("mrr_")}
+                              for f, c in stored_ceilings.items() if c.get("how") == "loopback"}
+        rf.save()
     progress("tune-measure", {"step": step})
     try:
         if rf is not None:
