@@ -376,6 +376,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         r = bench_lab(lab, readings=args.readings,
                       progress=lambda m: None if args.json else print(m, file=sys.stderr, flush=True))
         lines = [json.dumps(r, indent=2)] if args.json else [table(r, lab.dut.target)]
+    elif args.tune:
+        import time
+        from pathlib import Path
+
+        from zeroloss.tune.tunebench import tune_bench
+
+        try:
+            frames = [int(x) for x in args.frames.split(",")]
+        except ValueError:
+            raise ZeroLossError(f"--frames '{args.frames}' is not a list of frame sizes such as 64,1518,9000") \
+                from None
+        lines = tune_bench(frames, args.trial, args.validation, args.granularity, args.budget,
+                           Path(f"results/bench-tune-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
     elif args.vnf:
         import time
         from pathlib import Path
@@ -592,6 +605,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--lab", metavar="FILE", help="the cost of reading a lab node (OVS + VNF counters, OVS state) "
                                                  "over SSH, beside the bench's local reading of the same OVS when "
                                                  "the node is this host")
+    b.add_argument("--tune", action="store_true",
+                   help="zeroloss tune from a bad PVP (VNF ring 256) beside the best ring of the vnf-ring campaign, "
+                        "same trial settings (--frames, --trial, --validation, --granularity, --budget)")
+    b.add_argument("--budget", type=float, default=20.0, metavar="MIN", help="--tune: the tune's budget (default 20)")
     b.add_argument("--readings", type=_positive_int, default=50, metavar="N",
                    help="--lab: readings timed per kind (default 50)")
     b.add_argument("--frames", default="64,1518,9000", metavar="BYTES,...",
