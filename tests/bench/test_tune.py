@@ -14,7 +14,7 @@ from .test_cli_bench import our_processes
 
 ZEROLOSS = [sys.executable, "-m", "zeroloss.cli"]
 BAD_PVP = ["--set", "topology=pvp", "--set", "vnf=process", "--set", "vnf_ring=256", "--frame-sizes", "64",
-           "--set", "trial_s=0.3", "--set", "validation_s=1", "--set", "drain_ms=200", "--set", "granularity_pct=4",
+           "--set", "trial_s=0.3", "--set", "validation_s=0.6", "--set", "drain_ms=200", "--set", "granularity_pct=4",
            "--set", "flows=64", "--set", "warmup_s=0"]
 
 
@@ -48,7 +48,7 @@ def _interrupt_in_step_one(out, args) -> None:
 
 def test_tune_finds_the_ring_keeps_it_and_reverts_what_does_nothing(tmp_path):
     out = tmp_path / "tune.json"
-    _interrupt_in_step_one(out, ["--target", "100%", *BAD_PVP, "--budget", "2", "-o", str(out), "-q"])
+    _interrupt_in_step_one(out, ["--target", "100%", *BAD_PVP, "--budget", "1.2", "-o", str(out), "-q"])
     r = tune("--resume", str(out), "--json", "-q")
     assert "Traceback" not in r.stderr, r.stderr
     assert r.returncode == 2, r.stderr  # 100 % of 25 Gb/s at 64 B is out of reach here: the tune ends otherwise

@@ -160,7 +160,8 @@ class LabDut:
                 procs[v.name] = stats
         for v in self.lab.vnfs:
             if v.ssh:
-                stats = _ethdev(self.agent(self.lab.vnf_target(v)).call("telemetry", **self._tel(v)))
+                req = {k: x for k, x in self._tel(v).items() if k != "op"}
+                stats = _ethdev(self.agent(self.lab.vnf_target(v)).call("telemetry", **req))
                 if stats is not None:
                     procs[v.name] = stats
         for name in sorted(h for h in self.stage_procs if "+" in h):
