@@ -224,16 +224,17 @@ def test_lost_ssh_mid_search_is_one_line_and_resumable(tmp_path, lab, sshd):
 
 def test_unreachable_node_and_bad_paths_are_one_line(tmp_path, lab, sshd):
     f = lab_file(tmp_path / "lab.yaml", lab, sshd, dut={"ssh": "nowhere.invalid"})
-    r = zl("trial", "--lab", f, "--rate", "1%", "--duration", "1")
+    r = zl("trial", "--lab", f, "--rate", "1%", "--duration", "1", "-o", str(tmp_path / "s1.json"))
     no_traceback(r)
     assert r.returncode == 1 and "cannot reach nowhere.invalid over SSH" in r.stderr
     assert r.stderr.strip().count("\n") == 0
+    assert json.loads((tmp_path / "s1.json").read_text())["state"] == "failed"
     # a destination MAC nobody has: OVS floods it, and zeroloss says so rather than measuring a flood
     f = lab_file(tmp_path / "lab2.yaml", lab, sshd)
     doc = yaml.safe_load(open(f))
     doc["generator"]["ports"][0]["dst_mac"] = "02:00:00:00:99:99"
     (tmp_path / "lab2.yaml").write_text(yaml.safe_dump(doc))
-    r = zl("trial", "--lab", f, "--rate", "1%", "--duration", "1")
+    r = zl("trial", "--lab", f, "--rate", "1%", "--duration", "1", "-o", str(tmp_path / "s2.json"))
     no_traceback(r)
     assert r.returncode == 1 and "floods" in r.stderr and "02:00:00:00:99:99" in r.stderr, r.stderr
     assert load(f).ports[0].dst_mac == "02:00:00:00:99:99"

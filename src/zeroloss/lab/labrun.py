@@ -328,8 +328,10 @@ def soak(lab: Lab, rate_pps: float | None, rate_pct: float | None, frame: int, d
                         "dut_readings": s.dut.readings})
             save()
             return doc
-    except BaseException:
-        doc["state"] = "interrupted" if doc["state"] == "running" else doc["state"]
+    except BaseException as e:
+        if doc["state"] == "running":
+            doc["state"] = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
+            doc["error"] = str(e) if isinstance(e, ZeroLossError) else type(e).__name__
         try:
             save()
         except OSError:
