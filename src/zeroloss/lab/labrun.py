@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from ipaddress import IPv4Address
 from pathlib import Path
 
 from ..bench.workspace import Workspace
@@ -30,14 +31,10 @@ GEN_MB = 256
 LINK_WAIT_S = 30.0
 
 
-def _ip(value: int) -> str:
-    return ".".join(str(value >> s & 255) for s in (24, 16, 8, 0))
-
-
 def addresses(lab: Lab, tx: int, rx: int) -> tuple[str, str]:
     """(src_ip, dst_ip) of the stream from generator port tx to rx: the lab's, else the RFC 2544 benchmark range."""
-    src = lab.ports[tx].ip or _ip(198 << 24 | 18 << 16 | tx << 8 | 1)
-    dst = lab.ports[tx].dst_ip or lab.ports[rx].ip or _ip(198 << 24 | 19 << 16 | rx << 8 | 1)
+    src = lab.ports[tx].ip or str(IPv4Address(198 << 24 | 18 << 16 | tx << 8 | 1))
+    dst = lab.ports[tx].dst_ip or lab.ports[rx].ip or str(IPv4Address(198 << 24 | 19 << 16 | rx << 8 | 1))
     return src, dst
 
 
