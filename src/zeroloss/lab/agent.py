@@ -88,21 +88,20 @@ def _unixctl_once(req):
     return {"rc": 0, "out": reply.get("result") or "", "err": ""}
 
 
-def _unixctl(req):
-    with _using(("unixctl", req["path"])):
-        return _unixctl_locked(req)
-
-
-def _unixctl_locked(req):
-    try:
-        return _unixctl_once(req)
-    except OSError:
-        _drop(("unixctl", req["path"]))
-    try:  # the daemon restarted, or the connection timed out once: one new connection
-        return _unixctl_once(req)
-    except OSError as e:
-        _drop(("unixctl", req["path"]))
-        return {"rc": 1, "out": "", "err": f"{req['path']}: {e.strerror or e}"}
+def _kept(kind, once, faults, failed):
+    """A request on a kept connection, one at a time; when it fails (the daemon restarted, the connection timed
+    out) one new connection is tried before the fault is reported as failed(text)."""
+    def run(req):
+        key = (kind, req["path"])
+        with _using(key):
+            for attempt in (1, 2):
+                try:
+                    return once(req)
+                except faults as e:
+                    _drop(key)
+                    if attempt == 2:
+                        return failed(f"{req['path']}: {getattr(e, 'strerror', None) or e}")
+    return run
 
 
 def _telemetry_once(req):
@@ -120,21 +119,8 @@ def _telemetry_once(req):
     return out
 
 
-def _telemetry(req):
-    with _using(("telemetry", req["path"])):
-        return _telemetry_locked(req)
-
-
-def _telemetry_locked(req):
-    try:
-        return _telemetry_once(req)
-    except (OSError, ValueError):
-        _drop(("telemetry", req["path"]))
-    try:
-        return _telemetry_once(req)
-    except (OSError, ValueError) as e:
-        _drop(("telemetry", req["path"]))
-        return {"error": f"{req['path']}: {getattr(e, 'strerror', None) or e}"}
+_unixctl = _kept("unixctl", _unixctl_once, OSError, lambda text: {"rc": 1, "out": "", "err": text})
+_telemetry = _kept("telemetry", _telemetry_once, (OSError, ValueError), lambda text: {"error": text})
 
 
 def _alive(req):
