@@ -238,3 +238,41 @@ def test_unreachable_node_and_bad_paths_are_one_line(tmp_path, lab, sshd):
     no_traceback(r)
     assert r.returncode == 1 and "floods" in r.stderr and "02:00:00:00:99:99" in r.stderr, r.stderr
     assert load(f).ports[0].dst_mac == "02:00:00:00:99:99"
+
+
+def test_tune_raises_the_mtu_for_jumbo_frames_and_leaves_the_node_as_found(tmp_path, lab, sshd):
+    """The node as deployed carries 1500 B MTUs: frames of 2048 B die at OVS's TX to the VNF. zeroloss tune finds
+    the MTU in the diagnosis, raises it on every port at the path's ends for one step (dut_set), keeps it because
+    the NDR rose beyond the spread, renders the node's own ovs-vsctl lines, and leaves the node as it found it."""
+    f = lab_file(tmp_path / "lab.yaml", lab, sshd)
+    ports = ("nic0", "nic1", "vhu0", "vhu1")
+    as_found = {p: (lab.vsctl("get", "Interface", p, "mtu").strip(),
+                    lab.vsctl("get", "Interface", p, "mtu_request").strip()) for p in ports}
+    assert all(mtu == "1500" for mtu, _ in as_found.values()), as_found
+    out = tmp_path / "tune.json"
+    args = ["tune", "--lab", f, "--target", "100%", "--frame-sizes", "2048", "--steps", "1", "-o", str(out),
+            "--set", "trial_s=0.5", "--set", "validation_s=1", "--set", "granularity_pct=5", "--set", "drain_ms=300",
+            "--set", "warmup_s=0", "--set", "max_rate_pps=100000", "-q"]
+    r = zl(*args)
+    no_traceback(r)
+    assert r.returncode == 1 and "--allow-dut-changes" in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
+    r = zl(*args, "--allow-dut-changes", "--json", timeout=900)
+    no_traceback(r)
+    assert r.returncode == 2, r.stderr  # the step limit ends it below 100 % of 10 Gb/s
+    t = json.loads(r.stdout)
+    base, step = t["steps"]
+    assert step["change"]["key"] == "mtu_request" and step["change"]["new"] == "2030"
+    assert step["change"]["sets"] == {f"Interface:{p}:mtu_request": "2030" for p in ports}
+    assert "tx_mtu" in step["change"]["finding"]
+    before, after = base["stats"]["2048"], step["stats"]["2048"]
+    assert step["decision"]["keep"] and after["mean"] - before["mean"] > max(before["spread"], after["spread"])
+    assert t["stop"].startswith("step limit")
+    doc = json.loads(out.read_text())
+    changed = doc["cases"][1]["run"]["placement"]["lab"]["dut_changes"]
+    assert {c["setting"] for c in changed} == {f"Interface:{p}:mtu_request" for p in ports}
+    # every step restored the node: MTU 1500 and no mtu_request, as deployed
+    assert {p: (lab.vsctl("get", "Interface", p, "mtu").strip(),
+                lab.vsctl("get", "Interface", p, "mtu_request").strip()) for p in ports} == as_found
+    r = zl("tune", "--resume", str(out), "-q")  # a finished tune prints its story again
+    no_traceback(r)
+    assert "ovs-vsctl set Interface vhu0 mtu_request=2030" in r.stdout, r.stdout

@@ -138,12 +138,10 @@ def test_rx_missed_at_ovs_ingress_adds_a_pmd_only_where_a_cpu_is_free():
     assert keys(free) == ["ovs_pmd_cpu_mask", "dut_rxq"]
 
 
-def test_rx_missed_at_ovs_ingress_on_a_lab_node_also_proposes_descriptors():
+def test_bench_knobs_leave_a_lab_node_to_labknobs():
     lab = RunConfig(topology="pvp", lab="lab.yaml", frame_sizes=[64])
     assert lab.dut == "lab"
-    out = candidates([GEN_RX], lab, set(), TWO_CPUS, NO_PAGES)
-    assert [(c.key, c.new) for c in out] == [("ovs_rxd", 4096)]  # bench knobs (queues, rings) are the bench's
-    assert "ovs_txd" in keys(candidates([finding("OVS dpdk1 tx", "tx_dropped")], lab, set(), 2, 0))
+    assert candidates([GEN_RX], lab, set(), TWO_CPUS, NO_PAGES) == []  # a node's knobs are OVSDB settings
     assert not any("n_rxq_desc" in line for line in advice([GEN_RX], lab))
 
 

@@ -47,12 +47,12 @@ def ring_model(cfg) -> float:
     return {256: 20_000.0, 1024: 85_000.0, 4096: 86_000.0}[cfg.vnf_ring] * (1.2 if cfg.dut_rxq > 1 else 1.0)
 
 
-def start(tmp_path, target="100%", budget=60.0, **settings):
+def start(tmp_path, target="100%", budget=60.0, max_steps=None, **settings):
     base = {"topology": "pvp", "vnf": "process", "vnf_ring": 256, "frame_sizes": [64], **settings}
     from zeroloss.config import load
 
     return loop.create(tmp_path / "tune.json", load(None, base).to_dict(), loop.parse_target(target), budget, 2.0,
-                       HOST)
+                       HOST, max_steps)
 
 
 def test_keeps_the_ring_reverts_what_does_nothing_and_ends_without_remedies(tmp_path):
@@ -101,6 +101,14 @@ def test_budget_and_settings_the_host_cannot_run(tmp_path):
                       check=no_big_rings)
     assert {"key": "vnf_ring", "new": 1024, "why": "rings above 256 do not fit here"} in t["skipped"]
     assert all(s["change"]["key"] != "vnf_ring" for s in t["steps"] if s["change"])
+
+
+def test_the_step_limit_counts_changes_not_the_baseline(tmp_path):
+    cf = start(tmp_path, max_steps=2)
+    run_case, calls = fake_dut(ring_model, noise=0.01)
+    t = loop.run_tune(cf, HOST, run_case, lambda *_: None, cpus=2, hugepages_mb=2560)
+    assert t["stop"] == "step limit reached (2 changes tried, --steps 2)"
+    assert len(t["steps"]) == 3 and len(calls) == 3 and t["current"]["vnf_ring"] == 1024
 
 
 def test_a_cut_tune_resumes_to_the_same_end(tmp_path):

@@ -29,10 +29,17 @@ def register(sub, set_value, sizes) -> None:
                    help="the NDR every frame size must reach: %% of line rate (e.g. 100%%) or frames/s (e.g. 1.2M)")
     t.add_argument("--config", metavar="FILE", help="YAML file of run settings to start from")
     t.add_argument("--set", action="append", type=set_value, metavar="KEY=VALUE", help="a run setting to start from")
+    t.add_argument("--lab", metavar="FILE",
+                   help="tune a lab node (zeroloss run --lab): its OVS settings, changed with ovs-vsctl for each "
+                        "step and restored after it; needs --allow-dut-changes")
+    t.add_argument("--allow-dut-changes", dest="allow_dut_changes", action="store_true",
+                   help="--lab: let tune change the node's OVS settings (each restored when its step ends)")
     t.add_argument("--frame-sizes", dest="frame_sizes", type=sizes, metavar="B,B,...",
                    help="frame sizes to tune (default: the run's)")
     t.add_argument("--budget", type=float, default=60.0, metavar="MIN",
                    help="stop after this many minutes of measuring (default 60)")
+    t.add_argument("--steps", type=int, default=None, metavar="N",
+                   help="try at most N changes after the baseline (default: no limit, --budget bounds the time)")
     t.add_argument("--noise", type=float, default=2.0, metavar="PCT",
                    help="smallest NDR change counted as an effect, %% of the NDR, when the spread is smaller "
                         "(default 2)")
@@ -55,19 +62,27 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     host = hostinfo.collect()
     if args.resume:
-        if args.target or args.config or args.set or args.frame_sizes or args.output:
+        if args.target or args.config or args.set or args.frame_sizes or args.output or args.steps is not None \
+                or args.lab or args.allow_dut_changes:
             raise ZeroLossError("--resume takes the target and settings from the tune file; give only the file")
         path = Path(args.resume)
     else:
         if not args.target:
             raise ZeroLossError("zeroloss tune needs --target", "e.g. --target 100% or --target 1.2M")
         target = loop.parse_target(args.target)
-        if args.budget <= 0 or not 0 <= args.noise <= 50:
-            raise ZeroLossError("--budget must be more than 0 minutes and --noise within 0..50 %")
+        if args.budget <= 0 or not 0 <= args.noise <= 50 or (args.steps is not None and args.steps < 1):
+            raise ZeroLossError("--budget must be more than 0 minutes, --steps at least 1 and --noise within 0..50 %")
         overrides = dict(args.set or [])
         if args.frame_sizes:
             overrides["frame_sizes"] = args.frame_sizes
+        if args.lab:
+            overrides["lab"] = args.lab
+        if args.allow_dut_changes:
+            overrides["allow_dut_changes"] = True
         base = config_mod.load(Path(args.config) if args.config else None, overrides)
+        if base.lab and not base.allow_dut_changes:
+            raise ZeroLossError("zeroloss tune changes the lab node's OVS settings (each restored after its step)",
+                                "add --allow-dut-changes")
         check_cores(base)
         path = Path(args.output or f"results/tune-{time.strftime('%Y%m%d-%H%M%S')}.json")
     progress = Progress(quiet=args.quiet)
@@ -81,7 +96,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if args.resume:
             cf = loop.resume(path, host)
         else:
-            cf = loop.create(path, base.to_dict(), target, args.budget, args.noise, host)
+            cf = loop.create(path, base.to_dict(), target, args.budget, args.noise, host, args.steps,
+                             _node(base.lab) if base.lab else None)
         try:
             t = loop.run_tune(cf, host, run_case, lambda kind, info: _progress(args, kind, info),
                               hugepages_mb=int(sum(p.total * p.size_kb / 1024 for p in hugepages.pools())),
@@ -102,6 +118,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"\ntune file: {cf.path}\nHTML report: zeroloss report {cf.path}")
     met = t["stop"].startswith("target met")
     return 0 if met else 2
+
+
+def _node(lab_path: str) -> dict:
+    """The lab node's OVS settings tune starts from, read over one SSH session."""
+    from zeroloss.lab.labdut import LabDut
+    from zeroloss.lab.labfile import load
+
+    with LabDut(load(lab_path)) as dut:
+        return dut.node_settings()
 
 
 def _progress(args, kind: str, info: dict) -> None:

@@ -6,6 +6,7 @@ the end.
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
 
@@ -18,6 +19,7 @@ from ..dut.ovsstats import (
     parse_pmd_stats,
 )
 from ..errors import ZeroLossError
+from ..host.cpuset import parse_list
 from ..host.rxqorder import parse_dpif_show
 from ..ledger import STAT_KEYS
 from ..proc import ComponentDied
@@ -117,6 +119,22 @@ class LabDut:
         from ..dut.ovs import parse_map
 
         return {k: str(v) for k, v in parse_map(self.vsctl("get", "Open_vSwitch", ".", "other_config")).items()}
+
+    def node_settings(self) -> dict:
+        """What zeroloss tune starts from (tune/labknobs.Node): OVS's other_config and the interfaces at the ends
+        of the path (the generator ports' and the VNFs') with their type, MTU, options and ingress policing."""
+        gen = [p.dut_port for p in self.lab.ports]
+        vnf = [p for v in self.lab.vnfs for p in v.ports]
+        cols = ("name", "type", "mtu", "mtu_request", "options", "ingress_policing_rate")
+        text = self.vsctl("--format=json", f"--columns={','.join(cols)}", "list", "Interface", *gen, *vnf)
+        ports = {}
+        for row in json.loads(text)["data"]:
+            d = dict(zip(cols, (_ovsdb_value(x) for x in row), strict=True))
+            ports[d["name"]] = {"type": d["type"] or "", "mtu": d["mtu"], "mtu_request": d["mtu_request"],
+                                "options": {str(k): str(v) for k, v in (d["options"] or {}).items()},
+                                "policing_kbps": int(d["ingress_policing_rate"] or 0)}
+        return {"other_config": self.other_config(), "ports": ports, "gen_ports": gen, "vnf_ports": vnf,
+                "spare_cpus": parse_list(self.lab.spare_cpus) if self.lab.spare_cpus else []}
 
     def use_path(self, ports: list[str], meters: list[str], procs: list[str]) -> None:
         """The OVS ports, meters and VNF stages the trials' frames cross: what every reading reads."""
@@ -233,8 +251,14 @@ class LabDut:
             undo = self.vsctl_argv("remove", table, record, column, key)
         else:
             undo = self.vsctl_argv("set", table, record, f"{ref}={old}")
+        steps = [(undo, [table, record, ref, value])]
+        if table == "Interface" and ref == "mtu_request" and old in ("", "[]"):
+            # clearing mtu_request leaves the MTU where it is: the port's MTU is put back first, then the request
+            # is cleared as found
+            mtu = self.vsctl("get", "Interface", record, "mtu").strip()
+            steps.append((self.vsctl_argv("set", table, record, f"mtu_request={mtu}"), [table, record, ref, mtu]))
         self.vsctl("set", table, record, f"{ref}={value}")
-        self.changes.append((undo, [table, record, ref, value]))
+        self.changes += steps
         return {"setting": f"{table}:{record}:{ref}", "from": old if old != "" else None, "to": value}
 
     def restore(self) -> list[str]:
@@ -264,6 +288,19 @@ class LabDut:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _ovsdb_value(x):
+    """A cell of ovs-vsctl --format=json: an atom, ["set", [...]] (None when empty, the atom when one), ["map",
+    [[k, v]...]] as a dict, ["uuid", u] as u."""
+    if isinstance(x, list) and len(x) == 2 and x[0] in ("set", "map", "uuid", "named-uuid"):
+        if x[0] == "map":
+            return {_ovsdb_value(k): _ovsdb_value(v) for k, v in x[1]}
+        if x[0] == "set":
+            items = [_ovsdb_value(i) for i in x[1]]
+            return None if not items else items[0] if len(items) == 1 else items
+        return x[1]
+    return x
 
 
 def _ethdev(reply: dict) -> list[dict] | None:

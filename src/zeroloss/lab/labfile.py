@@ -9,6 +9,7 @@ naming the key.
       ovs:
         rundir: /var/run/openvswitch  # where ovs-vswitchd's control socket and the bridges' .mgmt sockets are
         db: unix:/var/run/openvswitch/db.sock
+        spare_cpus: "6,7"             # optional: CPUs zeroloss tune may add to pmd-cpu-mask (none otherwise)
       vnfs:
         - name: vnf1
           ports: [vhu0, vhu1]         # the OVS ports of the VNF's DPDK ports 0 and 1
@@ -53,6 +54,7 @@ from .ssh import SshTarget
 MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 IPV4 = r"^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$"
 NAME = r"^[A-Za-z0-9_.-]{1,32}$"
+CPU_LIST = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
 
 LAB_SCHEMA = {
     "type": "object",
@@ -68,7 +70,8 @@ LAB_SCHEMA = {
                 "sudo": {"enum": ["auto", "always", "never"]},
                 "ovs": {"type": "object", "additionalProperties": False, "properties": {
                     "rundir": {"type": "string", "minLength": 1},
-                    "db": {"type": "string", "minLength": 1}}},
+                    "db": {"type": "string", "minLength": 1},
+                    "spare_cpus": {"type": "string", "pattern": CPU_LIST}}},
                 "vnfs": {"type": "array", "items": {
                     "type": "object", "additionalProperties": False, "required": ["name", "ports", "telemetry"],
                     "properties": {
@@ -153,6 +156,7 @@ class Lab:
     learning_pps: float
     learning_s: float
     doc: dict
+    spare_cpus: str | None = None   # CPUs zeroloss tune may add to OVS's PMDs
 
     @property
     def sides(self) -> tuple[int, ...]:
@@ -192,7 +196,8 @@ def _message(err: jsonschema.ValidationError) -> str:
         return err.message.replace("is a required property", "is missing")
     if v == "pattern":
         kind = {MAC: "a MAC address like 02:00:00:00:00:01", IPV4: "an IPv4 address",
-                NAME: "a name of letters, digits, _ . - (at most 32)"}.get(err.validator_value, err.validator_value)
+                NAME: "a name of letters, digits, _ . - (at most 32)",
+                CPU_LIST: "a CPU list like 2-3,6"}.get(err.validator_value, err.validator_value)
         return f"{err.instance!r} is not {kind}"
     if v == "enum":
         return f"{err.instance!r} is not one of {', '.join(map(str, err.validator_value))}"
@@ -254,7 +259,8 @@ def parse(doc: object, path: str = "lab file") -> Lab:
                             p.get("speed_gbps")) for p in ordered),
         gen_lcores=g.get("lcores", "1"), direction=t.get("direction", "bidirectional"), flows=t.get("flows"),
         learning_pps=0 if learning is False else learning.get("rate_pps", 1000),
-        learning_s=0 if learning is False else learning.get("seconds", 1.0), doc=doc)
+        learning_s=0 if learning is False else learning.get("seconds", 1.0), doc=doc,
+        spare_cpus=ovs.get("spare_cpus"))
 
 
 def load(path: str | os.PathLike) -> Lab:

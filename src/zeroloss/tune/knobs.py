@@ -47,6 +47,7 @@ class Change:
     knob: str
     finding: str
     why: str
+    sets: dict[str, str] | None = None  # lab: the dut_set entries (TABLE:RECORD:COLUMN[:KEY] -> value) it applies
 
 
 @dataclass(frozen=True)
@@ -68,16 +69,6 @@ def _rxq(cfg: RunConfig, h: Host) -> list[int]:
 
 def _vnf_queues(cfg: RunConfig, h: Host) -> list[int]:
     return list(range((cfg.vnf_queues or cfg.dut_rxq) + 1, MAX_QUEUES + 1))
-
-
-def _desc(key: str) -> Callable[[RunConfig, Host], list[int]]:
-    def ladder(cfg: RunConfig, h: Host) -> list[int]:
-        out, v = [], getattr(cfg, key)
-        while v * 2 <= MAX_DESC:
-            v *= 2
-            out.append(v)
-        return out
-    return ladder
 
 
 def used_cpus(cfg: RunConfig) -> set[int]:
@@ -165,7 +156,7 @@ class Knob:
     name: str
     ladder: Callable[[RunConfig, Host], list[Any]]
     topologies: tuple[str, ...]                 # where the setting exists
-    duts: tuple[str, ...] = ("testpmd",)        # testpmd: the bench; lab: the lab's OVS (through dut_set)
+    duts: tuple[str, ...] = ("testpmd",)        # testpmd: the bench; a lab node's knobs are labknobs
     vnfs: tuple[str, ...] = ANY_VNF             # the VNF kinds it applies to
     when: Callable[[RunConfig], bool] = lambda cfg: True
 
@@ -176,18 +167,16 @@ def _pmds(cfg: RunConfig) -> int:
 
 KNOBS = {k.key: k for k in (
     Knob("vnf_ring", "VNF virtio ring size", _ring, VNF),
-    Knob("ovs_tx_retries_max", "OVS vhost tx-retries-max", _retries, OVS, ("testpmd", "lab")),
+    Knob("ovs_tx_retries_max", "OVS vhost tx-retries-max", _retries, OVS),
     Knob("vnf_vcpus", "VNF cores (vCPUs)", _add_cpu("vnf_vcpus"), VNF, vnfs=("vm",)),
     Knob("dut_rxq", "RX queues per port", _rxq, ("p2p", *OVS)),
     Knob("vnf_queues", "VNF queue pairs (guest multiqueue)", _vnf_queues, VNF),
-    Knob("ovs_pmd_cpu_mask", "OVS PMD cores (pmd-cpu-mask)", _pmd_mask, OVS, ("testpmd", "lab")),
+    Knob("ovs_pmd_cpu_mask", "OVS PMD cores (pmd-cpu-mask)", _pmd_mask, OVS),
     # queue placement only matters with two PMDs or more
-    Knob("ovs_rxq_assign", "OVS pmd-rxq-assign", _rxq_assign, OVS, ("testpmd", "lab"), when=lambda c: _pmds(c) > 1),
-    # OVS reads n_rxq_desc/n_txq_desc on NIC (type dpdk) ports only: every bench port is vhost-user, where
-    # netdev_dpdk_vhost_client_set_config reads neither, so on the bench they would change nothing
-    Knob("ovs_rxd", "OVS RX descriptors (n_rxq_desc)", _desc("ovs_rxd"), OVS, ("lab",)),
-    Knob("ovs_txd", "OVS TX descriptors (n_txq_desc)", _desc("ovs_txd"), OVS, ("lab",)),
-    Knob("ovs_socket_mem_mb", "OVS dpdk-socket-mem", _socket_mem, OVS, ("testpmd", "lab")),
+    Knob("ovs_rxq_assign", "OVS pmd-rxq-assign", _rxq_assign, OVS, when=lambda c: _pmds(c) > 1),
+    # no descriptor knob: OVS reads n_rxq_desc/n_txq_desc on NIC (type dpdk) ports only, and every bench port is
+    # vhost-user (netdev_dpdk_vhost_client_set_config reads neither); on a lab node's NICs they are labknobs'
+    Knob("ovs_socket_mem_mb", "OVS dpdk-socket-mem", _socket_mem, OVS),
     Knob("meter_pps", "OpenFlow meter rate", _meter, OVS),
     Knob("dut_lcores", "DUT forwarding cores (testpmd -l)", _add_cpu("dut_lcores"), ("p2p",)),
     Knob("drain_ms", "drain time before counting", _drain, ("p2p", *OVS), ("testpmd", "lab", "external")),
@@ -231,7 +220,6 @@ TABLE: dict[str, list[tuple[str, str]]] = {
         ("ovs_pmd_cpu_mask", "OVS's PMD did not empty the port's RX queue in time: another PMD core adds polling "
                              "cycles (BRIEF §5: rx_missed = PMD too slow or too few queues)"),
         ("dut_rxq", f"more RX queues let the PMDs share the port's load ({RXQ_WHY})"),
-        ("ovs_rxd", "deeper RX descriptors absorb bursts on a NIC port (Dell/Intel whitepaper: 2048 -> 4096)"),
         ("ovs_rxq_assign", "queues placed by measured load: group puts each on the least-loaded PMD (OVS pmd.rst)"),
     ],
     OVS_RX_VNF: [
@@ -251,10 +239,6 @@ TABLE: dict[str, list[tuple[str, str]]] = {
     DUT_RX: [
         ("dut_rxq", f"testpmd's forwarding did not empty its RX ring: more queues spread the load ({RXQ_WHY})"),
         ("dut_lcores", "testpmd's forwarding core did not keep up: one more forwarding core"),
-    ],
-    OVS_TX_NIC: [
-        ("ovs_txd", "OVS found the port's TX queue full: deeper TX descriptors absorb bursts (Dell/Intel "
-                    "whitepaper: 2048 -> 4096)"),
     ],
     PMD: [
         ("ovs_rxq_assign", "one PMD busy while another idles: group assigns each queue to the least-loaded PMD by "
@@ -282,9 +266,10 @@ PROC_RX_HOP = re.compile(r".+ rx port \d+")
 VNF_PORT = re.compile(r"v\d")  # the bench's VNF ports are v0, v1...; zlgen's g0, g1... or bonds of them
 
 
-def site(f: dict) -> str:
-    """Where a finding's frames were lost, as a TABLE site. Bench port names tell VNF ports (v0...) from zlgen's;
-    the cause text tells the generator-bound cases (diagnose.py says "generator-bound" in them)."""
+def site(f: dict, vnf_ports: set[str] | None = None) -> str:
+    """Where a finding's frames were lost, as a TABLE site. Bench port names tell VNF ports (v0...) from zlgen's, a
+    lab's VNF ports are vnf_ports (its file's); the cause text tells the generator-bound cases (diagnose.py says
+    "generator-bound" in them)."""
     reason, hop, where, cause = (str(f.get(k) or "") for k in ("reason", "hop", "where", "cause"))
     if reason in REASON_SITES:
         return REASON_SITES[reason]
@@ -292,7 +277,8 @@ def site(f: dict) -> str:
         return GENERATOR
     m = OVS_HOP.fullmatch(hop)
     if m:
-        to_vnf = bool(VNF_PORT.match(m[1]))
+        to_vnf = (any(p in vnf_ports for p in m[1].split("+")) if vnf_ports is not None
+                  else bool(VNF_PORT.match(m[1])))
         if m[2] == "tx":
             if reason == "tx_failure":
                 return VNF_TX
@@ -316,13 +302,18 @@ def applies(knob: Knob, cfg: RunConfig) -> bool:
             and knob.when(cfg))
 
 
-def _one_line(f: dict) -> str:
+def one_line(f: dict) -> str:
     return f"{f.get('reason', '?')} at {f.get('hop', '?')}"
 
 
 def _frames(f: dict) -> float:
     v = f.get("frames")
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
+
+
+def finding_size(f: dict) -> float:
+    """Sort key: the largest finding first."""
+    return -_frames(f)
 
 
 def candidates(findings: list[dict], cfg: RunConfig, tried: set[tuple[str, Any]], cpus: int,
@@ -333,20 +324,20 @@ def candidates(findings: list[dict], cfg: RunConfig, tried: set[tuple[str, Any]]
     host = Host(cpus, hugepages_mb)
     out: list[Change] = []
     seen: set[str] = set()
-    for f in sorted(findings, key=lambda f: -_frames(f)):
+    for f in sorted(findings, key=finding_size):
         for key, why in TABLE.get(site(f), []):
             knob = KNOBS[key]
             if key in seen or not applies(knob, cfg):
                 continue
-            change = _first_untried(knob, cfg, host, tried)
+            change = first_untried(knob, cfg, host, tried)
             if change is None:
                 continue
             seen.add(key)
-            out.append(Change(key, getattr(cfg, key), change, knob.name, _one_line(f), why))
+            out.append(Change(key, getattr(cfg, key), change, knob.name, one_line(f), why))
     return out
 
 
-def _first_untried(knob: Knob, cfg: RunConfig, host: Host, tried: set[tuple[str, Any]]) -> Any:
+def first_untried(knob: Knob, cfg: RunConfig, host: Host, tried: set[tuple[str, Any]]) -> Any:
     old = getattr(cfg, knob.key)
     for value in knob.ladder(cfg, host):
         if value == old or (knob.key, value) in tried:
@@ -403,12 +394,31 @@ def _descriptors(fs: list[dict], cfg: RunConfig) -> str | None:
             "`zeroloss host audit` checks them")
 
 
-def _mtu(fs: list[dict], cfg: RunConfig) -> str:
+def _mtu(fs: list[dict], cfg: RunConfig) -> str | None:
+    if cfg.dut == "lab":
+        return None  # a knob there
     need = ovs_mtu(cfg)
     ports = ", ".join(dict.fromkeys(str(f.get("where", "?")) for f in fs))
     return (f"mtu_request mismatch on {ports}: frames above a port's MTU + 18 B are dropped; every port of the path "
             f"and the guest need MTU >= {need} (ovs-vsctl set Interface PORT mtu_request={need}; `zeroloss host plan "
             f"--mtu {need}`)")
+
+
+def _lab_vnf(fs: list[dict], cfg: RunConfig) -> str | None:
+    if cfg.dut != "lab":
+        return None  # the bench's VNF settings are knobs
+    return (f"the VNF's own rings and cores ({_hops(fs)}) are the VM's, which tune does not change on a node: "
+            f"virtio ring size in nova.conf [libvirt] rx_queue_size = tx_queue_size = 1024, a flavor with "
+            f"hw:cpu_policy=dedicated and hw:emulator_threads_policy=isolate, and multiqueue "
+            f"(hw:vif_multiqueue_enabled) for more queue pairs; measure the bench's equivalent with zeroloss tune "
+            f"--set topology=pvp")
+
+
+def _lab_meter(fs: list[dict], cfg: RunConfig) -> str | None:
+    if cfg.dut != "lab":
+        return None  # a knob on the bench
+    return (f"an OpenFlow meter polices the path below the target ({_hops(fs)}): the flows are the controller's, "
+            f"so tune leaves them; ovs-ofctl -O OpenFlow13 dump-meters BRIDGE shows its rate")
 
 
 def _generator(fs: list[dict], cfg: RunConfig) -> str:
@@ -445,6 +455,8 @@ ADVICE: list[tuple[set[str], Callable[[list[dict], RunConfig], str | None]]] = [
     ({MEMPOOL}, _socket),
     ({OVS_RX_GEN, OVS_TX_NIC}, _descriptors),
     ({TX_MTU}, _mtu),
+    ({VNF_TX, VNF_RX, OVS_RX_VNF}, _lab_vnf),
+    ({METER}, _lab_meter),
     ({GENERATOR}, _generator),
     ({VNF_DOWN}, _vnf_down),
     ({QOS}, _qos),
@@ -453,12 +465,13 @@ ADVICE: list[tuple[set[str], Callable[[list[dict], RunConfig], str | None]]] = [
 ]
 
 
-def advice(findings: list[dict], cfg: RunConfig) -> list[str]:
-    """One line per thing the findings call for that the bench cannot try, naming the `zeroloss host` command that
-    plans or audits it; in the order of the findings (largest first)."""
+def advice(findings: list[dict], cfg: RunConfig, vnf_ports: set[str] | None = None) -> list[str]:
+    """One line per thing the findings call for that tune cannot try (on the bench, or on a lab node whose VNF
+    ports are vnf_ports), naming the `zeroloss host` command that plans or audits it; in the order of the findings
+    (largest first)."""
     by_site: dict[str, list[dict]] = {}
-    for f in sorted(findings, key=lambda f: -_frames(f)):
-        by_site.setdefault(site(f), []).append(f)
+    for f in sorted(findings, key=finding_size):
+        by_site.setdefault(site(f, vnf_ports), []).append(f)
     order = list(by_site)
     out: list[tuple[int, str]] = []
     for sites, fn in ADVICE:

@@ -22,7 +22,7 @@ from ..config import RunConfig, load, stored
 from ..errors import ZeroLossError
 from ..results.resultfile import ResultFile
 from . import decide as dec
-from . import knobs
+from . import knobs, labknobs
 
 TUNE = "tune"
 MIN_REPEAT = 2  # a spread needs two searches per size
@@ -52,17 +52,25 @@ def target_text(target: tuple[str, float]) -> str:
 
 
 def create(path: Path, base: dict[str, Any], target: tuple[str, float], budget_min: float, noise_pct: float,
-           host: dict) -> CampaignFile:
+           host: dict, max_steps: int | None = None, node: dict | None = None) -> CampaignFile:
+    """A new tune file. On a lab node (base has a lab file) node is what LabDut.node_settings read there: the
+    ladders start from its values, and each step's changes go to the node through dut_set."""
     if base.get("lab"):
-        raise ZeroLossError("zeroloss tune on a lab node is not available yet: it tunes the bench's settings",
-                            "tune on the bench, then apply the rendered settings to the node")
+        if not base.get("allow_dut_changes"):
+            raise ZeroLossError("zeroloss tune changes the lab node's OVS settings (each restored after its step)",
+                                "add --allow-dut-changes")
+        if node is None:
+            raise ZeroLossError("zeroloss tune on a lab node needs the node's settings read first")
     settings = {**base, "repeat": max(int(base.get("repeat", 1) or 1), MIN_REPEAT)}
     load(None, settings)  # checked now: one line before anything starts
     spec = {"name": TUNE, "description": f"zeroloss tune to {target_text(target)}", "base": settings}
     cf = CampaignFile.create(path, spec, host, {})
-    cf.doc[TUNE] = {"target": list(target), "budget_min": budget_min, "noise_pct": noise_pct, "spent_s": 0.0,
+    cf.doc[TUNE] = {"target": list(target), "budget_min": budget_min, "max_steps": max_steps,
+                    "noise_pct": noise_pct, "spent_s": 0.0,
                     "base": settings, "current": settings, "current_step": None, "steps": [], "stop": None,
                     "skipped": [], "advice": []}
+    if base.get("lab"):
+        cf.doc[TUNE]["node"] = node
     cf.save()
     return cf
 
@@ -156,7 +164,8 @@ def _next(cf: CampaignFile, t: dict, target: tuple[str, float], cpus: int, hugep
     st = dec.stats(current)
     findings = dec.findings_of(current)
     cfg = load(None, t["current"])
-    t["advice"] = knobs.advice(findings, cfg)
+    node = labknobs.Node.from_dict(t["node"]) if t.get("node") else None
+    t["advice"] = knobs.advice(findings, cfg, set(node.vnf_ports) if node else None)
     below = {f: s for f, s in st.items() if not dec.target_met(s, target)}
     if not below:
         return f"target met: every frame size reached {target_text(target)}"
@@ -165,11 +174,16 @@ def _next(cf: CampaignFile, t: dict, target: tuple[str, float], cpus: int, hugep
                 "DUT setting can show a gain (measure on a host with more cores or a real NIC)")
     if t["spent_s"] >= t["budget_min"] * 60:
         return f"budget spent ({t['spent_s'] / 60:.1f} of {t['budget_min']:g} min)"
+    changes = sum(1 for s in t["steps"] if s["change"])
+    if t.get("max_steps") is not None and changes >= t["max_steps"]:
+        return f"step limit reached ({changes} change{'s' if changes != 1 else ''} tried, --steps {t['max_steps']})"
     tried = {(s["change"]["key"], _hashable(s["change"]["new"])) for s in t["steps"] if s["change"]}
     tried |= {(k, _hashable(v)) for k, v in t["base"].items()}
-    skipped_now = []
-    for c in knobs.candidates(findings, cfg, tried, cpus, hugepages_mb):
-        settings = {**t["current"], c.key: c.new}
+    skipped_now = labknobs.skipped(findings, node) if node else []
+    found = (labknobs.candidates(findings, cfg, node, tried) if node
+             else knobs.candidates(findings, cfg, tried, cpus, hugepages_mb))
+    for c in found:
+        settings = labknobs.with_sets(t["current"], c.sets) if c.sets else {**t["current"], c.key: c.new}
         try:
             new_cfg = load(None, settings)
             check(new_cfg)
@@ -192,5 +206,9 @@ def _hashable(v: Any) -> Any:
 
 
 def tuned_keys(t: dict) -> dict[str, Any]:
-    """The settings the tune changed and kept: key -> final value."""
-    return {k: v for k, v in t["current"].items() if t["base"].get(k) != v}
+    """The settings the tune changed and kept: RunConfig key -> final value, and on a lab node each OVS setting
+    kept (TABLE:RECORD:COLUMN[:KEY] -> value) beside the dut_set the tune started with."""
+    out = {k: v for k, v in t["current"].items() if k != "dut_set" and t["base"].get(k) != v}
+    base = labknobs.sets_of(t["base"].get("dut_set") or ())
+    out.update({k: v for k, v in labknobs.sets_of(t["current"].get("dut_set") or ()).items() if base.get(k) != v})
+    return out

@@ -152,8 +152,47 @@ def summary(keys: dict[str, Any]) -> str:
 
 RENDERERS = {"summary": summary, "ovs-vsctl": ovs_vsctl, "tripleo": tripleo, "flavor": flavor}
 
+# a lab node's OVS settings (TABLE:RECORD:COLUMN[:KEY]) with a bench key of the same meaning, for TripleO
+_LAB_EQUIV = {"Open_vSwitch:.:other_config:pmd-cpu-mask": "ovs_pmd_cpu_mask",
+              "Open_vSwitch:.:other_config:pmd-rxq-assign": "ovs_rxq_assign",
+              "options:n_rxq": "dut_rxq", "options:n_rxq_desc": "ovs_rxd", "options:n_txq_desc": "ovs_txd",
+              "options:tx-retries-max": "ovs_tx_retries_max"}
+
+
+def _lab_equivalents(lab: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for spec, v in lab.items():
+        key = _LAB_EQUIV.get(spec) or _LAB_EQUIV.get(":".join(spec.split(":")[2:]))
+        if key:
+            out[key] = int(v) if v.lstrip("-").isdigit() and key != "ovs_pmd_cpu_mask" else v
+    return out
+
+
+def _lab(keys: dict[str, Any], fmt: str) -> str:
+    """A lab node's kept settings: the node's own ovs-vsctl commands; TripleO parameters where one has the same
+    meaning; measurement settings in the summary."""
+    from .labknobs import render as lab_render
+
+    lab = {k: str(v) for k, v in keys.items() if ":" in k}
+    run = {k: v for k, v in keys.items() if ":" not in k}
+    if fmt == "ovs-vsctl":
+        return lab_render(lab)
+    if fmt == "tripleo":
+        text = tripleo(_lab_equivalents(lab))
+        other = [k for k in lab if not (_LAB_EQUIV.get(k) or _LAB_EQUIV.get(":".join(k.split(":")[2:])))]
+        if other:
+            text += "\n" + "\n".join(comment(f"{', '.join(other)}: no TripleO role parameter here; apply them with "
+                                               f"--format ovs-vsctl", 110))
+        return text
+    if fmt == "flavor":
+        return "# no guest setting was changed: tune does not change a lab node's VNF"
+    lines = [f"{k} = {v}   # OVS setting on the node" for k, v in lab.items()]
+    return "\n".join([*lines, summary(run)] if run else lines)
+
 
 def render(keys: dict[str, Any], fmt: str) -> str:
     if fmt not in RENDERERS:
         raise ZeroLossError(f"unknown format {fmt!r}", f"use one of {', '.join(FORMATS)}")
+    if any(":" in k for k in keys):
+        return _lab(keys, fmt)
     return RENDERERS[fmt](keys)
