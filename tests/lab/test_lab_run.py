@@ -14,6 +14,7 @@ import time
 import pytest
 import yaml
 
+from zeroloss.cli.tune import story
 from zeroloss.lab.labfile import load
 
 pytestmark = pytest.mark.bench
@@ -154,7 +155,9 @@ def test_injected_losses_are_attributed(tmp_path, lab, sshd, case):
     try:
         if case == "mtu":  # frames of 1518 B above the VNF-facing port's MTU of 1000
             lab.vsctl("set", "Interface", "vhu0", "mtu_request=1000")
-            undo.append(lambda: lab.vsctl("set", "Interface", "vhu0", "mtu_request=1500"))  # clearing keeps 1000
+            # clearing alone would keep 1000: 1500 first, then the request cleared, as the lab deployed it
+            undo.append(lambda: (lab.vsctl("set", "Interface", "vhu0", "mtu_request=1500"),
+                                 lab.vsctl("clear", "Interface", "vhu0", "mtu_request")))
             want = ("tx_mtu", "vhu0")
         elif case == "meter":  # an OpenFlow meter at 5 kpps on the traffic entering br-phy
             lab.ofctl("-O", "OpenFlow13", "add-meter", "br-phy", "meter=1,pktps,band=type=drop,rate=5000")
@@ -248,7 +251,8 @@ def test_tune_raises_the_mtu_for_jumbo_frames_and_leaves_the_node_as_found(tmp_p
     ports = ("nic0", "nic1", "vhu0", "vhu1")
     as_found = {p: (lab.vsctl("get", "Interface", p, "mtu").strip(),
                     lab.vsctl("get", "Interface", p, "mtu_request").strip()) for p in ports}
-    assert all(mtu == "1500" for mtu, _ in as_found.values()), as_found
+    # no mtu_request anywhere; the VNF's ports carry OVS's 1500 (the NIC stand-ins show 0 until zlgen serves them)
+    assert all(req == "[]" for _, req in as_found.values()) and as_found["vhu0"][0] == "1500", as_found
     out = tmp_path / "tune.json"
     args = ["tune", "--lab", f, "--target", "100%", "--frame-sizes", "2048", "--steps", "1", "-o", str(out),
             "--set", "trial_s=0.5", "--set", "validation_s=1", "--set", "granularity_pct=5", "--set", "drain_ms=300",
@@ -270,9 +274,9 @@ def test_tune_raises_the_mtu_for_jumbo_frames_and_leaves_the_node_as_found(tmp_p
     doc = json.loads(out.read_text())
     changed = doc["cases"][1]["run"]["placement"]["lab"]["dut_changes"]
     assert {c["setting"] for c in changed} == {f"Interface:{p}:mtu_request" for p in ports}
-    # every step restored the node: MTU 1500 and no mtu_request, as deployed
+    # every step restored the node: no mtu_request and the MTU as deployed (1500 on a port that showed none)
     assert {p: (lab.vsctl("get", "Interface", p, "mtu").strip(),
-                lab.vsctl("get", "Interface", p, "mtu_request").strip()) for p in ports} == as_found
-    r = zl("tune", "--resume", str(out), "-q")  # a finished tune prints its story again
-    no_traceback(r)
-    assert "ovs-vsctl set Interface vhu0 mtu_request=2030" in r.stdout, r.stdout
+                lab.vsctl("get", "Interface", p, "mtu_request").strip()) for p in ports} == \
+        {p: (mtu if mtu != "0" else "1500", req) for p, (mtu, req) in as_found.items()}
+    told = story(doc)  # what the tune prints without --json, from its file: the node's own commands
+    assert "ovs-vsctl set Interface vhu0 mtu_request=2030" in told, told

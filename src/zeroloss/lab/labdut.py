@@ -254,8 +254,10 @@ class LabDut:
         steps = [(undo, [table, record, ref, value])]
         if table == "Interface" and ref == "mtu_request" and old in ("", "[]"):
             # clearing mtu_request leaves the MTU where it is: the port's MTU is put back first, then the request
-            # is cleared as found
+            # is cleared as found. A port with no peer yet (a vhost-user client whose socket is not served) shows MTU
+            # 0 or []: it then gets 1500, the MTU OVS gives every DPDK netdev it creates (RTE_ETHER_MTU).
             mtu = self.vsctl("get", "Interface", record, "mtu").strip()
+            mtu = mtu if mtu.isdigit() and int(mtu) > 0 else "1500"
             steps.append((self.vsctl_argv("set", table, record, f"mtu_request={mtu}"), [table, record, ref, mtu]))
         self.vsctl("set", table, record, f"{ref}={value}")
         self.changes += steps

@@ -151,14 +151,17 @@ class LabSession:
 @contextmanager
 def session(lab: Lab, max_frame: int, gap_us: int, default_gbps: float, dut_set: list[str] = (),
             warn: Callable[[str], None] = lambda _: None) -> Iterator[LabSession]:
-    """Opens the node's sessions, applies allowed changes, starts zlgen on the lab's ports and waits for their
-    links; everything stopped and every change restored however it ends."""
+    """Opens the node's sessions, starts zlgen on the lab's ports, waits for their links, applies allowed changes
+    and waits for the links again; everything stopped and every change restored however it ends.
+
+    Changes are made and undone while every port of the path has its peer: OVS (3.1, measured on the test lab) does
+    not apply an mtu_request to a vhost-user client port whose peer has gone away, so a change made between two runs
+    would silently not happen, and an undo made after zlgen stopped would silently leave the node changed."""
     hugepages.require(GEN_MB)
     with ExitStack() as stack:
         dut = LabDut(lab)
         stack.callback(_stop_dut, dut, warn)
         dut.start()
-        changes = [dut.change(s) for s in dut_set]
         ws = stack.enter_context(Workspace())
         pci = tuple(p.device for p in lab.ports if pci_or_vdev(p.device))
         vdevs = tuple(p.device for p in lab.ports if not pci_or_vdev(p.device))
@@ -169,6 +172,11 @@ def session(lab: Lab, max_frame: int, gap_us: int, default_gbps: float, dut_set:
         zc = ZlgenConfig(eal=eal, ctl_path=ws.sock("zlgen-ctl"), max_frame=max(1518, max_frame), gap_us=gap_us)
         gen = stack.enter_context(Zlgen(zc, ws.log("zlgen")))
         ports = _wait_links(gen.client, lab, dut)
+        changes = []
+        if dut_set:
+            stack.callback(_restore_dut, dut, warn)  # runs before zlgen stops: the ports still have their peer
+            changes = [dut.change(s) for s in dut_set]
+            ports = _wait_links(gen.client, lab, dut)  # a port reconfigured by a change may flap
         macs = [p.mac or q["mac"].lower() for p, q in zip(lab.ports, ports, strict=True)]
         speeds, source = [], []
         for p, q in zip(lab.ports, ports, strict=True):
@@ -184,6 +192,11 @@ def session(lab: Lab, max_frame: int, gap_us: int, default_gbps: float, dut_set:
                 warn(f"generator port {p.name} reports no link speed: % of line rate is of {default_gbps} Gb/s "
                      f"(set speed_gbps in the lab file)")
         yield LabSession(lab, dut, gen, macs, speeds, source, changes=changes)
+
+
+def _restore_dut(dut: LabDut, warn: Callable[[str], None]) -> None:
+    for fault in dut.restore():
+        warn(f"could not restore a DUT setting: {fault}")
 
 
 def _stop_dut(dut: LabDut, warn: Callable[[str], None]) -> None:
