@@ -35,7 +35,7 @@ def qemus(tag: str) -> list[str]:
     return [ln for ln in ps.splitlines() if "qemu-system" in ln and tag in ln and " Z" not in ln]
 
 
-@pytest.mark.parametrize("topology,vnfs,sizes,queues", [("pvp", 1, "64,9000", 2), ("pvvp", 2, "64,9000", 1)])
+@pytest.mark.parametrize("topology,vnfs,sizes,queues", [("pvp", 1, "64,9000", 2), ("pvvp", 2, "64", 1)])
 def test_vm_path_accounts_for_every_frame(tmp_path, topology, vnfs, sizes, queues):
     env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"))
     out = tmp_path / "r.json"

@@ -255,7 +255,7 @@ def test_tune_raises_the_mtu_for_jumbo_frames_and_leaves_the_node_as_found(tmp_p
     assert all(req == "[]" for _, req in as_found.values()) and as_found["vhu0"][0] == "1500", as_found
     out = tmp_path / "tune.json"
     args = ["tune", "--lab", f, "--target", "100%", "--frame-sizes", "2048", "--steps", "1", "-o", str(out),
-            "--set", "trial_s=0.5", "--set", "validation_s=1", "--set", "granularity_pct=5", "--set", "drain_ms=300",
+            "--set", "trial_s=0.5", "--set", "validation_s=1", "--set", "granularity_pct=10", "--set", "drain_ms=300",
             "--set", "warmup_s=0", "--set", "max_rate_pps=100000", "-q"]
     r = zl(*args)
     no_traceback(r)
