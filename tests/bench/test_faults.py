@@ -135,7 +135,8 @@ def test_kill_9_of_each_pvp_component_fails_the_run_and_resume_goes_on(tmp_path)
 
 def test_killed_zeroloss_leaves_a_file_the_next_run_marks_interrupted(tmp_path):
     out, rundir = tmp_path / "r.json", tmp_path / "run"
-    p = start(out, rundir, "--frame-sizes", "64", *SEARCH, "--granularity", "0.2")
+    # four sizes: a search can end after two trials (its top rate passes and is validated), the run cannot
+    p = start(out, rundir, "--frame-sizes", "64,128,256,512", *SEARCH, "--granularity", "0.2")
     wait_trials(p, out, 2)
     p.kill()
     p.communicate(timeout=30)
@@ -153,7 +154,7 @@ def test_killed_zeroloss_leaves_a_file_the_next_run_marks_interrupted(tmp_path):
 
 def test_two_runs_at_once_the_second_is_refused_naming_the_first(tmp_path):
     out, rundir = tmp_path / "a.json", tmp_path / "run"
-    p = start(out, rundir, "--frame-sizes", "64", *SEARCH, "--granularity", "0.2")
+    p = start(out, rundir, "--frame-sizes", "64,128,256,512", *SEARCH, "--granularity", "0.2")  # runs on a while
     try:
         wait_trials(p, out, 1)
         env = dict(os.environ, ZEROLOSS_RUNDIR=str(rundir))
