@@ -27,6 +27,8 @@ def test_version():
     (["trial", "--duration", "0"], "--duration must be more than 0 seconds"),
     (["bench", "--search", "--cases", "p2p"], "--cases 'p2p' is not TOPOLOGY:SIZE"),
     (["bench", "--search", "--cases", "ring:64"], "topology must be one of"),
+    (["bench", "--search", "--strategies", "binary,fast"], "--strategies 'binary,fast' is not a list of distinct"),
+    (["bench", "--search", "--strategies", "mlr,mlr"], "--strategies 'mlr,mlr' is not a list of distinct"),
     (["run", "--require-ndr", "fast"], "require_ndr 'fast' is neither a percentage nor SIZE:PCT pairs"),
     (["run", "--frame-sizes", "64", "--require-ndr", "1518:50"], "names 1518 B, which is not in frame_sizes"),
     (["run", "--search", "mlr", "--trial", "5", "--validation", "2"], "must be >= trial_s"),

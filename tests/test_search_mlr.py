@@ -149,3 +149,23 @@ def test_fewer_trial_seconds_than_binary_on_a_noisy_dut():
     b = [seconds(binary_search(cfg(trial_s=2.0), NoisyDut(300_000, 0.2, s))) for s in range(5)]
     m = [seconds(mlr_search(cfg(trial_s=1.0), NoisyDut(300_000, 0.2, s))) for s in range(5)]
     assert sum(m) < sum(b)
+
+
+@pytest.mark.parametrize("fraction", [0.03, 0.27, 0.5, 0.73, 0.98])
+def test_half_the_trial_seconds_of_an_rfc2544_binary_search_at_equal_trial_durations(fraction):
+    """RFC 2544's binary search with every trial at the final trial duration (5 s), against MLRsearch with
+    the same 5 s trials: on a DUT of known threshold MLRsearch needs at most half the trial seconds (its
+    loads come from the bounds it has, not halving) and both end within their width of the threshold. The
+    zeroloss binary search with short trials and one validation is cheaper still on a clean DUT: that is
+    the price MLRsearch pays for confirming both bounds at the final duration."""
+    t = fraction * MAX
+
+    def seconds(res) -> float:
+        return sum(r.duration_s for r in res.trials)
+
+    rfc = binary_search(cfg(trial_s=5.0, pdr_loss_pct=None), FakeDut(t))
+    mlr = mlr_search(cfg(trial_s=5.0, pdr_loss_pct=None), FakeDut(t))
+    assert all(r.duration_s == 5.0 for r in rfc.trials + mlr.trials)
+    assert seconds(mlr) <= 0.5 * seconds(rfc), (seconds(mlr), seconds(rfc))
+    assert t - WIDTH / 100 * MAX <= rfc.ndr.rate_pps <= t  # the binary search's step is a share of its top rate
+    assert t * (1 - WIDTH / 100) - 1 <= mlr.ndr.rate_pps <= t  # MLRsearch's width is relative to its bound

@@ -1,9 +1,13 @@
-"""`zeroloss bench --search`: the binary search and MLRsearch side by side on the same bench paths.
+"""`zeroloss bench --search`: the search strategies side by side on the same bench paths.
 
-For each case (a topology and frame size) and each repeat, one run per strategy, the strategies
-alternating (which one goes first alternates too), so that the host's noise falls on both alike.
-Per case and strategy: trial-seconds and wall time per search, the share of generator failures
-among all trials, and the spread of the NDRs, (max - min) / mean. Every run's result file is kept.
+Strategies: `binary` (zeroloss's binary search: short trials, then validation at the final trial
+duration), `mlr` (MLRsearch: initial trials, then final trials) and `rfc2544` (the same binary search
+with every trial at the final trial duration, as RFC 2544 §26.1 and most testers run it). So MLRsearch
+is compared both with our cheaper binary search and with the classic one at equal final trial duration.
+For each case (a topology and frame size) and each repeat, one run per strategy, the order rotating
+per repeat, so that the host's noise falls on all alike. Per case and strategy: trial-seconds and
+wall time per search, the share of generator failures among all trials and the spread of the NDRs,
+(max - min) / mean. Every run's result file is kept.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from .results.resultfile import ResultFile
 from .runner import Run
 from .search.trials import GEN_FAIL
 
-STRATEGIES = ("binary", "mlr")
+STRATEGIES = ("binary", "mlr", "rfc2544")
 CASES = (("p2p", 64), ("p2p", 1518), ("p2p", 9000), ("pvp", 64))
 
 
@@ -42,6 +46,22 @@ class Tally:
         return (max(found) - min(found)) / statistics.mean(found) if len(found) > 1 else None
 
 
+def parse_strategies(text: str) -> list[str]:
+    """'binary,mlr' -> ['binary', 'mlr']: known names, in the given order, each once."""
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in names if x not in STRATEGIES]
+    if bad or not names or len(set(names)) != len(names):
+        raise ValueError(text)
+    return names
+
+
+def _search_and_trial(strategy: str, trial_s: float, validation_s: float) -> tuple[str, float]:
+    """A bench strategy's --search and its (initial) trial duration."""
+    if strategy == "rfc2544":
+        return "binary", validation_s  # every trial at the final trial duration
+    return strategy, trial_s
+
+
 def parse_cases(text: str) -> list[tuple[str, int]]:
     """'p2p:64,pvp:64' -> [('p2p', 64), ('pvp', 64)]."""
     out = []
@@ -52,23 +72,29 @@ def parse_cases(text: str) -> list[tuple[str, int]]:
 
 
 def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, validation_s: float,
-                 granularity_pct: float, out_dir: Path, json_out: bool = False) -> Iterator[str]:
+                 granularity_pct: float, out_dir: Path, json_out: bool = False,
+                 strategies: list[str] | None = None) -> Iterator[str]:
     """Runs the comparison and yields report lines as results arrive."""
+    strategies = list(strategies or STRATEGIES)
     for topo, frame in cases:  # every case's settings are checked before anything is written
-        RunConfig(topology=topo, frame_sizes=[frame], trial_s=trial_s, validation_s=validation_s,
-                  granularity_pct=granularity_pct, search="mlr")
+        for strategy in strategies:
+            search, trial = _search_and_trial(strategy, trial_s, validation_s)
+            RunConfig(topology=topo, frame_sizes=[frame], trial_s=trial, validation_s=validation_s,
+                      granularity_pct=granularity_pct, search=search)
     out_dir.mkdir(parents=True, exist_ok=True)
     host = collect()
     tallies: dict[tuple[str, int, str], Tally] = {}
     if not json_out:
-        yield (f"zeroloss bench --search: binary vs MLRsearch, {repeats} search(es) each per case, trial "
-               f"{trial_s:g} s, final trial (validation) {validation_s:g} s, granularity/width {granularity_pct:g} %; "
-               f"result files in {out_dir}")
+        yield (f"zeroloss bench --search: {', '.join(strategies)}; {repeats} search(es) each per case, trial "
+               f"{trial_s:g} s (rfc2544: every trial {validation_s:g} s), final trial (validation) {validation_s:g} s, "
+               f"granularity/width {granularity_pct:g} %; result files in {out_dir}")
     for topo, frame in cases:
         for rep in range(repeats):
-            order = STRATEGIES if rep % 2 == 0 else STRATEGIES[::-1]
+            k = rep % len(strategies)
+            order = strategies[k:] + strategies[:k]  # who goes first rotates
             for strategy in order:
-                cfg = RunConfig(topology=topo, frame_sizes=[frame], search=strategy, trial_s=trial_s,
+                search, trial = _search_and_trial(strategy, trial_s, validation_s)
+                cfg = RunConfig(topology=topo, frame_sizes=[frame], search=search, trial_s=trial,
                                 validation_s=validation_s, granularity_pct=granularity_pct)
                 rf = ResultFile.create(out_dir / f"{topo}-{frame}-{strategy}-{rep}.json", cfg.to_dict(), host)
                 Run(cfg, rf, lambda *_: None).execute()
@@ -80,36 +106,34 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
                 t.trials += len(s["trials"])
                 t.gen_failures += sum(x["verdict"] == GEN_FAIL for x in s["trials"])
                 if not json_out:
-                    yield (f"  {topo} {frame} B {strategy:<6} #{rep + 1}: NDR {t.ndrs[-1]:,.0f} pps, "
+                    yield (f"  {topo} {frame} B {strategy:<7} #{rep + 1}: NDR {t.ndrs[-1]:,.0f} pps, "
                            f"{len(s['trials'])} trials, {t.trial_s[-1]:.1f} trial-s, {t.wall_s[-1]:.1f} s")
     rows, report = [], []
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f} %"
+
     for topo, frame in cases:
-        b, m = tallies[(topo, frame, "binary")], tallies[(topo, frame, "mlr")]
-        for name, t in (("binary", b), ("mlr", m)):
+        mlr = tallies.get((topo, frame, "mlr"))
+        for name in strategies:
+            t = tallies[(topo, frame, name)]
             report.append({"topology": topo, "frame": frame, "strategy": name, "ndrs": t.ndrs,
                            "trial_seconds": t.trial_s, "wall_s": t.wall_s, "trials": t.trials,
                            "generator_failures": t.gen_failures, "spread": t.spread})
-        ratio = statistics.mean(m.trial_s) / statistics.mean(b.trial_s)
-        wall = statistics.mean(m.wall_s) / statistics.mean(b.wall_s)
-
-        def pct(x: float | None) -> str:
-            return "-" if x is None else f"{100 * x:.1f} %"
-
-        rows.append([f"{topo} {frame} B",
-                     f"{statistics.mean(b.trial_s):.1f}", f"{statistics.mean(m.trial_s):.1f}", f"{ratio:.2f}",
-                     f"{statistics.mean(b.wall_s):.1f}", f"{statistics.mean(m.wall_s):.1f}", f"{wall:.2f}",
-                     pct(b.gen_failures / max(1, b.trials)), pct(m.gen_failures / max(1, m.trials)),
-                     pct(b.spread), pct(m.spread),
-                     f"{statistics.mean(b.ndrs):,.0f}", f"{statistics.mean(m.ndrs):,.0f}"])
+            ratio = "-" if mlr is None or name == "mlr" else \
+                f"{statistics.mean(mlr.trial_s) / statistics.mean(t.trial_s):.2f}"
+            rows.append([f"{topo} {frame} B", name, f"{t.trials / len(t.ndrs):.1f}",
+                         f"{statistics.mean(t.trial_s):.1f}", ratio, f"{statistics.mean(t.wall_s):.1f}",
+                         pct(t.gen_failures / max(1, t.trials)), pct(t.spread), f"{statistics.mean(t.ndrs):,.0f}"])
     if json_out:
         yield json.dumps({"cases": report, "repeats": repeats, "trial_s": trial_s, "validation_s": validation_s,
-                          "granularity_pct": granularity_pct, "finished": time.strftime("%Y-%m-%dT%H:%M:%S")},
-                         indent=2)
+                          "granularity_pct": granularity_pct, "strategies": strategies,
+                          "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=2)
         return
     yield ""
-    yield "per search (means): trial-seconds, wall time; over all searches: generator failures, NDR spread"
-    yield table(["case", "binary trial-s", "mlr trial-s", "mlr/binary", "binary wall s", "mlr wall s",
-                 "mlr/binary", "binary gen. fail.", "mlr gen. fail.", "binary spread", "mlr spread",
-                 "binary NDR", "mlr NDR"], rows)
+    yield "per search (means): trials, trial-seconds, wall time; over all searches: generator failures, NDR spread"
+    yield table(["case", "search", "trials", "trial-s", "mlr trial-s / this", "wall s", "gen. fail.", "spread",
+                 "NDR pps"], rows)
     yield ("spread: (max - min) / mean of the NDRs of the repeated searches; generator failures: share of all "
-           "trials (retries included) where zlgen missed the requested rate by more than 5 %")
+           "trials (retries included) where zlgen missed the requested rate by more than 5 %; rfc2544: the binary "
+           "search with every trial at the final trial duration")

@@ -406,14 +406,20 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         import time
         from pathlib import Path
 
-        from zeroloss.searchbench import parse_cases, search_bench
+        from zeroloss.searchbench import STRATEGIES, parse_cases, parse_strategies, search_bench
 
         try:
             cases = parse_cases(args.cases)
         except ValueError:
             raise ZeroLossError(f"--cases '{args.cases}' is not TOPOLOGY:SIZE,... (e.g. p2p:64,pvp:64)") from None
+        try:
+            strategies = parse_strategies(args.strategies)
+        except ValueError:
+            raise ZeroLossError(f"--strategies '{args.strategies}' is not a list of distinct names from "
+                                f"{','.join(STRATEGIES)}") from None
         lines = search_bench(cases, args.repeats, args.trial, args.validation, args.granularity,
-                             Path(f"results/bench-search-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
+                             Path(f"results/bench-search-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json,
+                             strategies=strategies)
     else:
         from zeroloss.benchmark import run_benchmarks
 
@@ -615,6 +621,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--vnf: the frame sizes (default 64,1518,9000)")
     b.add_argument("--cases", default="p2p:64,p2p:1518,p2p:9000,pvp:64", metavar="TOPO:SIZE,...",
                    help="--search: the cases (default p2p:64,p2p:1518,p2p:9000,pvp:64)")
+    b.add_argument("--strategies", default="binary,mlr,rfc2544", metavar="NAME,...",
+                   help="--search: binary (short trials, one validation), mlr (MLRsearch), rfc2544 (the binary "
+                        "search with every trial as long as --validation); default all three")
     b.add_argument("--trial", type=float, default=1.0, metavar="S",
                    help="--search: search trial (MLRsearch: initial trial) duration, s (default 1)")
     b.add_argument("--validation", type=float, default=5.0, metavar="S",
