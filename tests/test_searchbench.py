@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zeroloss.searchbench import STRATEGIES, _search_and_trial, parse_cases, parse_strategies
+from zeroloss.searchbench import STRATEGIES, _config, _search_and_trial, parse_cases, parse_strategies
 
 
 def test_rfc2544_is_the_binary_search_with_every_trial_at_the_final_duration():
@@ -16,9 +16,20 @@ def test_rfc2544_is_the_binary_search_with_every_trial_at_the_final_duration():
 def test_strategies_are_known_names_each_once_in_order():
     assert parse_strategies("mlr, rfc2544") == ["mlr", "rfc2544"]
     assert parse_strategies(",".join(STRATEGIES)) == list(STRATEGIES)
-    for bad in ("", "binary,binary", "binary,fast", ","):
+    for bad in ("", "binary,binary", "binary,fast", ",", "mlr:x", "mlr:=3", "mlr:a=[1", "fast:trial_s=1"):
         with pytest.raises(ValueError):
             parse_strategies(bad)
+
+
+def test_an_entry_runs_its_strategy_with_its_own_settings():
+    assert parse_strategies("mlr, mlr:mlr_duration_sum_s=15") == ["mlr", "mlr:mlr_duration_sum_s=15"]
+    plain = _config("mlr", "p2p", 1518, 2.0, 5.0, 0.5)
+    goals = _config("mlr:mlr_duration_sum_s=15:mlr_exceed_ratio=0.3", "p2p", 1518, 2.0, 5.0, 0.5)
+    assert (goals.search, goals.trial_s, goals.validation_s, goals.frame_sizes) == ("mlr", 2.0, 5.0, [1518])
+    assert (goals.mlr_duration_sum_s, goals.mlr_exceed_ratio) == (15, 0.3)
+    assert plain.mlr_duration_sum_s != 15
+    rfc = _config("rfc2544:granularity_pct=1", "pvp", 64, 2.0, 5.0, 0.5)
+    assert (rfc.search, rfc.trial_s, rfc.granularity_pct, rfc.topology) == ("binary", 5.0, 1, "pvp")
 
 
 def test_cases_are_topology_and_size():

@@ -4,6 +4,7 @@ Strategies: `binary` (zeroloss's binary search: short trials, then validation at
 duration), `mlr` (MLRsearch: initial trials, then final trials) and `rfc2544` (the same binary search
 with every trial at the final trial duration, as RFC 2544 §26.1 and most testers run it). So MLRsearch
 is compared both with our cheaper binary search and with the classic one at equal final trial duration.
+An entry may add run settings for itself (`mlr:mlr_duration_sum_s=15`), so goals can be compared too.
 For each case (a topology and frame size) and each repeat, one run per strategy, the order rotating
 per repeat, so that the host's noise falls on all alike. Per case and strategy: trial-seconds and
 wall time per search, the share of generator failures among all trials and the spread of the NDRs,
@@ -19,7 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import RunConfig
+from .config import RunConfig, load, yaml_load
+from .errors import ZeroLossError
 from .fmt import table
 from .hostinfo import collect
 from .results.resultfile import ResultFile
@@ -47,12 +49,36 @@ class Tally:
 
 
 def parse_strategies(text: str) -> list[str]:
-    """'binary,mlr' -> ['binary', 'mlr']: known names, in the given order, each once."""
-    names = [x.strip() for x in text.split(",") if x.strip()]
-    bad = [x for x in names if x not in STRATEGIES]
-    if bad or not names or len(set(names)) != len(names):
-        raise ValueError(text)
-    return names
+    """'binary,mlr,mlr:mlr_duration_sum_s=15' -> the same entries, in the given order, each once. An entry is a
+    strategy's name, then any run settings for it alone as :KEY=VALUE (YAML values), so one strategy can run
+    beside itself with other goals. ValueError names the fault."""
+    entries = [x.strip() for x in text.split(",") if x.strip()]
+    if not entries:
+        raise ValueError("no strategy given")
+    for entry in entries:
+        name = entry.split(":")[0].strip()
+        if name not in STRATEGIES:
+            raise ValueError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
+        strategy_settings(entry)
+    dup = sorted({x for x in entries if entries.count(x) > 1})
+    if dup:
+        raise ValueError(f"{dup[0]} is given twice")
+    return entries
+
+
+def strategy_settings(entry: str) -> dict[str, object]:
+    """The run settings an entry adds: 'mlr:mlr_duration_sum_s=15' -> {'mlr_duration_sum_s': 15}."""
+    out: dict[str, object] = {}
+    for part in entry.split(":")[1:]:
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"{part!r} in {entry!r} is not KEY=VALUE")
+        try:
+            out[key] = yaml_load(value, f"{entry}: {key}", key)
+        except ZeroLossError as e:
+            raise ValueError(str(e)) from None
+    return out
 
 
 def _search_and_trial(strategy: str, trial_s: float, validation_s: float) -> tuple[str, float]:
@@ -60,6 +86,14 @@ def _search_and_trial(strategy: str, trial_s: float, validation_s: float) -> tup
     if strategy == "rfc2544":
         return "binary", validation_s  # every trial at the final trial duration
     return strategy, trial_s
+
+
+def _config(entry: str, topo: str, frame: int, trial_s: float, validation_s: float,
+            granularity_pct: float) -> RunConfig:
+    """One entry's run settings for one case: its search and trial durations, then its own settings."""
+    search, trial = _search_and_trial(entry.split(":")[0].strip(), trial_s, validation_s)
+    return load(None, {"topology": topo, "frame_sizes": [frame], "search": search, "trial_s": trial,
+                       "validation_s": validation_s, "granularity_pct": granularity_pct, **strategy_settings(entry)})
 
 
 def parse_cases(text: str) -> list[tuple[str, int]]:
@@ -78,9 +112,7 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
     strategies = list(strategies or STRATEGIES)
     for topo, frame in cases:  # every case's settings are checked before anything is written
         for strategy in strategies:
-            search, trial = _search_and_trial(strategy, trial_s, validation_s)
-            RunConfig(topology=topo, frame_sizes=[frame], trial_s=trial, validation_s=validation_s,
-                      granularity_pct=granularity_pct, search=search)
+            _config(strategy, topo, frame, trial_s, validation_s, granularity_pct)
     out_dir.mkdir(parents=True, exist_ok=True)
     host = collect()
     tallies: dict[tuple[str, int, str], Tally] = {}
@@ -88,15 +120,15 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
         yield (f"zeroloss bench --search: {', '.join(strategies)}; {repeats} search(es) each per case, trial "
                f"{trial_s:g} s (rfc2544: every trial {validation_s:g} s), final trial (validation) {validation_s:g} s, "
                f"granularity/width {granularity_pct:g} %; result files in {out_dir}")
+    width = max(len(x) for x in strategies)
     for topo, frame in cases:
         for rep in range(repeats):
             k = rep % len(strategies)
             order = strategies[k:] + strategies[:k]  # who goes first rotates
             for strategy in order:
-                search, trial = _search_and_trial(strategy, trial_s, validation_s)
-                cfg = RunConfig(topology=topo, frame_sizes=[frame], search=search, trial_s=trial,
-                                validation_s=validation_s, granularity_pct=granularity_pct)
-                rf = ResultFile.create(out_dir / f"{topo}-{frame}-{strategy}-{rep}.json", cfg.to_dict(), host)
+                cfg = _config(strategy, topo, frame, trial_s, validation_s, granularity_pct)
+                slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in strategy)
+                rf = ResultFile.create(out_dir / f"{topo}-{frame}-{slug}-{rep}.json", cfg.to_dict(), host)
                 Run(cfg, rf, lambda *_: None).execute()
                 (s,) = rf.doc["searches"]
                 t = tallies.setdefault((topo, frame, strategy), Tally([], [], []))
@@ -106,7 +138,7 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
                 t.trials += len(s["trials"])
                 t.gen_failures += sum(x["verdict"] == GEN_FAIL for x in s["trials"])
                 if not json_out:
-                    yield (f"  {topo} {frame} B {strategy:<7} #{rep + 1}: NDR {t.ndrs[-1]:,.0f} pps, "
+                    yield (f"  {topo} {frame} B {strategy:<{width}} #{rep + 1}: NDR {t.ndrs[-1]:,.0f} pps, "
                            f"{len(s['trials'])} trials, {t.trial_s[-1]:.1f} trial-s, {t.wall_s[-1]:.1f} s")
     rows, report = [], []
 
@@ -136,4 +168,4 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
                  "NDR pps"], rows)
     yield ("spread: (max - min) / mean of the NDRs of the repeated searches; generator failures: share of all "
            "trials (retries included) where zlgen missed the requested rate by more than 5 %; rfc2544: the binary "
-           "search with every trial at the final trial duration")
+           "search with every trial at the final trial duration; NAME:KEY=VALUE: that strategy with that run setting")

@@ -63,7 +63,10 @@ def test_tune_finds_the_ring_keeps_it_and_reverts_what_does_nothing(tmp_path):
     assert first["decision"]["keep"] == (first["decision"]["effect"] == "improved")
     if first["decision"]["keep"]:
         assert after["mean"] - before["mean"] > max(before["spread"], after["spread"])
-        assert t["current"]["vnf_ring"] == first["change"]["new"]
+    kept_rings = [s["change"]["new"] for s in steps[1:]
+                  if s.get("decision") and s["decision"]["keep"] and s["change"]["key"] == "vnf_ring"]
+    if kept_rings:  # a later step may raise the ring again (1024 kept, then 4096 kept: seen)
+        assert t["current"]["vnf_ring"] == kept_rings[-1]
     for s in steps[1:]:  # nothing that did not improve stays
         if s.get("decision") and not s["decision"]["keep"]:
             assert t["current"].get(s["change"]["key"]) != s["change"]["new"]

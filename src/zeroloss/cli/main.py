@@ -406,7 +406,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         import time
         from pathlib import Path
 
-        from zeroloss.searchbench import STRATEGIES, parse_cases, parse_strategies, search_bench
+        from zeroloss.searchbench import parse_cases, parse_strategies, search_bench
 
         try:
             cases = parse_cases(args.cases)
@@ -414,9 +414,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             raise ZeroLossError(f"--cases '{args.cases}' is not TOPOLOGY:SIZE,... (e.g. p2p:64,pvp:64)") from None
         try:
             strategies = parse_strategies(args.strategies)
-        except ValueError:
-            raise ZeroLossError(f"--strategies '{args.strategies}' is not a list of distinct names from "
-                                f"{','.join(STRATEGIES)}") from None
+        except ValueError as e:
+            raise ZeroLossError(f"--strategies '{args.strategies}': {e}") from None
         lines = search_bench(cases, args.repeats, args.trial, args.validation, args.granularity,
                              Path(f"results/bench-search-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json,
                              strategies=strategies)
@@ -603,7 +602,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="alternating runs per tool; the median is reported (default 3)")
     b.add_argument("--json", action="store_true", help="print one JSON object at the end")
     b.add_argument("--search", action="store_true",
-                   help="instead: the binary search against MLRsearch on the bench (trial-seconds, wall time, "
+                   help="instead: the search strategies side by side on the bench (trial-seconds, wall time, "
                         "generator failures, NDR spread of --repeats searches each, per case)")
     b.add_argument("--vnf", action="store_true",
                    help="instead: PVP with the VNF as a VM against the VNF as a host process, per frame size, and "
@@ -621,9 +620,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--vnf: the frame sizes (default 64,1518,9000)")
     b.add_argument("--cases", default="p2p:64,p2p:1518,p2p:9000,pvp:64", metavar="TOPO:SIZE,...",
                    help="--search: the cases (default p2p:64,p2p:1518,p2p:9000,pvp:64)")
-    b.add_argument("--strategies", default="binary,mlr,rfc2544", metavar="NAME,...",
+    b.add_argument("--strategies", default="binary,mlr,rfc2544", metavar="NAME[:KEY=VALUE...],...",
                    help="--search: binary (short trials, one validation), mlr (MLRsearch), rfc2544 (the binary "
-                        "search with every trial as long as --validation); default all three")
+                        "search with every trial as long as --validation); default all three. Run settings for one "
+                        "entry follow its name, e.g. mlr:mlr_duration_sum_s=15 beside mlr")
     b.add_argument("--trial", type=float, default=1.0, metavar="S",
                    help="--search: search trial (MLRsearch: initial trial) duration, s (default 1)")
     b.add_argument("--validation", type=float, default=5.0, metavar="S",
