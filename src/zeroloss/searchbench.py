@@ -116,9 +116,10 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
     out_dir.mkdir(parents=True, exist_ok=True)
     host = collect()
     tallies: dict[tuple[str, int, str], Tally] = {}
+    rfc = f" (rfc2544: every trial {validation_s:g} s)" if any(x.startswith("rfc2544") for x in strategies) else ""
     if not json_out:
         yield (f"zeroloss bench --search: {', '.join(strategies)}; {repeats} search(es) each per case, trial "
-               f"{trial_s:g} s (rfc2544: every trial {validation_s:g} s), final trial (validation) {validation_s:g} s, "
+               f"{trial_s:g} s{rfc}, final trial (validation) {validation_s:g} s, "
                f"granularity/width {granularity_pct:g} %; result files in {out_dir}")
     width = max(len(x) for x in strategies)
     for topo, frame in cases:
