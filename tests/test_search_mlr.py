@@ -169,3 +169,25 @@ def test_half_the_trial_seconds_of_an_rfc2544_binary_search_at_equal_trial_durat
     assert seconds(mlr) <= 0.5 * seconds(rfc), (seconds(mlr), seconds(rfc))
     assert t - WIDTH / 100 * MAX <= rfc.ndr.rate_pps <= t  # the binary search's step is a share of its top rate
     assert t * (1 - WIDTH / 100) - 1 <= mlr.ndr.rate_pps <= t  # MLRsearch's width is relative to its bound
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.77, 0.9])
+def test_one_preceding_target_is_cheaper_and_still_within_its_width(fraction):
+    """mlr_preceding_targets: one coarser phase before the final one instead of CSIT's two costs fewer trial
+    seconds on a clean DUT and ends within the same relative width of the threshold."""
+    t = fraction * MAX
+
+    def seconds(res) -> float:
+        return sum(r.duration_s for r in res.trials)
+
+    one = mlr_search(cfg(trial_s=2.0, pdr_loss_pct=None, preceding_targets=1), FakeDut(t))
+    two = mlr_search(cfg(trial_s=2.0, pdr_loss_pct=None, preceding_targets=2), FakeDut(t))
+    assert seconds(one) < seconds(two), (seconds(one), seconds(two))
+    for res in (one, two):
+        assert t * (1 - WIDTH / 100) - 1 <= res.ndr.rate_pps <= t
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_preceding_targets_is_a_whole_number_of_at_least_one(bad):
+    with pytest.raises(ValueError, match="preceding_targets"):
+        cfg(preceding_targets=bad).check()

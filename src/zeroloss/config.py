@@ -92,6 +92,8 @@ class RunConfig:
                                       "load still count as a lower bound (0: none may)", 0, 0.99)
     mlr_duration_sum_s: float = _f(0.0, "mlr: trial seconds that decide a load (0: validation_s, one final trial "
                                         "decides)", 0, 86400, unit="s")
+    mlr_preceding_targets: int = _f(2, "mlr: coarser phases before the final one, each at twice the width and "
+                                       "shorter trials (1 is cheapest; 2 is CSIT's)", 1, 10)
     warmup_s: float = _f(1.0, "warm-up trial before each search, not counted (0: none)", 0, 3600, unit="s")
     warmup_pct: float = _f(10.0, "warm-up trial rate (% of the search's top rate)", 0.1, 100, unit="%")
     require_ndr: Any = _f(None, "sign-off: the NDR each frame size must reach, % of line rate: one number for "

@@ -461,7 +461,7 @@ class Run:
                             trial_s=cfg.trial_s, validation_s=cfg.validation_s,
                             gen_tolerance_pct=cfg.gen_tolerance_pct, max_retries=cfg.max_retries,
                             anomaly_policy=cfg.anomaly_policy, exceed_ratio=cfg.mlr_exceed_ratio,
-                            duration_sum_s=cfg.mlr_duration_sum_s,
+                            duration_sum_s=cfg.mlr_duration_sum_s, preceding_targets=cfg.mlr_preceding_targets,
                             ceiling_is_generator=ceiling_is_gen and max_rate == ceiling < line)
         if lab_streams:  # (make_streams, lanes, refused_is_loss)
             runner = TrialRunner(client, cfg, frame, probe, replay, lab_streams[2], lab_streams[0], lab_streams[1])

@@ -527,8 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="external mode: highest rate to try per direction (default line rate)")
     r.add_argument("--search", choices=["binary", "mlr"],
                    help="binary: RFC 2544 / trafficgen binary search, short trials and one long validation (default);"
-                        " mlr: MLRsearch (RFC 9971, FD.io CSIT's controller), goals set by --set mlr_exceed_ratio "
-                        "and mlr_duration_sum_s")
+                        " mlr: MLRsearch (RFC 9971, FD.io CSIT's controller), goals set by --set mlr_exceed_ratio, "
+                        "mlr_duration_sum_s and mlr_preceding_targets")
     r.add_argument("--require-ndr", dest="require_ndr", metavar="PCT|SIZE:PCT,...",
                    help="sign-off: the NDR every frame size must reach, %% of line rate (e.g. 25, or 64:10,9000:90; "
                         "a YAML map in --config); the run exits 2 naming the sizes that missed")

@@ -75,7 +75,7 @@ def goals(cfg: SearchConfig) -> dict[str, SearchGoal]:
     return {name: SearchGoal(loss_ratio=pct / 100, exceed_ratio=cfg.exceed_ratio,
                              relative_width=cfg.granularity_pct / 100, initial_trial_duration=cfg.trial_s,
                              final_trial_duration=cfg.validation_s, duration_sum=cfg.duration_sum,
-                             preceding_targets=2, expansion_coefficient=2, fail_fast=False)
+                             preceding_targets=cfg.preceding_targets, expansion_coefficient=2, fail_fast=False)
             for name, pct in cfg.goals}
 
 

@@ -76,6 +76,7 @@ class SearchConfig:
     # load still counts as a lower bound, and the trial seconds that decide a load (0: one final trial decides)
     exceed_ratio: float = 0.5
     duration_sum_s: float = 0.0
+    preceding_targets: int = 2  # coarser phases before the final one (twice the width each, shorter trials)
 
     def check(self) -> None:
         """Raise ValueError naming the first field outside its allowed range."""
@@ -103,6 +104,9 @@ class SearchConfig:
                                                         or self.duration_sum_s >= self.validation_s)):
             raise _bad("duration_sum_s", self.duration_sum_s, f"0 or a finite duration >= validation_s "
                                                               f"({self.validation_s} s)")
+        if isinstance(self.preceding_targets, bool) or not isinstance(self.preceding_targets, int) \
+                or self.preceding_targets < 1:
+            raise _bad("preceding_targets", self.preceding_targets, "an integer >= 1")
         if self.anomaly_policy not in ANOMALY_POLICIES:
             raise _bad("anomaly_policy", self.anomaly_policy, "one of " + ", ".join(repr(p) for p in ANOMALY_POLICIES))
 
