@@ -352,6 +352,16 @@ def load(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
 TEXT_KEYS = frozenset(f.name for f in fields(RunConfig) if f.name.endswith(("_mask", "_lcores", "_cpus")))
 
 
+def setting(text: str) -> tuple[str, Any]:
+    """KEY=VALUE with a YAML value, as --set takes it (a CPU mask or lcore list stays the text given: 0x4 is
+    '0x4'); one line naming the fault otherwise."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ZeroLossError(f"{text!r} is not KEY=VALUE")
+    return key, yaml_load(value, f"--set {key if key.isprintable() else repr(key)}", key)
+
+
 def yaml_load(text: bytes | str, where: str, key: str | None = None) -> Any:
     """YAML text as Python values, or one line naming `where` and the fault. The values of TEXT_KEYS (anywhere in
     the document, or the whole document when `key` is one) stay the text they were written as: an unquoted 0x6 is

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import RunConfig, load, yaml_load
+from .config import RunConfig, load, setting
 from .errors import ZeroLossError
 from .fmt import table
 from .hostinfo import collect
@@ -68,17 +68,10 @@ def parse_strategies(text: str) -> list[str]:
 
 def strategy_settings(entry: str) -> dict[str, object]:
     """The run settings an entry adds: 'mlr:mlr_duration_sum_s=15' -> {'mlr_duration_sum_s': 15}."""
-    out: dict[str, object] = {}
-    for part in entry.split(":")[1:]:
-        key, sep, value = part.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ValueError(f"{part!r} in {entry!r} is not KEY=VALUE")
-        try:
-            out[key] = yaml_load(value, f"{entry}: {key}", key)
-        except ZeroLossError as e:
-            raise ValueError(str(e)) from None
-    return out
+    try:
+        return dict(setting(part) for part in entry.split(":")[1:])
+    except ZeroLossError as e:
+        raise ValueError(f"{entry}: {e}") from None
 
 
 def _search_and_trial(strategy: str, trial_s: float, validation_s: float) -> tuple[str, float]:

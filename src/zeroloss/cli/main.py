@@ -135,15 +135,11 @@ def _sizes(text: str) -> list[int]:
 
 
 def _set_value(text: str) -> tuple[str, object]:
-    """KEY=VALUE with a YAML value (a CPU mask or lcore list stays the text given: 0x4 is '0x4')."""
-    from zeroloss.config import yaml_load
+    """--set KEY=VALUE (config.setting) as argparse wants its errors."""
+    from zeroloss.config import setting
 
-    key, sep, value = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
     try:
-        return key, yaml_load(value, f"--set {key if key.isprintable() else repr(key)}", key)
+        return setting(text)
     except ZeroLossError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
