@@ -352,14 +352,14 @@ def load(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
 TEXT_KEYS = frozenset(f.name for f in fields(RunConfig) if f.name.endswith(("_mask", "_lcores", "_cpus")))
 
 
-def setting(text: str) -> tuple[str, Any]:
+def setting(text: str, where: str = "--set") -> tuple[str, Any]:
     """KEY=VALUE with a YAML value, as --set takes it (a CPU mask or lcore list stays the text given: 0x4 is
-    '0x4'); one line naming the fault otherwise."""
+    '0x4'); one line naming `where`, the key and the fault otherwise."""
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key:
         raise ZeroLossError(f"{text!r} is not KEY=VALUE")
-    return key, yaml_load(value, f"--set {key if key.isprintable() else repr(key)}", key)
+    return key, yaml_load(value, f"{where} {key if key.isprintable() else repr(key)}", key)
 
 
 def yaml_load(text: bytes | str, where: str, key: str | None = None) -> Any:

@@ -56,7 +56,7 @@ def parse_strategies(text: str) -> list[str]:
     if not entries:
         raise ValueError("no strategy given")
     for entry in entries:
-        name = entry.split(":")[0].strip()
+        name = strategy_name(entry)
         if name not in STRATEGIES:
             raise ValueError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
         strategy_settings(entry)
@@ -69,9 +69,14 @@ def parse_strategies(text: str) -> list[str]:
 def strategy_settings(entry: str) -> dict[str, object]:
     """The run settings an entry adds: 'mlr:mlr_duration_sum_s=15' -> {'mlr_duration_sum_s': 15}."""
     try:
-        return dict(setting(part) for part in entry.split(":")[1:])
+        return dict(setting(part, f"{entry}, setting") for part in entry.split(":")[1:])
     except ZeroLossError as e:
-        raise ValueError(f"{entry}: {e}") from None
+        raise ValueError(str(e)) from None
+
+
+def strategy_name(entry: str) -> str:
+    """'mlr:mlr_duration_sum_s=15' -> 'mlr'."""
+    return entry.split(":")[0].strip()
 
 
 def _search_and_trial(strategy: str, trial_s: float, validation_s: float) -> tuple[str, float]:
@@ -84,7 +89,7 @@ def _search_and_trial(strategy: str, trial_s: float, validation_s: float) -> tup
 def _config(entry: str, topo: str, frame: int, trial_s: float, validation_s: float,
             granularity_pct: float) -> RunConfig:
     """One entry's run settings for one case: its search and trial durations, then its own settings."""
-    search, trial = _search_and_trial(entry.split(":")[0].strip(), trial_s, validation_s)
+    search, trial = _search_and_trial(strategy_name(entry), trial_s, validation_s)
     return load(None, {"topology": topo, "frame_sizes": [frame], "search": search, "trial_s": trial,
                        "validation_s": validation_s, "granularity_pct": granularity_pct, **strategy_settings(entry)})
 
@@ -109,7 +114,7 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
     out_dir.mkdir(parents=True, exist_ok=True)
     host = collect()
     tallies: dict[tuple[str, int, str], Tally] = {}
-    rfc = f" (rfc2544: every trial {validation_s:g} s)" if any(x.startswith("rfc2544") for x in strategies) else ""
+    rfc = f" (rfc2544: every trial {validation_s:g} s)" if "rfc2544" in map(strategy_name, strategies) else ""
     if not json_out:
         yield (f"zeroloss bench --search: {', '.join(strategies)}; {repeats} search(es) each per case, trial "
                f"{trial_s:g} s{rfc}, final trial (validation) {validation_s:g} s, "
