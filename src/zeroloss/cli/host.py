@@ -409,11 +409,11 @@ def register(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Places RX queues on PMD threads as OVS 3.1 does (roundrobin, cycles, group; "
                                    "pinned queues and isolation; cross-NUMA fallback), prints per-PMD queues and "
-                                   "load (%% of one PMD), and compares other algorithms and queue counts. With "
+                                   "load (% of one PMD), and compares other algorithms and queue counts. With "
                                    "pmd-rxq-show input it also estimates what auto load balance would do.",
                        epilog="--loads file (YAML or JSON):\n  pmds: {3: 0, 7: 0, 8: 0}   # core: NUMA node\n"
                               "  ports:\n    - {name: dpdk0, numa: 0, loads: [30, 80, 60, 70, 10]}   "
-                              "# %% of one PMD per queue\n"
+                              "# % of one PMD per queue\n"
                               "    - {name: vhu0, numa: 0, loads: {0: 20}, affinity: \"0:8\"}")
     src = r.add_mutually_exclusive_group()
     src.add_argument("--loads", metavar="FILE", help="queue loads (YAML/JSON, see below; - = stdin)")

@@ -541,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("campaign", help="run a list or cross of run settings (a campaign file or a built-in)",
                        description="Runs `zeroloss run` once per case of a campaign (YAML: base settings, cases, "
                                    "and lists to cross), all into one result file, and prints a combined table "
-                                   "(NDR as %% of line rate / pps per frame size). Built-in: reference-matrix "
+                                   "(NDR as % of line rate / pps per frame size). Built-in: reference-matrix "
                                    "(the whitepaper's Table 5 cases), vnf-ring.")
     c.add_argument("campaign", nargs="?", metavar="FILE|NAME", help="campaign file, or a built-in name")
     c.add_argument("--list", action="store_true", help="list the built-in campaigns")
@@ -562,7 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "mtu_request=6000 at run time, 9018 B frames are dropped there and 6018 B "
                                    "frames pass. ledger: frames lost on purpose at a known place (an MTU too "
                                    "small, a frozen VNF, an OpenFlow meter, an overloaded RX queue) must be "
-                                   "attributed there (at least 99 %% of them) with a remedy naming the right "
+                                   "attributed there (at least 99 % of them) with a remedy naming the right "
                                    "knob. Exit 0 when every step passes, 2 when one fails.")
     k.add_argument("what", choices=["jumbo", "ledger"], help="the check to run")
     k.add_argument("--case", action="append", choices=["mtu", "vnf-stop", "meter", "overload"],
@@ -579,7 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "drops by reason, each from a named counter; what no counter explains is shown "
                                    "as unexplained. Then the diagnosis: causes and remedies (commands, settings), "
                                    "largest first. Default: every failed validation trial, or a search's lossiest "
-                                   "trial. Frame counts are frames; shares are %% of the frames lost.")
+                                   "trial. Frame counts are frames; shares are % of the frames lost.")
     e.add_argument("file", metavar="RESULT.json", help="a result file of zeroloss run or campaign")
     e.add_argument("--trial", type=_positive_int, metavar="N", help="this trial (numbered from 1 as run prints)")
     e.add_argument("--frame", type=_positive_int, metavar="BYTES", help="only this frame size")
@@ -591,7 +591,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Measures, side by side on the same virtual device (net_null) and core, "
                                    "zlgen's maximum TX rate against dpdk-testpmd --forward-mode=txonly at "
                                    "64 B and 1518 B, and zlgen's pacing accuracy (achieved / requested) "
-                                   "at 10 %%, 50 %% and 90 %% of its maximum.")
+                                   "at 10 %, 50 % and 90 % of its maximum.")
     b.add_argument("--seconds", type=float, default=3.0, metavar="S",
                    help="measurement window per run in seconds (default 3)")
     b.add_argument("--repeats", type=_positive_int, default=3, metavar="N",

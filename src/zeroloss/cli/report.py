@@ -93,7 +93,7 @@ def register(sub) -> None:
         "report", help="an HTML report with plots, or the results table as JSON/CSV/Markdown, from result files",
         description="Reads result files of zeroloss run or campaign (never the bench) and writes one "
                     "self-contained HTML page: the setup (host, settings, core placement), the results table, NDR "
-                    "per frame size as frames/s and %% of line rate, latency percentiles at NDR, each search's "
+                    "per frame size as frames/s and % of line rate, latency percentiles at NDR, each search's "
                     "trace (offered rate and loss per trial), where failed trials lost frames, and every "
                     "warning. Several files share the plots. --format json|csv|markdown prints the results table "
                     "instead. Rates are frames/s per direction; frame sizes bytes including FCS.")
@@ -113,7 +113,7 @@ def register(sub) -> None:
     c = sub.add_parser(
         "compare", help="NDR per frame size of runs side by side, with the setup that differed",
         description="Compares each run with the first (the baseline), per frame size: NDR in frames/s, the "
-                    "difference in frames/s, in %% of the baseline and in points of line rate, and whether it is "
+                    "difference in frames/s, in % of the baseline and in points of line rate, and whether it is "
                     "larger than the run-to-run spread (max - min of the NDRs of --repeat searches) and the search "
                     "resolution; then the settings, core placement and host facts that differ. A campaign file "
                     "gives one run per case. Runs from different hosts are refused unless --force.")
