@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zeroloss.searchbench import STRATEGIES, _config, _search_and_trial, parse_cases, parse_strategies
+from zeroloss.searchbench import STRATEGIES, _config, _search_and_trial, parse_cases, parse_strategies, render
 
 
 def test_rfc2544_is_the_binary_search_with_every_trial_at_the_final_duration():
@@ -36,3 +36,24 @@ def test_cases_are_topology_and_size():
     assert parse_cases("p2p:64, pvp:1518") == [("p2p", 64), ("pvp", 1518)]
     with pytest.raises(ValueError):
         parse_cases("p2p")
+
+
+def test_the_table_is_rendered_from_the_json_document():
+    """--json prints the document; render() makes the same table from it (means per search, MLRsearch's
+    trial-seconds as a share of each other strategy's, generator failures and spread over all searches)."""
+    def case(strategy, ndrs, trial_seconds, trials, gen_failures):
+        spread = (max(ndrs) - min(ndrs)) / (sum(ndrs) / len(ndrs))
+        return {"topology": "p2p", "frame": 64, "strategy": strategy, "ndrs": ndrs, "trial_seconds": trial_seconds,
+                "wall_s": [t + 3 for t in trial_seconds], "trials": trials, "generator_failures": gen_failures,
+                "spread": spread}
+    doc = {"cases": [case("rfc2544", [100.0, 104.0], [60.0, 40.0], 20, 2),
+                     case("mlr", [101.0, 101.0], [20.0, 30.0], 10, 0)]}
+    table = "\n".join(render(doc))
+    lines = table.splitlines()
+    rfc = next(ln for ln in lines if "rfc2544" in ln and "p2p 64 B" in ln)
+    mlr = next(ln for ln in lines if " mlr " in ln and "p2p 64 B" in ln)
+    # rfc2544: 10 trials and 50 trial-s per search, MLRsearch spent 25 / 50 of that; 2 of 20 trials failed
+    assert rfc.split()[4:10] == ["10.0", "50.0", "0.50", "53.0", "10.0", "%"], rfc
+    assert "3.9 %" in rfc and "102" in rfc
+    assert mlr.split()[4:8] == ["5.0", "25.0", "-", "28.0"] and "0.0 %" in mlr, mlr
+    assert "spread: (max - min) / mean" in table

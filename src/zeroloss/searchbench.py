@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -115,10 +116,13 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
     host = collect()
     tallies: dict[tuple[str, int, str], Tally] = {}
     rfc = f" (rfc2544: every trial {validation_s:g} s)" if "rfc2544" in map(strategy_name, strategies) else ""
-    if not json_out:
-        yield (f"zeroloss bench --search: {', '.join(strategies)}; {repeats} search(es) each per case, trial "
-               f"{trial_s:g} s{rfc}, final trial (validation) {validation_s:g} s, "
-               f"granularity/width {granularity_pct:g} %; result files in {out_dir}")
+    head = (f"zeroloss bench --search: {', '.join(strategies)}; {repeats} search(es) each per case, trial "
+            f"{trial_s:g} s{rfc}, final trial (validation) {validation_s:g} s, "
+            f"granularity/width {granularity_pct:g} %; result files in {out_dir}")
+    if json_out:
+        print(head, file=sys.stderr, flush=True)
+    else:
+        yield head
     width = max(len(x) for x in strategies)
     for topo, frame in cases:
         for rep in range(repeats):
@@ -136,32 +140,50 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
                 t.wall_s.append(s["wall_s"])
                 t.trials += len(s["trials"])
                 t.gen_failures += sum(x["verdict"] == GEN_FAIL for x in s["trials"])
-                if not json_out:
-                    yield (f"  {topo} {frame} B {strategy:<{width}} #{rep + 1}: NDR {t.ndrs[-1]:,.0f} pps, "
-                           f"{len(s['trials'])} trials, {t.trial_s[-1]:.1f} trial-s, {t.wall_s[-1]:.1f} s")
-    rows, report = [], []
-
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f"{100 * x:.1f} %"
-
+                line = (f"  {topo} {frame} B {strategy:<{width}} #{rep + 1}: NDR {t.ndrs[-1]:,.0f} pps, "
+                        f"{len(s['trials'])} trials, {t.trial_s[-1]:.1f} trial-s, {t.wall_s[-1]:.1f} s")
+                if json_out:  # stdout is the one JSON document; a long bench still shows how far it is
+                    print(line, file=sys.stderr, flush=True)
+                else:
+                    yield line
+    report = []
     for topo, frame in cases:
-        mlr = tallies.get((topo, frame, "mlr"))
         for name in strategies:
             t = tallies[(topo, frame, name)]
             report.append({"topology": topo, "frame": frame, "strategy": name, "ndrs": t.ndrs,
                            "trial_seconds": t.trial_s, "wall_s": t.wall_s, "trials": t.trials,
                            "generator_failures": t.gen_failures, "spread": t.spread})
-            ratio = "-" if mlr is None or name == "mlr" else \
-                f"{statistics.mean(mlr.trial_s) / statistics.mean(t.trial_s):.2f}"
-            rows.append([f"{topo} {frame} B", name, f"{t.trials / len(t.ndrs):.1f}",
-                         f"{statistics.mean(t.trial_s):.1f}", ratio, f"{statistics.mean(t.wall_s):.1f}",
-                         pct(t.gen_failures / max(1, t.trials)), pct(t.spread), f"{statistics.mean(t.ndrs):,.0f}"])
+    doc = {"cases": report, "repeats": repeats, "trial_s": trial_s, "validation_s": validation_s,
+           "granularity_pct": granularity_pct, "strategies": strategies, "out_dir": str(out_dir),
+           "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
     if json_out:
-        yield json.dumps({"cases": report, "repeats": repeats, "trial_s": trial_s, "validation_s": validation_s,
-                          "granularity_pct": granularity_pct, "strategies": strategies,
-                          "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=2)
+        yield json.dumps(doc, indent=2)
         return
     yield ""
+    yield from render(doc)
+
+
+def render(doc: dict) -> Iterator[str]:
+    """The comparison table of a finished bench (the document --json prints): per case and strategy the means
+    per search, the generator failures and NDR spread over all its searches, and MLRsearch's trial-seconds
+    as a share of each other strategy's."""
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f} %"
+
+    rows = []
+    by_case: dict[tuple[str, int], dict[str, dict]] = {}
+    for c in doc["cases"]:
+        by_case.setdefault((c["topology"], c["frame"]), {})[c["strategy"]] = c
+    for (topo, frame), entries in by_case.items():
+        mlr = entries.get("mlr")
+        for name, c in entries.items():
+            ratio = "-" if mlr is None or name == "mlr" else \
+                f"{statistics.mean(mlr['trial_seconds']) / statistics.mean(c['trial_seconds']):.2f}"
+            rows.append([f"{topo} {frame} B", name, f"{c['trials'] / len(c['ndrs']):.1f}",
+                         f"{statistics.mean(c['trial_seconds']):.1f}", ratio, f"{statistics.mean(c['wall_s']):.1f}",
+                         pct(c["generator_failures"] / max(1, c["trials"])), pct(c["spread"]),
+                         f"{statistics.mean(c['ndrs']):,.0f}"])
     yield "per search (means): trials, trial-seconds, wall time; over all searches: generator failures, NDR spread"
     yield table(["case", "search", "trials", "trial-s", "mlr trial-s / this", "wall s", "gen. fail.", "spread",
                  "NDR pps"], rows)
