@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from zeroloss import searchbench
 from zeroloss.searchbench import STRATEGIES, _config, _search_and_trial, parse_cases, parse_strategies, render
 
 
@@ -57,3 +58,33 @@ def test_the_table_is_rendered_from_the_json_document():
     assert "3.9 %" in rfc and "102" in rfc
     assert mlr.split()[4:8] == ["5.0", "25.0", "-", "28.0"] and "0.0 %" in mlr, mlr
     assert "spread: (max - min) / mean" in table
+
+
+def test_ctrl_c_prints_the_table_of_the_finished_searches(tmp_path, monkeypatch):
+    """A long bench cut by Ctrl-C still prints what it measured (the finished searches, said so), then ends as
+    interrupted; the cut search is left out of the table."""
+    calls = []
+
+    class FakeRun:  # the third run is cut by Ctrl-C
+        def __init__(self, cfg, rf, progress):
+            self.cfg, self.rf = cfg, rf
+
+        def execute(self):
+            calls.append(self.cfg.search)
+            if len(calls) == 3:
+                raise KeyboardInterrupt
+            ndr = 1000.0 * len(calls)
+            self.rf.doc["searches"] = [{"result": {"ndr": {"rate_pps": ndr}}, "wall_s": 9.0,
+                                        "trials": [{"duration_s": 2.0, "verdict": "pass"}] * 3}]
+
+    monkeypatch.setattr(searchbench, "Run", FakeRun)
+    monkeypatch.setattr(searchbench, "collect", lambda: {"hostname": "test"})
+    lines = []
+    with pytest.raises(KeyboardInterrupt):
+        for line in searchbench.search_bench([("p2p", 64)], 2, 2.0, 5.0, 0.5, tmp_path, strategies=["binary", "mlr"]):
+            lines.append(line)
+    text = "\n".join(lines)
+    assert len(calls) == 3
+    assert "interrupted: the table holds the 2 searches that finished" in text
+    rows = [ln for ln in text.splitlines() if ln.startswith("p2p 64 B")]
+    assert len(rows) == 2 and "1,000" in rows[0] and "2,000" in rows[1], text

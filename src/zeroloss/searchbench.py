@@ -43,6 +43,14 @@ class Tally:
     trials: int = 0
     gen_failures: int = 0
 
+    def add(self, search: dict) -> None:
+        """One finished search of a result file."""
+        self.ndrs.append(search["result"]["ndr"]["rate_pps"] or 0.0)
+        self.trial_s.append(sum(x["duration_s"] for x in search["trials"]))
+        self.wall_s.append(search["wall_s"])
+        self.trials += len(search["trials"])
+        self.gen_failures += sum(x["verdict"] == GEN_FAIL for x in search["trials"])
+
     @property
     def spread(self) -> float | None:
         found = [v for v in self.ndrs if v]
@@ -124,42 +132,49 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
     else:
         yield head
     width = max(len(x) for x in strategies)
-    for topo, frame in cases:
-        for rep in range(repeats):
-            k = rep % len(strategies)
-            order = strategies[k:] + strategies[:k]  # who goes first rotates
-            for strategy in order:
-                cfg = _config(strategy, topo, frame, trial_s, validation_s, granularity_pct)
-                slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in strategy)
-                rf = ResultFile.create(out_dir / f"{topo}-{frame}-{slug}-{rep}.json", cfg.to_dict(), host)
-                Run(cfg, rf, lambda *_: None).execute()
-                (s,) = rf.doc["searches"]
-                t = tallies.setdefault((topo, frame, strategy), Tally([], [], []))
-                t.ndrs.append(s["result"]["ndr"]["rate_pps"] or 0.0)
-                t.trial_s.append(sum(x["duration_s"] for x in s["trials"]))
-                t.wall_s.append(s["wall_s"])
-                t.trials += len(s["trials"])
-                t.gen_failures += sum(x["verdict"] == GEN_FAIL for x in s["trials"])
-                line = (f"  {topo} {frame} B {strategy:<{width}} #{rep + 1}: NDR {t.ndrs[-1]:,.0f} pps, "
-                        f"{len(s['trials'])} trials, {t.trial_s[-1]:.1f} trial-s, {t.wall_s[-1]:.1f} s")
-                if json_out:  # stdout is the one JSON document; a long bench still shows how far it is
-                    print(line, file=sys.stderr, flush=True)
-                else:
-                    yield line
-    report = []
-    for topo, frame in cases:
-        for name in strategies:
-            t = tallies[(topo, frame, name)]
-            report.append({"topology": topo, "frame": frame, "strategy": name, "ndrs": t.ndrs,
-                           "trial_seconds": t.trial_s, "wall_s": t.wall_s, "trials": t.trials,
-                           "generator_failures": t.gen_failures, "spread": t.spread})
+    cut = False
+    try:
+        for topo, frame in cases:
+            for rep in range(repeats):
+                k = rep % len(strategies)
+                order = strategies[k:] + strategies[:k]  # who goes first rotates
+                for strategy in order:
+                    cfg = _config(strategy, topo, frame, trial_s, validation_s, granularity_pct)
+                    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in strategy)
+                    rf = ResultFile.create(out_dir / f"{topo}-{frame}-{slug}-{rep}.json", cfg.to_dict(), host)
+                    Run(cfg, rf, lambda *_: None).execute()
+                    (s,) = rf.doc["searches"]
+                    t = tallies.setdefault((topo, frame, strategy), Tally([], [], []))
+                    t.add(s)
+                    line = (f"  {topo} {frame} B {strategy:<{width}} #{rep + 1}: NDR {t.ndrs[-1]:,.0f} pps, "
+                            f"{len(s['trials'])} trials, {t.trial_s[-1]:.1f} trial-s, {t.wall_s[-1]:.1f} s")
+                    if json_out:  # stdout is the one JSON document; a long bench still shows how far it is
+                        print(line, file=sys.stderr, flush=True)
+                    else:
+                        yield line
+    except KeyboardInterrupt:
+        cut = True  # the searches that finished still make a table; the cut one's file says interrupted
+    report = [{"topology": topo, "frame": frame, "strategy": name, "ndrs": t.ndrs, "trial_seconds": t.trial_s,
+               "wall_s": t.wall_s, "trials": t.trials, "generator_failures": t.gen_failures, "spread": t.spread}
+              for (topo, frame, name), t in tallies.items()]
+    report.sort(key=lambda c: (cases.index((c["topology"], c["frame"])), strategies.index(c["strategy"])))
     doc = {"cases": report, "repeats": repeats, "trial_s": trial_s, "validation_s": validation_s,
            "granularity_pct": granularity_pct, "strategies": strategies, "out_dir": str(out_dir),
-           "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
+           "finished": time.strftime("%Y-%m-%dT%H:%M:%S"), "interrupted": cut}
+    yield from _ending(doc, json_out)
+    if cut:
+        raise KeyboardInterrupt
+
+
+def _ending(doc: dict, json_out: bool) -> Iterator[str]:
+    """The bench's last lines: the JSON document, or the table, saying so when Ctrl-C cut the bench."""
     if json_out:
         yield json.dumps(doc, indent=2)
         return
     yield ""
+    if doc["interrupted"]:
+        yield (f"interrupted: the table holds the {sum(len(c['ndrs']) for c in doc['cases'])} searches that "
+               f"finished (result files in {doc['out_dir']})")
     yield from render(doc)
 
 
