@@ -122,6 +122,8 @@ class RunConfig:
     dut_rxq: int = _f(1, "RX (and TX) queues per DUT port", 1, 16)
     gen_lcores: str = _f("1", "zlgen's lcores (-l)")
     dut_lcores: str = _f("0,1", "testpmd's lcores (-l); its main lcore is dut_main_lcore")
+    core_probe: bool = _f(True, "bench: before its processes start, measure whether the cores they poll on share a "
+                          "physical core (zlcores, about 0.5 s); searches on shared cores are flagged cores-shared")
     dut_main_lcore: int = _f(1, "testpmd's main lcore (reads commands only)", 0, 1023)
     strict_rfc2544: bool = _f(False, "RFC 2544 preset: 60 s trials and validation, 2 s drain, 0 loss")
 

@@ -73,3 +73,14 @@ def _cores_text(cores: set[int]) -> str:
     from .host.cpuset import format_list
 
     return format_list(cores) or "none"
+
+
+def lcore_set(key: str, text: str) -> set[int]:
+    """The cores of an lcore list in DPDK -l syntax: '0,2-3' -> {0, 2, 3}."""
+    return {c for first, last in _core_ranges(key, text) for c in range(first, last + 1)}
+
+
+def mask_set(text: str) -> set[int]:
+    """The cores of a hex CPU mask: '0x5' -> {0, 2}."""
+    mask = int(text, 16)
+    return {b for b in range(mask.bit_length()) if mask >> b & 1}

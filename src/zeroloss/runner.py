@@ -21,11 +21,13 @@ from .bench.softbench import BenchSpec, SoftBench
 from .bench.vnfs import vnf_placement, vnf_settings
 from .bench.workspace import Workspace
 from .config import OVS_TOPOLOGIES, RunConfig
+from .cores import lcore_set, mask_set
 from .dpdk import hugepages
 from .dpdk.eal import Eal
 from .errors import ZeroLossError
 from .explain import analyse
 from .gen import Zlgen, ZlgenClient, ZlgenConfig
+from .host import coreprobe
 from .ledger import STAT_KEYS, counter_delta, external_paths, p2p_paths, queue_spread, summary
 from .model import TrialResult, l1_bps, l2_bps, line_rate_pps
 from .proc import ComponentDied
@@ -335,6 +337,7 @@ class Run:
         spec = BenchSpec(dut="testpmd", link=link, forward_mode=cfg.forward_mode, max_frame=max(1518, *frames),
                          depth=cfg.ring_depth_log2, gen_lcores=cfg.gen_lcores, dut_lcores=cfg.dut_lcores,
                          dut_main_lcore=cfg.dut_main_lcore, dut_rxq=cfg.dut_rxq, gap_us=cfg.pace_gap_us)
+        self._probe_cores(frames, lcore_set("gen_lcores", cfg.gen_lcores) | lcore_set("dut_lcores", cfg.dut_lcores))
         with Workspace() as ws:
             ceilings = self._ceilings_loopback(ws, link, frames, spec.max_frame, spec.depth)
             with SoftBench(spec, ws) as bench, bench.dut.telemetry() as tel:
@@ -360,6 +363,8 @@ class Run:
                             pmd_cpu_mask=cfg.ovs_pmd_cpu_mask, rxq_assign=cfg.ovs_rxq_assign,
                             dpdk_extra=tuple(cfg.ovs_dpdk_extra.split()), rxd=cfg.ovs_rxd, txd=cfg.ovs_txd,
                             tx_retries_max=cfg.ovs_tx_retries_max, **vnf_settings(cfg))
+        vnf_cores = lcore_set("vnf_lcores", spec.vnf_lcores) if spec.vnf_ports and spec.vnf == "process" else set()
+        self._probe_cores(frames, lcore_set("gen_lcores", spec.gen_lcores) | mask_set(spec.pmd_cpu_mask) | vnf_cores)
         with Workspace() as ws:
             ceilings = self._ceilings_loopback(ws, "vhost", frames, spec.max_frame, spec.gen_ring.bit_length() - 1,
                                                spec.members)
@@ -374,6 +379,24 @@ class Run:
                 "bridges": spec.bridges, "vlan": spec.vlan, "bond": spec.bond,
                 "meter_pps": spec.meter_pps, "flows": flows(spec), **vnf_placement(spec, bench)})
             self._frames(bench.gen.client, frames, cfg.topology, ceilings, ovs_probe(bench))
+
+    def _probe_cores(self, frames: list[int], cores: set[int]) -> None:
+        """Whether the cores the bench's processes will poll on run independently (host/coreprobe.py), measured
+        before any of them starts; kept per group of frame sizes, a shared reading also as a warning. A probe
+        that cannot run is a warning too: it never stops the run."""
+        if not self.cfg.core_probe or len(cores) < 2:
+            return
+        try:
+            reading = coreprobe.probe(sorted(cores))
+        except ZeroLossError as e:
+            self.rf.warn(f"core probe: {e}")
+            return
+        self.progress("cores", {"cores": sorted(cores), "line": coreprobe.describe(reading)})
+        self.rf.doc.setdefault("core_probes", []).append({"frames": frames, **reading})
+        self.rf.save()
+        if reading["shared"]:
+            self.rf.warn(f"{coreprobe.describe(reading)}: NDRs measured on them are the sharing's, not the data "
+                         "path's; pin the generator and the DUT to separate physical cores")
 
     def _place(self, key: str, client: ZlgenClient, info: dict) -> None:
         self.rf.doc["placement"][key] = {**info, "dpdk": client.hello()["dpdk"]}

@@ -31,6 +31,8 @@ class Progress:
             return
         if event == "case":
             self._line(f"== {data['name']}")
+        elif event == "cores":
+            self._line(f"core probe (zlcores) {data['line']}")
         elif event == "ceiling":
             self._line(f"{data['frame']:>5} B  measuring the generator ceiling ({data['how']}, {data['link']})")
         elif event == "mrr":

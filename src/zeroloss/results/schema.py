@@ -163,9 +163,12 @@ CONFIG = obj({"link_speed_gbps": NUM, "ndr_loss_pct": NUM, "pdr_loss_pct": NUM, 
 HOST = obj({k: ONE_LINE for k in FINGERPRINT_KEYS})  # named in one-line messages
 PLACEMENT = obj({"flows": maybe(obj(values=arr(STR)))})
 CEILING = obj({"pps": NUM, "link": STR, "how": STR}, ("pps",))
+CORE_PROBE = obj({"frames": arr(INT), "cores": arr(INT), "ratio": arr(NUM), "shared": BOOL},
+                 ("frames", "cores", "ratio", "shared"))
 RUN = obj({"version": {"enum": list(READABLE)}, "state": STR, "config": CONFIG, "host": HOST,
            "placement": maybe(obj(values=PLACEMENT)),
            "ceilings": maybe(obj(values=CEILING, propertyNames=FRAME_KEY)), "warnings": maybe(arr(STR)),
+           "core_probes": maybe(arr(CORE_PROBE)),
            "searches": arr({"allOf": [SEARCH, {"required": ["link", "line_rate_pps"]}]})},
           ("config", "host", "searches"))
 CASE_NAME = {"name": LINE}

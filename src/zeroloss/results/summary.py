@@ -122,7 +122,8 @@ class FrameRow:
 def frame_rows(doc: dict) -> list[FrameRow]:
     """One row per frame size with a finished search; PDR, validation and latency from the first repeat that
     found an NDR. Flags beyond the searches' own: `ceiling-via-dut` (an older file whose generator ceiling was
-    measured through the DUT: its generator-bound is void) and `non-monotonic` (below)."""
+    measured through the DUT: its generator-bound is void), `cores-shared` (the core probe before the size's bench
+    found its cores sharing a physical core) and `non-monotonic` (below)."""
     return _monotonic(_rows(doc))
 
 
@@ -159,6 +160,8 @@ def _rows(doc: dict) -> list[FrameRow]:
         val = first["ndr"].get("validation") or {}
         lat = first.get("ndr_latency_ns")
         flags = {f for r in runs for f in r["result"]["flags"]} | ({"no-ndr"} if len(found) < len(runs) else set())
+        if any(p.get("shared") and frame in p.get("frames", []) for p in doc.get("core_probes") or []):
+            flags.add("cores-shared")  # measured before this size's bench started: host/coreprobe.py
         via_dut = (doc.get("ceilings") or {}).get(str(frame), {}).get("how") == "through-dut"
         if via_dut and "generator-bound" in flags:
             flags = (flags - {"generator-bound"}) | {"ceiling-via-dut"}

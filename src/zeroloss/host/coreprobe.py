@@ -1,0 +1,67 @@
+"""Do the cores a run pins its busy-polling processes to run independently, or do they share a physical core?
+
+Two hardware threads of one core (SMT siblings), or two virtual CPUs a hypervisor runs on one physical CPU,
+split one core's throughput: a zero-loss search on them measures the sharing, not the data path. A guest
+cannot see that in its CPU topology (sysfs reports what the hypervisor declares), so zeroloss measures it:
+`zlcores` times each core alone and all together on an integer kernel; together/alone is about 1 on
+separate cores and about 0.5 or less on shared ones. Run before our DPDK processes start (they poll the
+same cores)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+
+from ..errors import ZeroLossError
+from ..gen.process import REPO_BUILD
+
+# together/alone below this on any core: the cores share a physical core (SMT siblings halve an integer
+# kernel's throughput, time slicing halves it too; separate cores measure 0.97-1.0 here)
+SHARED_BELOW = 0.75
+
+
+def zlcores_binary() -> str:
+    """The repository's build beside zlgen, else zlcores on PATH."""
+    local = REPO_BUILD.parent / "zlcores"
+    if os.access(local, os.X_OK):
+        return str(local)
+    found = shutil.which("zlcores")
+    if found is None:
+        raise ZeroLossError("zlcores (the core-sharing probe) is not built", "run 'make setup' (or 'make build')")
+    return found
+
+
+def probe(cores: list[int], ms: int = 50, rounds: int = 2) -> dict:
+    """zlcores' reading of these cores, with `shared` (any core's together/alone below SHARED_BELOW) and the
+    time it was taken. ZeroLossError names the fault in one line."""
+    argv = [zlcores_binary(), "--cores", ",".join(map(str, cores)), "--ms", str(ms), "--rounds", str(rounds)]
+    # every round times each core alone and all together, each after a 20 ms start
+    timeout = 5 + rounds * (len(cores) + 1) * (ms + 20) / 1e3 * 3
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ZeroLossError(f"the core probe on cores {cores} did not finish in {timeout:.0f} s") from None
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["no message"])[0]
+        raise ZeroLossError(f"the core probe on cores {cores} failed: {last}")
+    try:
+        out = json.loads(r.stdout)
+        ratios = [float(x) for x in out["ratio"]]
+    except (ValueError, KeyError, TypeError):
+        raise ZeroLossError(f"the core probe printed no reading: {r.stdout.strip()[:80]!r}") from None
+    return {**out, "shared": shared(ratios), "when": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
+def shared(ratios: list[float]) -> bool:
+    """Whether a probe's together/alone ratios say the cores share a physical core."""
+    return bool(ratios) and min(ratios) < SHARED_BELOW
+
+
+def describe(reading: dict) -> str:
+    """One line for progress and warnings: 'cores 0,1: together 0.99/1.00 of alone (independent)'."""
+    ratios = "/".join(f"{x:.2f}" for x in reading["ratio"])
+    verdict = "shared: they split one physical core" if reading["shared"] else "independent"
+    return f"cores {','.join(map(str, reading['cores']))}: together {ratios} of alone ({verdict})"
