@@ -37,7 +37,7 @@ def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
     assert doc["ceilings"]["64"]["how"] == "loopback"
     # the core probe ran once per bench (memif, then vhost), on zlgen's and testpmd's cores, before either
     assert [(p["frames"], p["cores"]) for p in doc["core_probes"]] == [([64], [0, 1]), ([9000], [0, 1])]
-    assert all(p["shared"] == (min(p["ratio"]) < 0.75) for p in doc["core_probes"])
+    assert all(p["shared"] == (min(p["ratio"]) < 0.65) for p in doc["core_probes"])
     for s in doc["searches"]:
         res = s["result"]
         ndr = res["ndr"]
