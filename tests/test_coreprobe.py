@@ -116,3 +116,26 @@ def test_a_shared_reading_is_kept_with_its_sizes_and_warned(tmp_path, monkeypatc
     run3, events3 = _run(tmp_path / "one")
     run3._probe_cores([64], {0})
     assert events == [] and events3 == [] and len(seen) == 1  # off, or one core only: no probe
+
+
+@NEEDS_ZLCORES
+def test_host_cores_prints_a_reading_and_exits_3_only_when_shared():
+    import json
+    import subprocess
+    import sys
+
+    cores = sorted(os.sched_getaffinity(0))[:2]
+    if len(cores) < 2:
+        pytest.skip("one usable core")
+    cli = [sys.executable, "-m", "zeroloss.cli", "host", "cores"]
+    r = subprocess.run([*cli, "--cores", ",".join(map(str, cores)), "--rounds", "1", "--json"], capture_output=True,
+                       text=True, timeout=60)
+    reading = json.loads(r.stdout)
+    assert r.returncode == (3 if reading["shared"] else 0) and reading["cores"] == cores, r.stderr
+    r = subprocess.run([*cli, "--cores", ",".join(map(str, cores)), "--rounds", "1"], capture_output=True, text=True,
+                       timeout=60)
+    assert "together/alone" in r.stdout and f"cores {cores[0]},{cores[1]}: together" in r.stdout
+    for bad, words in ((["--cores", "0"], "names one core"), (["--cores", "0-x"], "is not a list of cores"),
+                       (["--cores", "0,1", "--rounds", "0"], "--rounds 0 must be 1..100")):
+        r = subprocess.run([*cli, *bad], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1 and words in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from zeroloss.cli.argtypes import whole_number
 from zeroloss.errors import ZeroLossError
+from zeroloss.fmt import table
 
 PLAN_FORMATS = ["summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "edpm", "performance-profile", "flavor"]
 FORMAT_HELP = " | ".join(PLAN_FORMATS) + " | all (default all): edpm = RHOSO 18 edpm-ansible variables, " \
@@ -90,6 +91,27 @@ def _cmd_inventory(args: argparse.Namespace) -> int:
         print(inventory_text(inv))
         print(f"note: {note}")
     return 0
+
+
+def _cmd_cores(args: argparse.Namespace) -> int:
+    from zeroloss.cores import lcore_set
+    from zeroloss.host import coreprobe
+
+    cores = sorted(lcore_set("--cores", args.cores))
+    if len(cores) < 2:
+        raise ZeroLossError(f"--cores {args.cores} names one core: give two or more")
+    if not 1 <= args.rounds <= 100:
+        raise ZeroLossError(f"--rounds {args.rounds} must be 1..100")
+    reading = coreprobe.probe(cores, ms=100, rounds=args.rounds)
+    if args.json:
+        print(json.dumps(reading, indent=1))
+    else:
+        print(coreprobe.describe(reading))
+        rows = [[str(c), f"{a:,.0f}", f"{t:,.0f}", f"{r:.2f}"]
+                for c, a, t, r in zip(reading["cores"], reading["alone_mops"], reading["together_mops"],
+                                      reading["ratio"], strict=True)]
+        print(table(["core", "alone M ops/s", "together M ops/s", "together/alone"], rows))
+    return 3 if reading["shared"] else 0
 
 
 def _intent(args):
@@ -350,6 +372,18 @@ def register(sub) -> None:
                                   "command line, isolated/nohz_full CPUs, IRQ affinity, power states, DIMMs, OVS.")
     _add_root(i)
     i.set_defaults(func=_cmd_inventory)
+
+    c = hs.add_parser("cores", help="do these cores run independently, or share a physical core? (measured)",
+                      description="Times each core alone, then all together, on an integer kernel (zlcores). "
+                                  "Together/alone is about 1.00 on separate physical cores and about 0.5 on two "
+                                  "hardware threads of one core (SMT siblings) or two vCPUs a hypervisor runs on one "
+                                  "CPU; below 0.65 they are called shared. Use it for the cores you mean to give "
+                                  "PMD threads or a generator: a guest's CPU topology cannot tell. Run it while "
+                                  "nothing else polls those cores. Exit status 3 when shared.")
+    c.add_argument("--cores", required=True, metavar="LIST", help="two or more cores, DPDK -l syntax (e.g. 0,1 or 2-5)")
+    c.add_argument("--rounds", type=int, default=5, metavar="N", help="rounds, the median is kept (default 5)")
+    c.add_argument("--json", action="store_true", help="print the reading as JSON")
+    c.set_defaults(func=_cmd_cores)
 
     p = hs.add_parser("plan", help="derive OVS-DPDK host settings, each with its reason",
                       description="Plans CPU partitioning (housekeeping, PMD, VM CPUs), 1 GB hugepages per node, "
