@@ -10,11 +10,12 @@ import pytest
 from test_verdict import doc
 from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import FLAG_TEXT, run_table
+from zeroloss.gen.process import REPO_BUILD
 from zeroloss.host import coreprobe
 from zeroloss.results.schema import RUN
 from zeroloss.results.summary import frame_rows
 
-NEEDS_ZLCORES = pytest.mark.skipif(not os.access(coreprobe.REPO_BUILD.parent / "zlcores", os.X_OK),
+NEEDS_ZLCORES = pytest.mark.skipif(not os.access(REPO_BUILD.parent / "zlcores", os.X_OK),
                                    reason="zlcores is not built (make build)")
 
 

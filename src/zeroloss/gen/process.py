@@ -23,11 +23,17 @@ def zlgen_binary() -> str:
         if not os.access(env, os.X_OK):
             raise ZeroLossError(f"ZEROLOSS_ZLGEN={env} is not an executable file")
         return env
-    if os.access(REPO_BUILD, os.X_OK):
-        return str(REPO_BUILD)
-    found = shutil.which("zlgen")
+    return built("zlgen")
+
+
+def built(name: str) -> str:
+    """A program of gen/ (zlgen, zlcores): the repository's build (editable installs), else the one on PATH."""
+    local = REPO_BUILD.parent / name
+    if os.access(local, os.X_OK):
+        return str(local)
+    found = shutil.which(name)
     if found is None:
-        raise ZeroLossError("zlgen is not built", "run 'make setup' (or 'make build')")
+        raise ZeroLossError(f"{name} is not built", "run 'make setup' (or 'make build')")
     return found
 
 

@@ -10,13 +10,11 @@ same cores)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import time
 
 from ..errors import ZeroLossError
-from ..gen.process import REPO_BUILD
+from ..gen.process import built
 
 # together/alone below this on any core: the cores share a physical core. SMT siblings and time slicing both
 # halve the kernel's throughput (0.51-0.53 measured for two workers on one core); separate cores read 0.95-1.09
@@ -26,14 +24,7 @@ SHARED_BELOW = 0.65
 
 
 def zlcores_binary() -> str:
-    """The repository's build beside zlgen, else zlcores on PATH."""
-    local = REPO_BUILD.parent / "zlcores"
-    if os.access(local, os.X_OK):
-        return str(local)
-    found = shutil.which("zlcores")
-    if found is None:
-        raise ZeroLossError("zlcores (the core-sharing probe) is not built", "run 'make setup' (or 'make build')")
-    return found
+    return built("zlcores")
 
 
 def probe(cores: list[int], ms: int = 50, rounds: int = 3) -> dict:
