@@ -148,6 +148,18 @@ def test_html_has_every_part_and_needs_no_network():
     assert "was recorded without per-hop counters" in page or "ledger" in page
 
 
+def test_the_setup_shows_the_core_probe_and_a_shared_reading_is_a_warning():
+    from zeroloss.report.html import _setup
+
+    doc = _doc(V2)
+    frame = doc["searches"][0]["frame"]
+    assert "Core probe" not in _setup(doc)  # a file from before the probe
+    doc["core_probes"] = [{"frames": [frame], "cores": [0, 1], "ratio": [0.52, 0.51], "shared": True}]
+    html = _setup(doc)
+    assert "Core probe" in html and "0.52 / 0.51" in html and "shared" in html
+    assert any(w.startswith(f"{frame} B, cores-shared:") for w in warnings(doc))
+
+
 def test_warnings_list_flags_unfinished_runs_and_missing_sizes():
     doc = _doc(V1)
     texts = warnings(doc)

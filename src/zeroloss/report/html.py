@@ -178,6 +178,13 @@ def _setup(doc: dict) -> str:
                 for f, c in sorted(ceil.items(), key=lambda kv: int(kv[0]))]
         blocks.append("<div><h4>Generator ceiling (highest rate tried)</h4>"
                       + _table(["frame", "pps", "wire", "measured"], rows) + "</div>")
+    probes = doc.get("core_probes") or []
+    if probes:
+        rows = [[", ".join(f"{f} B" for f in p["frames"]), ",".join(map(str, p["cores"])),
+                 " / ".join(f"{x:.2f}" for x in p["ratio"]), "shared" if p["shared"] else "independent"]
+                for p in probes]
+        blocks.append("<div><h4>Core probe (each core's speed with all busy / alone, before the bench)</h4>"
+                      + _table(["frames", "cores", "together / alone", "cores"], rows) + "</div>")
     return '<div class="grid">' + "".join(blocks) + "</div>"
 
 
