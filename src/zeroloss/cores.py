@@ -20,8 +20,7 @@ def check_cores(cfg: RunConfig, online: set[int] | None = None, usable: set[int]
     checks: list[tuple[str, str, list[tuple[int, int]]]] = []
     for key in ("ovs_pmd_cpu_mask", "ovs_lcore_mask"):
         text = getattr(cfg, key)
-        mask = int(text, 16)  # RunConfig checked it is a positive hex number
-        checks.append((key, text, [(b, b) for b in range(mask.bit_length()) if mask >> b & 1]))
+        checks.append((key, text, [(b, b) for b in sorted(mask_set(text))]))  # RunConfig checked the hex
     vm = cfg.topology in ("pvp", "pvvp") and cfg.vnf != "process"  # the VM's pins count only where it may run
     for key in ("gen_lcores", "dut_lcores", *(("vnf_vcpus", "vnf_emulator_cpus") if vm else ())):
         text = getattr(cfg, key)

@@ -184,7 +184,7 @@ def _setup(doc: dict) -> str:
                  " / ".join(f"{x:.2f}" for x in p["ratio"]), "shared" if p["shared"] else "independent"]
                 for p in probes]
         blocks.append("<div><h4>Core probe (each core's speed with all busy / alone, before the bench)</h4>"
-                      + _table(["frames", "cores", "together / alone", "cores"], rows) + "</div>")
+                      + _table(["frames", "cores", "together / alone", "verdict"], rows) + "</div>")
     return '<div class="grid">' + "".join(blocks) + "</div>"
 
 
