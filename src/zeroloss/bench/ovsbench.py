@@ -28,6 +28,7 @@ from ..dut.ovs import Ovs, OvsSettings
 from ..errors import ZeroLossError
 from ..gen import Zlgen, ZlgenConfig
 from ..proc import check_alive
+from ..vnf.base import Vnf
 from ..vnf.domain import VmInterface, VmSpec, kernel_cmdline
 from ..vnf.vm import GuestVm, guest_files, qemu_binary, resolve_accel
 from .workspace import Workspace
@@ -228,13 +229,13 @@ class OvsBench:
         self.spec = spec
         self.ws = ws
         self.ovs: Ovs | None = None
-        self.vnfs: list[TestPmd | GuestVm] = []
+        self.vnfs: list[Vnf] = []
         self.gen: Zlgen | None = None
         self._stack = ExitStack()
-        self._tel: dict = {}
 
     @property
-    def vnf(self) -> TestPmd | GuestVm | None:
+    def vnf(self) -> Vnf | None:
+        """The first VNF (None in ovs-p2p)."""
         return self.vnfs[0] if self.vnfs else None
 
     def start(self) -> OvsBench:
@@ -249,8 +250,8 @@ class OvsBench:
             self._switch()
             for k in range(VNFS[s.topology]):
                 vnf = self._vm(k) if s.vnf == "vm" else self._process_vnf(k)
-                self._connect(lambda v=vnf: v.start() if s.vnf == "vm" else v.start(s.connect_timeout_s),
-                              s.vnf_ports[2 * k:2 * k + 2], f"VNF {k + 1} ({'VM' if s.vnf == 'vm' else 'testpmd'})")
+                self._connect(vnf.start, s.vnf_ports[2 * k:2 * k + 2],
+                              f"VNF {k + 1} ({'VM' if s.vnf == 'vm' else 'testpmd'})")
                 self._stack.callback(vnf.stop)
                 self.vnfs.append(vnf)
             gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"),
@@ -284,7 +285,7 @@ class OvsBench:
         eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix(f"vnf{k}"),
                   vdevs=tuple(_virtio(i, self.ws.sock(n), s.vnf_queues or s.queues, s.vnf_ring)
                               for i, n in enumerate(ports)))
-        vnf = TestPmd(self._vnf_testpmd(k, eal), self.ws.log(f"vnf{k}"))
+        vnf = TestPmd(self._vnf_testpmd(k, eal), self.ws.log(f"vnf{k}"), start_timeout=s.connect_timeout_s)
         vnf.proc.name = f"VNF {k + 1} (dpdk-testpmd)"
         return vnf
 
@@ -315,7 +316,7 @@ class OvsBench:
 
     def domains(self) -> list[str]:
         """The domain XML of each VNF VM (none with process VNFs)."""
-        return [v.xml for v in self.vnfs if isinstance(v, GuestVm)]
+        return [p.domain_xml for p in (v.placement() for v in self.vnfs) if p.domain_xml is not None]
 
     def _connect(self, start, ports: tuple[str, ...], who: str) -> None:
         """Starts a process whose virtio-user ports serve vhost-user sockets; it waits at probe until OVS
@@ -409,23 +410,12 @@ class OvsBench:
         DPDK telemetry socket. A VNF that does not answer (stopped, paused) is left out."""
         procs = {}
         for k, vnf in enumerate(self.vnfs):
-            stats = self._vnf_stats(f"vnf{k}", vnf)
-            if stats is not None:
-                procs[f"vnf{k}"] = stats
+            try:
+                procs[f"vnf{k}"] = vnf.port_stats()
+            except (ZeroLossError, OSError, ValueError):  # not answering: left out of this reading
+                pass
         # the time of the reading, so that a PMD's busy share can be taken over the trial's TX window
         return {"ovs": {**self.ovs.counters(), "t_ns": time.monotonic_ns()}, "procs": procs}
-
-    def _vnf_stats(self, name: str, vnf: TestPmd | GuestVm) -> list[dict] | None:
-        try:
-            tel = self._tel.get(name)
-            if tel is None:
-                tel = self._tel[name] = vnf.telemetry(timeout=1.0)
-            return [tel.ethdev_stats(p) for p in (0, 1)]
-        except (ZeroLossError, OSError, ValueError):  # TimeoutError is an OSError
-            tel = self._tel.pop(name, None)
-            if tel:
-                tel.close()
-            return None
 
     def paths(self) -> list[dict]:
         return ovs_paths(self.spec)
@@ -445,13 +435,15 @@ class OvsBench:
     def check(self) -> None:
         """Raises ComponentDied naming a process of the bench (OVS's two, each VNF, zlgen) that is no longer
         running: watched around every trial, so that a dead VNF never reads as 100 % loss."""
-        check_alive([*(self.ovs.processes() if self.ovs else []), *(v.proc for v in self.vnfs),
-                     *([self.gen.proc] if self.gen else [])])
+        check_alive(self.ovs.processes() if self.ovs else [])
+        for v in self.vnfs:
+            v.health()
+        check_alive([self.gen.proc] if self.gen else [])
 
     def stop(self) -> None:
-        for tel in self._tel.values():
-            tel.close()
-        self._tel.clear()
+        """Stops zlgen, the VNFs and OVS, in reverse order of start."""
+        for v in self.vnfs:
+            v.close_stats()
         self._stack.close()
 
     def __enter__(self) -> OvsBench:

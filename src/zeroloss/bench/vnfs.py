@@ -32,6 +32,6 @@ def vnf_placement(spec: OvsBenchSpec, bench: OvsBench) -> dict:
     out.update({"vnf_accel": accel, "vnf_accel_why": why,
                 "vnf_vcpus": list(spec.vnf_vcpus), "vnf_emulator_cpus": list(spec.vnf_emulator_cpus),
                 "vnf_memory_mb": spec.vnf_memory_mb, "vnf_queues": spec.vnf_queues or spec.queues,
-                "vnf_domains": bench.domains(), "vnf_boot_s": [v.boot_s for v in bench.vnfs],
+                "vnf_domains": bench.domains(), "vnf_boot_s": [v.placement().boot_s for v in bench.vnfs],
                 "vnf_guest": guest_manifest()})
     return out

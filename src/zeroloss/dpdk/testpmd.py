@@ -8,9 +8,12 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from ..errors import ZeroLossError
+from ..host.cpuset import parse_list
 from ..proc import ManagedProcess
+from ..vnf.base import Placement, Vnf
 from .eal import Eal
 from .telemetry import Telemetry
 
@@ -61,19 +64,22 @@ class TestPmdConfig:
         return args
 
 
-class TestPmd:
-    """A running testpmd; ``with TestPmd(cfg, log) as t:`` starts it and stops it on exit."""
+class TestPmd(Vnf):
+    """A running testpmd; ``with TestPmd(cfg, log) as t:`` starts it and stops it on exit. As a VNF it is the
+    process kind (vnf.base.Vnf)."""
 
     __test__ = False
 
-    def __init__(self, cfg: TestPmdConfig, log_path: Path):
+    def __init__(self, cfg: TestPmdConfig, log_path: Path, start_timeout: float = 30.0):
         self.cfg = cfg
+        self.start_timeout = start_timeout
         self.proc = ManagedProcess("dpdk-testpmd", cfg.argv(), log_path, stdin_pipe=True)
 
-    def start(self, timeout: float = 30.0) -> TestPmd:
+    def start(self, timeout: float | None = None) -> Self:
+        """Starts testpmd and waits up to timeout (default start_timeout) for its prompt with every port up."""
         self.proc.start()
         try:
-            self.proc.wait_for_log("testpmd>", timeout)
+            self.proc.wait_for_log("testpmd>", self.start_timeout if timeout is None else timeout)
             log = self.proc.log_path.read_text(errors="replace")
             if "Not all ports were started" in log or "Fail to configure port" in log:
                 raise ZeroLossError(f"dpdk-testpmd could not start its ports: {self.proc.reason()} "
@@ -86,12 +92,6 @@ class TestPmd:
     def command(self, line: str) -> None:
         """Types one command at the testpmd prompt (no reply is read: use telemetry for counters)."""
         self.proc.send(line)
-
-    def set_forward_mode(self, mode: str) -> None:
-        self.command("stop")
-        self.command(f"set fwd {mode}")
-        self.command("start")
-        time.sleep(0.05)
 
     def pause(self) -> None:
         """Freezes the whole process (SIGSTOP): frames wait in its RX rings, nothing is flushed."""
@@ -107,14 +107,22 @@ class TestPmd:
                 time.sleep(0.01)
 
     def resume(self) -> None:
+        """Lets a paused testpmd run again (SIGCONT)."""
         if self.proc.alive():
             os.kill(self.proc.pid, signal.SIGCONT)
 
     def telemetry(self, timeout: float = 5.0) -> Telemetry:
+        """A new connection to its DPDK telemetry socket, waiting up to timeout for it."""
         return Telemetry(self.cfg.eal.telemetry_socket, timeout=timeout).connect(wait_s=timeout)
 
+    def placement(self) -> Placement:
+        """A host process on its EAL lcores."""
+        return Placement(kind="process", cpus=parse_list(self.cfg.eal.lcores))
+
     def stop(self) -> None:
-        self.resume()  # a paused testpmd cannot quit
+        """Asks testpmd to quit (resumed first: a paused testpmd cannot), then stops the process."""
+        self.close_stats()
+        self.resume()
         if self.proc.alive():
             try:
                 self.proc.send("quit")
@@ -123,9 +131,3 @@ class TestPmd:
                 pass
         self.proc.stop()
         self.cfg.eal.cleanup()
-
-    def __enter__(self) -> TestPmd:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()

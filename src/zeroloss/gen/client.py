@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import select
 import socket
 import time
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from ..errors import ZeroLossError
 from ..model import TrialResult
+from ..unixsock import PeerClosed, UnixClient
 
 PROTO = 1
 WATCH_S = 1.0  # how often a watched trial checks the bench's processes
@@ -28,55 +28,49 @@ class ZlgenClient:
         self.path = str(path)
         self.timeout = timeout
         self._ids = itertools.count(1)
-        self.sock: socket.socket | None = None
-        self._file = None
+        self.conn = UnixClient(path, "zlgen's control socket", "is zlgen running? its log says why not",
+                               timeout=timeout)
+
+    @property
+    def sock(self) -> socket.socket | None:
+        """The open connection's socket (None when not connected)."""
+        return self.conn.sock
 
     def connect(self, wait_s: float = 10.0) -> ZlgenClient:
-        deadline = time.monotonic() + wait_s
-        while True:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(self.timeout)
-            try:
-                s.connect(self.path)
-                break
-            except OSError as e:
-                s.close()
-                if time.monotonic() > deadline:
-                    raise ZeroLossError(f"cannot connect to zlgen at {self.path}: {e.strerror}") from e
-                time.sleep(0.05)
-        self.sock = s
-        self._file = s.makefile("rb")
+        """Connects, waiting up to wait_s for the socket, and checks that zlgen speaks this protocol."""
+        self.conn.connect(wait_s)
         hello = self.request("hello")
         if hello.get("proto") != PROTO:
             raise ZeroLossError(f"zlgen speaks protocol {hello.get('proto')}, this zeroloss speaks {PROTO}",
                                 "rebuild zlgen with 'make build'")
         return self
 
-    def send_raw(self, line: bytes, watch: Callable[[], None] | None = None) -> dict:
-        """Sends one raw line (tests use it for malformed input) and returns the parsed reply. watch, when given, is
-        called every WATCH_S while the reply is awaited; zlgen is not disturbed meanwhile (no extra request)."""
-        if self.sock is None:
+    def send_raw(self, line: bytes, watch: Callable[[], None] | None = None, timeout: float | None = None) -> dict:
+        """Sends one raw line (tests use it for malformed input) and returns the parsed reply, waiting up to timeout
+        (default: the client's). watch, when given, is called every WATCH_S while the reply is awaited; zlgen is
+        not disturbed meanwhile (no extra request)."""
+        if not self.conn.connected:
             raise ZeroLossError("not connected to zlgen")
+        wait = self.timeout if timeout is None else timeout
         try:
-            self.sock.sendall(line + b"\n")
+            self.conn.send(line + b"\n")
             if watch is not None:
-                deadline = time.monotonic() + (self.sock.gettimeout() or 0)
-                # replies are one line per request: nothing is buffered ahead, so the socket says when it comes
+                deadline = time.monotonic() + wait
                 try:
-                    while not select.select([self.sock], [], [], WATCH_S)[0]:
+                    while not self.conn.wait_readable(WATCH_S):
                         watch()
                         if time.monotonic() > deadline:
                             raise TimeoutError
                 except BaseException:
                     self.close()  # its reply is still due: the connection is out of step, never reuse it
                     raise
-            reply = self._file.readline()
+            reply = self.conn.readline(wait)
         except TimeoutError:
             raise
+        except PeerClosed as e:
+            raise ZeroLossError("zlgen closed the control connection") from e
         except OSError as e:  # zlgen died or closed the connection: no traceback, one line
             raise ZeroLossError(f"lost the control connection to zlgen: {e.strerror or e}") from e
-        if not reply:
-            raise ZeroLossError("zlgen closed the control connection")
         try:
             return json.loads(reply)
         except ValueError as e:
@@ -87,15 +81,10 @@ class ZlgenClient:
         """Sends a command and returns the reply; raises ZlgenError when zlgen says ok: false."""
         rid = next(self._ids)
         msg = {"cmd": cmd, "id": rid, "proto": PROTO, **fields}
-        if timeout is not None and self.sock:
-            self.sock.settimeout(timeout)
         try:
-            reply = self.send_raw(json.dumps(msg).encode(), watch)
+            reply = self.send_raw(json.dumps(msg).encode(), watch, timeout)
         except TimeoutError as e:
             raise ZeroLossError(f"zlgen did not answer '{cmd}' in time") from e
-        finally:
-            if timeout is not None and self.sock:
-                self.sock.settimeout(self.timeout)
         if reply.get("id") != rid:
             raise ZeroLossError(f"zlgen answered request {reply.get('id')} to request {rid}")
         if not reply.get("ok"):
@@ -154,6 +143,5 @@ class ZlgenClient:
         self.close()
 
     def close(self) -> None:
-        if self.sock:
-            self.sock.close()
-            self.sock = None
+        """Closes the connection."""
+        self.conn.close()

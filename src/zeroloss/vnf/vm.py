@@ -15,12 +15,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Self
 
+from ..dpdk.telemetry import EthdevTelemetry, reply_value
 from ..errors import ZeroLossError
 from ..proc import ManagedProcess
+from ..unixsock import UnixClient
+from .base import Placement, Vnf
 from .domain import VmSpec, domain_xml, qemu_argv
 
 GUEST_DIR = Path(__file__).resolve().parents[3] / "guest" / "build"
@@ -99,48 +103,22 @@ class Qmp:
     """A QMP connection (QEMU's JSON monitor): commands in order, events skipped."""
 
     def __init__(self, path: Path, timeout: float = 5.0):
-        self.path = path
-        self.timeout = timeout
-        self.sock: socket.socket | None = None
-        self.buf = b""
+        self.conn = UnixClient(path, "QEMU's QMP socket", "see the VM's log (--keep-logs)", timeout=timeout)
 
-    def connect(self, wait_s: float, alive) -> Qmp:
-        deadline = time.monotonic() + wait_s
-        while True:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(self.timeout)
-            try:
-                s.connect(str(self.path))
-                break
-            except OSError:
-                s.close()
-                if time.monotonic() > deadline or not alive():
-                    raise
-                time.sleep(0.05)
-        self.sock = s
+    def connect(self, wait_s: float, alive: Callable[[], bool]) -> Qmp:
+        """Connects while QEMU is alive, up to wait_s; reads the greeting and enters command mode."""
+        self.conn.connect(wait_s, alive=alive)
         # QEMU greets only once its vhost-user netdevs are connected (it waits for OVS there): allow for it
-        s.settimeout(max(self.timeout, wait_s))
-        self._read()  # the greeting
-        s.settimeout(self.timeout)
+        self.conn.readline(max(self.conn.timeout, wait_s))
         self.execute("qmp_capabilities")
         return self
 
-    def _read(self) -> dict:
-        assert self.sock is not None
-        while b"\n" not in self.buf:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise OSError("QEMU closed its QMP socket")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
     def execute(self, command: str, **arguments) -> object:
-        assert self.sock is not None
+        """Runs one QMP command and returns its result; QEMU's refusal is a ZeroLossError."""
         msg = {"execute": command, **({"arguments": arguments} if arguments else {})}
-        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        self.conn.send(json.dumps(msg).encode() + b"\n")
         while True:
-            reply = self._read()
+            reply = json.loads(self.conn.readline())
             if "event" in reply:
                 continue
             if "error" in reply:
@@ -148,69 +126,51 @@ class Qmp:
             return reply.get("return")
 
     def close(self) -> None:
-        if self.sock:
-            self.sock.close()
-            self.sock = None
+        """Closes the connection."""
+        self.conn.close()
 
 
-class GuestTelemetry:
+class GuestTelemetry(EthdevTelemetry):
     """The guest testpmd's DPDK telemetry through the relay on the org.zeroloss.telemetry channel: the same
     queries as dpdk.telemetry.Telemetry. A paused guest does not answer: the query times out (OSError), and a
     reply that comes late is told apart by its request id and dropped."""
 
     def __init__(self, path: Path, timeout: float = 1.0):
-        self.path = path
-        self.timeout = timeout
-        self.sock: socket.socket | None = None
-        self.buf = b""
+        super().__init__(UnixClient(path, "the guest's telemetry channel", "is the VNF VM running? see its console",
+                                    timeout=timeout))
         self.seq = 0
 
-    def connect(self) -> GuestTelemetry:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
-        try:
-            s.connect(str(self.path))
-        except OSError:
-            s.close()
-            raise
-        self.sock = s
+    def connect(self, wait_s: float = 0.0) -> Self:
+        """Connects to the channel QEMU serves (it is there as long as QEMU runs: no wait by default)."""
+        self.conn.connect(wait_s)
         return self
 
     def query(self, command: str) -> object:
-        if self.sock is None:
+        """Sends one command with a fresh request id and returns the value of the reply that carries it."""
+        if not self.conn.connected:
             self.connect()
-        assert self.sock is not None
         self.seq += 1
-        self.sock.sendall(f"{self.seq} {command}\n".encode())
-        deadline = time.monotonic() + self.timeout
+        self.conn.send(f"{self.seq} {command}\n".encode())
+        deadline = time.monotonic() + self.conn.timeout
         while True:
-            while b"\n" not in self.buf:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"the guest did not answer {command}")
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    raise OSError("the guest's telemetry channel closed")
-                self.buf += chunk
-            line, self.buf = self.buf.split(b"\n", 1)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"the guest did not answer {command}")
+            line = self.conn.readline(left)
             rid, _, body = line.decode(errors="replace").partition(" ")
             if rid != str(self.seq):
                 continue  # the late answer to a request given up on
             reply = json.loads(body)
             if "error" in reply:
                 raise OSError(f"guest telemetry: {reply['error']}")
-            return reply.get(command.split(",", 1)[0])
-
-    def ethdev_stats(self, port: int) -> dict:
-        return dict(self.query(f"/ethdev/stats,{port}") or {})
-
-    def close(self) -> None:
-        if self.sock:
-            self.sock.close()
-            self.sock = None
+            return reply_value(reply, command)
 
 
-class GuestVm:
-    """One VNF virtual machine: ``with GuestVm(spec, dir, name) as vm:`` boots it, destroys it on exit."""
+class GuestVm(Vnf):
+    """One VNF virtual machine: ``with GuestVm(spec, dir, name) as vm:`` boots it, destroys it on exit. As a VNF it
+    is the VM kind (vnf.base.Vnf): its commands go to the guest testpmd's prompt over org.zeroloss.ctl."""
+
+    settle_s = 0.2
 
     def __init__(self, spec: VmSpec, run_dir: Path, label: str, log_path: Path, boot_timeout_s: float = 60.0):
         self.spec = spec
@@ -221,7 +181,7 @@ class GuestVm:
         argv = ["taskset", "-c", ",".join(map(str, spec.emulator_cpus)), *qemu_argv(spec)]
         self.proc = ManagedProcess(f"{label} (qemu-system-x86_64)", argv, log_path)
         self.qmp: Qmp | None = None
-        self.ctl: socket.socket | None = None
+        self.ctl: UnixClient | None = None
         self.boot_s: float | None = None
         self.vcpu_threads: dict[int, int] = {}
         self.paused = False
@@ -230,7 +190,8 @@ class GuestVm:
     def xml(self) -> str:
         return domain_xml(self.spec)
 
-    def start(self) -> GuestVm:
+    def start(self) -> Self:
+        """Writes the domain XML, starts QEMU, pins the vCPUs and waits for the guest testpmd's prompt."""
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "domain.xml").write_text(self.xml)
         started = time.monotonic()
@@ -238,12 +199,12 @@ class GuestVm:
         try:
             try:
                 self.qmp = Qmp(Path(self.spec.qmp_socket)).connect(30.0, self.proc.alive)
-            except OSError as e:
+            except (OSError, ZeroLossError) as e:
                 raise ZeroLossError(f"{self.label}: QEMU did not start: {self.proc.reason() or e} "
                                     f"(log: {self.proc.log_path})") from None
             self._pin()
-            self.ctl = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            self.ctl.connect(self.spec.ctl_socket)
+            self.ctl = UnixClient(self.spec.ctl_socket, f"{self.label}'s control channel (org.zeroloss.ctl)",
+                                  f"see {self.console}").connect()
             self._await_boot(started)
         except BaseException:
             self.stop()
@@ -289,13 +250,7 @@ class GuestVm:
         """Types one command at the guest testpmd's prompt."""
         if self.ctl is None:
             raise ZeroLossError(f"{self.label} is not running")
-        self.ctl.sendall(line.encode() + b"\n")
-
-    def set_forward_mode(self, mode: str) -> None:
-        self.command("stop")
-        self.command(f"set fwd {mode}")
-        self.command("start")
-        time.sleep(0.2)
+        self.ctl.send(line.encode() + b"\n")
 
     def pause(self) -> None:
         """Stops the guest's vCPUs (QMP stop, as virsh suspend): frames wait in its virtio rings."""
@@ -304,15 +259,23 @@ class GuestVm:
             self.paused = True
 
     def resume(self) -> None:
+        """Lets a paused guest run again (QMP cont)."""
         if self.qmp is not None and self.proc.alive() and self.paused:
             self.qmp.execute("cont")
             self.paused = False
 
     def telemetry(self, timeout: float = 1.0) -> GuestTelemetry:
+        """A new connection to the guest testpmd's telemetry, through the relay."""
         return GuestTelemetry(Path(self.spec.telemetry_socket), timeout).connect()
+
+    def placement(self) -> Placement:
+        """A VM: its vCPUs' and emulator threads' host CPUs, its domain XML and boot time."""
+        cpus = tuple(sorted({*self.spec.vcpu_pins, *self.spec.emulator_cpus}))
+        return Placement(kind="vm", cpus=cpus, domain_xml=self.xml, boot_s=self.boot_s)
 
     def stop(self) -> None:
         """testpmd quits and the guest powers off; QMP quit, then kill, if it does not within seconds."""
+        self.close_stats()
         try:
             self.resume()
         except (ZeroLossError, OSError):
@@ -334,9 +297,3 @@ class GuestVm:
                 s.close()
         self.ctl = self.qmp = None
         self.proc.stop()
-
-    def __enter__(self) -> GuestVm:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
