@@ -7,6 +7,7 @@ import pytest
 
 from zeroloss.campaign import builtin_names, campaign_table, expand, read
 from zeroloss.errors import ZeroLossError
+from zeroloss.results.records import TrialEntry
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -72,7 +73,8 @@ def test_resume_keeps_finished_cases_and_continues_the_cut_one(tmp_path):
 
     def first(name, cfg, rf):
         calls.append((name, cfg.flows, cfg.trial_s))
-        rf.doc["searches"].append({"frame": 64, "repeat": 0, "trials": [{"index": 0}], "result": None})
+        rf.start_search(64, 0)
+        rf.add_trial(64, 0, TrialEntry(index=0))
         if name == "c":
             rf.set_state("interrupted")
             raise KeyboardInterrupt
@@ -88,7 +90,7 @@ def test_resume_keeps_finished_cases_and_continues_the_cut_one(tmp_path):
     calls.clear()
 
     def second(name, cfg, rf):
-        calls.append((name, len(rf.doc["searches"])))
+        calls.append((name, len(rf.run.searches)))
         rf.set_state("complete")
 
     run_campaign(resumed, expand(resumed.doc["definition"], resumed.doc["overrides"]), host, second)

@@ -12,6 +12,7 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import FLAG_TEXT, run_table
 from zeroloss.gen.process import REPO_BUILD
 from zeroloss.host import coreprobe
+from zeroloss.results.resultfile import read_result
 from zeroloss.results.schema import RUN
 from zeroloss.results.summary import frame_rows
 
@@ -92,8 +93,9 @@ def test_a_probe_that_cannot_run_warns_and_the_run_goes_on(tmp_path, monkeypatch
     monkeypatch.setattr(coreprobe, "zlcores_binary", missing)
     run, events = _run(tmp_path)
     run._probe_cores([64], {0, 1})
-    assert events == [] and "core_probes" not in run.rf.doc
-    assert run.rf.doc["warnings"] == ["core probe: zlcores (the core-sharing probe) is not built: run 'make setup'"]
+    assert events == [] and run.rf.run.core_probes is None
+    assert list(run.rf.run.all_warnings()) == [
+        "core probe: zlcores (the core-sharing probe) is not built: run 'make setup'"]
 
 
 def test_a_shared_reading_is_kept_with_its_sizes_and_warned(tmp_path, monkeypatch):
@@ -107,9 +109,9 @@ def test_a_shared_reading_is_kept_with_its_sizes_and_warned(tmp_path, monkeypatc
     run, shown = _run(tmp_path)
     run._probe_cores([64, 128], {1, 0})
     assert shown == ["cores"]
-    assert seen == [[0, 1]] and run.rf.doc["core_probes"][0]["frames"] == [64, 128]
-    assert "cores 0,1: together 0.50/0.50 of alone (shared" in run.rf.doc["warnings"][0]
-    assert '"core_probes"' in (tmp_path / "r.json").read_text()  # on disk before the bench starts
+    assert seen == [[0, 1]] and run.rf.run.core_probes[0].frames == (64, 128)
+    assert "cores 0,1: together 0.50/0.50 of alone (shared" in run.rf.run.all_warnings()[0]
+    assert read_result(tmp_path / "r.json")["core_probes"]  # on disk (its journal) before the bench starts
     (tmp_path / "off").mkdir()
     run2, events = _run(tmp_path / "off", core_probe=False)
     run2._probe_cores([64], {0, 1})

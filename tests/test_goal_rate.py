@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zeroloss.runner import goal_dict
+from zeroloss.results.records import GoalRecord
 from zeroloss.search.types import Direction, GoalResult, Kind, Outcome, TrialRecord
 
 LINK = 25e9
@@ -19,12 +19,12 @@ def goal(rate: float, achieved: tuple[float, ...]) -> GoalResult:
 def test_a_pass_with_the_generator_short_reports_what_was_delivered():
     """A meter of 30 kpps 'passed' at a requested 30,313 pps while zlgen delivered 29,567 (within the 5 %
     generator tolerance): the DUT forwarded 29,567 pps without loss, not 30,313."""
-    out = goal_dict(goal(30313.0, (29567.2, 29601.0)), 64, LINK)
+    out = GoalRecord.from_search(goal(30313.0, (29567.2, 29601.0)), 64, LINK).to_json()
     assert out["rate_pps"] == 29567.0 and out["requested_pps"] == 30313.0
     assert out["lower_pps"] == 30313.0  # the search's bracket is about requests, and stays one
     assert abs(out["line_rate_pct"] - 100 * 29567 / (25e9 / 672)) < 1e-9
 
 
 def test_a_pass_at_the_requested_rate_is_reported_as_requested():
-    out = goal_dict(goal(30000.0, (30000.0, 30000.4)), 64, LINK)
+    out = GoalRecord.from_search(goal(30000.0, (30000.0, 30000.4)), 64, LINK).to_json()
     assert out["rate_pps"] == 30000.0 and "requested_pps" not in out

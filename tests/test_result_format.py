@@ -7,6 +7,7 @@ import pytest
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import queue_lines, run_table
+from zeroloss.results.records import TrialEntry
 from zeroloss.results.resultfile import ResultFile, read_result
 
 FIX = Path(__file__).parent / "fixtures"
@@ -34,10 +35,10 @@ def test_an_older_version_is_read_but_not_resumed():
 
 def test_other_hosts_results_are_refused(tmp_path):
     rf = ResultFile(FIX / "result_v1.json", read_result(FIX / "result_v1.json"))
-    other = dict(rf.doc["host"], hostname="elsewhere", machine_id="0" * 32)
+    other = dict(rf.run.host, hostname="elsewhere", machine_id="0" * 32)
     with pytest.raises(ZeroLossError, match="measured on .* this is elsewhere"):
         rf.check_host(other)
-    rf.check_host(dict(rf.doc["host"]))
+    rf.check_host(dict(rf.run.host))
 
 
 def test_unknown_versions_and_files_are_refused(tmp_path):
@@ -57,10 +58,10 @@ def test_unknown_versions_and_files_are_refused(tmp_path):
 
 def test_saving_is_atomic_and_keeps_trials(tmp_path):
     rf = ResultFile.create(tmp_path / "new.json", {"a": 1}, {"hostname": "h"})
-    s = rf.start_search(64, 0, link="memif")
-    rf.add_trial(s, {"index": 0})
+    rf.start_search(64, 0, link="memif")
+    rf.add_trial(64, 0, TrialEntry(index=0))
     again = ResultFile.load(tmp_path / "new.json")
-    assert again.search(64, 0)["trials"] == [{"index": 0}]
+    assert [t.to_json() for t in again.search(64, 0).trials] == [TrialEntry(index=0).to_json()]
     assert not list(tmp_path.glob("*.tmp"))
     with pytest.raises(ZeroLossError, match="exists"):
         ResultFile.create(tmp_path / "new.json", {}, {})

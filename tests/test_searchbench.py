@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zeroloss import searchbench
+from zeroloss.results.records import SearchOutcome, TrialEntry
 from zeroloss.searchbench import STRATEGIES, _config, _search_and_trial, parse_cases, parse_strategies, render
 
 
@@ -74,8 +75,10 @@ def test_ctrl_c_prints_the_table_of_the_finished_searches(tmp_path, monkeypatch)
             if len(calls) == 3:
                 raise KeyboardInterrupt
             ndr = 1000.0 * len(calls)
-            self.rf.doc["searches"] = [{"result": {"ndr": {"rate_pps": ndr}}, "wall_s": 9.0,
-                                        "trials": [{"duration_s": 2.0, "verdict": "pass"}] * 3}]
+            self.rf.start_search(64, 0)
+            for i in range(3):
+                self.rf.add_trial(64, 0, TrialEntry(index=i, duration_s=2.0, verdict="pass"))
+            self.rf.finish_search(64, 0, SearchOutcome.from_json({"ndr": {"rate_pps": ndr}}), wall_s=9.0)
 
     monkeypatch.setattr(searchbench, "Run", FakeRun)
     monkeypatch.setattr(searchbench, "collect", lambda: {"hostname": "test"})

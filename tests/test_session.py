@@ -113,7 +113,7 @@ def test_a_result_left_running_by_a_dead_writer_is_marked_interrupted(dirs):
     script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); from zeroloss.session import ResultLock; "
               f"ResultLock({str(out)!r}).__enter__(); import os; os._exit(0)")
     subprocess.run([sys.executable, "-c", script], check=True, env=os.environ)  # a writer that died holding it
-    assert rf.doc["state"] == "running"
+    assert rf.run.state == "running"
     notes = session.reap(dirs / "run")
     assert json.loads(out.read_text())["state"] == "interrupted"
     assert notes == [f"{out} was left running by a zeroloss that is gone: marked interrupted; continue it with "

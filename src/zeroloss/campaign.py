@@ -8,9 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from zeroloss.results.journal import Journal
 from zeroloss.results.resultfile import VERSION as RUN_VERSION
 from zeroloss.results.resultfile import (
     ResultFile,
+    check_same_host,
+    new_document,
     now_iso,
     patch_state_in_place,
     read_json,
@@ -89,6 +92,7 @@ class CampaignFile:
     def __init__(self, path: Path, doc: dict):
         self.path = path
         self.doc = doc
+        self.journal = Journal(path, doc.get("journal_seq") or 0)  # its runs' trials, appended (results/journal.py)
 
     @classmethod
     def create(cls, path: Path, spec: dict, host: dict, overrides: dict[str, Any]) -> CampaignFile:
@@ -116,12 +120,17 @@ class CampaignFile:
         schema.check(doc, schema.RESUME_CAMPAIGN, path)
         if doc["state"] == "complete":
             raise ZeroLossError(f"{path} is complete: nothing to resume")
-        ResultFile(Path(path), doc).check_host(host)
-        return cls(Path(path), doc)
+        check_same_host(Path(path), doc["host"], host)
+        cf = cls(Path(path), doc)
+        cf.save()  # the journal folded in
+        return cf
 
     def save(self) -> None:
+        """The whole campaign document, every journal line of its runs folded in; then the journal goes."""
         self.doc["updated"] = now_iso()
+        self.doc["journal_seq"] = self.journal.seq
         write_json_atomic(self.path, self.doc)
+        self.journal.remove()
 
     def end(self, state: str) -> None:
         """The campaign's final state on an error or Ctrl-C; when the file cannot be rewritten (a full disk) it is
@@ -141,30 +150,26 @@ class CampaignFile:
             if run is None or run["state"] == "complete":
                 return None
             run["state"] = "running"
-            return _Embedded(self, run)
+            return _Embedded(self, run, name)
         entry = {"name": name}
         self.doc["cases"].append(entry)
         if skip:
             entry["skip"] = skip
             self.save()
             return None
-        rf = _Embedded(self, {"format": "zeroloss-result", "version": RUN_VERSION, "zeroloss": __version__,
-                              "created": now_iso(), "state": "running", "host": host, "config": cfg.to_dict(),
-                              "placement": {}, "ceilings": {}, "searches": [], "warnings": []})
-        entry["run"] = rf.doc
-        rf.save()
-        return rf
+        entry["run"] = run = new_document(cfg.to_dict(), host)
+        self.save()
+        return _Embedded(self, run, name)
 
 
 class _Embedded(ResultFile):
     """A run document saved as part of its campaign's file."""
 
-    def __init__(self, parent: CampaignFile, doc: dict):
-        super().__init__(parent.path, doc)
+    def __init__(self, parent: CampaignFile, doc: dict, case: str):
+        super().__init__(parent.path, doc, parent.journal, case)
         self.parent = parent
 
     def save(self) -> None:
-        self.doc["updated"] = now_iso()
         self.parent.save()
 
 
@@ -174,7 +179,7 @@ def run_campaign(cf: CampaignFile, cases: list[dict], host: dict,
     for case in cases:
         rf = cf.case(case["name"], case.get("config"), case.get("skip"), host)
         if rf is not None:
-            run(case["name"], stored(rf.doc["config"]), rf)
+            run(case["name"], stored(rf.run.config), rf)
     cf.doc["state"] = "complete"
     cf.save()
 

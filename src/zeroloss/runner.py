@@ -3,7 +3,6 @@ external DUT, every trial saved to the result file before the next one starts.""
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections import deque
@@ -12,6 +11,15 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TypeVar
 
+from zeroloss.results.records import (
+    Ceiling,
+    CoreProbe,
+    LatencyAtNdr,
+    OutcomeRecord,
+    SearchOutcome,
+    TrialEntry,
+    Warmup,
+)
 from zeroloss.results.resultfile import ResultFile
 from zeroloss.search import Direction, Kind, Outcome, SearchConfig, SearchResult, TrialRecord, binary_search
 from zeroloss.search.mlr import mlr_search
@@ -29,7 +37,7 @@ from .explain import analyse
 from .gen import Zlgen, ZlgenClient, ZlgenConfig
 from .host import coreprobe
 from .ledger import STAT_KEYS, counter_delta, external_paths, p2p_paths, queue_spread, summary
-from .model import TrialResult, l1_bps, l2_bps, line_rate_pps
+from .model import TrialResult, line_rate_pps
 from .proc import ComponentDied
 
 T = TypeVar("T")
@@ -171,20 +179,10 @@ def outcome_of(r: TrialResult, refused_is_loss: bool) -> Outcome:
     return Outcome(tuple(dirs))
 
 
-def outcome_from_dict(d: dict) -> Outcome:
-    return Outcome(tuple(Direction(**x) for x in d["directions"]))
-
-
-def record_dict(rec: TrialRecord) -> dict:
-    return {"index": rec.index, "rate_pps": rec.rate_pps, "duration_s": rec.duration_s, "kind": rec.kind.value,
-            "goal": rec.goal, "verdict": rec.verdict, "loss_ratio": rec.loss_ratio, "passes": list(rec.passes),
-            "outcome": {"directions": [asdict(d) for d in rec.outcome.directions]}}
-
-
 class TrialRunner:
     """The search's trial callback: replays stored trials of a resumed search, then measures live."""
 
-    def __init__(self, client: ZlgenClient, cfg: RunConfig, frame: int, probe: Probe, replay: list[dict],
+    def __init__(self, client: ZlgenClient, cfg: RunConfig, frame: int, probe: Probe, replay: list[TrialEntry],
                  refused_is_loss: bool, make_streams: Callable[[int, float], list[dict]] | None = None,
                  lanes: int = 0):
         """make_streams(frame, rate) and lanes (streams per direction): a lab's streams instead of the bench's."""
@@ -207,20 +205,20 @@ class TrialRunner:
             stored = self.replay.popleft()
             try:
                 return self._replayed(stored, rate_pps, kind)
-            except (KeyError, TypeError, ValueError, AttributeError) as e:  # a damaged file: one line, not a trace
+            except (TypeError, ValueError, AttributeError) as e:  # a damaged file: one line, not a trace
                 raise ZeroLossError(f"cannot resume: a stored trial of {self.frame} B is damaged "
                                     f"({type(e).__name__}: {e})", "start a new run") from e
         self.replaying = False
         return self.measure(rate_pps, duration_s)
 
-    def _replayed(self, stored: dict, rate_pps: float, kind: Kind) -> Outcome:
+    def _replayed(self, stored: TrialEntry, rate_pps: float, kind: Kind) -> Outcome:
         """A stored trial given back to the search, if it is the one the search asks for now."""
-        if abs(stored["rate_pps"] - rate_pps) > 0.5 or stored["kind"] != kind.value:
-            raise ZeroLossError(f"cannot resume: stored trial {stored['index']} of {self.frame} B ran at "
-                                f"{stored['rate_pps']:.0f} pps, the search now asks {rate_pps:.0f} pps",
+        if abs(stored.rate_pps - rate_pps) > 0.5 or stored.kind != kind.value:
+            raise ZeroLossError(f"cannot resume: stored trial {stored.index} of {self.frame} B ran at "
+                                f"{stored.rate_pps:.0f} pps, the search now asks {rate_pps:.0f} pps",
                                 "the file was made with other settings or an older zeroloss; start a new run")
         self.replaying = True
-        return outcome_from_dict(stored["outcome"])
+        return stored.outcome.outcome()
 
     def measure(self, rate_pps: float, duration_s: float) -> Outcome:
         """One live trial with the counters of every stage read around it, and every process of the bench
@@ -278,30 +276,6 @@ def measure_ceiling(client: ZlgenClient, cfg: RunConfig, frame: int, queues: int
     return flat_out(client, cfg, frame, queues, members)[0]
 
 
-def goal_dict(g, frame: int, link_bps: float) -> dict | None:
-    if g is None:
-        return None
-    out = {"goal": g.goal, "loss_pct": g.loss_pct, "rate_pps": g.rate_pps, "lower_pps": g.lower_pps,
-           "upper_pps": g.upper_pps, "generator_bound": g.generator_bound}
-    if g.rate_pps and g.validation is not None:
-        # the rate is what zlgen delivered in the deciding trial, never more: a trial passes with the generator up
-        # to gen_tolerance_pct short of the requested rate, and the DUT then forwarded only what it was given
-        offered = math.floor(min(d.achieved_pps for d in g.validation.outcome.directions))
-        if offered < g.rate_pps:
-            out.update({"rate_pps": float(offered), "requested_pps": g.rate_pps})
-    if g.conditional_pps is not None:
-        out["conditional_pps"] = g.conditional_pps
-    if out["rate_pps"]:
-        out["line_rate_pct"] = 100 * out["rate_pps"] / line_rate_pps(link_bps, frame)
-        out["l1_gbps"] = l1_bps(out["rate_pps"], frame) / 1e9
-        out["l2_gbps"] = l2_bps(out["rate_pps"], frame) / 1e9
-    if g.validation is not None:
-        v = g.validation
-        out["validation"] = {"index": v.index, "lost": sum(d.lost for d in v.outcome.directions),
-                             "tx": sum(d.tx for d in v.outcome.directions), "loss_ratio": v.loss_ratio}
-    return out
-
-
 class Run:
     """One `zeroloss run`: owns the result file and reports progress through a callback."""
 
@@ -326,7 +300,7 @@ class Run:
         self.rf.set_state("complete")
 
     def _todo(self, frames: list[int]) -> list[int]:
-        return [f for f in frames if any(not (s := self.rf.search(f, r)) or s["result"] is None
+        return [f for f in frames if any(not (s := self.rf.search(f, r)) or not s.finished
                                          for r in range(self.cfg.repeat))]
 
     def _bench_group(self, link: str, frames: list[int]) -> None:
@@ -392,15 +366,13 @@ class Run:
             self.rf.warn(f"core probe: {e}")
             return
         self.progress("cores", {"cores": sorted(cores), "line": coreprobe.describe(reading)})
-        self.rf.doc.setdefault("core_probes", []).append({"frames": frames, **reading})
-        self.rf.save()
+        self.rf.add_core_probe(CoreProbe.from_json({"frames": frames, **reading}))
         if reading["shared"]:
             self.rf.warn(f"{coreprobe.describe(reading)}: NDRs measured on them are the sharing's, not the data "
                          "path's; pin the generator and the DUT to separate physical cores")
 
     def _place(self, key: str, client: ZlgenClient, info: dict) -> None:
-        self.rf.doc["placement"][key] = {**info, "dpdk": client.hello()["dpdk"]}
-        self.rf.save()
+        self.rf.set_placement(key, {**info, "dpdk": client.hello()["dpdk"]})
 
     def _frames(self, client: ZlgenClient, frames: list[int], link: str, ceilings: dict[int, float],
                 probe: Probe) -> None:
@@ -416,20 +388,23 @@ class Run:
     def _mrr(self, frame: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, float]:
         """The DUT's maximum receive rate (MRR) and what zlgen, running beside the DUT, offered flat out meanwhile
         (the generator's limit on this path, at most its ceiling alone)."""
-        entry = self.rf.doc["ceilings"][str(frame)]
-        if "mrr_pps" not in entry:
+        entry = self.rf.run.ceiling(frame)
+        assert entry is not None  # measured before: _ceilings_loopback
+        if entry.mrr_pps is None:
             self.progress("mrr", {"frame": frame})
-            entry["mrr_pps"], entry["mrr_offered_pps"] = measure()
-            self.rf.save()
-        return entry["mrr_pps"], entry.get("mrr_offered_pps") or entry["pps"]
+            mrr, offered = measure()
+            entry = entry.with_(mrr_pps=mrr, mrr_offered_pps=offered)
+            self.rf.set_ceiling(frame, entry)
+        assert entry.mrr_pps is not None
+        return entry.mrr_pps, entry.mrr_offered_pps or entry.pps
 
     def _ceilings_loopback(self, ws: Workspace, link: str, frames: list[int], max_frame: int, depth: int,
                            members: int = 1) -> dict[int, float]:
         """zlgen alone, its ports joined by the DUT's kind of wire (memif, or vhost-user to virtio-user in one
         process), nothing in between: what the generator and the wire carry, per frame size."""
-        stored = self.rf.doc["ceilings"]
-        need = [f for f in frames if str(f) not in stored or stored[str(f)].get("how") != "loopback"]
-        out = {f: stored[str(f)]["pps"] for f in frames if f not in need}
+        stored = {f: self.rf.run.ceiling(f) for f in frames}
+        need = [f for f, c in stored.items() if c is None or c.how != "loopback"]
+        out = {f: c.pps for f, c in stored.items() if c is not None and f not in need}
         if need:
             loop = BenchSpec(dut="none", link=link, max_frame=max_frame, depth=depth, gen_lcores=self.cfg.gen_lcores,
                              dut_rxq=self.cfg.dut_rxq, gap_us=self.cfg.pace_gap_us, wires=members)
@@ -438,8 +413,7 @@ class Run:
                     self.progress("ceiling", {"frame": f, "link": link, "how": "loopback"})
                     pps = guarded(lb.check, lambda f=f: measure_ceiling(lb.gen.client, self.cfg, f, self.cfg.dut_rxq,
                                                                         members))
-                    stored[str(f)] = {"pps": pps, "link": link, "how": "loopback", "method": CEILING_METHODS[link]}
-                    self.rf.save()
+                    self.rf.set_ceiling(f, Ceiling(pps=pps, link=link, how="loopback", method=CEILING_METHODS[link]))
                     out[f] = pps
         return out
 
@@ -456,9 +430,8 @@ class Run:
             zc = ZlgenConfig(eal=eal, ctl_path=ws.sock("zlgen-ctl"), max_frame=max(1518, *frames),
                              gap_us=cfg.pace_gap_us)
             with Zlgen(zc, ws.log("zlgen")) as g:
-                self.rf.doc["placement"]["external"] = {"zlgen_lcores": cfg.gen_lcores, "ports": list(cfg.ports),
-                                                        "dpdk": g.client.hello()["dpdk"]}
-                self.rf.save()
+                self.rf.set_placement("external", {"zlgen_lcores": cfg.gen_lcores, "ports": list(cfg.ports),
+                                                   "dpdk": g.client.hello()["dpdk"]})
                 for frame in frames:
                     top = cfg.max_rate_pps or line_rate_pps(self.link_bps, frame)
                     for rep in range(cfg.repeat):
@@ -474,10 +447,9 @@ class Run:
         line = line_rate_pps(self.link_bps, frame)
         max_rate = min(ceiling, line, mrr * MRR_MARGIN if mrr else ceiling)
         stored = self.rf.search(frame, rep)
-        replay = list(stored["trials"]) if stored else []
-        entry = self.rf.start_search(frame, rep, link=link, ceiling_pps=ceiling, line_rate_pps=line,
-                                     max_rate_pps=max_rate, paths=probe.paths, ledger_context=probe.context)
-        entry["trials"] = []  # replayed trials are appended again as the search re-reads them
+        replay = list(stored.trials) if stored else []
+        self.rf.start_search(frame, rep, link=link, ceiling_pps=ceiling, line_rate_pps=line,
+                             max_rate_pps=max_rate, paths=probe.paths, ledger_context=probe.context)
         scfg = SearchConfig(max_rate_pps=max_rate, start_pct=cfg.start_pct, granularity_pct=cfg.granularity_pct,
                             ndr_loss_pct=cfg.ndr_loss_pct,
                             pdr_loss_pct=cfg.pdr_loss_pct if cfg.pdr_loss_pct >= 0 else None,
@@ -493,14 +465,15 @@ class Run:
         self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,
                                  "resumed_trials": len(replay), "strategy": cfg.search})
         if cfg.warmup_s > 0:
-            self._warm_up(entry, runner, max_rate)
+            self._warm_up(frame, rep, runner, max_rate)
+        saved: list[TrialEntry] = []
 
         def on_trial(rec: TrialRecord) -> None:
-            d = record_dict(rec)
-            if runner.replaying:
-                d.update({k: v for k, v in replay[rec.index].items() if k not in d})
+            entry = TrialEntry.of(rec)
+            if runner.replaying:  # the stored trial, as it was stored
+                entry = replay[rec.index]
             else:
-                d.update(runner.detail)
+                entry = TrialEntry.from_json({**entry.to_json(), **runner.detail})
                 for led in runner.detail.get("ledger", []):
                     if led["unexplained"]:
                         self.rf.warn(f"{frame} B trial {rec.index + 1}: {led['unexplained']} frame(s) lost where no "
@@ -510,39 +483,40 @@ class Run:
                         _, warn = queue_spread(ev.get("q_ipackets") or ev.get("rx_queues") or [], cfg.dut_rxq)
                         if warn:
                             self.rf.warn(f"{hop['name']}: {warn}")
-            self.rf.add_trial(entry, d)
-            self.progress("trial", {"frame": frame, "record": d, "max_rate_pps": max_rate})
+            self.rf.add_trial(frame, rep, entry)
+            saved.append(entry)
+            self.progress("trial", {"frame": frame, "record": entry.to_json(), "max_rate_pps": max_rate})
 
         started = time.monotonic()
         try:
             result = STRATEGIES[cfg.search](scfg, runner, on_trial)
         except ComponentDied as e:  # the trial it ended was not saved: the search resumes from the one before
-            raise ComponentDied(f"{frame} B search, trial {len(entry['trials']) + 1}: {e.message}") from e
-        entry["wall_s"] = round(time.monotonic() - started, 3)  # the search's own time, warm-up excluded
-        self.rf.finish_search(entry, self._result_dict(result, frame, entry))
-        self.progress("done", {"frame": frame, "repeat": rep, "result": entry["result"]})
+            raise ComponentDied(f"{frame} B search, trial {len(saved) + 1}: {e.message}") from e
+        wall_s = round(time.monotonic() - started, 3)  # the search's own time, warm-up excluded
+        outcome = SearchOutcome.of(result, frame, self.link_bps, ndr_latency(result, saved))
+        self.rf.finish_search(frame, rep, outcome, wall_s)
+        self.progress("done", {"frame": frame, "repeat": rep, "result": outcome.to_json()})
 
-    def _warm_up(self, entry: dict, runner: TrialRunner, max_rate: float) -> None:
+    def _warm_up(self, frame: int, rep: int, runner: TrialRunner, max_rate: float) -> None:
         """One trial before the search (trafficgen's warm-up trial), never given to it: rings, page faults,
         flow caches and MAC tables are warm when the first counted trial starts. Kept in the search's entry."""
         rate = float(max(1, round(max_rate * self.cfg.warmup_pct / 100)))
         out = runner.measure(rate, self.cfg.warmup_s)
-        entry["warmup"] = {"rate_pps": rate, "duration_s": self.cfg.warmup_s,
-                           "outcome": {"directions": [asdict(x) for x in out.directions]}}
-        self.rf.save()
+        self.rf.set_warmup(frame, rep, Warmup(rate_pps=rate, duration_s=self.cfg.warmup_s,
+                                              outcome=OutcomeRecord.of(out)))
         self.progress("warmup", {"rate_pps": rate, "lost": sum(x.lost for x in out.directions)})
 
-    def _result_dict(self, res: SearchResult, frame: int, entry: dict) -> dict:
-        out = {"ndr": goal_dict(res.ndr, frame, self.link_bps),
-               "pdr": goal_dict(res.pdr, frame, self.link_bps),
-               "flags": list(res.flags), "trials": len(res.trials), "strategy": res.strategy,
-               "trial_seconds": sum(t.duration_s for t in res.trials)}
-        v = res.ndr.validation
-        if v is not None:
-            lat = [d["latency_ns"] for d in entry["trials"][v.index].get("directions", [])]
-            if lat:
-                out["ndr_latency_ns"] = {k: max(x[k] for x in lat) for k in ("p50", "p99", "max")}
-        return out
+
+def ndr_latency(res: SearchResult, trials: list[TrialEntry]) -> LatencyAtNdr | None:
+    """The worst direction's latency percentiles in the trial that validated the NDR, if it measured any."""
+    v = res.ndr.validation
+    if v is None:
+        return None
+    t = next((t for t in trials if t.index == v.index), None)
+    lat = [d.latency_ns for d in (t.dirs() if t else ()) if d.latency_ns]
+    if not lat:
+        return None
+    return LatencyAtNdr(**{k: max(x[k] for x in lat) for k in ("p50", "p99", "max")})
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from .config import RunConfig, load, setting
 from .errors import ZeroLossError
 from .fmt import table
 from .hostinfo import collect
+from .results.records import SearchEntry
 from .results.resultfile import ResultFile
 from .runner import Run
 from .search.trials import GEN_FAIL
@@ -43,13 +44,14 @@ class Tally:
     trials: int = 0
     gen_failures: int = 0
 
-    def add(self, search: dict) -> None:
+    def add(self, search: SearchEntry) -> None:
         """One finished search of a result file."""
-        self.ndrs.append(search["result"]["ndr"]["rate_pps"] or 0.0)
-        self.trial_s.append(sum(x["duration_s"] for x in search["trials"]))
-        self.wall_s.append(search["wall_s"])
-        self.trials += len(search["trials"])
-        self.gen_failures += sum(x["verdict"] == GEN_FAIL for x in search["trials"])
+        assert search.result is not None
+        self.ndrs.append(search.result.ndr.rate_pps or 0.0)
+        self.trial_s.append(sum(x.duration_s for x in search.trials))
+        self.wall_s.append(search.wall_s or 0.0)
+        self.trials += len(search.trials)
+        self.gen_failures += sum(x.verdict == GEN_FAIL for x in search.trials)
 
     @property
     def spread(self) -> float | None:
@@ -143,11 +145,11 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
                     slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in strategy)
                     rf = ResultFile.create(out_dir / f"{topo}-{frame}-{slug}-{rep}.json", cfg.to_dict(), host)
                     Run(cfg, rf, lambda *_: None).execute()
-                    (s,) = rf.doc["searches"]
+                    (s,) = rf.run.searches
                     t = tallies.setdefault((topo, frame, strategy), Tally([], [], []))
                     t.add(s)
                     line = (f"  {topo} {frame} B {strategy:<{width}} #{rep + 1}: NDR {t.ndrs[-1]:,.0f} pps, "
-                            f"{len(s['trials'])} trials, {t.trial_s[-1]:.1f} trial-s, {t.wall_s[-1]:.1f} s")
+                            f"{len(s.trials)} trials, {t.trial_s[-1]:.1f} trial-s, {t.wall_s[-1]:.1f} s")
                     if json_out:  # stdout is the one JSON document; a long bench still shows how far it is
                         print(line, file=sys.stderr, flush=True)
                     else:

@@ -31,9 +31,9 @@ def _search(out: Path, frame: int, vnf: str, ring: int, trial_s: float, validati
                     validation_s=validation_s, granularity_pct=granularity_pct)
     rf = ResultFile.create(out, cfg.to_dict(), host)
     Run(cfg, rf, lambda *_: None).execute()
-    (s,) = rf.doc["searches"]
-    place = rf.doc["placement"]["pvp"]
-    return (s["result"]["ndr"]["rate_pps"] or 0.0, [b for b in place.get("vnf_boot_s", []) if b],
+    (s,) = rf.run.searches
+    place = rf.run.place()["pvp"]
+    return ((s.ndr.rate_pps if s.ndr else None) or 0.0, [b for b in place.get("vnf_boot_s", []) if b],
             place.get("vnf_accel", ""))
 
 

@@ -5,7 +5,6 @@ resumable, and no process or DPDK runtime folder of ours left."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -13,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from zeroloss.results.resultfile import read_doc
 
 from .test_run import ZEROLOSS
 
@@ -35,7 +36,7 @@ def start(out: Path, rundir: Path, *args: str) -> subprocess.Popen:
 
 def trials(out: Path) -> int:
     try:
-        return sum(len(s["trials"]) for s in json.loads(out.read_text())["searches"])
+        return sum(len(s["trials"]) for s in read_doc(out)["searches"])
     except (OSError, ValueError, KeyError):
         return 0
 
@@ -105,7 +106,7 @@ def test_kill_9_of_each_pvp_component_fails_the_run_and_resume_goes_on(tmp_path)
         line = one_error_line(err)
         assert name in line and "killed by SIGKILL" in line, (what, line)
         assert "its log's last line" in line and f"zeroloss run --resume {out}" in line, line
-        doc = json.loads(out.read_text())
+        doc = read_doc(out)
         assert doc["state"] == "failed", what
         assert trials(out) >= kept, f"{what}: finished trials lost"
         assert all(s["result"] is None for s in doc["searches"]), f"{what}: a dead component made a result"
@@ -122,13 +123,13 @@ def test_kill_9_of_each_pvp_component_fails_the_run_and_resume_goes_on(tmp_path)
     while leftovers(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert leftovers(tmp_path) == [], "children outlived zeroloss"
-    assert json.loads(out.read_text())["state"] == "running"
+    assert read_doc(out)["state"] == "running"
     r = subprocess.run([*ZEROLOSS, "run", "--resume", str(out), "-q", "--json"], capture_output=True, text=True,
                        env=dict(os.environ, ZEROLOSS_RUNDIR=str(rundir)), timeout=600)
     assert r.returncode == 0, r.stderr
     assert f"cleaned the session of zeroloss pid {p.pid}, which is gone" in r.stderr
     assert runtime_dirs(p.pid) == []
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["state"] == "complete" and doc["searches"][0]["result"]["ndr"]["rate_pps"]
     assert leftovers(tmp_path) == []
 
@@ -140,13 +141,13 @@ def test_killed_zeroloss_leaves_a_file_the_next_run_marks_interrupted(tmp_path):
     wait_trials(p, out, 2)
     p.kill()
     p.communicate(timeout=30)
-    assert json.loads(out.read_text())["state"] == "running"
+    assert read_doc(out)["state"] == "running"
     # any next zeroloss on the bench cleans the stale session and marks the file, without touching its trials
     r = subprocess.run([*ZEROLOSS, "trial", "--duration", "0.2", "--rate", "10k"], capture_output=True, text=True,
                        env=dict(os.environ, ZEROLOSS_RUNDIR=str(rundir)), timeout=120)
     assert r.returncode == 0, r.stderr
     assert f"{out} was left running by a zeroloss that is gone: marked interrupted" in r.stderr
-    assert json.loads(out.read_text())["state"] == "interrupted" and trials(out) >= 2
+    assert read_doc(out)["state"] == "interrupted" and trials(out) >= 2
     assert leftovers(tmp_path) == [] and runtime_dirs(p.pid) == []
     kept = list(rundir.glob("s*"))
     assert kept and all(not (d / "owner.json").exists() for d in kept)  # its logs are kept, as logs
@@ -172,7 +173,7 @@ def test_two_runs_at_once_the_second_is_refused_naming_the_first(tmp_path):
     finally:
         p.send_signal(signal.SIGINT)
         p.communicate(timeout=60)
-    assert json.loads(out.read_text())["state"] == "interrupted"
+    assert read_doc(out)["state"] == "interrupted"
 
 
 @pytest.mark.parametrize("output, message", [
@@ -206,7 +207,7 @@ def test_unwritable_run_folder_is_one_line(tmp_path):
     assert r.returncode == 1
     line = one_error_line(r.stderr)
     assert str(ro) in line and "Read-only file system" in line and "ZEROLOSS_RUNDIR" in line
-    assert json.loads((tmp_path / "r.json").read_text())["state"] == "failed"
+    assert read_doc(tmp_path / "r.json")["state"] == "failed"
 
 
 def test_run_folder_too_long_for_a_socket_is_named(tmp_path):
@@ -239,7 +240,7 @@ def test_full_disk_fails_the_run_with_one_line_and_a_failed_file(tmp_path):
         assert p.returncode == 1, err
         line = one_error_line(err)
         assert f"cannot write {out}: No space left on device" in line, line
-        doc = json.loads(out.read_text())
+        doc = read_doc(out)
         assert doc["state"] == "failed" and trials(out) >= saved
         assert sorted(x.name for x in disk.iterdir()) == ["filler", "r.json"]  # no temporary file left
     finally:

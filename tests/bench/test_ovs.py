@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from zeroloss.results.resultfile import read_doc
+
 from .test_cli_bench import our_processes
 from .test_run import FAST, run
 
@@ -20,7 +22,7 @@ def test_pvp_run_accounts_for_every_frame(tmp_path):
     out = tmp_path / "r.json"
     r = run("--topology", "pvp", "--frame-sizes", "64,9000", *FAST, "-o", str(out), "--json", env=env)
     assert r.returncode == 0, r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["state"] == "complete"
     place = doc["placement"]["pvp"]
     assert place["ovs_mtu_request"] == 8982 and place["vnf_ring"] == 1024
@@ -55,7 +57,7 @@ def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path, str
     r = run("--topology", "pvp", "--set", "meter_pps=30000", "--frame-sizes", "64", *durations,
             "--granularity", "0.5", "--pdr-loss", "-1", "--flows", "64", "-o", str(out), "--search", strategy)
     assert r.returncode == 0, r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     search = doc["searches"][0]
     res = search["result"]["ndr"]
     ndr, asked = res["rate_pps"], res.get("requested_pps", res["rate_pps"])
@@ -113,7 +115,7 @@ def test_campaign_runs_every_case_into_one_file(tmp_path):
                         "--set", "warmup_s=0", "--set", "flows=64", "-o", str(out)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["format"] == "zeroloss-campaign" and doc["state"] == "complete"
     assert [c["name"] for c in doc["cases"]] == ["p2p", "pvp", "vf"]
     assert doc["cases"][0]["run"]["searches"][0]["result"]["ndr"]["rate_pps"]
@@ -129,7 +131,7 @@ def test_dual_bridge_vlan_translation_two_queues(tmp_path):
     r = run("--topology", "pvp", "--set", "bridges=2", "--set", "vlan=100", "--set", "dut_rxq=2",
             "--frame-sizes", "1518", *FAST, "-o", str(out))
     assert r.returncode == 0, r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     (s,) = doc["searches"]
     assert s["result"]["ndr"]["rate_pps"]
     last = s["trials"][-1]
@@ -163,7 +165,7 @@ def test_bonded_pvp_balance_slb_spreads_over_both_members(tmp_path):
     r = run("--topology", "pvp", "--set", "bridges=2", "--set", "vlan=100", "--bond", "balance-slb",
             "--frame-sizes", "1518", *FAST, "-o", str(out))
     assert r.returncode == 0, r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["placement"]["pvp"]["zlgen_ports"] == ["g0", "g1", "g2", "g3"]
     assert len(_conserved(doc)) >= 4
     last = doc["searches"][0]["trials"][-1]
@@ -183,7 +185,7 @@ def test_bonded_active_backup_sends_on_the_active_member_only(tmp_path):
     r = run("--topology", "pvp", "--set", "bridges=2", "--set", "vlan=100", "--set", "dut_rxq=2",
             "--bond", "active-backup", "--frame-sizes", "4096", *FAST, "-o", str(out))
     assert r.returncode == 0, r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     _conserved(doc)
     last = doc["searches"][0]["trials"][-1]
     ovs = last["counters"]["ovs"]["ports"]
@@ -197,7 +199,7 @@ def test_pvvp_chains_two_vnfs(tmp_path):
     out = tmp_path / "r.json"
     r = run("--topology", "pvvp", "--frame-sizes", "1518", *FAST, "-o", str(out))
     assert r.returncode == 0, r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["placement"]["pvvp"]["vnfs"] == 2
     _conserved(doc)
     last = doc["searches"][0]["trials"][-1]
@@ -217,7 +219,7 @@ def test_ovs_p2p_dual_bridge_vlan(tmp_path):
     r = run("--topology", "ovs-p2p", "--set", "bridges=2", "--set", "vlan=7", "--frame-sizes", "128", *FAST,
             "-o", str(out))
     assert r.returncode == 0, r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     _conserved(doc)
     assert doc["searches"][0]["result"]["ndr"]["rate_pps"] > 0
     assert not any(k.startswith("v") for k in doc["searches"][0]["trials"][-1]["counters"]["ovs"]["ports"])
@@ -232,7 +234,7 @@ def _fails_cleanly(tmp_path, *args) -> str:
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("zeroloss: error:")]
     assert len(errors) == 1, r.stderr
     assert leftovers(tmp_path) == []
-    assert json.loads(out.read_text())["state"] == "failed"
+    assert read_doc(out)["state"] == "failed"
     return errors[0]
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from zeroloss.results.resultfile import read_doc
+
 from .test_cli_bench import our_processes
 
 ZEROLOSS = [sys.executable, "-m", "zeroloss.cli"]
@@ -29,7 +31,7 @@ def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
     r = run("--frame-sizes", "64,9000", *FAST, "-o", str(out), "--json")
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["format"] == "zeroloss-result" and doc["version"] == 2 and doc["state"] == "complete"
     assert doc["host"]["cpus"] and doc["host"]["kernel"] and doc["placement"]["memif"]["dpdk"].startswith("DPDK")
     assert [s["frame"] for s in summary["searches"]] == [64, 9000]
@@ -77,7 +79,7 @@ def test_repeated_searches_report_their_spread(tmp_path):
     assert "NDR min … max" in header
     row = next(line for line in r.stdout.splitlines() if line.startswith("256"))
     assert "±" in row and "…" in row
-    doc = json.loads((tmp_path / "r.json").read_text())
+    doc = read_doc(tmp_path / "r.json")
     assert sorted(s["repeat"] for s in doc["searches"]) == [0, 1, 2]
     assert all(s["result"]["ndr"]["rate_pps"] for s in doc["searches"])
 
@@ -92,7 +94,7 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and p.poll() is None:
         try:
-            doc = json.loads(out.read_text())
+            doc = read_doc(out)
             if doc["searches"] and len(doc["searches"][0]["trials"]) >= 3:
                 break
         except (OSError, json.JSONDecodeError, KeyError, IndexError):
@@ -105,7 +107,7 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path):
     assert p.returncode == 130, err
     assert f"zeroloss run --resume {out}" in err and "Traceback" not in err
     assert our_processes(tag) == []
-    cut = json.loads(out.read_text())
+    cut = read_doc(out)
     assert cut["state"] == "interrupted"
     before = cut["searches"][0]["trials"]
     assert len(before) >= 3
@@ -113,7 +115,7 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path):
     r = run("--resume", str(out), env=env)
     assert r.returncode == 0, r.stderr
     assert "replayed" in r.stderr
-    done = json.loads(out.read_text())
+    done = read_doc(out)
     assert done["state"] == "complete"
     after = done["searches"][0]["trials"]
     assert [t["rate_pps"] for t in after[:len(before)]] == [t["rate_pps"] for t in before]
@@ -163,7 +165,7 @@ def test_dut_that_fails_to_start_is_one_line_and_stops_everything(tmp_path):
     r = run("--frame-sizes", "64", *FAST, "-o", str(tmp_path / "r.json"), env=env)
     one_line_error(r, "dpdk-testpmd exited (code 1) before it was ready: EAL: FATAL: cannot init memory")
     assert our_processes(str(tmp_path)) == []
-    assert json.loads((tmp_path / "r.json").read_text())["state"] == "failed"
+    assert read_doc(tmp_path / "r.json")["state"] == "failed"
 
 
 def test_missing_hugepages_is_one_line_with_the_remedy(tmp_path):
@@ -192,7 +194,7 @@ def test_external_dut_mode_drives_only_zlgen(tmp_path):
         r = run("--dut", "external", "--port", w0.b, "--port", w1.b, "--max-rate", "200k",
                 "--frame-sizes", "64", *FAST, "-o", str(tmp_path / "r.json"), "--json")
     assert r.returncode == 0, r.stderr
-    doc = json.loads((tmp_path / "r.json").read_text())
+    doc = read_doc(tmp_path / "r.json")
     (s,) = doc["searches"]
     assert s["link"] == "external" and s["max_rate_pps"] == 200_000
     assert doc["ceilings"] == {}  # no loop without the DUT: the user's --max-rate bounds the search
@@ -210,7 +212,7 @@ def test_require_ndr_fails_the_run_naming_the_size(tmp_path):
     assert r.returncode == 2, r.stderr
     v = json.loads(r.stdout)["verdict"]
     assert v["status"] == "FAIL" and list(v["missed"]) == ["64"] and v["lowest_ndr_frame"] == 64
-    assert json.loads(out.read_text())["state"] == "complete"
+    assert read_doc(out)["state"] == "complete"
 
 
 def test_zlgen_joined_to_itself_is_generator_bound():

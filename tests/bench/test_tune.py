@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+from zeroloss.results.resultfile import read_doc
+
 from .test_cli_bench import our_processes
 
 ZEROLOSS = [sys.executable, "-m", "zeroloss.cli"]
@@ -29,7 +31,7 @@ def _interrupt_in_step_one(out, args) -> None:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and p.poll() is None:
             try:
-                doc = json.loads(out.read_text())
+                doc = read_doc(out)
                 if len(doc["cases"]) >= 2 and any(s["trials"] for s in doc["cases"][1]["run"]["searches"]):
                     break
             except (OSError, ValueError, KeyError):
@@ -43,7 +45,7 @@ def _interrupt_in_step_one(out, args) -> None:
             p.wait()
     assert p.returncode == 130 and "Traceback" not in err, err
     assert f"zeroloss tune --resume {out}" in err
-    assert json.loads(out.read_text())["state"] == "interrupted"
+    assert read_doc(out)["state"] == "interrupted"
 
 
 def test_tune_finds_the_ring_keeps_it_and_reverts_what_does_nothing(tmp_path):
@@ -71,7 +73,7 @@ def test_tune_finds_the_ring_keeps_it_and_reverts_what_does_nothing(tmp_path):
         if s.get("decision") and not s["decision"]["keep"]:
             assert t["current"].get(s["change"]["key"]) != s["change"]["new"]
     assert t["stop"] and len(steps) <= 3
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["format"] == "zeroloss-campaign" and doc["state"] == "complete"
     assert len(doc["cases"]) == len(steps) and all(c["run"]["state"] == "complete" for c in doc["cases"])
     for c in doc["cases"]:

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from zeroloss.host.domxml import parse_domain
+from zeroloss.results.resultfile import read_doc
 from zeroloss.vnf.vm import GUEST_DIR, kvm_usable
 
 from .test_faults import ZEROLOSS, one_error_line, pid_of, start, trials, wait_trials
@@ -42,7 +43,7 @@ def test_vm_path_accounts_for_every_frame(tmp_path, topology, vnfs, sizes, queue
     r = run("--topology", topology, "--frame-sizes", sizes, *VM, "--set", f"vnf_queues={queues}", "-o", str(out),
             "--json", env=env, timeout=900)
     assert r.returncode == 0, r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     place = doc["placement"][topology]
     assert place["vnf"] == "vm" and len(place["vnf_domains"]) == vnfs and all(place["vnf_boot_s"])
     for xml in place["vnf_domains"]:
@@ -88,7 +89,7 @@ def test_kill_9_of_qemu_mid_run_is_one_line_and_resumable(tmp_path):
     line = one_error_line(err)
     assert "VNF 1 (qemu-system-x86_64)" in line and "killed by SIGKILL" in line, line
     assert f"zeroloss run --resume {out}" in line
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["state"] == "failed" and trials(out) >= kept
     deadline = time.monotonic() + 10
     while qemus(str(tmp_path)) and time.monotonic() < deadline:

@@ -16,6 +16,7 @@ import yaml
 
 from zeroloss.cli.tune import story
 from zeroloss.lab.labfile import load
+from zeroloss.results.resultfile import read_doc
 
 pytestmark = pytest.mark.bench
 
@@ -63,7 +64,7 @@ def test_search_through_the_node_balances_and_changes_are_restored(tmp_path, lab
            "--dut-set", "Open_vSwitch:.:other_config:pmd-rxq-assign=roundrobin", "--allow-dut-changes")
     no_traceback(r)
     assert r.returncode in (0, 2), r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["state"] == "complete"
     place = doc["placement"]["lab"]
     # the path OVS itself reported: nic0 -> br-phy -> patch -> br-int -> vhu0, VNF, vhu1 -> ... -> nic1
@@ -107,7 +108,7 @@ def _soak_stopping_vnf(f, out, pid) -> dict:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
-                if "placement" in json.loads(out.read_text()):
+                if "placement" in read_doc(out):
                     break
             except (OSError, ValueError):
                 pass
@@ -199,7 +200,7 @@ def test_lost_ssh_mid_search_is_one_line_and_resumable(tmp_path, lab, sshd):
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
-                doc = json.loads(out.read_text())
+                doc = read_doc(out)
                 if doc["searches"] and len(doc["searches"][0]["trials"]) >= 1:
                     break
             except (OSError, ValueError, KeyError):
@@ -216,12 +217,12 @@ def test_lost_ssh_mid_search_is_one_line_and_resumable(tmp_path, lab, sshd):
     assert p.returncode == 1 and "Traceback" not in err
     lines = [ln for ln in err.strip().splitlines() if ln.startswith("zeroloss:")]
     assert len(lines) == 1 and "lost the SSH connection to lab1" in lines[0] and "--resume" in lines[0], err
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["state"] == "failed" and doc["searches"][0]["trials"]
     r = zl("run", "--resume", str(out), "--json")
     no_traceback(r)
     assert r.returncode in (0, 2), r.stderr
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     assert doc["state"] == "complete" and doc["searches"][0]["result"]["ndr"] is not None
 
 
@@ -271,7 +272,7 @@ def test_tune_raises_the_mtu_for_jumbo_frames_and_leaves_the_node_as_found(tmp_p
     before, after = base["stats"]["2048"], step["stats"]["2048"]
     assert step["decision"]["keep"] and after["mean"] - before["mean"] > max(before["spread"], after["spread"])
     assert t["stop"].startswith("step limit")
-    doc = json.loads(out.read_text())
+    doc = read_doc(out)
     changed = doc["cases"][1]["run"]["placement"]["lab"]["dut_changes"]
     assert {c["setting"] for c in changed} == {f"Interface:{p}:mtu_request" for p in ports}
     # every step restored the node: no mtu_request and the MTU as deployed (1500 on a port that showed none)

@@ -7,6 +7,7 @@ import pytest
 
 from zeroloss.config import RunConfig, load
 from zeroloss.errors import ZeroLossError
+from zeroloss.results.records import SearchOutcome, TrialEntry
 from zeroloss.results.resultfile import ResultFile
 from zeroloss.tune import knobs, loop
 from zeroloss.tune.labknobs import Node, Port, candidates, sets_of, skipped, with_sets
@@ -125,13 +126,13 @@ def fake_node(ndr_of):
                 diag = [{"hop": "OVS vhu0 tx", "where": "vhu0", "reason": "tx_mtu" if big else "tx_failure",
                          "frames": 1000, "share_pct": 100.0, "cause": "", "evidence": [], "remedies": []}]
                 ndr = ndr_of(sets, f) * (1.005 if rep else 0.995)
-                rf.doc["searches"].append({
-                    "frame": f, "repeat": rep, "line_rate_pps": LINE,
-                    "trials": [{"kind": "validation", "verdict": "fail", "rate_pps": ndr * 1.1, "diagnosis": diag}],
-                    "result": {"ndr": {"rate_pps": ndr, "generator_bound": False, "line_rate_pct": 100 * ndr / LINE},
-                               "flags": []}})
-        rf.doc["state"] = "complete"
-        rf.save()
+                rf.start_search(f, rep, line_rate_pps=LINE)
+                rf.add_trial(f, rep, TrialEntry.from_json(
+                    {"kind": "validation", "verdict": "fail", "rate_pps": ndr * 1.1, "diagnosis": diag}))
+                rf.finish_search(f, rep, SearchOutcome.from_json({
+                    "ndr": {"rate_pps": ndr, "generator_bound": False, "line_rate_pct": 100 * ndr / LINE},
+                    "flags": []}))
+        rf.set_state("complete")
     return run_case, calls
 
 

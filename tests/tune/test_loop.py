@@ -10,6 +10,7 @@ import time
 import pytest
 
 from zeroloss.errors import ZeroLossError
+from zeroloss.results.records import SearchOutcome, TrialEntry
 from zeroloss.results.resultfile import ResultFile
 from zeroloss.tune import loop
 
@@ -33,12 +34,12 @@ def fake_dut(ndr_of, bound: bool = False, noise: float = 0.0, delay: float = 0.0
                     {"hop": "OVS v0 tx", "where": "v0", "reason": "tx_failure", "frames": 1000, "share_pct": 100.0,
                      "counter": "v0 ovs_tx_failure_drops", "cause": "the guest behind v0 did not drain its RX ring",
                      "evidence": [], "remedies": []}]}
-                rf.doc["searches"].append({
-                    "frame": f, "repeat": rep, "line_rate_pps": LINE, "trials": [fail],
-                    "result": {"ndr": {"rate_pps": ndr, "generator_bound": bound, "line_rate_pct": 100 * ndr / LINE},
-                               "flags": ["generator-bound"] if bound else []}})
-        rf.doc["state"] = "complete"
-        rf.save()
+                rf.start_search(f, rep, line_rate_pps=LINE)
+                rf.add_trial(f, rep, TrialEntry.from_json(fail))
+                rf.finish_search(f, rep, SearchOutcome.from_json({
+                    "ndr": {"rate_pps": ndr, "generator_bound": bound, "line_rate_pct": 100 * ndr / LINE},
+                    "flags": ["generator-bound"] if bound else []}))
+        rf.set_state("complete")
     return run_case, calls
 
 

@@ -178,9 +178,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.resume:
             rf = ResultFile.load(path)
             rf.check_host(host)
-            if rf.doc["state"] == "complete":
+            if rf.run.state == "complete":
                 raise ZeroLossError(f"{args.resume} is complete: nothing to resume")
-            cfg = config_mod.stored(rf.doc["config"])
+            cfg = config_mod.stored(rf.run.config)
             check_cores(cfg)
             rf.set_state("running")
         else:
@@ -198,19 +198,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 from e
         except ZeroLossError as e:
             raise ZeroLossError(f"{e} (trials so far: {rf.path})") from e
-    sign_off = verdict(rf.doc)
+    doc = rf.to_json()  # the readers below take the document until they read records
+    sign_off = verdict(doc)
     code = 2 if sign_off.status == "FAIL" else 0
     if args.json:
         print(json.dumps({"verdict": sign_off.to_dict(), "result_file": str(rf.path), "searches": [
             {k: s[k] for k in ("frame", "repeat", "link", "ceiling_pps", "line_rate_pps", "result")}
-            for s in rf.doc["searches"]], "warnings": rf.doc["warnings"]}, indent=2))
+            for s in doc["searches"]], "warnings": doc["warnings"]}, indent=2))
         return code
-    print(run_table(rf.doc))
-    lines = queue_lines(rf.doc)
+    print(run_table(doc))
+    lines = queue_lines(doc)
     if lines:
         print()
         print("\n".join(lines))
-    for w in rf.doc["warnings"]:
+    for w in doc["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
     print(f"\nresult file: {rf.path}\nHTML report: zeroloss report {rf.path}")
     if code:

@@ -232,16 +232,15 @@ def run_lab(run) -> None:
     lab = load(cfg.lab)
     flows = lab.flows or cfg.flows
     with session(lab, max(frames), cfg.pace_gap_us, cfg.link_speed_gbps, cfg.dut_set, run.rf.warn) as s:
-        place = run.rf.doc["placement"]
-        if "lab_host" not in place:
-            place["lab_host"] = host_facts(lab)
-            run.rf.save()
+        if "lab_host" not in run.rf.run.place():
+            run.rf.set_placement("lab_host", host_facts(lab))
         run.link_bps = s.link_bps
+        lab_place: dict = {}
         for frame in frames:
             learned = s.learn()
             s.discover()
-            place["lab"] = {**s.placement(), "learning": learned}
-            run.rf.save()
+            lab_place = {**s.placement(), "learning": learned}
+            run.rf.set_placement("lab", lab_place)
             probe = Probe(s.paths, s.dut.counters, s.dut.state, s.context(), s.health)
             top = line_rate_pps(s.link_bps, frame)
             if cfg.max_rate_pps:
@@ -253,8 +252,7 @@ def run_lab(run) -> None:
             for rep in range(cfg.repeat):
                 run._search(s.client, probe, frame, rep, "lab", top, ceiling_is_gen=False,
                             lab_streams=(make, len(lab.ports) // 2, s.refused_is_loss))
-        place["lab"]["dut_readings"] = s.dut.readings
-        run.rf.save()
+        run.rf.set_placement("lab", {**lab_place, "dut_readings": s.dut.readings})
 
 
 def host_facts(lab: Lab) -> dict:

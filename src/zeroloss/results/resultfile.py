@@ -25,10 +25,20 @@ from typing import Any
 from zeroloss import __version__
 from zeroloss.errors import ZeroLossError
 from zeroloss.hostinfo import fingerprint
-
-FORMAT = "zeroloss-result"
-VERSION = 2
-READABLE = (1, 2)  # versions the report, compare and explain read
+from zeroloss.results import journal, schema
+from zeroloss.results.journal import Journal
+from zeroloss.results.records import (
+    FORMAT,
+    READABLE,
+    VERSION,
+    Ceiling,
+    CoreProbe,
+    RunRecord,
+    SearchEntry,
+    SearchOutcome,
+    TrialEntry,
+    Warmup,
+)
 
 
 def now_iso() -> str:
@@ -103,8 +113,6 @@ def read_json(path: Path, what: str, shape: dict | None = None):
     """A JSON document from a file (plain or gzip-compressed), or a one-line error naming the file and the fault.
     Any document nests at most schema.MAX_DEPTH levels and has valid text; with a shape (a schema of
     zeroloss.results.schema) it is also checked to have it."""
-    from zeroloss.results import schema
-
     shown = schema.shown(path)
     try:
         data = Path(path).read_bytes()
@@ -127,14 +135,14 @@ def read_json(path: Path, what: str, shape: dict | None = None):
     except ValueError as e:  # a number of more digits than Python converts
         raise ZeroLossError(f"{what} {shown} is not valid JSON ({str(e).split(':')[0]})") from e
     schema.plain(doc, path)
+    if isinstance(doc, dict) and doc.get("format") in (FORMAT, "zeroloss-campaign"):
+        journal.replay(doc, Path(path))  # the changes a run appended since the document was last written whole
     return doc if shape is None else schema.check(doc, shape, path)
 
 
 def read_result(path: Path, shape: dict | None = None) -> dict:
     """A result document of any version this zeroloss reads, checked to have the shape given (default: what every
     result file holds, schema.FILE; the report, compare and export read schema.RUN)."""
-    from zeroloss.results import schema
-
     doc = read_json(path, "result file")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ZeroLossError(f"{schema.shown(path)} is not a zeroloss result file")
@@ -157,82 +165,136 @@ def resolve_own_link(path: Path) -> Path:
 
 
 class ResultFile:
-    """A result document kept on disk: every change is saved at once, atomically (write, fsync, rename)."""
+    """A result document kept on disk. Every change is a record given to one of its methods, appended to the
+    journal (results/journal.py) before the method returns; the whole document is written when the run starts,
+    ends, or is resumed (compaction). Readers read `run`, the typed document."""
 
-    def __init__(self, path: Path, doc: dict):
+    def __init__(self, path: Path, doc: dict, journal: Journal | None = None, case: str | None = None):
         self.path = path
-        self.doc = doc
+        self._doc = doc
+        self._journal = journal or Journal(path, doc.get("journal_seq") or 0)
+        self._case = case  # the campaign case whose run this is (its lines name it)
+        self._run: RunRecord | None = None
 
     @classmethod
     def create(cls, path: Path, config: dict, host: dict) -> ResultFile:
         if path.exists():
             raise ZeroLossError(f"result file {path} exists", "pass --resume to continue it, or another --output")
-        doc = {"format": FORMAT, "version": VERSION, "zeroloss": __version__, "created": now_iso(),
-               "updated": now_iso(), "state": "running", "host": host, "config": config, "placement": {},
-               "ceilings": {}, "searches": [], "warnings": []}
-        rf = cls(path, doc)
+        rf = cls(path, new_document(config, host))
         rf.save()
         return rf
 
     @classmethod
     def load(cls, path: Path) -> ResultFile:
+        """A result file to continue, its journal folded in (and the folded file written)."""
         path = resolve_own_link(Path(path))
         doc = read_result(path)
         if doc["version"] != VERSION:
             raise ZeroLossError(f"{path} has result format version {doc['version']}, written by an older zeroloss: "
                                 f"it cannot be continued (this one writes version {VERSION})",
                                 "start the run again; report, compare and explain still read it")
-        return cls(Path(path), doc)
+        rf = cls(Path(path), doc)
+        if journal.path_of(rf.path).exists():
+            rf.save()
+        return rf
+
+    @property
+    def run(self) -> RunRecord:
+        """The document as typed records (made again after each change)."""
+        if self._run is None:
+            self._run = RunRecord.from_json(self._doc)
+        return self._run
+
+    def to_json(self) -> dict:
+        """The whole document as JSON (a copy), e.g. to print it."""
+        return json.loads(json.dumps(self._doc))
 
     def check_host(self, host: dict) -> None:
         """Refuses to continue a result measured on another host (its numbers would not mix)."""
-        if fingerprint(self.doc["host"]) != fingerprint(host):
-            a, b = self.doc["host"], host
-            raise ZeroLossError(f"{self.path} was measured on {a.get('hostname')} ({a.get('cpu_model')}, kernel "
-                                f"{a.get('kernel')}), this is {b.get('hostname')} ({b.get('cpu_model')}, kernel "
-                                f"{b.get('kernel')})", "resume it on the host that started it")
+        check_same_host(self.path, self._doc["host"], host)
 
-    def search(self, frame: int, repeat: int) -> dict | None:
-        for s in self.doc["searches"]:
-            if s["frame"] == frame and s["repeat"] == repeat:
-                return s
-        return None
+    def search(self, frame: int, repeat: int) -> SearchEntry | None:
+        return self.run.search(frame, repeat)
 
-    def start_search(self, frame: int, repeat: int, **info: Any) -> dict:
-        s = self.search(frame, repeat)
-        if s is None:
-            s = {"frame": frame, "repeat": repeat, "trials": [], "result": None, **info}
-            self.doc["searches"].append(s)
-        else:
-            s.update(info)
-        self.save()
-        return s
+    def _change(self, op: dict[str, Any]) -> None:
+        """Appends the change to the journal, then makes it in memory."""
+        line = self._journal.append({"t": now_iso(), **({"case": self._case} if self._case else {}), **op})
+        journal.apply(self._doc, {k: v for k, v in line.items() if k != "case"})
+        self._run = None
 
-    def add_trial(self, search: dict, trial: dict) -> None:
-        search["trials"].append(trial)
-        self.save()
+    def start_search(self, frame: int, repeat: int, **info: Any) -> None:
+        """A search starts, or starts again: its stored trials are dropped here and added again as it replays
+        them. info: its range, link, paths and ledger context (JSON values)."""
+        self._change({"op": "search", "frame": frame, "repeat": repeat, "info": info})
 
-    def finish_search(self, search: dict, result: dict) -> None:
-        search["result"] = result
-        self.save()
+    def add_trial(self, frame: int, repeat: int, trial: TrialEntry) -> None:
+        self._change({"op": "trial", "frame": frame, "repeat": repeat, "trial": trial.to_json()})
+
+    def set_warmup(self, frame: int, repeat: int, warmup: Warmup) -> None:
+        self._change({"op": "warmup", "frame": frame, "repeat": repeat, "fields": {"warmup": warmup.to_json()}})
+
+    def finish_search(self, frame: int, repeat: int, result: SearchOutcome, wall_s: float | None = None) -> None:
+        fields: dict[str, Any] = {"wall_s": wall_s} if wall_s is not None else {}
+        self._change({"op": "result", "frame": frame, "repeat": repeat, "fields": {**fields,
+                                                                                   "result": result.to_json()}})
+
+    def set_ceiling(self, frame: int, ceiling: Ceiling) -> None:
+        self._change({"op": "entry", "key": "ceilings", "name": str(frame), "value": ceiling.to_json()})
+
+    def set_placement(self, key: str, info: dict) -> None:
+        self._change({"op": "entry", "key": "placement", "name": key, "value": info})
+
+    def add_core_probe(self, probe: CoreProbe) -> None:
+        self._change({"op": "core_probe", "value": probe.to_json()})
 
     def warn(self, text: str) -> None:
-        if text not in self.doc["warnings"]:
-            self.doc["warnings"].append(text)
-            self.save()
+        if text not in self._doc["warnings"]:
+            self._change({"op": "warn", "text": text})
 
     def set_state(self, state: str, best_effort: bool = False) -> None:
-        """Sets and saves the run's state. best_effort (a run that is ending on an error): when the file cannot be
-        rewritten (a full disk), the state is patched in place where it fits, and no error replaces the cause."""
-        previous = self.doc["state"]
-        self.doc["state"] = state
+        """Sets the run's state; a final state writes the whole document. best_effort (a run that is ending on an
+        error): when the file cannot be written (a full disk), the state is patched in place where it fits, and
+        no error replaces the cause."""
+        previous = self._doc["state"]
         try:
-            self.save()
+            self._change({"op": "state", "state": state})
+            if state != "running":
+                self.save()
         except ZeroLossError:
             if not best_effort:
                 raise
+            self._doc["state"] = state
+            self._run = None
             patch_state_in_place(self.path, previous, state)
 
     def save(self) -> None:
-        self.doc["updated"] = now_iso()
-        write_json_atomic(self.path, self.doc)
+        """Compaction: the whole document, with every journal line folded in, then the journal goes."""
+        self._doc["updated"] = now_iso()
+        self._doc["journal_seq"] = self._journal.seq
+        self._run = None
+        write_json_atomic(self.path, self._doc)
+        self._journal.remove()
+
+
+def new_document(config: dict, host: dict) -> dict:
+    """A run document before its first trial."""
+    return {"format": FORMAT, "version": VERSION, "zeroloss": __version__, "created": now_iso(),
+            "updated": now_iso(), "state": "running", "host": host, "config": config, "placement": {},
+            "ceilings": {}, "searches": [], "warnings": []}
+
+
+def check_same_host(path: Path, stored: dict, host: dict) -> None:
+    """Refuses to continue a result measured on another host (its numbers would not mix)."""
+    if fingerprint(stored) != fingerprint(host):
+        a, b = stored, host
+        raise ZeroLossError(f"{path} was measured on {a.get('hostname')} ({a.get('cpu_model')}, kernel "
+                            f"{a.get('kernel')}), this is {b.get('hostname')} ({b.get('cpu_model')}, kernel "
+                            f"{b.get('kernel')})", "resume it on the host that started it")
+
+
+def read_doc(path: Path) -> dict:
+    """A result or campaign file as it stands, its journal applied, unchecked (tests and tools that watch a run)."""
+    doc = read_json(Path(path), "result file")
+    if not isinstance(doc, dict):
+        raise ZeroLossError(f"{schema.shown(path)} is not a zeroloss result file")
+    return doc

@@ -29,7 +29,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.hostinfo import FINGERPRINT_KEYS
-from zeroloss.results.resultfile import READABLE
+from zeroloss.results.records import READABLE
 
 LIMIT = 2**64  # no counter or rate of a real file comes near it; beyond it floats lose whole numbers
 MAX_DEPTH = 64  # real files nest 12 levels deep; every reader recurses far less than Python allows
@@ -153,7 +153,8 @@ LEDGER_CONTEXT = maybe(obj({"pmd_cpu_mask": maybe(HEX_MASK), "queues": maybe(INT
 
 SEARCH = obj({"frame": INT, "repeat": INT, "link": STR, "line_rate_pps": {"type": "number", "minimum": 1},
               "ceiling_pps": maybe(NUM), "max_rate_pps": maybe(NUM), "trials": arr(TRIAL), "result": maybe(RESULT),
-              "paths": maybe(arr(PATH)), "ledger_context": LEDGER_CONTEXT},
+              "paths": maybe(arr(PATH)), "ledger_context": LEDGER_CONTEXT,
+              "warmup": maybe(obj({"rate_pps": NUM, "duration_s": NUM, "outcome": OUTCOME}))},
              ("frame", "repeat", "trials"))
 
 # a run document as the report, compare and export read it
@@ -173,6 +174,12 @@ RUN = obj({"version": {"enum": list(READABLE)}, "state": STR, "config": CONFIG, 
           ("config", "host", "searches"))
 CASE_NAME = {"name": LINE}
 CAMPAIGN = obj({"cases": arr(obj({**CASE_NAME, "run": maybe(RUN)}, ("name",)))})
+# a tune file: a campaign with the steps of `zeroloss tune` (tune/loop.py), as its readers index them
+TUNE_STEP = obj({"name": STR, "change": maybe(OBJ), "settings": maybe(OBJ), "stats": maybe(obj(values=OBJ)),
+                 "decision": maybe(OBJ)}, ("name",))
+TUNE = obj({"tune": obj({"target": LIST, "steps": arr(TUNE_STEP), "base": maybe(OBJ), "current": maybe(OBJ),
+                         "current_step": maybe(STR), "stop": maybe(STR), "skipped": maybe(LIST),
+                         "advice": maybe(LIST), "node": maybe(OBJ)}, ("steps",))})
 
 # what every result file holds, whatever reads it
 FILE_FIELDS = {"state": STR, "config": OBJ, "host": HOST, "placement": OBJ, "ceilings": OBJ, "warnings": LIST,

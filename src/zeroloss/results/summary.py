@@ -1,37 +1,43 @@
 """The results of a run, one row per frame size, and the runs held by result and campaign files.
 
-Pure: reads result documents (format versions 1 and 2), never the bench. The text table of `zeroloss run`,
-the report, the exports and `zeroloss compare` all read their numbers from `frame_rows`.
+Pure: reads result records (results/records.py: format versions 1 and 2), never the bench. The text table of
+`zeroloss run`, the report, the exports and `zeroloss compare` all read their numbers from `frame_rows`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.model import l1_bps, l2_bps
 from zeroloss.results import schema
+from zeroloss.results.campaigns import FORMAT as CAMPAIGN
+from zeroloss.results.campaigns import CampaignRecord, TuneRecord
+from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
 from zeroloss.results.resultfile import read_json, read_result
-
-CAMPAIGN = "zeroloss-campaign"
 
 
 @dataclass(frozen=True)
 class Run:
-    """One run's result document and where it came from (a result file, or a case of a campaign file)."""
+    """One run's records and where they came from (a result file, or a case of a campaign file)."""
 
     label: str
     source: str
-    doc: dict = field(repr=False)
-    tune: dict | None = field(default=None, repr=False)  # the tune section of the tune file it is a step of
+    record: RunRecord = field(repr=False)
+    tune: TuneRecord | None = field(default=None, repr=False)  # the tune section of the tune file it is a step of
 
 
-def line_gbps(doc: dict) -> float:
+def as_run(doc: RunRecord | Mapping[str, Any]) -> RunRecord:
+    """A run's records, from records or from a document (pending: the readers that still hold documents)."""
+    return doc if isinstance(doc, RunRecord) else RunRecord.from_json(doc)
+
+
+def line_gbps(run: RunRecord | Mapping[str, Any]) -> float:
     """The link speed a run's % of line rate is of: a lab's ports' (the slowest), else the configured one."""
-    lab = (doc.get("placement") or {}).get("lab") or {}
-    speeds = [p.get("speed_gbps") for p in lab.get("ports") or [] if p.get("speed_gbps")]
-    return min(speeds) if speeds else doc["config"]["link_speed_gbps"]
+    return as_run(run).link_speed_gbps
 
 
 def stem(path: Path) -> str:
@@ -51,16 +57,19 @@ def load_runs(paths: list[str]) -> list[Run]:
         raw = read_json(path, "result file")
         if isinstance(raw, dict) and raw.get("format") == CAMPAIGN:
             schema.check(raw, schema.CAMPAIGN, path)
-            cases = [c for c in raw.get("cases", []) if c.get("run")]
+            if isinstance(raw.get("tune"), dict):
+                schema.check(raw, schema.TUNE, path)
+            camp = CampaignRecord.from_json(raw)
+            cases = camp.measured()
             if not cases:
                 raise ZeroLossError(f"campaign file {schema.shown(path)} has no measured case")
-            tune = raw.get("tune") if isinstance(raw.get("tune"), dict) else None
-            runs += [Run(f"{stem(path)}: {c['name']}", f"{path} (case {c['name']})", c["run"], tune) for c in cases]
+            runs += [Run(f"{stem(path)}: {c.name}", f"{path} (case {c.name})", c.run, camp.tune)
+                     for c in cases if c.run is not None]
         else:
-            runs.append(Run(stem(path), str(path), read_result(path, schema.RUN)))
+            runs.append(Run(stem(path), str(path), RunRecord.from_json(read_result(path, schema.RUN))))
     labels = [r.label for r in runs]
     if len(set(labels)) < len(labels):  # same file names in different folders: the path tells them apart
-        runs = [Run(r.source if labels.count(r.label) > 1 else r.label, r.source, r.doc, r.tune) for r in runs]
+        runs = [replace(r, label=r.source) if labels.count(r.label) > 1 else r for r in runs]
     return runs
 
 
@@ -119,12 +128,12 @@ class FrameRow:
         return l2_bps(self.ndr_pps, self.frame) / 1e9
 
 
-def frame_rows(doc: dict) -> list[FrameRow]:
+def frame_rows(doc: RunRecord | Mapping[str, Any]) -> list[FrameRow]:
     """One row per frame size with a finished search; PDR, validation and latency from the first repeat that
     found an NDR. Flags beyond the searches' own: `ceiling-via-dut` (an older file whose generator ceiling was
     measured through the DUT: its generator-bound is void), `cores-shared` (the core probe before the size's bench
     found its cores sharing a physical core) and `non-monotonic` (below)."""
-    return _monotonic(_rows(doc))
+    return _monotonic(_rows(as_run(doc)))
 
 
 def _monotonic(rows: list[FrameRow]) -> list[FrameRow]:
@@ -146,81 +155,76 @@ def _monotonic(rows: list[FrameRow]) -> list[FrameRow]:
     return out
 
 
-def _rows(doc: dict) -> list[FrameRow]:
-    by_frame: dict[int, list[dict]] = {}
-    for s in doc["searches"]:
-        if s.get("result"):
-            by_frame.setdefault(s["frame"], []).append(s)
+def _rows(run: RunRecord) -> list[FrameRow]:
+    by_frame: dict[int, list[SearchEntry]] = {}
+    for s in run.finished():
+        by_frame.setdefault(s.frame, []).append(s)
     rows = []
     for frame in sorted(by_frame):
-        runs = sorted(by_frame[frame], key=lambda s: s["repeat"])
-        found = [r for r in runs if r["result"]["ndr"].get("rate_pps")]
-        first = (found or runs)[0]["result"]
-        pdr = first.get("pdr") or {}
-        val = first["ndr"].get("validation") or {}
-        lat = first.get("ndr_latency_ns")
-        flags = {f for r in runs for f in r["result"]["flags"]} | ({"no-ndr"} if len(found) < len(runs) else set())
-        if any(p.get("shared") and frame in p.get("frames", []) for p in doc.get("core_probes") or []):
+        searches = sorted(by_frame[frame], key=lambda s: s.repeat)
+        results = [s.result for s in searches if s.result is not None]
+        found = [r for r in results if r.ndr.rate_pps]
+        first = (found or results)[0]
+        pdr, val, lat = first.pdr, first.ndr.validation, first.ndr_latency_ns
+        flags = {f for r in results for f in r.flags} | ({"no-ndr"} if len(found) < len(results) else set())
+        if any(p.shared and frame in p.frames for p in run.core_probes or ()):
             flags.add("cores-shared")  # measured before this size's bench started: host/coreprobe.py
-        via_dut = (doc.get("ceilings") or {}).get(str(frame), {}).get("how") == "through-dut"
+        ceiling = run.ceiling(frame)
+        via_dut = ceiling is not None and ceiling.how == "through-dut"
         if via_dut and "generator-bound" in flags:
             flags = (flags - {"generator-bound"}) | {"ceiling-via-dut"}
-        brackets = [r["result"]["ndr"]["upper_pps"] - r["result"]["ndr"]["lower_pps"] for r in runs
-                    if r["result"]["ndr"].get("upper_pps") is not None
-                    and r["result"]["ndr"].get("lower_pps") is not None]
+        brackets = [b for r in results if (b := r.ndr.bracket_pps) is not None]
         rows.append(FrameRow(
-            frame=frame, link=runs[0]["link"],
-            ndrs=tuple(float(r["result"]["ndr"]["rate_pps"]) for r in found), searches=len(runs),
-            line_rate_pps=runs[0]["line_rate_pps"],
-            pdr_pps=pdr.get("rate_pps") or None, pdr_pct=pdr.get("line_rate_pct") if pdr.get("rate_pps") else None,
-            val_lost=val.get("lost") if val else None, val_tx=val.get("tx") if val else None,
-            lat_us=(lat["p50"] / 1e3, lat["p99"] / 1e3, lat["max"] / 1e3) if lat else None,
+            frame=frame, link=searches[0].link or "",
+            ndrs=tuple(float(r.ndr.rate_pps or 0) for r in found), searches=len(searches),
+            line_rate_pps=searches[0].line_rate_pps or 0.0,
+            pdr_pps=(pdr.rate_pps or None) if pdr else None,
+            pdr_pct=pdr.line_rate_pct if pdr and pdr.rate_pps else None,
+            val_lost=val.lost if val else None, val_tx=val.tx if val else None,
+            lat_us=(lat.p50 / 1e3, lat.p99 / 1e3, lat.max / 1e3) if lat else None,
             flags=tuple(sorted(flags)),
             resolution_pps=max(brackets) if brackets else None,
-            generator_bound=not via_dut and any(r["result"]["ndr"].get("generator_bound") for r in runs)))
+            generator_bound=not via_dut and any(r.ndr.generator_bound for r in results)))
     return rows
 
 
-def traced_searches(doc: dict) -> list[dict]:
+def traced_searches(doc: RunRecord | Mapping[str, Any]) -> list[SearchEntry]:
     """The searches that ran trials, by frame size then repeat: one trace figure each."""
-    return sorted((s for s in doc["searches"] if s["trials"]), key=lambda s: (s["frame"], s["repeat"]))
+    return sorted((s for s in as_run(doc).searches if s.trials), key=lambda s: (s.frame, s.repeat))
 
 
-def ndr_validation(search: dict) -> dict | None:
+def ndr_validation(search: SearchEntry) -> TrialEntry | None:
     """The validation trial that confirmed a search's NDR, or None."""
-    val = ((search.get("result") or {}).get("ndr") or {}).get("validation")
-    if not val:
-        return None
-    return next((t for t in search["trials"] if t["index"] == val["index"]), None)
+    return search.ndr_validation()
 
 
 PERCENTILES = (("min", "min"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"),
                ("p99_99", "p99.99"), ("max", "max"))
 
 
-def latency_rows(doc: dict) -> list[dict]:
+def latency_rows(doc: RunRecord | Mapping[str, Any]) -> list[dict]:
     """Latency at NDR per frame size and direction (the validation trial of the first search that found an
     NDR), in microseconds."""
     out = []
-    chosen: dict[int, tuple[dict, dict]] = {}
-    for s in sorted(doc["searches"], key=lambda s: (s["frame"], s["repeat"])):
-        t = ndr_validation(s)
-        if t is not None and s["frame"] not in chosen:
-            chosen[s["frame"]] = (s, t)
+    chosen: dict[int, tuple[SearchEntry, TrialEntry]] = {}
+    for s in sorted(as_run(doc).searches, key=lambda s: (s.frame, s.repeat)):
+        t = s.ndr_validation()
+        if t is not None and s.frame not in chosen:
+            chosen[s.frame] = (s, t)
     for s, t in chosen.values():
-        for d in t.get("directions", []):
-            lat = d.get("latency_ns") or {}
+        for d in t.dirs():
+            lat = d.latency_ns or {}
             if not lat.get("count"):
                 continue
-            out.append({"frame": s["frame"], "direction": f"{d['port']}->{d['rx_port']}",
-                        "rate_pps": t["rate_pps"], "count": lat["count"], "mean": lat["mean"] / 1e3,
+            out.append({"frame": s.frame, "direction": f"{d.port}->{d.rx_port}",
+                        "rate_pps": t.rate_pps, "count": lat["count"], "mean": lat["mean"] / 1e3,
                         **{name: lat[key] / 1e3 for key, name in PERCENTILES if key in lat}})
     return out
 
 
-def describe(doc: dict) -> str:
+def describe(doc: RunRecord | Mapping[str, Any]) -> str:
     """A run's setup in a few words: topology, DUT, the settings an engineer looks for first."""
-    c = doc["config"]
+    c = as_run(doc).config
     topo = c.get("topology", "p2p")
     parts = [topo, f"DUT {c.get('dut', 'testpmd')}"]
     if topo == "p2p" and c.get("dut", "testpmd") == "testpmd":

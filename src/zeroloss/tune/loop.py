@@ -20,6 +20,7 @@ from typing import Any
 from ..campaign import CampaignFile
 from ..config import RunConfig, load, stored
 from ..errors import ZeroLossError
+from ..results.records import Ceiling
 from ..results.resultfile import ResultFile
 from . import decide as dec
 from . import knobs, labknobs
@@ -145,13 +146,13 @@ def _measure(cf: CampaignFile, step: dict, host: dict, run_case, progress) -> No
     if rf is not None and new and step["change"] and step["change"]["key"] not in CEILING_KEYS \
             and t["current_step"]:
         stored_ceilings = _run_doc(cf, t["current_step"]).get("ceilings") or {}
-        rf.doc["ceilings"] = {f: {k: v for k, v in c.items() if not k.startswith("mrr_")}
-                              for f, c in stored_ceilings.items() if c.get("how") == "loopback"}
-        rf.save()
+        for f, c in stored_ceilings.items():  # the generator's own ceilings stay; the DUT's MRR changed
+            if c.get("how") == "loopback":
+                rf.set_ceiling(int(f), Ceiling.from_json({k: v for k, v in c.items() if not k.startswith("mrr_")}))
     progress("tune-measure", {"step": step})
     try:
         if rf is not None:
-            run_case(step["name"], stored(rf.doc["config"]), rf)
+            run_case(step["name"], stored(rf.run.config), rf)
     finally:
         cf.doc[TUNE]["spent_s"] += time.monotonic() - started
         cf.save()

@@ -1,0 +1,322 @@
+"""The typed records of a result file: what `zeroloss run` stores, and what every reader reads.
+
+The result document (format versions 1 and 2, results/resultfile.py) becomes a RunRecord in one loader
+(`RunRecord.from_json`) and is written from records in one writer (`to_json`, results/codec.py). The rules that
+make a stored number mean what its name says live here, beside the field: the NDR is the delivered rate
+(GoalRecord.from_search).
+
+Counters, ledgers, diagnoses, DUT states and paths keep the shape of the module that measures them (ledger.py,
+diagnose.py, the DUT's readers) and are held as JSON here; the schema (results/schema.py) checks what readers
+index of them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from zeroloss.model import l1_bps, l2_bps, line_rate_pps
+from zeroloss.results.codec import JsonObject, Record
+from zeroloss.search.types import Direction, GoalResult, Outcome, SearchResult, TrialRecord
+
+FORMAT = "zeroloss-result"
+VERSION = 2
+READABLE = (1, 2)  # versions the report, compare and explain read
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirectionOutcome(Record):
+    """What the search saw of one direction of a trial."""
+
+    requested_pps: float | None = None
+    achieved_pps: float = 0.0
+    tx: int = 0
+    rx: int = 0
+    duplicate: int | None = None
+    late: int | None = None
+
+    @property
+    def lost(self) -> int:
+        return self.tx - self.rx
+
+    @classmethod
+    def of(cls, d: Direction) -> DirectionOutcome:
+        return cls(requested_pps=d.requested_pps, achieved_pps=d.achieved_pps, tx=d.tx, rx=d.rx,
+                   duplicate=d.duplicate, late=d.late)
+
+    def direction(self) -> Direction:
+        """The search's view of it (search/types.py)."""
+        return Direction(requested_pps=self.requested_pps or 0, achieved_pps=self.achieved_pps, tx=self.tx,
+                         rx=self.rx, duplicate=self.duplicate or 0, late=self.late or 0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OutcomeRecord(Record):
+    directions: tuple[DirectionOutcome, ...] = ()
+
+    @classmethod
+    def of(cls, o: Outcome) -> OutcomeRecord:
+        return cls(directions=tuple(DirectionOutcome.of(d) for d in o.directions))
+
+    def outcome(self) -> Outcome:
+        return Outcome(tuple(d.direction() for d in self.directions))
+
+    @property
+    def lost(self) -> int:
+        return sum(d.lost for d in self.directions)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialDirection(Record):
+    """A trial's direction beyond the search's view: what zlgen saw, the ledger summary, latency."""
+
+    port: int = 0
+    rx_port: int = 1
+    tx_refused: int | None = None
+    pace_skipped: int | None = None
+    pace_restarts: int | None = None
+    reordered: int | None = None
+    ledger: JsonObject | None = None  # {sent, received, lost, counted, unexplained} (v1: other keys)
+    latency_ns: JsonObject | None = None  # {count, mean, min, max, p50, p90, p99, p99_9, p99_99}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialEntry(Record):
+    """One trial as stored: the search's record, then what every stage counted over it."""
+
+    index: int = 0
+    rate_pps: float = 0.0
+    duration_s: float = 0.0
+    kind: str = "search"
+    goal: str | None = None
+    verdict: str = ""
+    loss_ratio: float = 0.0
+    passes: tuple[str, ...] | None = None
+    outcome: OutcomeRecord = field(default_factory=OutcomeRecord)
+    trial_id: int | None = None
+    tx_window_s: float | None = None
+    directions: tuple[TrialDirection, ...] | None = None
+    counters: JsonObject | None = None
+    ledger: list[JsonObject] | None = None  # per direction, hop by hop (ledger.py)
+    diagnosis: list[JsonObject] | None = None  # findings (diagnose.py)
+    dut_state: JsonObject | None = None
+
+    @classmethod
+    def of(cls, rec: TrialRecord) -> TrialEntry:
+        """The stored form of the search's record, before the stages' details are added."""
+        return cls(index=rec.index, rate_pps=rec.rate_pps, duration_s=rec.duration_s, kind=rec.kind.value,
+                   goal=rec.goal, verdict=rec.verdict, loss_ratio=rec.loss_ratio, passes=tuple(rec.passes),
+                   outcome=OutcomeRecord.of(rec.outcome))
+
+    @property
+    def lost(self) -> int:
+        return self.outcome.lost
+
+    @property
+    def tx(self) -> int:
+        return sum(d.tx for d in self.outcome.directions)
+
+    def dirs(self) -> tuple[TrialDirection, ...]:
+        return self.directions or ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validation(Record):
+    """The trial that confirmed a goal's rate: its index in the search, frames lost and sent."""
+
+    index: int = 0
+    lost: int = 0
+    tx: int = 0
+    loss_ratio: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoalRecord(Record):
+    """A goal's answer (NDR or PDR) as stored: the rate, its bracket and the validation."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"rate_pps", "upper_pps"})
+
+    goal: str | None = None
+    loss_pct: float | None = None
+    rate_pps: float | None = None
+    requested_pps: float | None = None
+    lower_pps: float | None = None
+    upper_pps: float | None = None
+    generator_bound: bool | None = None
+    conditional_pps: float | None = None
+    line_rate_pct: float | None = None
+    l1_gbps: float | None = None
+    l2_gbps: float | None = None
+    validation: Validation | None = None
+
+    @classmethod
+    def from_search(cls, g: GoalResult, frame: int, link_bps: float) -> GoalRecord:
+        """The stored answer of a goal. The rate is what zlgen delivered in the deciding trial, never more: a trial
+        passes with the generator up to gen_tolerance_pct short of the requested rate, and the DUT then forwarded
+        only what it was given."""
+        rate, requested = g.rate_pps, None
+        if g.rate_pps and g.validation is not None:
+            offered = math.floor(min(d.achieved_pps for d in g.validation.outcome.directions))
+            if offered < g.rate_pps:
+                rate, requested = float(offered), g.rate_pps
+        shares = {}
+        if rate:
+            shares = {"line_rate_pct": 100 * rate / line_rate_pps(link_bps, frame),
+                      "l1_gbps": l1_bps(rate, frame) / 1e9, "l2_gbps": l2_bps(rate, frame) / 1e9}
+        v = g.validation
+        val = None if v is None else Validation(
+            index=v.index, lost=sum(d.lost for d in v.outcome.directions),
+            tx=sum(d.tx for d in v.outcome.directions), loss_ratio=v.loss_ratio)
+        return cls(goal=g.goal, loss_pct=g.loss_pct, rate_pps=rate, requested_pps=requested, lower_pps=g.lower_pps,
+                   upper_pps=g.upper_pps, generator_bound=g.generator_bound, conditional_pps=g.conditional_pps,
+                   validation=val, **shares)
+
+    @property
+    def found(self) -> bool:
+        return bool(self.rate_pps)
+
+    @property
+    def bracket_pps(self) -> float | None:
+        """upper - lower, when both are known."""
+        if self.upper_pps is None or self.lower_pps is None:
+            return None
+        return self.upper_pps - self.lower_pps
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatencyAtNdr(Record):
+    p50: float = 0.0
+    p99: float = 0.0
+    max: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchOutcome(Record):
+    """A finished search's answer: NDR, PDR, flags, what it cost."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"pdr"})
+
+    ndr: GoalRecord = field(default_factory=GoalRecord)
+    pdr: GoalRecord | None = None
+    flags: tuple[str, ...] = ()
+    trials: int | None = None
+    strategy: str | None = None
+    trial_seconds: float | None = None
+    ndr_latency_ns: LatencyAtNdr | None = None
+
+    @classmethod
+    def of(cls, res: SearchResult, frame: int, link_bps: float,
+           latency: LatencyAtNdr | None = None) -> SearchOutcome:
+        return cls(ndr=GoalRecord.from_search(res.ndr, frame, link_bps),
+                   pdr=None if res.pdr is None else GoalRecord.from_search(res.pdr, frame, link_bps),
+                   flags=tuple(res.flags), trials=len(res.trials), strategy=res.strategy,
+                   trial_seconds=sum(t.duration_s for t in res.trials), ndr_latency_ns=latency)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Warmup(Record):
+    rate_pps: float = 0.0
+    duration_s: float = 0.0
+    outcome: OutcomeRecord = field(default_factory=OutcomeRecord)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchEntry(Record):
+    """One search (a frame size, a repeat): its range, its trials in order, its answer once finished."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"result"})
+
+    frame: int = 0
+    repeat: int = 0
+    trials: tuple[TrialEntry, ...] = ()
+    result: SearchOutcome | None = None
+    link: str | None = None
+    ceiling_pps: float | None = None
+    line_rate_pps: float | None = None
+    max_rate_pps: float | None = None
+    paths: list[JsonObject] | None = None  # the hops each direction crosses (ledger.py)
+    ledger_context: JsonObject | None = None
+    warmup: Warmup | None = None
+    wall_s: float | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None
+
+    @property
+    def ndr(self) -> GoalRecord | None:
+        return None if self.result is None else self.result.ndr
+
+    def trial(self, index: int) -> TrialEntry | None:
+        return next((t for t in self.trials if t.index == index), None)
+
+    def ndr_validation(self) -> TrialEntry | None:
+        """The trial that confirmed the NDR, or None."""
+        v = self.result.ndr.validation if self.result else None
+        return None if v is None else self.trial(v.index)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ceiling(Record):
+    """What the generator (alone, or beside the DUT) carries at a frame size, and the DUT's MRR."""
+
+    pps: float = 0.0
+    link: str | None = None
+    how: str | None = None
+    method: str | None = None
+    mrr_pps: float | None = None
+    mrr_offered_pps: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CoreProbe(Record):
+    """The core-sharing probe before a bench (host/coreprobe.py): per core, together / alone."""
+
+    frames: tuple[int, ...] = ()
+    cores: tuple[int, ...] = ()
+    ratio: tuple[float, ...] = ()
+    shared: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord(Record):
+    """A whole run document."""
+
+    format: str = FORMAT
+    version: int = VERSION
+    zeroloss: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    state: str = "running"
+    host: JsonObject = field(default_factory=dict)
+    config: JsonObject = field(default_factory=dict)
+    placement: dict[str, JsonObject] | None = None
+    ceilings: dict[str, Ceiling] | None = None
+    searches: tuple[SearchEntry, ...] = ()
+    warnings: tuple[str, ...] | None = None
+    core_probes: tuple[CoreProbe, ...] | None = None
+    journal_seq: int | None = None  # the last journal line folded into this document (results/journal.py)
+
+    def search(self, frame: int, repeat: int) -> SearchEntry | None:
+        return next((s for s in self.searches if s.frame == frame and s.repeat == repeat), None)
+
+    def finished(self) -> Iterator[SearchEntry]:
+        return (s for s in self.searches if s.result is not None)
+
+    def ceiling(self, frame: int) -> Ceiling | None:
+        return (self.ceilings or {}).get(str(frame))
+
+    def all_warnings(self) -> tuple[str, ...]:
+        return self.warnings or ()
+
+    def place(self) -> Mapping[str, JsonObject]:
+        return self.placement or {}
+
+    @property
+    def link_speed_gbps(self) -> float:
+        """The link speed a run's % of line rate is of: a lab's ports' (the slowest), else the configured one."""
+        lab = self.place().get("lab") or {}
+        speeds = [p.get("speed_gbps") for p in lab.get("ports") or [] if p.get("speed_gbps")]
+        return float(min(speeds)) if speeds else float(self.config["link_speed_gbps"])
