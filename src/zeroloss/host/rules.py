@@ -5,8 +5,8 @@ decorate it with @rule(...) (kernel rules: rules_kernel.py, guest rules: rules_g
 from __future__ import annotations
 
 from . import memory as mem
-from .audit import Context, Hit, rule
 from .cpuset import format_list, to_mask
+from .rulebase import Context, Hit, rule
 
 WP = "Dell/Intel jumbo ZPL whitepaper, Appendix C"
 TRIPLEO = "TripleO derive-params / Red Hat NFV guide (OVS-DPDK parameters)"

@@ -3,8 +3,8 @@ backing, NUMA placement against the DPDK NICs, virtio multiqueue."""
 
 from __future__ import annotations
 
-from .audit import Context, Hit, rule
 from .domxml import QEMU_DEFAULT_RING
+from .rulebase import Context, Hit, rule
 from .rules import WP, cpus_text
 from .rules_kernel import INTEL_NOTE  # also registers the kernel rules ahead of these
 

@@ -3,7 +3,7 @@ C-states, NICs of unknown NUMA node."""
 
 from __future__ import annotations
 
-from .audit import Context, Hit, rule
+from .rulebase import Context, Hit, rule
 from .rules import WP, cpus_text, grub
 
 INTEL_NOTE = "Intel, DPDK vhost/virtio zero-packet-loss testing (real-time host settings)"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .audit import Context, Hit, rule
+from .rulebase import Context, Hit, rule
 from .rules import cpus_text
 from .rules_kernel import INTEL_NOTE
 
