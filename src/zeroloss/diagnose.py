@@ -8,8 +8,7 @@ the references' troubleshooting cases (RX queue overflow on a busy PMD, vring si
 
 from __future__ import annotations
 
-from .dut.ovsstats import parse_dpctl_config, parse_pmd_rxq
-from .host.memory import ovs_shared_mbufs, tripleo_socket_mem
+from .ovsfacts import ovs_shared_mbufs, parse_dpctl_config, parse_pmd_rxq, tripleo_socket_mem
 
 BUSY_PCT = 85      # a PMD this busy over a trial has no headroom left
 IDLE_PCT = 40      # ... and one below this while another is busy means the load is badly placed

@@ -205,7 +205,7 @@ def test_audit_over_ssh_finds_what_the_local_audit_finds(sshd, ovsdb):
 
 
 def test_host_report_is_one_login(sshd):
-    from zeroloss.lab.ssh import SshTarget
+    from zeroloss.host.ssh import SshTarget
 
     before = logins(sshd)
     doc = remote.host_report(SshTarget("lab2", ssh_config=str(sshd.ssh_config)))

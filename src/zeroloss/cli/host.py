@@ -67,7 +67,7 @@ def _remote_inventory(args, with_ovs: bool):
 
     from zeroloss.host import remote
     from zeroloss.host.ovsstate import read_captured
-    from zeroloss.lab.ssh import SshTarget
+    from zeroloss.host.ssh import SshTarget
 
     target = SshTarget(args.host, ssh_config=args.ssh_config)
     doc = remote.run_collector(target, args.ovs_rundir)

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import re
 
+# pmd-rxq-show and dpctl/show are parsed beside the diagnosis that reads them from stored results
+from ..ovsfacts import parse_dpctl_config, parse_pmd_rxq
+
+__all__ = ["parse_coverage_drops", "parse_dpctl_config", "parse_dump_ports", "parse_mempool", "parse_meter_config",
+           "parse_meter_stats", "parse_pmd_rxq", "parse_pmd_stats"]
+
 # custom counters kept per port: OVS's own drop counters and each queue's packets (the vhost library's
 # size histograms and notification counters are left out)
 _KEEP = re.compile(r"^(ovs_\w+|[rt]x_q\d+_good_packets|rx_missed_errors|rx_mbuf_allocation_errors|"
@@ -107,41 +113,6 @@ def parse_pmd_stats(text: str) -> dict[str, dict[str, int]]:
         m = re.match(r"\s*(packets received|idle cycles|processing cycles): (\d+)", line)
         if m:
             cur[m.group(1).replace(" ", "_")] = int(m.group(2))
-    return out
-
-
-def parse_pmd_rxq(text: str) -> list[dict]:
-    """`ovs-appctl dpif-netdev/pmd-rxq-show`: which PMD core polls which port's RX queue, and its usage."""
-    out = []
-    core = numa = None
-    isolated = False
-    for line in text.splitlines():
-        m = re.match(r"pmd thread numa_id (\S+) core_id (\d+):", line)
-        if m:
-            numa, core, isolated = m.group(1), int(m.group(2)), False
-            continue
-        m = re.match(r"\s*isolated : (\w+)", line)
-        if m:
-            isolated = m.group(1) == "true"
-            continue
-        m = re.match(r"\s*port: (\S+)\s+queue-id:\s*(\d+) \((\w+)\)\s+pmd usage:\s*(\d+ %|NOT AVAIL)", line)
-        if m and core is not None:
-            usage = m.group(4)
-            out.append({"core": core, "numa": int(numa) if numa and numa.isdigit() else -1, "isolated": isolated,
-                        "port": m.group(1), "queue": int(m.group(2)), "enabled": m.group(3) == "enabled",
-                        "usage_pct": int(usage.split()[0]) if usage[0].isdigit() else None})
-    return out
-
-
-def parse_dpctl_config(text: str) -> dict[str, dict]:
-    """`ovs-appctl dpctl/show`: each datapath port's type, MTU and configured queues."""
-    out: dict[str, dict] = {}
-    for name, body in re.findall(r"port \d+: (\S+) \((.*)\)", text):
-        kind, _, opts = body.partition(":")
-        row: dict = {"type": kind}
-        for key, value in re.findall(r"(\w+)=(\w+)", opts):
-            row[key] = int(value) if value.isdigit() else value
-        out[name] = row
     return out
 
 

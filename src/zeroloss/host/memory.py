@@ -5,26 +5,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MiB = 1 << 20
-GiB = 1 << 30
+from ..ovsfacts import (
+    ETHER_HDR_MAX_LEN,
+    MIN_NB_MBUF,
+    MiB,
+    ovs_buf_size,
+    ovs_shared_mbufs,
+    roundup,
+    tripleo_mtu_bytes,
+    tripleo_socket_mem,
+)
 
-# TripleO derive-params (tripleo-ansible module tripleo_get_dpdk_socket_memory; Red Hat OSP 16 NFV guide
-# "OVS-DPDK memory parameters"): per NUMA node, MEMORY_REQD_PER_MTU = (ROUNDUP_PER_MTU + 800) * (4096 * 64) B,
-# summed over the distinct MTUs of the node's DPDK ports, + 512 MB buffer, rounded up to a multiple of 1024 MB;
-# a node without DPDK ports gets 1024 MB.
-TRIPLEO_OVERHEAD_B = 800
-TRIPLEO_MBUFS = 4096 * 64
-TRIPLEO_BUFFER_MB = 512
-TRIPLEO_MIN_MB = 1024
+# the formulas the diagnosis shares live in ovsfacts; host tools reach them through this module
+__all__ = ["MAX_DESC", "MAX_MTU", "MIN_MTU", "MiB", "Pool", "PortMem", "is_pow2", "ovs_buf_size", "ovs_mbuf_bytes",
+           "ovs_per_port_mbufs", "ovs_pools", "ovs_shared_mbufs", "pools_mib_by_node", "roundup", "tripleo_mtu_bytes",
+           "tripleo_socket_mem"]
+
 
 # OVS 3.1 lib/netdev-dpdk.c and Documentation/topics/dpdk/memory.rst
-ETHER_HDR_MAX_LEN = 14 + 4 + 2 * 4  # Ethernet header + CRC + two VLAN tags
-MBUF_ALIGN = 1024  # NETDEV_DPDK_MBUF_ALIGN
-PKTMBUF_HEADROOM = 128  # RTE_PKTMBUF_HEADROOM
 MBUF_OVERHEAD_B = 832  # dp_packet/rte_mbuf header + mempool object header: memory.rst gives 3008 B per mbuf at
 #                        MTU 1500 (buffer 2176 B) and 10176 B at MTU 9000 (buffer 9344 B): 832 B more in both
-MAX_NB_MBUF = 4096 * 64
-MIN_NB_MBUF = 4096 * 4
 NETDEV_MAX_BURST = 32
 RTE_MAX_LCORE = 128  # DPDK's default build; memory.rst assumes the same
 MAX_MTU = 9728 - ETHER_HDR_MAX_LEN  # netdev_dpdk_set_mtu(): MTU + 26 must not exceed NETDEV_DPDK_MAX_PKT_LEN 9728
@@ -32,42 +32,9 @@ MIN_MTU = 68  # RTE_ETHER_MIN_MTU
 MAX_DESC = 4096  # NIC_PORT_MAX_Q_SIZE: larger or non-power-of-2 n_rxq_desc/n_txq_desc fall back to 2048
 
 
-def roundup(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
-
-
-def tripleo_mtu_bytes(mtu: int) -> int:
-    """Bytes one MTU adds on a node in the TripleO formula: 9000 -> (9216 + 800) * 262144 = 2,625,634,304."""
-    return (roundup(mtu, 1024) + TRIPLEO_OVERHEAD_B) * TRIPLEO_MBUFS
-
-
-def tripleo_socket_mem(mtus: list[int], per_port: bool = False) -> int:
-    """dpdk-socket-mem in MB for one node from the MTUs of its DPDK ports.
-
-    per_port=False: TripleO (one mempool per distinct MTU). per_port=True: the whitepaper's variant, one term per
-    port (Dell/Intel: four 9000-MTU ports -> 11,039,408,128 B -> 10,528 MB -> 11264 MB).
-    """
-    if not mtus:
-        return TRIPLEO_MIN_MB
-    terms = mtus if per_port else sorted(set(mtus))
-    total = sum(tripleo_mtu_bytes(m) for m in terms) + TRIPLEO_BUFFER_MB * MiB
-    return roundup(total, GiB) // MiB
-
-
-def ovs_buf_size(mtu: int) -> int:
-    """OVS dpdk_buf_size(): the mbuf data room for an MTU, ROUND_UP(MTU + 26, 1024) + 128 headroom."""
-    return roundup(mtu + ETHER_HDR_MAX_LEN, MBUF_ALIGN) + PKTMBUF_HEADROOM
-
-
 def ovs_mbuf_bytes(mtu: int) -> int:
     """Memory per mbuf as OVS's memory.rst counts it (1500 -> 3008 B, 6000 -> 7104 B, 9000 -> 10176 B)."""
     return ovs_buf_size(mtu) + MBUF_OVERHEAD_B
-
-
-def ovs_shared_mbufs(mtu: int) -> int:
-    """Mbufs of a shared mempool (dpdk_calculate_mbufs, shared model). OVS compares the MTU that the rounded buffer
-    holds (buffer - 18) with 1500, so every MTU above 998 gets the full 262,144."""
-    return MAX_NB_MBUF if ovs_buf_size(mtu) - 18 >= 1500 else MIN_NB_MBUF
 
 
 def ovs_per_port_mbufs(n_rxq: int, rxq_desc: int, n_txq: int, txq_desc: int) -> int:

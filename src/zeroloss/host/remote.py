@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 
 from ..errors import ZeroLossError
-from ..lab.ssh import SshTarget, python_argv
 from .ovsstate import CAPTURE, OvsState, from_outputs
+from .ssh import SshTarget, python_argv
 from .sysfs import Root
 
 COLLECTOR = Path(__file__).with_name("collect.py")

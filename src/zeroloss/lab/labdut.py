@@ -21,11 +21,11 @@ from ..dut.ovsstats import (
 from ..errors import ZeroLossError
 from ..host.cpuset import parse_list
 from ..host.rxqorder import parse_dpif_show
+from ..host.ssh import SshTarget
 from ..ledger import STAT_KEYS
 from ..proc import ComponentDied
 from .labfile import Lab
 from .remote import RemoteAgent, SshLost
-from .ssh import SshTarget
 
 ETHDEV_KEYS = (*STAT_KEYS, "q_ipackets", "q_opackets")
 

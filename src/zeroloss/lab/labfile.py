@@ -49,7 +49,7 @@ from pathlib import Path
 import jsonschema
 
 from ..errors import ZeroLossError
-from .ssh import SshTarget
+from ..host.ssh import SshTarget
 
 MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 IPV4 = r"^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$"

@@ -12,8 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..host.ssh import SshTarget, last_line, python_argv, sudo_hint
 from ..proc import ComponentDied
-from .ssh import SshTarget, last_line, python_argv, sudo_hint
 
 AGENT = Path(__file__).with_name("agent.py")
 # the host's python3 reads one line (the agent, base64) and runs it; the rest of stdin is requests

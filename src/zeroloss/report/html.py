@@ -122,8 +122,8 @@ def _tune_section(runs: list[Run], tick: Callable[[], None]):
         if r.tune is not None and all(r.tune is not t for t in tunes):
             tunes.append(r.tune)
     for t in tunes:
-        from zeroloss.tune.loop import target_text, tuned_keys
         from zeroloss.tune.render import render as render_settings
+        from zeroloss.tune.render import target_text, tuned_keys
 
         fig = plots.svg_inline(plots.tune_figure(t), "tune")
         tick()

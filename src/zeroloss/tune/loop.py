@@ -24,6 +24,8 @@ from ..results.records import Ceiling
 from ..results.resultfile import ResultFile
 from . import decide as dec
 from . import knobs, labknobs
+from .render import target_text
+from .render import tuned_keys as tuned_keys  # loop.tuned_keys: the CLI's and the tests' name
 
 TUNE = "tune"
 MIN_REPEAT = 2  # a spread needs two searches per size
@@ -46,10 +48,6 @@ def parse_target(text: str) -> tuple[str, float]:
     except ValueError:
         raise ZeroLossError(f"--target {text!r} is not a % of line rate (e.g. 100%) or a rate (e.g. 1.2M pps)") \
             from None
-
-
-def target_text(target: tuple[str, float]) -> str:
-    return f"{target[1]:g} % of line rate" if target[0] == "pct" else f"{target[1]:,.0f} pps"
 
 
 def create(path: Path, base: dict[str, Any], target: tuple[str, float], budget_min: float, noise_pct: float,
@@ -204,12 +202,3 @@ def _next(cf: CampaignFile, t: dict, target: tuple[str, float], cpus: int, hugep
 
 def _hashable(v: Any) -> Any:
     return tuple(v) if isinstance(v, list) else v
-
-
-def tuned_keys(t: dict) -> dict[str, Any]:
-    """The settings the tune changed and kept: RunConfig key -> final value, and on a lab node each OVS setting
-    kept (TABLE:RECORD:COLUMN[:KEY] -> value) beside the dut_set the tune started with."""
-    out = {k: v for k, v in t["current"].items() if k != "dut_set" and t["base"].get(k) != v}
-    base = labknobs.sets_of(t["base"].get("dut_set") or ())
-    out.update({k: v for k, v in labknobs.sets_of(t["current"].get("dut_set") or ()).items() if base.get(k) != v})
-    return out

@@ -2,7 +2,7 @@
 renders a plan (host/render.py): ovs-vsctl commands, a TripleO heat environment (the same parameter names),
 `openstack flavor set` properties with nova.conf [libvirt] options for the VNF, and a summary. Pure.
 
-keys: RunConfig key -> the value kept (loop.tuned_keys). Bench-only settings (the meter, the drain) have no
+keys: RunConfig key -> the value kept (tuned_keys). Bench-only settings (the meter, the drain) have no
 deployment form: they are named in comments. Port names are placeholders: the bench's ports are not the node's.
 """
 
@@ -15,6 +15,7 @@ from ..config import field_help
 from ..errors import ZeroLossError
 from ..host.cpuset import format_list, parse_mask
 from ..host.render_deploy import comment
+from . import labknobs
 
 FORMATS = ("summary", "ovs-vsctl", "tripleo", "flavor")
 OC = "ovs-vsctl --no-wait set Open_vSwitch . other_config:"
@@ -22,6 +23,20 @@ DPDK_PORT = "<dpdk port>"
 VHOST_PORT = "<vhost port>"
 LIBVIRT_RING_MAX = 1024  # libvirt/QEMU: rx_queue_size and tx_queue_size of 256, 512 or 1024
 ROLE = "ComputeOvsDpdk"
+
+
+def target_text(target: tuple[str, float]) -> str:
+    """A tune's target as text: '100 % of line rate' or '1,200,000 pps'."""
+    return f"{target[1]:g} % of line rate" if target[0] == "pct" else f"{target[1]:,.0f} pps"
+
+
+def tuned_keys(t: dict) -> dict[str, Any]:
+    """The settings the tune changed and kept: RunConfig key -> final value, and on a lab node each OVS setting
+    kept (TABLE:RECORD:COLUMN[:KEY] -> value) beside the dut_set the tune started with."""
+    out = {k: v for k, v in t["current"].items() if k != "dut_set" and t["base"].get(k) != v}
+    base = labknobs.sets_of(t["base"].get("dut_set") or ())
+    out.update({k: v for k, v in labknobs.sets_of(t["current"].get("dut_set") or ()).items() if base.get(k) != v})
+    return out
 
 
 def _cpus(mask: str) -> str:
@@ -171,12 +186,10 @@ def _lab_equivalents(lab: dict[str, str]) -> dict[str, Any]:
 def _lab(keys: dict[str, Any], fmt: str) -> str:
     """A lab node's kept settings: the node's own ovs-vsctl commands; TripleO parameters where one has the same
     meaning; measurement settings in the summary."""
-    from .labknobs import render as lab_render
-
     lab = {k: str(v) for k, v in keys.items() if ":" in k}
     run = {k: v for k, v in keys.items() if ":" not in k}
     if fmt == "ovs-vsctl":
-        return lab_render(lab)
+        return labknobs.render(lab)
     if fmt == "tripleo":
         text = tripleo(_lab_equivalents(lab))
         other = [k for k in lab if not (_LAB_EQUIV.get(k) or _LAB_EQUIV.get(":".join(k.split(":")[2:])))]

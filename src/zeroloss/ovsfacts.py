@@ -1,0 +1,95 @@
+"""OVS-DPDK facts the diagnosis shares with the host tools and the OVS driver, pure: two of OVS's printouts parsed
+(pmd-rxq-show, dpctl/show) and its memory formulas (TripleO socket memory, a shared mempool's mbufs). Text and
+numbers in, values out; no host or process access."""
+
+from __future__ import annotations
+
+import re
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+# TripleO derive-params (tripleo-ansible module tripleo_get_dpdk_socket_memory; Red Hat OSP 16 NFV guide
+# "OVS-DPDK memory parameters"): per NUMA node, MEMORY_REQD_PER_MTU = (ROUNDUP_PER_MTU + 800) * (4096 * 64) B,
+# summed over the distinct MTUs of the node's DPDK ports, + 512 MB buffer, rounded up to a multiple of 1024 MB;
+# a node without DPDK ports gets 1024 MB.
+TRIPLEO_OVERHEAD_B = 800
+TRIPLEO_MBUFS = 4096 * 64
+TRIPLEO_BUFFER_MB = 512
+TRIPLEO_MIN_MB = 1024
+
+# OVS 3.1 lib/netdev-dpdk.c and Documentation/topics/dpdk/memory.rst
+ETHER_HDR_MAX_LEN = 14 + 4 + 2 * 4  # Ethernet header + CRC + two VLAN tags
+MBUF_ALIGN = 1024  # NETDEV_DPDK_MBUF_ALIGN
+PKTMBUF_HEADROOM = 128  # RTE_PKTMBUF_HEADROOM
+MAX_NB_MBUF = 4096 * 64
+MIN_NB_MBUF = 4096 * 4
+
+
+def roundup(value: int, multiple: int) -> int:
+    """value rounded up to a multiple of multiple."""
+    return -(-value // multiple) * multiple
+
+
+def tripleo_mtu_bytes(mtu: int) -> int:
+    """Bytes one MTU adds on a node in the TripleO formula: 9000 -> (9216 + 800) * 262144 = 2,625,634,304."""
+    return (roundup(mtu, 1024) + TRIPLEO_OVERHEAD_B) * TRIPLEO_MBUFS
+
+
+def tripleo_socket_mem(mtus: list[int], per_port: bool = False) -> int:
+    """dpdk-socket-mem in MB for one node from the MTUs of its DPDK ports.
+
+    per_port=False: TripleO (one mempool per distinct MTU). per_port=True: the whitepaper's variant, one term per
+    port (Dell/Intel: four 9000-MTU ports -> 11,039,408,128 B -> 10,528 MB -> 11264 MB).
+    """
+    if not mtus:
+        return TRIPLEO_MIN_MB
+    terms = mtus if per_port else sorted(set(mtus))
+    total = sum(tripleo_mtu_bytes(m) for m in terms) + TRIPLEO_BUFFER_MB * MiB
+    return roundup(total, GiB) // MiB
+
+
+def ovs_buf_size(mtu: int) -> int:
+    """OVS dpdk_buf_size(): the mbuf data room for an MTU, ROUND_UP(MTU + 26, 1024) + 128 headroom."""
+    return roundup(mtu + ETHER_HDR_MAX_LEN, MBUF_ALIGN) + PKTMBUF_HEADROOM
+
+
+def ovs_shared_mbufs(mtu: int) -> int:
+    """Mbufs of a shared mempool (dpdk_calculate_mbufs, shared model). OVS compares the MTU that the rounded buffer
+    holds (buffer - 18) with 1500, so every MTU above 998 gets the full 262,144."""
+    return MAX_NB_MBUF if ovs_buf_size(mtu) - 18 >= 1500 else MIN_NB_MBUF
+
+
+def parse_pmd_rxq(text: str) -> list[dict]:
+    """`ovs-appctl dpif-netdev/pmd-rxq-show`: which PMD core polls which port's RX queue, and its usage."""
+    out = []
+    core = numa = None
+    isolated = False
+    for line in text.splitlines():
+        m = re.match(r"pmd thread numa_id (\S+) core_id (\d+):", line)
+        if m:
+            numa, core, isolated = m.group(1), int(m.group(2)), False
+            continue
+        m = re.match(r"\s*isolated : (\w+)", line)
+        if m:
+            isolated = m.group(1) == "true"
+            continue
+        m = re.match(r"\s*port: (\S+)\s+queue-id:\s*(\d+) \((\w+)\)\s+pmd usage:\s*(\d+ %|NOT AVAIL)", line)
+        if m and core is not None:
+            usage = m.group(4)
+            out.append({"core": core, "numa": int(numa) if numa and numa.isdigit() else -1, "isolated": isolated,
+                        "port": m.group(1), "queue": int(m.group(2)), "enabled": m.group(3) == "enabled",
+                        "usage_pct": int(usage.split()[0]) if usage[0].isdigit() else None})
+    return out
+
+
+def parse_dpctl_config(text: str) -> dict[str, dict]:
+    """`ovs-appctl dpctl/show`: each datapath port's type, MTU and configured queues."""
+    out: dict[str, dict] = {}
+    for name, body in re.findall(r"port \d+: (\S+) \((.*)\)", text):
+        kind, _, opts = body.partition(":")
+        row: dict = {"type": kind}
+        for key, value in re.findall(r"(\w+)=(\w+)", opts):
+            row[key] = int(value) if value.isdigit() else value
+        out[name] = row
+    return out
