@@ -24,8 +24,11 @@ test-py:
 bench: setup
 	$(VENV)/zeroloss bench
 
+# ruff, the import layers and loops (pyproject [tool.importlinter]), mypy --strict on the pure packages ([tool.mypy])
 lint:
 	$(VENV)/ruff check src tests
+	$(VENV)/lint-imports
+	$(VENV)/mypy
 
 demo: setup
 	$(VENV)/zeroloss trial --rate 1M --flows 1024 --duration 5

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 # Preamble (7) + start-of-frame delimiter (1) + inter-frame gap (12): the 20 B per frame that
 # occupy the wire besides the frame itself (IEEE 802.3; RFC 2544 line-rate tables use them).
@@ -29,7 +36,8 @@ def l2_bps(pps: float, frame_bytes: float) -> float:
     return pps * frame_bytes * 8
 
 
-def _from_dict(cls, d: dict):
+def _from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
+    """An instance of the dataclass cls from the keys of d it has (other keys are left out)."""
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -75,7 +83,7 @@ class StreamResult:
     latency_ns: Latency
 
     @classmethod
-    def from_dict(cls, d: dict) -> StreamResult:
+    def from_dict(cls, d: Mapping[str, Any]) -> StreamResult:
         d = dict(d)
         d["latency_ns"] = _from_dict(Latency, d.get("latency_ns", {}))
         return _from_dict(cls, d)
@@ -115,7 +123,7 @@ class PortResult:
     ethdev: EthdevCounters
 
     @classmethod
-    def from_dict(cls, d: dict) -> PortResult:
+    def from_dict(cls, d: Mapping[str, Any]) -> PortResult:
         d = dict(d)
         d["ethdev"] = _from_dict(EthdevCounters, d.get("ethdev", {}))
         return _from_dict(cls, d)
@@ -134,7 +142,7 @@ class TrialResult:
     ports: tuple[PortResult, ...]
 
     @classmethod
-    def from_dict(cls, d: dict) -> TrialResult:
+    def from_dict(cls, d: Mapping[str, Any]) -> TrialResult:
         return cls(
             trial=d["trial"], tx_window_s=d["tx_window_s"], tx_elapsed_s=d["tx_elapsed_s"],
             drain_ms=d["drain_ms"], stopped=d["stopped"],

@@ -120,6 +120,7 @@ class _Search(TrialLog):
     def settle(self, goal: str) -> TrialRecord | None:
         """Narrow and validate goal; the passing validation record, or None when nothing passes."""
         while True:  # short trials, one validation per converged candidate
+            rate: float | None
             if not self.records:
                 rate = float(min(max(1, round(self.cfg.start_pct / 100 * self.cfg.max_rate_pps)), self.top_rate))
             else:
@@ -137,6 +138,7 @@ class _Search(TrialLog):
                 break
             self.run(lower, self.cfg.validation_s, Kind.VALIDATION, goal)
         while True:  # after a back-off, long trials narrow the gap left between the result and the failures
+            assert best is not None  # the loop above breaks on a passing validation; a failure above it leaves it
             cap = self.cap(goal)
             rate = None if cap is None else self.between(goal, best.rate_pps, cap, False)
             if rate is None:

@@ -18,7 +18,8 @@ far beyond any search, so the same outcomes replay to the same loads (resume wor
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossRatioSearch, SearchGoal
 
@@ -127,8 +128,8 @@ def _quiet(_msg: str) -> None:
     """The controller's debug log is not shown (its decisions are in the trial records)."""
 
 
-def _result(cfg: SearchConfig, log: TrialLog, by_name: dict[str, SearchGoal], found, max_load: float,
-            limited: bool) -> SearchResult:
+def _result(cfg: SearchConfig, log: TrialLog, by_name: dict[str, SearchGoal], found: Mapping[SearchGoal, Any],
+            max_load: float, limited: bool) -> SearchResult:
     counted = [r for r in log.final if r.verdict != GEN_FAIL]
     out: dict[str, GoalResult] = {}
     for name, pct in cfg.goals:
