@@ -15,6 +15,7 @@ import pytest
 from zeroloss.cli.main import main
 from zeroloss.report.html import render, warnings
 from zeroloss.results.export import COLUMNS, export
+from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_json
 from zeroloss.results.summary import Run, frame_rows, latency_rows, load_runs, stem
 
@@ -153,20 +154,21 @@ def test_the_setup_shows_the_core_probe_and_a_shared_reading_is_a_warning():
 
     doc = _doc(V2)
     frame = doc["searches"][0]["frame"]
-    assert "Core probe" not in _setup(doc)  # a file from before the probe
+    assert "Core probe" not in _setup(RunRecord.from_json(doc))  # a file from before the probe
     doc["core_probes"] = [{"frames": [frame], "cores": [0, 1], "ratio": [0.52, 0.51], "shared": True}]
-    html = _setup(doc)
+    run = RunRecord.from_json(doc)
+    html = _setup(run)
     assert "Core probe" in html and "0.52 / 0.51" in html and "shared" in html
-    assert any(w.startswith(f"{frame} B, cores-shared:") for w in warnings(doc))
+    assert any(w.startswith(f"{frame} B, cores-shared:") for w in warnings(run))
 
 
 def test_warnings_list_flags_unfinished_runs_and_missing_sizes():
     doc = _doc(V1)
-    texts = warnings(doc)
+    texts = warnings(RunRecord.from_json(doc))
     assert any("generator-bound" in w for w in texts) and any("noisy" in w for w in texts)
     doc["state"] = "interrupted"
     doc["config"]["frame_sizes"] = [128, 512, 9000]
-    texts = warnings(doc)
+    texts = warnings(RunRecord.from_json(doc))
     assert any("interrupted" in w for w in texts) and any("No result for 512 B" in w for w in texts)
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from zeroloss.cli.main import main
 from zeroloss.explain import select
+from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_json
 from zeroloss.results.summary import frame_rows
 
@@ -51,8 +52,9 @@ def test_report_renders_in_chromium(tmp_path):
     assert "frame size, bytes" in v["ndr_text"] and "% of line rate" in v["ndr_text"]
     assert v["ndr_bars"] >= 1
     assert all(h > 100 for h in v["trace_boxes"])
-    assert v["result_rows"] == [len(frame_rows(d)) for d in docs]
-    assert v["first_ndr"].startswith(f"{frame_rows(docs[0])[0].ndr_pps:,.0f}")
+    rows = [frame_rows(RunRecord.from_json(d)) for d in docs]
+    assert v["result_rows"] == [len(r) for r in rows]
+    assert v["first_ndr"].startswith(f"{rows[0][0].ndr_pps:,.0f}")
     chosen = [c for d in docs for c in select(d, None, None, None)]
     assert chosen and v["lossy_trials"] == len(chosen) and v["ledgers"] >= len(chosen) and v["findings"] >= 1
     assert v["page_width"] <= 1280  # wide tables scroll in their box, the page does not

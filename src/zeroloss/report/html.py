@@ -3,10 +3,12 @@ setup, results, NDR and latency plots, each search's trace, the loss ledger of f
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import fields
 from html import escape
+from typing import Any
 
 from zeroloss import __version__
 from zeroloss.config import RunConfig
@@ -15,6 +17,8 @@ from zeroloss.explain import HOP_HEADERS, hop_rows, select, trial_analysis
 from zeroloss.fmt import FLAG_TEXT
 from zeroloss.ledger import REASONS
 from zeroloss.report import plots
+from zeroloss.results.campaigns import TuneRecord
+from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
 from zeroloss.results.summary import (
     PERCENTILES,
     Run,
@@ -72,7 +76,8 @@ def _kv(title: str, items: list[tuple[str, str, bool, str]]) -> str:
     return f'<div><h4>{escape(title)}</h4><table class="kv"><tbody>{rows}</tbody></table></div>'
 
 
-def _fmt(v) -> str:
+def _fmt(v: object) -> str:
+    """A setting's or host fact's value as text: floats short, lists and objects joined, nothing as '-'."""
     if isinstance(v, float):
         return f"{v:g}"
     if isinstance(v, list | tuple):
@@ -88,7 +93,7 @@ HOST_KEYS = [("hostname", "host"), ("cpu_model", "CPU"), ("cpus", "CPUs"), ("num
              ("python", "Python")]
 
 
-def _lab_block(where: str, place: dict) -> str:
+def _lab_block(where: str, place: Mapping[str, Any]) -> str:
     """A lab node: where it is, the paths OVS traced, changes made; or its audit, finding by finding."""
     if where == "lab_host":
         if "error" in place:
@@ -115,9 +120,9 @@ def _lab_block(where: str, place: dict) -> str:
     return _kv("Lab node", items)
 
 
-def _tune_section(runs: list[Run], tick: Callable[[], None]):
+def _tune_section(runs: list[Run], tick: Callable[[], None]) -> Iterator[str]:
     """The tuning story of a tune file: NDR per step, the steps with their change and decision, how it ended."""
-    tunes = []
+    tunes: list[TuneRecord] = []
     for r in runs:
         if r.tune is not None and all(r.tune is not t for t in tunes):
             tunes.append(r.tune)
@@ -128,30 +133,31 @@ def _tune_section(runs: list[Run], tick: Callable[[], None]):
         fig = plots.svg_inline(plots.tune_figure(t), "tune")
         tick()
         rows = []
-        for s in t.get("steps") or []:
-            d = s.get("decision") or {}
-            c = s.get("change")
-            rows.append([s["name"], f"{c['key']}: {c['old']} → {c['new']}" if c else "as given",
+        for s in t.steps:
+            d = s.decision or {}
+            c = s.change
+            rows.append([s.name, f"{c['key']}: {c['old']} → {c['new']}" if c else "as given",
                          (c or {}).get("finding", ""), d.get("effect", "running"),
-                         "kept" if d.get("keep") else ("reverted" if d else ""), d.get("why", "")])
+                         "kept" if s.kept else ("reverted" if d else ""), d.get("why", "")])
         keys = tuned_keys(t)
         kept = (f"<pre>{escape(render_settings(keys, 'ovs-vsctl'))}</pre>" if keys
                 else "<p>No setting was kept: the start settings stay.</p>")
-        advice = "".join(f"<li>{escape(a)}</li>" for a in t.get("advice") or [])
-        yield (f'<section id="tune"><h2>Tuning story: target {escape(target_text(tuple(t["target"])))}</h2>'
-               f'<div class="fig">{fig}</div>'
+        advice = "".join(f"<li>{escape(a)}</li>" for a in t.advice)
+        yield (f'<section id="tune"><h2>Tuning story: target {escape(target_text((t.target[0], t.target[1])))}'
+               f'</h2><div class="fig">{fig}</div>'
                + _table(["step", "change", "finding", "effect", "", "why"], rows)
-               + f"<p>Ended: {escape(t.get('stop') or 'not yet (resume with zeroloss tune --resume)')}</p>"
+               + f"<p>Ended: {escape(t.stop or 'not yet (resume with zeroloss tune --resume)')}</p>"
                + "<h3>Settings kept</h3>" + kept + (f"<h3>Advice (not tried on the bench)</h3><ul>{advice}</ul>"
                                                     if advice else "") + "</section>")
 
 
-def _setup(doc: dict) -> str:
-    host = doc.get("host", {})
+def _setup(run: RunRecord) -> str:
+    """The run's setup: host, settings (those changed first), placement or lab node, generator ceiling, core probe."""
+    host = run.host
     host_items = [(name, _fmt(host.get(key)), False, key) for key, name in HOST_KEYS if key in host]
     defaults = RunConfig()
-    cfg = doc["config"]
-    cfg_items = []
+    cfg = run.config
+    cfg_items: list[tuple[str, str, bool, str]] = []
     for f in fields(RunConfig):
         if f.name in cfg:
             unit = f.metadata.get("unit") or ""
@@ -164,7 +170,7 @@ def _setup(doc: dict) -> str:
               "<div>" + _kv("Settings changed from the default", changed)
               + f"<details><summary>all {len(cfg_items)} settings (bold: changed)</summary>"
               + _kv("Settings", cfg_items) + "</details></div>"]
-    for where, place in (doc.get("placement") or {}).items():
+    for where, place in run.place().items():
         if where in ("lab", "lab_host"):
             blocks.append(_lab_block(where, place))
             continue
@@ -172,24 +178,33 @@ def _setup(doc: dict) -> str:
         items += [(f"flows {br}", "; ".join(rules), False, "OpenFlow rules zeroloss installed")
                   for br, rules in (place.get("flows") or {}).items()]
         blocks.append(_kv(f"Core placement and DUT: {where}", items))
-    ceil = doc.get("ceilings") or {}
-    if ceil:
-        rows = [[f"{f} B", f"{c['pps']:,.0f}", c.get("link", ""), c.get("how", "")]
-                for f, c in sorted(ceil.items(), key=lambda kv: int(kv[0]))]
-        blocks.append("<div><h4>Generator ceiling (highest rate tried)</h4>"
-                      + _table(["frame", "pps", "wire", "measured"], rows) + "</div>")
-    probes = doc.get("core_probes") or []
-    if probes:
-        rows = [[", ".join(f"{f} B" for f in p["frames"]), ",".join(map(str, p["cores"])),
-                 " / ".join(f"{x:.2f}" for x in p["ratio"]), "shared" if p["shared"] else "independent"]
-                for p in probes]
-        blocks.append("<div><h4>Core probe (each core's speed with all busy / alone, before the bench)</h4>"
-                      + _table(["frames", "cores", "together / alone", "verdict"], rows) + "</div>")
-    return '<div class="grid">' + "".join(blocks) + "</div>"
+    return '<div class="grid">' + "".join(blocks) + _ceilings(run) + _core_probes(run) + "</div>"
 
 
-def results_table(doc: dict) -> str:
-    rows = frame_rows(doc)
+def _ceilings(run: RunRecord) -> str:
+    """The generator's ceiling per frame size, when it was measured."""
+    if not run.ceilings:
+        return ""
+    rows = [[f"{f} B", f"{c.pps:,.0f}", c.link or "", c.how or ""]
+            for f, c in sorted(run.ceilings.items(), key=lambda kv: int(kv[0]))]
+    return ("<div><h4>Generator ceiling (highest rate tried)</h4>"
+            + _table(["frame", "pps", "wire", "measured"], rows) + "</div>")
+
+
+def _core_probes(run: RunRecord) -> str:
+    """The core probe's readings before each bench, when it ran."""
+    if not run.core_probes:
+        return ""
+    rows = [[", ".join(f"{f} B" for f in p.frames), ",".join(map(str, p.cores)),
+             " / ".join(f"{x:.2f}" for x in p.ratio), "shared" if p.shared else "independent"]
+            for p in run.core_probes]
+    return ("<div><h4>Core probe (each core's speed with all busy / alone, before the bench)</h4>"
+            + _table(["frames", "cores", "together / alone", "verdict"], rows) + "</div>")
+
+
+def results_table(run: RunRecord) -> str:
+    """The results table of a run: one row per frame size (summary.frame_rows)."""
+    rows = frame_rows(run)
     rep = any(r.repeats > 1 for r in rows)
     headers = ["frame B", "wire", "NDR pps", *(["NDR min … max"] if rep else []), "% line rate", "L1 Gb/s",
                "L2 Gb/s", "PDR pps", "PDR %", "val. lost / sent", "lat p50 / p99 / max µs", "flags"]
@@ -212,8 +227,9 @@ def results_table(doc: dict) -> str:
     return _table(headers, out, "results", left=2)
 
 
-def _latency(doc: dict) -> str:
-    rows = latency_rows(doc)
+def _latency(run: RunRecord) -> str:
+    """Latency percentiles at the NDR per frame size and direction."""
+    rows = latency_rows(run)
     if not rows:
         return "<p>No latency recorded at the NDR.</p>"
     names = [name for _, name in PERCENTILES]
@@ -222,53 +238,66 @@ def _latency(doc: dict) -> str:
     return _table(["frame B", "direction", "rate pps", "samples", "mean", *names], cells, "latency", left=2)
 
 
-def warnings(doc: dict) -> list[str]:
+def warnings(run: RunRecord) -> list[str]:
     """Everything that qualifies the numbers: the run's own warnings, flags per frame size, an unfinished run,
     frame sizes without a result."""
-    out = list(doc.get("warnings") or [])
-    if doc.get("state") != "complete":
-        out.append(f"The run is {doc.get('state')}: results are partial (continue it with zeroloss run --resume).")
-    done = {s["frame"] for s in doc["searches"] if s.get("result")}
-    missing = [f for f in doc["config"].get("frame_sizes", []) if f not in done]
+    out = list(run.all_warnings())
+    if run.state != "complete":
+        out.append(f"The run is {run.state}: results are partial (continue it with zeroloss run --resume).")
+    done = {s.frame for s in run.finished()}
+    missing = [f for f in run.config.get("frame_sizes", []) if f not in done]
     if missing:
         out.append(f"No result for {', '.join(map(str, missing))} B.")
-    for r in frame_rows(doc):
+    for r in frame_rows(run):
         out += [f"{r.frame} B, {flag}: {FLAG_TEXT.get(flag, flag)}" for flag in r.flags]
         if r.val_lost:
             out.append(f"{r.frame} B: the NDR's validation trial lost {r.val_lost:,} frames (within the tolerance).")
     return out
 
 
-def _trace(run_index: int, search: dict) -> str:
-    title = f"{search['frame']} B, search {search['repeat'] + 1}"
+def _trace(run_index: int, search: SearchEntry) -> str:
+    """A search's trace figure, and its trials in a table that opens on demand."""
+    title = f"{search.frame} B, search {search.repeat + 1}"
     fig = plots.trace_figure(search, title)
-    svg = plots.svg_inline(fig, f"r{run_index}-f{search['frame']}-s{search['repeat']}")
+    svg = plots.svg_inline(fig, f"r{run_index}-f{search.frame}-s{search.repeat}")
+    line = search.line_rate_pps or math.nan  # the schema requires it: a file without it is refused when read
     rows, classes = [], []
-    for t in search["trials"]:
-        dirs = (t.get("outcome") or {}).get("directions", [])
-        tx, rx = sum(d["tx"] for d in dirs), sum(d["rx"] for d in dirs)
-        achieved = sum(d.get("achieved_pps", 0) for d in dirs) / len(dirs) if dirs else 0
-        rows.append([str(t["index"] + 1), t["kind"], t.get("goal", ""), f"{t['rate_pps']:,.0f}",
-                     f"{100 * t['rate_pps'] / search['line_rate_pps']:.2f}", f"{achieved:,.0f}",
-                     f"{t['duration_s']:g}", f"{tx:,}", f"{rx:,}", f"{tx - rx:,}", f"{100 * t['loss_ratio']:.4f}",
-                     t["verdict"]])
-        classes.append({"pass": "pass", "fail": "fail"}.get(t["verdict"], "risk"))
+    for t in search.trials:
+        dirs = t.outcome.directions
+        tx, rx = sum(d.tx for d in dirs), sum(d.rx for d in dirs)
+        achieved = sum(d.achieved_pps for d in dirs) / len(dirs) if dirs else 0
+        rows.append([str(t.index + 1), t.kind, t.goal or "", f"{t.rate_pps:,.0f}", f"{100 * t.rate_pps / line:.2f}",
+                     f"{achieved:,.0f}", f"{t.duration_s:g}", f"{tx:,}", f"{rx:,}", f"{tx - rx:,}",
+                     f"{100 * t.loss_ratio:.4f}", t.verdict])
+        classes.append({"pass": "pass", "fail": "fail"}.get(t.verdict, "risk"))
     table = _table(["trial", "kind", "goal", "offered pps", "% line", "achieved pps", "s", "sent", "received", "lost",
                     "loss %", "verdict"], rows, "trace", classes, left=3)
     return (f'<div class="fig trace">{svg}</div><details><summary>{escape(title)}: {len(rows)} trials</summary>'
             f"{table}</details>")
 
 
-def _ledger_html(search: dict, trial: dict) -> str:
-    head = (f"{search['frame']} B, search {search['repeat'] + 1}, trial {trial['index'] + 1} ({trial['kind']}, "
-            f"{trial['rate_pps']:,.0f} pps per direction, {trial['duration_s']:g} s, {trial['verdict']})")
+def _lossy_trials(run: RunRecord) -> list[tuple[SearchEntry, TrialEntry]]:
+    """The trials `zeroloss explain` explains by default (explain.select): failed validations, else the lossiest."""
+    if not run.searches:
+        return []
+    out = []
+    for _, s, t in select(run.to_json(), None, None, None):  # explain.select reads the document (pending)
+        search = run.search(s["frame"], s["repeat"])
+        trial = search.trial(t["index"]) if search is not None else None
+        if search is not None and trial is not None:
+            out.append((search, trial))
+    return out
+
+
+def _ledger_html(search: SearchEntry, trial: TrialEntry) -> str:
+    """A lossy trial's ledger per direction, hop by hop, and the findings with their fixes."""
+    head = (f"{search.frame} B, search {search.repeat + 1}, trial {trial.index + 1} ({trial.kind}, "
+            f"{trial.rate_pps:,.0f} pps per direction, {trial.duration_s:g} s, {trial.verdict})")
     try:
-        leds, diag = trial_analysis(search, trial)
+        leds, diag = trial_analysis(search.to_json(), trial.to_json())  # ledger.py's and diagnose.py's JSON
     except ZeroLossError as e:
-        dirs = trial.get("directions", [])
-        summary = "; ".join(f"{d['port']}->{d['rx_port']}: " + ", ".join(f"{k} {v:,}" for k, v in
-                                                                          (d.get("ledger") or {}).items())
-                            for d in dirs)
+        summary = "; ".join(f"{d.port}->{d.rx_port}: " + ", ".join(f"{k} {v:,}" for k, v in (d.ledger or {}).items())
+                            for d in trial.dirs())
         return f"<h4>{escape(head)}</h4><p>{escape(str(e))}. Per direction: {escape(summary)}</p>"
     parts = [f'<h4 class="lossy-trial">{escape(head)}</h4>']
     for led in leds:
@@ -291,37 +320,39 @@ def _ledger_html(search: dict, trial: dict) -> str:
 
 
 def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
-    doc = run.doc
+    """One run's section: setup, results, latency, warnings, search traces, where frames were lost."""
+    rec = run.record
     yield f'<section class="run" id="run-{i}"><h2>{escape(run.label)}</h2>'
-    meta = (f"file {run.source}, format version {doc.get('version')}, zeroloss {doc.get('zeroloss')}, started "
-            f"{doc.get('created')}, updated {doc.get('updated')}, state {doc.get('state')}")
-    yield f'<p class="meta">{escape(describe(doc))}<br>{escape(meta)}</p>'
-    yield "<h3>Setup</h3>" + _setup(doc)
-    c = doc["config"]
+    meta = (f"file {run.source}, format version {rec.version}, zeroloss {rec.zeroloss}, started "
+            f"{rec.created}, updated {rec.updated}, state {rec.state}")
+    yield f'<p class="meta">{escape(describe(rec))}<br>{escape(meta)}</p>'
+    yield "<h3>Setup</h3>" + _setup(rec)
+    c = rec.config
     yield (f"<h3>Results</h3><p>NDR: loss ≤ {c['ndr_loss_pct']:g} %, PDR: loss ≤ {c['pdr_loss_pct']:g} %, per "
-           f"direction; % of {line_gbps(doc):g} Gb/s line rate; rates in frames/s per direction.</p>")
-    yield results_table(doc)
-    yield "<h3>Latency at the NDR</h3>" + _latency(doc)
-    warns = warnings(doc)
+           f"direction; % of {line_gbps(rec):g} Gb/s line rate; rates in frames/s per direction.</p>")
+    yield results_table(rec)
+    yield "<h3>Latency at the NDR</h3>" + _latency(rec)
+    warns = warnings(rec)
     yield "<h3>Warnings</h3>" + ("".join(f'<div class="warn">{escape(w)}</div>' for w in warns) if warns
                                  else '<p class="ok">None.</p>')
     yield "<h3>Search trace</h3>"
-    for s in traced_searches(doc):
+    for s in traced_searches(rec):
         yield _trace(i, s)
         tick()
-    chosen = select(doc, None, None, None) if doc["searches"] else []
+    chosen = _lossy_trials(rec)
     yield "<h3>Where frames were lost</h3>"
     if not chosen:
         yield '<p class="ok">No trial lost frames.</p>'
     else:
         yield ("<p>The failed validation trials (or a search's lossiest trial): every stage's counters, hop by hop, "
                "and what to change.</p>")
-        yield from (_ledger_html(s, t) for _, s, t in chosen)
+        yield from (_ledger_html(s, t) for s, t in chosen)
     yield "</section>"
 
 
 def figure_count(runs: list[Run]) -> int:
-    return 2 + sum(len(traced_searches(r.doc)) for r in runs)
+    """How many figures render draws: NDR, latency, one trace per search (for a progress line)."""
+    return 2 + sum(len(traced_searches(r.record)) for r in runs)
 
 
 def render(runs: list[Run], title: str | None = None, progress: Callable[[int], None] | None = None) -> str:
@@ -341,9 +372,10 @@ def render(runs: list[Run], title: str | None = None, progress: Callable[[int], 
     tick()
     lat = plots.svg_inline(plots.latency_figure(runs), "lat")
     tick()
-    summary = "".join(f"<h4>{escape(r.label)}: {escape(describe(r.doc))}</h4>{results_table(r.doc)}" for r in runs)
+    summary = "".join(f"<h4>{escape(r.label)}: {escape(describe(r.record))}</h4>{results_table(r.record)}"
+                      for r in runs)
     verdicts = "".join(f'<p class="verdict {v.status.lower()}"><b>{escape(r.label)}</b>: {escape(v.line)}</p>'
-                       for r in runs for v in [verdict(r.doc)])
+                       for r in runs for v in [verdict(r.record)])
     body = [f"<h1>{escape(title)}</h1>", verdicts,
             f'<p class="meta">Made by zeroloss {__version__} on {time.strftime("%Y-%m-%d %H:%M %Z")} from '
             f"{len(runs)} run(s); it reads only the result files. Rates are frames per second per direction; "

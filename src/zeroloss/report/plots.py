@@ -1,16 +1,20 @@
-"""Figures of the report, drawn with matplotlib from result documents: NDR per frame size (frames/s and % of
+"""Figures of the report, drawn with matplotlib from result records: NDR per frame size (frames/s and % of
 line rate on two axes, as in the Dell/Intel jumbo-frame whitepaper's Figure 3), latency at NDR, and each
 search's trace. Each figure is rendered to SVG text (inlined in the HTML report) or saved as SVG or PNG."""
 
 from __future__ import annotations
 
 import io
+import math
 import re
 from pathlib import Path
 
+import numpy as np
 from matplotlib import rc_context, ticker
 from matplotlib.figure import Figure
 
+from zeroloss.results.campaigns import TuneRecord
+from zeroloss.results.records import SearchEntry
 from zeroloss.results.resultfile import write_text_atomic
 from zeroloss.results.summary import Run, frame_rows, latency_rows, line_gbps
 
@@ -27,7 +31,7 @@ FORMATS = ("svg", "png")
 
 def ndr_figure(runs: list[Run]) -> Figure:
     """NDR per frame size: bars of frames/s per direction (left axis), % of line rate as lines (right axis)."""
-    per_run = [frame_rows(run.doc) for run in runs]
+    per_run = [frame_rows(run.record) for run in runs]
     frames = sorted({r.frame for rows in per_run for r in rows})
     fig = Figure(figsize=(9, 4.2), layout="constrained")
     ax = fig.add_subplot()
@@ -46,13 +50,14 @@ def ndr_figure(runs: list[Run]) -> Figure:
     ax.set_xlabel("frame size, bytes (FCS included)")
     ax.set_ylabel("NDR, Mpps per direction (bars)")
     pct_ax.set_ylabel("NDR, % of line rate (lines)")
-    tops = [line.get_ydata().max() * 1.05 for line in pct_ax.lines if len(line.get_ydata())]  # a run may have none
+    ys = [np.asarray(line.get_ydata(), dtype=float) for line in pct_ax.lines]
+    tops = [y.max() * 1.05 for y in ys if y.size]  # a run may have none
     pct_ax.set_ylim(0, max([105.0, *tops]))
     ax.grid(axis="y", alpha=0.3)
     handles = ax.get_legend_handles_labels()[0] + pct_ax.get_legend_handles_labels()[0]
     labels = ax.get_legend_handles_labels()[1] + pct_ax.get_legend_handles_labels()[1]
     fig.legend(handles, labels, loc="outside lower center", ncols=min(4, max(2, len(labels))), fontsize="small")
-    speeds = sorted({f"{line_gbps(run.doc):g}" for run in runs})
+    speeds = sorted({f"{line_gbps(run.record):g}" for run in runs})
     fig.suptitle(f"Zero-loss throughput (NDR) per frame size, line rate {'/'.join(speeds)} Gb/s")
     return fig
 
@@ -72,12 +77,12 @@ LAT_SHOWN = (("p50", "-"), ("p99", "--"), ("p99.9", "-."), ("max", ":"))
 
 def latency_figure(runs: list[Run]) -> Figure:
     """Latency percentiles at NDR per frame size (the worse direction), one colour per run, log scale."""
-    frames = sorted({r["frame"] for run in runs for r in latency_rows(run.doc)})
+    frames = sorted({r["frame"] for run in runs for r in latency_rows(run.record)})
     fig = Figure(figsize=(9, 4.2), layout="constrained")
     ax = fig.add_subplot()
     for i, run in enumerate(runs):
-        rows = latency_rows(run.doc)
-        worst: dict[int, dict] = {}
+        rows = latency_rows(run.record)
+        worst: dict[int, dict[str, float]] = {}
         for r in rows:
             w = worst.setdefault(r["frame"], {})
             for name, _ in LAT_SHOWN:
@@ -101,31 +106,31 @@ def latency_figure(runs: list[Run]) -> Figure:
     return fig
 
 
-def trace_figure(search: dict, title: str) -> Figure:
+def trace_figure(search: SearchEntry, title: str) -> Figure:
     """A search's trials in order: offered rate (top) and loss (bottom), marked by verdict."""
-    trials = search["trials"]
+    trials = search.trials
     fig = Figure(figsize=(9, 3.6), layout="constrained")
     rate_ax, loss_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
     for verdict, (marker, color, text) in VERDICT_STYLE.items():
-        sel = [t for t in trials if t["verdict"] == verdict]
+        sel = [t for t in trials if t.verdict == verdict]
         if not sel:
             continue
         for kind, size in (("search", 36), ("validation", 90)):
-            pts = [t for t in sel if (t["kind"] == "validation") == (kind == "validation")]
+            pts = [t for t in sel if (t.kind == "validation") == (kind == "validation")]
             if pts:
-                xs = [t["index"] + 1 for t in pts]
-                rate_ax.scatter(xs, [t["rate_pps"] / 1e6 for t in pts], s=size, marker=marker, color=color,
+                xs = [t.index + 1 for t in pts]
+                rate_ax.scatter(xs, [t.rate_pps / 1e6 for t in pts], s=size, marker=marker, color=color,
                                 edgecolors="black" if kind == "validation" else "none",
                                 label=text + (" (validation)" if kind == "validation" else ""), zorder=3)
-                loss_ax.scatter(xs, [100 * t["loss_ratio"] for t in pts], s=size * 0.6, marker=marker, color=color,
+                loss_ax.scatter(xs, [100 * t.loss_ratio for t in pts], s=size * 0.6, marker=marker, color=color,
                                 zorder=3)
-    xs = [t["index"] + 1 for t in trials]
-    rate_ax.plot(xs, [t["rate_pps"] / 1e6 for t in trials], color="#999999", linewidth=0.8, zorder=1)
-    ndr = ((search.get("result") or {}).get("ndr") or {}).get("rate_pps")
+    xs = [t.index + 1 for t in trials]
+    rate_ax.plot(xs, [t.rate_pps / 1e6 for t in trials], color="#999999", linewidth=0.8, zorder=1)
+    ndr = search.ndr.rate_pps if search.ndr is not None else None
     if ndr:
         rate_ax.axhline(ndr / 1e6, color="#1f77b4", linestyle="--", linewidth=1, label=f"NDR {ndr / 1e6:.3f} Mpps")
-    top = max(t["rate_pps"] for t in trials) if trials else 0.0
-    line = search["line_rate_pps"]
+    top = max(t.rate_pps for t in trials) if trials else 0.0
+    line = search.line_rate_pps or math.nan  # the schema requires it: a file without it is refused when read
     if top >= 0.3 * line:  # the line rate only where it does not flatten the trace
         rate_ax.axhline(line / 1e6, color="#555555", linestyle=":", linewidth=1, label="line rate")
     else:
@@ -135,7 +140,7 @@ def trace_figure(search: dict, title: str) -> Figure:
     rate_ax.grid(alpha=0.3)
     fig.legend(*rate_ax.get_legend_handles_labels(), fontsize="x-small", loc="outside right upper")
     loss_ax.set_yscale("symlog", linthresh=1e-4)
-    loss_ax.set_ylim(0, max(1.0, 300 * max((t["loss_ratio"] for t in trials), default=0.0)))
+    loss_ax.set_ylim(0, max(1.0, 300 * max((t.loss_ratio for t in trials), default=0.0)))
     loss_ax.set_ylabel("loss, %")
     loss_ax.set_xlabel("trial")
     loss_ax.grid(alpha=0.3)
@@ -145,6 +150,7 @@ def trace_figure(search: dict, title: str) -> Figure:
 
 
 def _render(fig: Figure, fmt: str, salt: str) -> bytes:
+    """The figure as SVG or PNG bytes."""
     buf = io.BytesIO()
     # text stays text in SVG (smaller, searchable); a per-figure salt keeps element ids unique in one page
     with rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
@@ -160,35 +166,35 @@ def svg_inline(fig: Figure, salt: str) -> str:
 
 
 def save(fig: Figure, path: Path, fmt: str) -> Path:
+    """The figure written to path with fmt's suffix (svg or png); the path written."""
     path = path.with_suffix("." + fmt)
     write_text_atomic(path, _render(fig, fmt, path.stem), mode=0o644)  # no host data; never through a symlink
     return path
 
 
-def tune_figure(tune: dict) -> Figure:
+def tune_figure(tune: TuneRecord) -> Figure:
     """A tune's story: each frame size's NDR (mean over repeats, bar = spread) at every step; filled markers for
     the steps kept, hollow for those reverted; the target as a dashed line where it is in frames/s or % of one
     line rate."""
-    steps = [s for s in tune.get("steps") or [] if s.get("stats")]
-    frames = sorted({int(f) for s in steps for f in s["stats"]})
+    steps = [(s, s.stats) for s in tune.steps if s.stats]
+    frames = sorted({int(f) for _, stats in steps for f in stats})
     fig = Figure(figsize=(9, 4.2), layout="constrained")
     ax = fig.add_subplot()
     for i, f in enumerate(frames):
         color = COLORS[i % len(COLORS)]
-        pts = [(k, s["stats"][str(f)], (s.get("decision") or {}).get("keep", False)) for k, s in enumerate(steps)
-               if str(f) in s["stats"]]
+        pts = [(k, stats[str(f)], s.kept) for k, (s, stats) in enumerate(steps) if str(f) in stats]
         ax.errorbar([k for k, _, _ in pts], [x["mean"] / 1e6 for _, x, _ in pts],
                     yerr=[x["spread"] / 2e6 for _, x, _ in pts], color=color, capsize=3, label=f"{f} B", alpha=0.8)
         ax.scatter([k for k, _, kept in pts if not kept], [x["mean"] / 1e6 for _, x, kept in pts if not kept],
                    facecolors="white", edgecolors=color, zorder=3, s=40)
         ax.scatter([k for k, _, kept in pts if kept], [x["mean"] / 1e6 for _, x, kept in pts if kept],
                    color=color, zorder=3, s=40)
-        kind, value = tune["target"]
+        kind, value = tune.target
         line = pts[0][1].get("line_rate_pps") if pts else None
         goal = value if kind == "pps" else (value / 100 * line if line else None)
         if goal:
             ax.axhline(goal / 1e6, color=color, linestyle="--", linewidth=0.8)
-    ax.set_xticks(range(len(steps)), [s["name"].split(":")[0].replace("step ", "") for s in steps])
+    ax.set_xticks(range(len(steps)), [s.name.split(":")[0].replace("step ", "") for s, _ in steps])
     ax.set_xlabel("step (filled: kept, hollow: reverted; dashed: the target)")
     ax.set_ylabel("NDR, Mpps per direction")
     ax.grid(axis="y", alpha=0.3)
