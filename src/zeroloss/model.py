@@ -14,7 +14,6 @@ T = TypeVar("T", bound="DataclassInstance")
 # Preamble (7) + start-of-frame delimiter (1) + inter-frame gap (12): the 20 B per frame that
 # occupy the wire besides the frame itself (IEEE 802.3; RFC 2544 line-rate tables use them).
 L1_OVERHEAD = 20
-FCS = 4
 MIN_FRAME = 64
 MAX_FRAME = 9728
 

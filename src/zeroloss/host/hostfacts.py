@@ -35,10 +35,6 @@ class PcieLink:
         return lane_gbps(self.speed_gts, self.width)
 
     @property
-    def max_gbps(self) -> float | None:
-        return lane_gbps(self.max_speed_gts, self.max_width)
-
-    @property
     def degraded(self) -> bool:
         """Negotiated below what both ends support (a x8 card in a x4 slot, a gen3 card trained at gen1)."""
         return bool((self.width and self.max_width and self.width < self.max_width)

@@ -16,7 +16,6 @@ CPU_DIR = "sys/devices/system/cpu"
 NODE_DIR = "sys/devices/system/node"
 PCI_DIR = "sys/bus/pci/devices"
 DPDK_DRIVERS = ("vfio-pci", "igb_uio", "uio_pci_generic")
-PCI_ADDR = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 _NUMBER = re.compile(r"[0-9]{1,20}")  # a count or IRQ number in /proc (str.isdigit also takes '²', int() not)
 
 

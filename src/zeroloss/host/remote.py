@@ -154,12 +154,6 @@ def load(doc: dict, dest: str | os.PathLike, where: str) -> tuple[Root, OvsState
     return root, state, note
 
 
-def fetch(target: SshTarget, dest: Path, ovs_rundir: str | None = None) -> tuple[Root, OvsState | None]:
-    """The host's tree under dest and its OVS state, collected over one ssh login."""
-    root, state, _ = load(run_collector(target, ovs_rundir), dest, target.target)
-    return root, state
-
-
 def inventory(root: Root, ovs: OvsState | None, where: str):
     """The inventory of a materialised tree, named after the host it came from ('ssh:HOST')."""
     from .inventory import collect
