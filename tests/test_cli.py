@@ -6,7 +6,11 @@ import sys
 
 import pytest
 
+from zeroloss import config
+from zeroloss.cli.argtypes import check_frame, frame_sizes
 from zeroloss.cli.main import build_parser, main
+from zeroloss.cli.runflags import flag_fields, run_overrides
+from zeroloss.errors import ZeroLossError
 
 
 def run(*args):
@@ -52,6 +56,8 @@ def test_version():
     (["run", "--require-ndr", "fast"], "require_ndr 'fast' is neither a percentage nor SIZE:PCT pairs"),
     (["run", "--frame-sizes", "64", "--require-ndr", "1518:50"], "names 1518 B, which is not in frame_sizes"),
     (["run", "--search", "mlr", "--trial", "5", "--validation", "2"], "must be >= trial_s"),
+    (["run", "--trial", "90000"], "config: trial_s must be in 0.1..86400 s, got 90000"),
+    (["run", "--flows", "0"], "config: flows must be in 1..1048576, got 0"),
 ])
 def test_bad_input_is_one_line_without_traceback(args, expect):
     r = run(*args)
@@ -69,3 +75,111 @@ def test_argparse_errors_exit_2():
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "trial" in capsys.readouterr().out
+
+
+def _sub(name: str) -> argparse.ArgumentParser:
+    """The parser of one sub-command."""
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+def _option_helps(help_text: str) -> dict[str, str]:
+    """Each option's help in a --help text, whitespace collapsed, by its first option string."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in help_text.splitlines():
+        if line.startswith("  -"):
+            current = line.split()[0].rstrip(",")
+            out[current] = [line]
+        elif current and line.startswith("    "):
+            out[current].append(line)
+        else:
+            current = None
+    return {k: " ".join(" ".join(v).split()) for k, v in out.items()}
+
+
+UNIT_WORDS = {"B": "bytes", "s": "seconds", "ms": "milliseconds", "%": "%", "pps": "frames/s", "Gb/s": "Gb/s"}
+
+
+def _num(x: float) -> str:
+    """A number as help and messages show it: 2, 0.5, 1048576."""
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _shown(value) -> str:
+    """A RunConfig default as --help should show it."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value in (None, "", []):
+        return "none"
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return _num(value) if isinstance(value, float) else str(value)
+
+
+@pytest.mark.parametrize("command", ["run", "tune"])
+def test_every_run_setting_flag_shows_the_fields_help_default_and_unit(command):
+    helps = _option_helps(_sub(command).format_help())
+    defaults = config.RunConfig()
+    names = [n for n in config.RunConfig.__dataclass_fields__ if n in _sub(command).parse_args([]).run_flag_names]
+    assert names and (command != "run" or len(names) == len(flag_fields()) == 27)
+    for f in flag_fields(names):
+        m = f.metadata
+        text = helps[m["flag"]]
+        assert " ".join(m["help"].split()) in text, (m["flag"], text)
+        assert text.count("default") == 1 and f"default {_shown(getattr(defaults, f.name))}]" in text, text
+        if m["unit"]:
+            assert f"[{UNIT_WORDS[m['unit']]}," in text, text
+        if m["lo"] is not None:
+            assert f"{_num(m['lo'])}..{_num(m['hi'])}" in text, text
+
+
+def test_run_flags_keep_their_names_and_dests():
+    """The flags users have (their names and the config keys they set)."""
+    dests = {a.option_strings[0]: a.dest for a in _sub("run")._actions if a.option_strings}
+    assert {k: dests[k] for k in ("--frame-sizes", "--trial", "--validation", "--granularity", "--port",
+                                  "--max-rate", "--warmup", "--strict-rfc2544", "--link-speed", "--pdr-loss")} == {
+        "--frame-sizes": "frame_sizes", "--trial": "trial_s", "--validation": "validation_s",
+        "--granularity": "granularity_pct", "--port": "ports", "--max-rate": "max_rate_pps", "--warmup": "warmup_s",
+        "--strict-rfc2544": "strict_rfc2544", "--link-speed": "link_speed_gbps", "--pdr-loss": "pdr_loss_pct"}
+
+
+def _load(argv: list[str]) -> config.RunConfig:
+    """What `zeroloss run` makes of its flags before the bench: the parsed flags loaded as settings."""
+    return config.load(None, run_overrides(build_parser().parse_args(["run", *argv])))
+
+
+def test_only_the_flags_given_override_the_settings():
+    assert run_overrides(build_parser().parse_args(["run"])) == {}
+    cfg = _load(["--trial", "3", "--max-rate", "1.5M", "--port", "a", "--port", "b", "--dut", "external",
+                 "--strict-rfc2544", "--frame-sizes", "64,1518"])
+    assert (cfg.trial_s, cfg.max_rate_pps, cfg.ports, cfg.strict_rfc2544, cfg.frame_sizes) == \
+        (3.0, 1.5e6, ["a", "b"], True, [64, 1518])
+
+
+@pytest.mark.parametrize("name", [f.name for f in flag_fields() if f.metadata["lo"] is not None])
+def test_a_flags_range_error_comes_from_the_fields_lo_and_hi(name):
+    f = config.RunConfig.__dataclass_fields__[name]
+    lo, hi = f.metadata["lo"], f.metadata["hi"]
+    for bad in (lo - 1, hi + 1):
+        with pytest.raises(ZeroLossError) as e:
+            _load([f.metadata["flag"], _num(bad)])
+        text = str(e.value)
+        assert text.startswith(f"config: {name} must ") and f"{_num(lo)}..{_num(hi)}" in text and "\n" not in text, text
+
+
+@pytest.mark.parametrize("argv", [["run", "--frame-sizes", "64,x"], ["tune", "--frame-sizes", "64,x"],
+                                  ["bench", "--vnf", "--frames", "64,x"]])
+def test_a_bad_frame_size_list_is_one_argparse_line(argv):
+    r = run(*argv)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].endswith("'64,x' is not a list of frame sizes (e.g. 64,1518,9000)")
+
+
+def test_the_frame_size_list_parser():
+    assert frame_sizes("64, 1518,9000,") == [64, 1518, 9000]
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^'64;1518' is not a list of frame sizes"):
+        frame_sizes("64;1518")
+    assert check_frame(64) == 64 and check_frame(9728) == 9728
+    with pytest.raises(ZeroLossError, match=r"^frame size 9729 B is outside 64..9728 B \(FCS included\)$"):
+        check_frame(9729)

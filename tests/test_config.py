@@ -25,6 +25,7 @@ def test_yaml_then_flags(tmp_path):
     ("frame_sizes: [64, 10000]\n", "frame_sizes must hold values in 64..9728 B, got 10000"),
     ("flows: many\n", "flows must be a whole number in 1..1048576"),
     ("dut: ovs\n", "dut must be one of testpmd, external"),
+    ("vnf_ring: 300\n", "vnf_ring must be one of 256, 512, 1024, 2048, 4096, got 300"),
     ("colour: red\n", "unknown key 'colour'"),
     ("[1, 2]\n", "must be a mapping"),
     ("a: [\n", "not valid YAML"),

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from zeroloss import config, cores
-from zeroloss.cli.main import RUN_FLAGS, build_parser, main
+from zeroloss.cli.main import build_parser, main
+from zeroloss.cli.runflags import run_overrides
 from zeroloss.errors import ZeroLossError
 from zeroloss.results import schema
 
@@ -284,7 +285,7 @@ def load_like_run(argv: list[str]) -> config.RunConfig | None:
             assert e.code == 2 and "Traceback" not in err.getvalue(), err.getvalue()
             assert err.getvalue().strip().splitlines()[-1].startswith("zeroloss run: error: "), err.getvalue()
             return None
-    overrides = {key: getattr(args, dest) for dest, key in RUN_FLAGS.items()}
+    overrides = run_overrides(args)
     overrides.update(dict(args.set or []))
     try:
         cfg = config.load(Path(args.config) if args.config else None, overrides)

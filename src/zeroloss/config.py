@@ -17,11 +17,13 @@ OVS_TOPOLOGIES = TOPOLOGIES[1:]
 BOND_MODES = ("none", "active-backup", "balance-slb")
 DEFAULT_SIZES = (64, 128, 256, 512, 1024, 1280, 1518, 4096, 8192, 9000)
 FLOW_FIELDS = ("src_ip", "dst_ip", "src_port", "dst_port")
+VNF_RINGS = (256, 512, 1024, 2048, 4096)
 
 
-def _f(default, help: str, lo=None, hi=None, choices=None, unit: str = ""):
-    """A config field with its range or choices and the help text the CLI shows."""
-    meta = {"help": help, "lo": lo, "hi": hi, "choices": choices, "unit": unit}
+def _f(default, help: str, lo=None, hi=None, choices=None, unit: str = "", flag: str = "", metavar: str = ""):
+    """A config field with its range or choices, the help text the CLI shows and, when `zeroloss run` offers it as
+    a flag, the flag's name (and its metavar where the unit does not say it; cli.runflags makes the flags)."""
+    meta = {"help": help, "lo": lo, "hi": hi, "choices": choices, "unit": unit, "flag": flag, "metavar": metavar}
     if isinstance(default, list | tuple):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -32,18 +34,18 @@ class RunConfig:
     """Everything `zeroloss run` can be told; the YAML keys are these names."""
 
     frame_sizes: list[int] = _f(DEFAULT_SIZES, "frame sizes in bytes including FCS", MIN_FRAME, MAX_FRAME,
-                                unit="B")
-    flows: int = _f(1024, "flows per direction, made by stepping the flow_fields", 1, 1 << 20)
+                                unit="B", flag="--frame-sizes")
+    flows: int = _f(1024, "flows per direction, made by stepping the flow_fields", 1, 1 << 20, flag="--flows")
     flow_fields: list[str] = _f(("src_ip", "dst_ip"), "header fields stepped per flow", choices=FLOW_FIELDS)
     bidirectional: bool = _f(True, "send both ways (port 0 -> 1 and 1 -> 0)")
     topology: str = _f("p2p", "bench path: p2p (zlgen - testpmd - zlgen), ovs-p2p (zlgen - OVS-DPDK - zlgen), "
                               "pvp (zlgen - OVS-DPDK - testpmd VNF on virtio-user - OVS-DPDK - zlgen) or pvvp "
-                              "(two VNFs in a chain)", choices=TOPOLOGIES)
+                              "(two VNFs in a chain)", choices=TOPOLOGIES, flag="--topology")
     bridges: int = _f(1, "OVS: 1 bridge, or 2 (br-phy with zlgen's ports, br-int with the VNFs', patch ports)", 1, 2)
     vlan: int = _f(-1, "OVS with 2 bridges: zlgen's frames carry this VLAN, translated to vlan+100 between the "
                        "bridges (-1: untagged)", -1, 3995)
     bond: str = _f("none", "OVS with 2 bridges: zlgen's ports bonded two by two on br-phy (four zlgen ports)",
-                   choices=BOND_MODES)
+                   choices=BOND_MODES, flag="--bond")
     meter_pps: int = _f(0, "OVS: an OpenFlow meter dropping above this rate at OVS ingress, per direction "
                            "(a DUT of known capacity; 0: none)", 0, 100_000_000, unit="pps")
     ovs_socket_mem_mb: int = _f(1024, "OVS: dpdk-socket-mem, hugepage memory OVS takes at start (MTU 9000 ports "
@@ -59,11 +61,11 @@ class RunConfig:
     ovs_rxd: int = _f(2048, "OVS: n_rxq_desc of every port (power of 2)", 64, 4096)
     ovs_txd: int = _f(2048, "OVS: n_txq_desc of every port (power of 2)", 64, 4096)
     ovs_tx_retries_max: int = _f(-1, "OVS: tx-retries-max of vhost ports (-1: OVS's default, 8)", -1, 32)
-    vnf_ring: int = _f(1024, "pvp, pvvp: the VNFs' virtio ring size (256, 1024 or 4096; a VM takes at most 1024)",
-                       256, 4096)
+    vnf_ring: int = _f(1024, "pvp, pvvp: the VNFs' virtio ring size (a VM takes at most 1024)",
+                       choices=VNF_RINGS, flag="--vnf-ring")
     vnf: str = _f("auto", "pvp, pvvp: the VNF: vm (a QEMU/KVM guest running testpmd behind vhost-user), process "
                           "(testpmd on virtio-user, a host process), auto (vm where KVM works)",
-                  choices=("auto", "vm", "process"))
+                  choices=("auto", "vm", "process"), flag="--vnf")
     vnf_vcpus: str = _f("1,0", "vm: host CPU of each vCPU, in vCPU order (vCPU 0 runs testpmd's main lcore, the "
                                "others forward)")
     vnf_emulator_cpus: str = _f("1", "vm: host CPUs of QEMU's emulator threads")
@@ -74,41 +76,53 @@ class RunConfig:
     vnf_boot_timeout_s: float = _f(60.0, "vm: how long the guest may take to reach testpmd's prompt", 5, 3600,
                                    unit="s")
     dut: str = _f("testpmd", "device under test: testpmd (started by zeroloss), external (yours, no counters) or "
-                             "lab (a compute node described by a lab file, read over SSH)",
-                  choices=("testpmd", "external", "lab"))
-    lab: str = _f("", "lab mode: the lab file (generator ports, the DUT host, its OVS and VNFs, the traffic)")
+                             "lab (a compute node described by a lab file, read over SSH; implied by lab)",
+                  choices=("testpmd", "external", "lab"), flag="--dut")
+    lab: str = _f("", "lab mode: the lab file (generator ports, the DUT host, its OVS and VNFs, the traffic; see "
+                      "docs/lab.md)",
+                  flag="--lab", metavar="FILE")
     dut_set: list[str] = _f((), "lab mode: OVS settings to change on the DUT for this run, TABLE:RECORD:COLUMN[:KEY]="
-                                "VALUE (ovs-vsctl set), each restored at the end; needs allow_dut_changes")
-    allow_dut_changes: bool = _f(False, "lab mode: allow dut_set to change the DUT's OVS (restored at the end)")
-    forward_mode: str = _f("io", "testpmd forwarding mode", choices=("io", "mac", "macswap"))
+                                "VALUE (ovs-vsctl set), each restored at the end; needs allow_dut_changes",
+                                flag="--dut-set", metavar="TABLE:RECORD:COLUMN[:KEY]=VALUE")
+    allow_dut_changes: bool = _f(False, "lab mode: allow dut_set to change the DUT's OVS (restored at the end)",
+                                 flag="--allow-dut-changes")
+    forward_mode: str = _f("io", "testpmd forwarding mode", choices=("io", "mac", "macswap"), flag="--forward-mode")
     link: str = _f("auto", "bench wire: memif, vhost, or auto (memif up to 1518 B, vhost above)",
-                   choices=("auto", "memif", "vhost"))
-    ports: list[str] = _f((), "external mode: the two ports as EAL device arguments (PCI address or vdev)")
+                   choices=("auto", "memif", "vhost"), flag="--link")
+    ports: list[str] = _f((), "external mode: the two ports as EAL device arguments (PCI address or vdev)",
+                          flag="--port", metavar="DEVARGS")
     max_rate_pps: float = _f(0.0, "external mode: the highest rate to try per direction (0 = line rate)", 0, 1e10,
-                             unit="pps")
+                             unit="pps", flag="--max-rate")
     search: str = _f("binary", "search strategy: binary (RFC 2544 / trafficgen: short trials, one long validation) or "
-                               "mlr (MLRsearch, RFC 9971: FD.io CSIT's controller)", choices=("binary", "mlr"))
+                               "mlr (MLRsearch, RFC 9971: FD.io CSIT's controller; its goals: mlr_exceed_ratio, "
+                               "mlr_duration_sum_s, mlr_preceding_targets)", choices=("binary", "mlr"),
+                               flag="--search")
     mlr_exceed_ratio: float = _f(0.5, "mlr: share of a load's trial seconds that may exceed the goal's loss and the "
                                       "load still count as a lower bound (0: none may)", 0, 0.99)
     mlr_duration_sum_s: float = _f(0.0, "mlr: trial seconds that decide a load (0: validation_s, one final trial "
                                         "decides)", 0, 86400, unit="s")
     mlr_preceding_targets: int = _f(2, "mlr: coarser phases before the final one, each at twice the width and "
                                        "shorter trials (1 is cheapest; 2 is CSIT's)", 1, 10)
-    warmup_s: float = _f(1.0, "warm-up trial before each search, not counted (0: none)", 0, 3600, unit="s")
+    warmup_s: float = _f(1.0, "warm-up trial before each search, not counted (0: none)", 0, 3600, unit="s",
+                         flag="--warmup")
     warmup_pct: float = _f(10.0, "warm-up trial rate (% of the search's top rate)", 0.1, 100, unit="%")
     require_ndr: Any = _f(None, "sign-off: the NDR each frame size must reach, % of line rate: one number for "
-                                "every size or a map {size: pct}; a miss makes zeroloss run exit 2", unit="%")
-    trial_s: float = _f(2.0, "search trial duration (mlr: its initial trial duration)", 0.1, 86400, unit="s")
+                                "every size or a map {size: pct} (as a flag: 25, or 64:10,9000:90); a miss makes "
+                                "zeroloss run exit 2, naming the sizes that missed", unit="%",
+                                flag="--require-ndr", metavar="PCT|SIZE:PCT,...")
+    trial_s: float = _f(2.0, "search trial duration (mlr: its initial trial duration)", 0.1, 86400, unit="s",
+                        flag="--trial")
     validation_s: float = _f(5.0, "final validation trial duration (mlr: its final trial duration)", 0.1, 86400,
-                             unit="s")
-    drain_ms: int = _f(500, "receive time after TX stops before counting", 0, 60000, unit="ms")
+                             unit="s", flag="--validation")
+    drain_ms: int = _f(500, "receive time after TX stops before counting", 0, 60000, unit="ms", flag="--drain-ms")
     granularity_pct: float = _f(0.5, "stop searching when the bounds are this close (% of the top rate; mlr: "
                                      "relative width, % of the upper bound)",
-                                0.01, 50, unit="%")
-    start_pct: float = _f(100.0, "first trial rate (% of the ceiling)", 0.1, 100, unit="%")
-    ndr_loss_pct: float = _f(0.0, "loss tolerated by the no-drop rate (NDR), per direction", 0, 100, unit="%")
+                                0.01, 50, unit="%", flag="--granularity")
+    start_pct: float = _f(100.0, "first trial rate (% of the ceiling)", 0.1, 100, unit="%", flag="--start")
+    ndr_loss_pct: float = _f(0.0, "loss tolerated by the no-drop rate (NDR), per direction", 0, 100, unit="%",
+                             flag="--ndr-loss")
     pdr_loss_pct: float = _f(0.1, "loss tolerated by the partial-drop rate (PDR), per direction; "
-                                  "negative = no PDR", -1, 100, unit="%")
+                                  "negative = no PDR", -1, 100, unit="%", flag="--pdr-loss")
     gen_tolerance_pct: float = _f(5.0, "achieved rate below requested by more than this = generator failure "
                                        "(retried, never DUT loss)", 0.01, 50, unit="%")
     max_retries: int = _f(3, "retries after a generator failure or anomaly", 0, 20)
@@ -116,8 +130,9 @@ class RunConfig:
     pace_gap_us: int = _f(1000, "zlgen pacing: a stall shorter than this is made up with short bursts, a "
                                 "longer one restarts the schedule and its frames are skipped (generator failure "
                                 "if too many)", 1, 1000000, unit="us")
-    link_speed_gbps: float = _f(25.0, "nominal link speed for % of line rate", 0.001, 1000, unit="Gb/s")
-    repeat: int = _f(1, "searches per frame size (the spread of their NDRs is reported)", 1, 100)
+    link_speed_gbps: float = _f(25.0, "nominal link speed for % of line rate", 0.001, 1000, unit="Gb/s",
+                                flag="--link-speed")
+    repeat: int = _f(1, "searches per frame size (the spread of their NDRs is reported)", 1, 100, flag="--repeat")
     ring_depth_log2: int = _f(14, "bench ring depth, log2 (memif rsize; vhost queue size capped at 4096)", 8, 14)
     dut_rxq: int = _f(1, "RX (and TX) queues per DUT port", 1, 16)
     gen_lcores: str = _f("1", "zlgen's lcores (-l)")
@@ -125,7 +140,9 @@ class RunConfig:
     core_probe: bool = _f(True, "bench: before its processes start, measure whether the cores they poll on share a "
                           "physical core (zlcores, about 0.5 s); searches on shared cores are flagged cores-shared")
     dut_main_lcore: int = _f(1, "testpmd's main lcore (reads commands only)", 0, 1023)
-    strict_rfc2544: bool = _f(False, "RFC 2544 preset: 60 s trials and validation, 2 s drain, 0 loss")
+    strict_rfc2544: bool = _f(False, "RFC 2544 preset: 60 s trials and validation, 2 s drain, 0 loss (RFC 2544 "
+                                     "§24, §23)",
+                              flag="--strict-rfc2544")
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -263,14 +280,15 @@ def check_ovs_topology(bridges: int, vlan: int, bond: str) -> None:
                             "set bridges: 2")
 
 
-def _num(x: float) -> str:
+def number_text(x: float) -> str:
+    """A number as messages and help show it: 2, not 2.0; 0.5 as 0.5."""
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
 def _check(f: dataclasses.Field, value: Any) -> None:
     meta, name = f.metadata, f.name
     kind = f.type if isinstance(f.type, str) else f.type.__name__
-    rng = f"{_num(meta['lo'])}..{_num(meta['hi'])}" if meta["lo"] is not None else ""
+    rng = f"{number_text(meta['lo'])}..{number_text(meta['hi'])}" if meta["lo"] is not None else ""
     unit = f" {meta['unit']}" if meta["unit"] else ""
 
     def bad(what: str) -> ZeroLossError:
@@ -287,7 +305,7 @@ def _check(f: dataclasses.Field, value: Any) -> None:
             if inner == "str" and not isinstance(v, str):
                 raise bad("must be a list of strings")
             if meta["choices"] and v not in meta["choices"]:
-                raise bad(f"may only hold {', '.join(meta['choices'])}")
+                raise bad(f"may only hold {', '.join(map(str, meta['choices']))}")
             if meta["lo"] is not None and not meta["lo"] <= v <= meta["hi"]:
                 raise ZeroLossError(f"config: {name} must hold values in {rng}{unit}, got {_shown(v)}")
         return
@@ -302,7 +320,7 @@ def _check(f: dataclasses.Field, value: Any) -> None:
     if kind == "str" and not isinstance(value, str):
         raise bad("must be a string")
     if meta["choices"] and value not in meta["choices"]:
-        raise bad(f"must be one of {', '.join(meta['choices'])}")
+        raise bad(f"must be one of {', '.join(map(str, meta['choices']))}")
     if meta["lo"] is not None and not meta["lo"] <= value <= meta["hi"]:
         raise bad(f"must be in {rng}{unit}")
 
@@ -316,9 +334,9 @@ def field_help() -> dict[str, str]:
         if m["unit"]:
             extra.append(m["unit"])
         if m["lo"] is not None:
-            extra.append(f"{_num(m['lo'])}..{_num(m['hi'])}")
+            extra.append(f"{number_text(m['lo'])}..{number_text(m['hi'])}")
         if m["choices"]:
-            extra.append("|".join(m["choices"]))
+            extra.append("|".join(map(str, m["choices"])))
         out[f.name] = m["help"] + (f" [{', '.join(extra)}]" if extra else "")
     return out
 

@@ -5,17 +5,53 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from zeroloss.errors import ZeroLossError
+from zeroloss.model import MAX_FRAME, MIN_FRAME
 
-def whole_number(lowest: int) -> Callable[[str], int]:
-    """A type for whole numbers of at least `lowest`."""
+
+def whole_number(lowest: int | None = None) -> Callable[[str], int]:
+    """A type for whole numbers (of at least `lowest` when given)."""
 
     def parse(text: str) -> int:
         try:
             v = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-        if v < lowest:
+        if lowest is not None and v < lowest:
             raise argparse.ArgumentTypeError(f"{v} must be at least {lowest}")
         return v
 
     return parse
+
+
+def number(text: str) -> float:
+    """A type for numbers (a range is the caller's to check)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+
+
+def rate(text: str) -> float:
+    """A rate in frames/s; accepts k/M/G suffixes (e.g. 1.5M); the range is the caller's to check."""
+    mult = {"k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9}.get(text[-1:], 1.0)
+    try:
+        return float(text[:-1] if mult != 1.0 else text) * mult
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a rate (frames/s, e.g. 500000 or 1.5M)") from None
+
+
+def frame_sizes(text: str) -> list[int]:
+    """The one parser of a frame-size list, '64,1518,9000' (bytes including FCS); the range is checked where the
+    sizes are used (check_frame, or the run settings' frame_sizes)."""
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a list of frame sizes (e.g. 64,1518,9000)") from None
+
+
+def check_frame(size: int) -> int:
+    """A frame size within MIN_FRAME..MAX_FRAME bytes, or one line naming it."""
+    if not MIN_FRAME <= size <= MAX_FRAME:
+        raise ZeroLossError(f"frame size {size} B is outside {MIN_FRAME}..{MAX_FRAME} B (FCS included)")
+    return size

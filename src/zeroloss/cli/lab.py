@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
+from zeroloss.cli.argtypes import check_frame
 from zeroloss.errors import ZeroLossError
-from zeroloss.model import MAX_FRAME, MIN_FRAME
 
 
 def lab_trial(args: argparse.Namespace) -> int:
@@ -22,8 +22,7 @@ def lab_trial(args: argparse.Namespace) -> int:
 
     if args.imix:
         raise ZeroLossError("--imix is not available with --lab yet", "give --frame-size")
-    if not MIN_FRAME <= args.frame_size <= MAX_FRAME:
-        raise ZeroLossError(f"frame size {args.frame_size} B is outside {MIN_FRAME}..{MAX_FRAME} B (FCS included)")
+    check_frame(args.frame_size)
     if args.duration <= 0:
         raise ZeroLossError("--duration must be more than 0 seconds")
     interval = args.interval if args.interval is not None else 1.0

@@ -11,23 +11,11 @@ import signal
 import sys
 
 from zeroloss import __version__
-from zeroloss.cli.argtypes import whole_number
+from zeroloss.cli.argtypes import check_frame, rate, whole_number
+from zeroloss.cli.runflags import add_run_flag, add_run_flags, run_overrides
 from zeroloss.errors import ZeroLossError
-from zeroloss.model import MAX_FRAME, MIN_FRAME
 
 _positive_int = whole_number(1)
-
-
-def _rate(text: str) -> float:
-    """A rate in frames/s; accepts k/M suffixes (e.g. 1.5M)."""
-    mult = {"k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9}.get(text[-1:], 1.0)
-    try:
-        v = float(text[:-1] if mult != 1.0 else text) * mult
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a rate (frames/s, e.g. 500000 or 1.5M)") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError("a rate cannot be negative")
-    return v
 
 
 def _rate_or_pct(text: str) -> tuple[str, float]:
@@ -40,7 +28,10 @@ def _rate_or_pct(text: str) -> tuple[str, float]:
         if not 0 < v <= 100:
             raise argparse.ArgumentTypeError(f"{text} is not in 0..100 % of line rate")
         return "pct", v
-    return "pps", _rate(text)
+    v = rate(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError("a rate cannot be negative")
+    return "pps", v
 
 
 def _imix(text: str) -> list[list[int]]:
@@ -83,8 +74,7 @@ def _cmd_trial(args: argparse.Namespace) -> int:
             raise ZeroLossError(f"--{flag} is for fixed-rate trials on lab ports (--lab FILE)")
     sizes = [p[0] for p in args.imix] if args.imix else [args.frame_size]
     for size in sizes:
-        if not MIN_FRAME <= size <= MAX_FRAME:
-            raise ZeroLossError(f"frame size {size} B is outside {MIN_FRAME}..{MAX_FRAME} B (FCS included)")
+        check_frame(size)
     if args.duration <= 0:
         raise ZeroLossError("--duration must be more than 0 seconds")
     largest = max(sizes)
@@ -116,24 +106,6 @@ def _cmd_trial(args: argparse.Namespace) -> int:
     return 0
 
 
-RUN_FLAGS = {  # flag dest -> config key
-    "frame_sizes": "frame_sizes", "flows": "flows", "trial_s": "trial_s", "validation_s": "validation_s",
-    "drain_ms": "drain_ms", "granularity_pct": "granularity_pct", "ndr_loss_pct": "ndr_loss_pct",
-    "pdr_loss_pct": "pdr_loss_pct", "link_speed_gbps": "link_speed_gbps", "repeat": "repeat", "dut": "dut",
-    "forward_mode": "forward_mode", "link": "link", "ports": "ports", "max_rate_pps": "max_rate_pps",
-    "start_pct": "start_pct", "strict_rfc2544": "strict_rfc2544", "topology": "topology", "vnf_ring": "vnf_ring",
-    "vnf": "vnf", "bond": "bond", "search": "search", "require_ndr": "require_ndr", "warmup_s": "warmup_s",
-    "lab": "lab", "dut_set": "dut_set", "allow_dut_changes": "allow_dut_changes",
-}
-
-
-def _sizes(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a list of frame sizes (e.g. 64,1518,9000)") from None
-
-
 def _set_value(text: str) -> tuple[str, object]:
     """--set KEY=VALUE (config.setting) as argparse wants its errors."""
     from zeroloss.config import setting
@@ -159,9 +131,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from zeroloss.runner import Run, interrupted_state
     from zeroloss.session import BENCH, ResultLock
 
-    overrides = {key: getattr(args, dest) for dest, key in RUN_FLAGS.items()}
-    if args.strict_rfc2544 is False:
-        overrides["strict_rfc2544"] = None
+    overrides = run_overrides(args)
     overrides.update(dict(args.set or []))
     host = hostinfo.collect()
     if args.resume:
@@ -379,12 +349,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         from zeroloss.tune.tunebench import tune_bench
 
-        try:
-            frames = [int(x) for x in args.frames.split(",")]
-        except ValueError:
-            raise ZeroLossError(f"--frames '{args.frames}' is not a list of frame sizes such as 64,1518,9000") \
-                from None
-        lines = tune_bench(frames, args.trial, args.validation, args.granularity, args.budget,
+        lines = tune_bench(args.frames, args.trial, args.validation, args.granularity, args.budget,
                            Path(f"results/bench-tune-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
     elif args.vnf:
         import time
@@ -392,12 +357,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         from zeroloss.vnfbench import vnf_bench
 
-        try:
-            frames = [int(x) for x in args.frames.split(",")]
-        except ValueError:
-            raise ZeroLossError(f"--frames '{args.frames}' is not a list of frame sizes such as 64,1518,9000") \
-                from None
-        lines = vnf_bench(frames, args.trial, args.validation, args.granularity,
+        lines = vnf_bench(args.frames, args.trial, args.validation, args.granularity,
                           Path(f"results/bench-vnf-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
     elif args.search:
         import time
@@ -462,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_cmd_trial)
 
     from zeroloss.cli.tune import register as register_tune
-    from zeroloss.config import field_help
+    from zeroloss.config import RunConfig, field_help
 
     keys = "\n".join(f"  {k}: {v}" for k, v in field_help().items())
     r = sub.add_parser(
@@ -476,63 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--config", metavar="FILE", help="YAML file of settings (flags override it)")
     r.add_argument("--set", action="append", type=_set_value, metavar="KEY=VALUE",
                    help="any setting by its key, e.g. --set dut_rxq=2 (YAML value syntax)")
-    r.add_argument("--frame-sizes", dest="frame_sizes", type=_sizes, metavar="B,B,...",
-                   help="frame sizes in bytes incl. FCS (default 64,128,256,512,1024,1280,1518,4096,8192,9000)")
-    r.add_argument("--flows", type=_positive_int, metavar="N", help="flows per direction (default 1024)")
-    r.add_argument("--trial", dest="trial_s", type=float, metavar="S", help="search trial length, s (default 2)")
-    r.add_argument("--validation", dest="validation_s", type=float, metavar="S",
-                   help="final validation trial length, s (default 5)")
-    r.add_argument("--drain-ms", dest="drain_ms", type=int, metavar="MS", help="drain after TX, ms (default 500)")
-    r.add_argument("--granularity", dest="granularity_pct", type=float, metavar="PCT",
-                   help="search resolution, %% of the ceiling (default 0.5)")
-    r.add_argument("--start", dest="start_pct", type=float, metavar="PCT",
-                   help="first trial rate, %% of the ceiling (default 100)")
-    r.add_argument("--ndr-loss", dest="ndr_loss_pct", type=float, metavar="PCT",
-                   help="NDR loss tolerance per direction, %% (default 0: strict zero loss)")
-    r.add_argument("--pdr-loss", dest="pdr_loss_pct", type=float, metavar="PCT",
-                   help="PDR loss tolerance per direction, %% (default 0.1; negative: no PDR)")
-    r.add_argument("--link-speed", dest="link_speed_gbps", type=float, metavar="GBPS",
-                   help="nominal link speed for %% of line rate, Gb/s (default 25)")
-    r.add_argument("--repeat", type=_positive_int, metavar="N", help="searches per frame size (default 1)")
-    r.add_argument("--topology", choices=["p2p", "ovs-p2p", "pvp", "pvvp"],
-                   help="p2p: zlgen - testpmd - zlgen (default); ovs-p2p: zlgen - OVS-DPDK - zlgen; "
-                        "pvp: zlgen - OVS-DPDK - testpmd VNF - OVS-DPDK - zlgen; pvvp: two VNFs in a chain")
-    r.add_argument("--bond", choices=["none", "active-backup", "balance-slb"],
-                   help="OVS with --set bridges=2: zlgen's ports bonded two by two on br-phy (default none)")
-    r.add_argument("--vnf-ring", dest="vnf_ring", type=int, choices=[256, 512, 1024, 2048, 4096],
-                   help="pvp, pvvp: the VNFs' virtio ring size (default 1024; a VM takes 256-1024)")
-    r.add_argument("--vnf", choices=["auto", "vm", "process"],
-                   help="pvp, pvvp: the VNF is a QEMU/KVM guest running testpmd (vm), testpmd as a host process "
-                        "(process), or vm where /dev/kvm works (auto, default)")
-    r.add_argument("--dut", choices=["testpmd", "external", "lab"],
-                   help="testpmd on the bench (default), external, or lab (implied by --lab)")
-    r.add_argument("--lab", metavar="FILE", help="certify a compute node zeroloss did not build: its lab file "
-                                                 "(generator ports, the node over SSH, its OVS and VNFs, the traffic; "
-                                                 "see docs/lab.md)")
-    r.add_argument("--dut-set", dest="dut_set", action="append", metavar="TABLE:RECORD:COLUMN[:KEY]=VALUE",
-                   help="--lab: change an OVS setting of the node for this run (ovs-vsctl set), restored at the "
-                        "end; needs --allow-dut-changes")
-    r.add_argument("--allow-dut-changes", dest="allow_dut_changes", action="store_true", default=None,
-                   help="--lab: let --dut-set change the node (zeroloss only reads it otherwise)")
-    r.add_argument("--forward-mode", dest="forward_mode", choices=["io", "mac", "macswap"],
-                   help="testpmd forwarding mode (default io)")
-    r.add_argument("--link", choices=["auto", "memif", "vhost"],
-                   help="bench wire (default auto: memif up to 1518 B, vhost-user above)")
-    r.add_argument("--port", dest="ports", action="append", metavar="DEVARGS",
-                   help="external mode: a port as an EAL device (PCI address or vdev); give two")
-    r.add_argument("--max-rate", dest="max_rate_pps", type=_rate, metavar="PPS",
-                   help="external mode: highest rate to try per direction (default line rate)")
-    r.add_argument("--search", choices=["binary", "mlr"],
-                   help="binary: RFC 2544 / trafficgen binary search, short trials and one long validation (default);"
-                        " mlr: MLRsearch (RFC 9971, FD.io CSIT's controller), goals set by --set mlr_exceed_ratio, "
-                        "mlr_duration_sum_s and mlr_preceding_targets")
-    r.add_argument("--require-ndr", dest="require_ndr", metavar="PCT|SIZE:PCT,...",
-                   help="sign-off: the NDR every frame size must reach, %% of line rate (e.g. 25, or 64:10,9000:90; "
-                        "a YAML map in --config); the run exits 2 naming the sizes that missed")
-    r.add_argument("--warmup", dest="warmup_s", type=float, metavar="S",
-                   help="warm-up trial before each search, seconds, not counted (default 1; 0: none)")
-    r.add_argument("--strict-rfc2544", dest="strict_rfc2544", action="store_true", default=False,
-                   help="60 s trials and validation, 2 s drain, zero loss (RFC 2544 §24, §23)")
+    add_run_flags(r)  # every RunConfig field with a flag: help, unit, range and default from the field
     r.add_argument("--output", "-o", metavar="FILE", help="result file (default results/zeroloss-TIME.json)")
     r.add_argument("--resume", metavar="FILE", help="continue a cut run from its result file")
     r.add_argument("--json", action="store_true", help="print machine-readable results only")
@@ -555,7 +459,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     c.set_defaults(func=_cmd_campaign)
 
-    register_tune(sub, _set_value, _sizes)
+    register_tune(sub, _set_value)
 
     k = sub.add_parser("check", help="functional checks of the data path (jumbo frames, the loss ledger)",
                        description="jumbo: with mtu_request=9000 on every OVS port, 9018 B frames cross PVP "
@@ -613,20 +517,18 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--budget", type=float, default=20.0, metavar="MIN", help="--tune: the tune's budget (default 20)")
     b.add_argument("--readings", type=_positive_int, default=50, metavar="N",
                    help="--lab: readings timed per kind (default 50)")
-    b.add_argument("--frames", default="64,1518,9000", metavar="BYTES,...",
-                   help="--vnf: the frame sizes (default 64,1518,9000)")
+    add_run_flag(b, "frame_sizes", flag="--frames", dest="frames", default=[64, 1518, 9000], scope="--vnf, --tune")
     b.add_argument("--cases", default="p2p:64,p2p:1518,p2p:9000,pvp:64", metavar="TOPO:SIZE,...",
                    help="--search: the cases (default p2p:64,p2p:1518,p2p:9000,pvp:64)")
     b.add_argument("--strategies", default="binary,mlr,rfc2544", metavar="NAME[:KEY=VALUE...],...",
                    help="--search: binary (short trials, one validation), mlr (MLRsearch), rfc2544 (the binary "
                         "search with every trial as long as --validation); default all three. Run settings for one "
                         "entry follow its name, e.g. mlr:mlr_duration_sum_s=15 beside mlr")
-    b.add_argument("--trial", type=float, default=1.0, metavar="S",
-                   help="--search: search trial (MLRsearch: initial trial) duration, s (default 1)")
-    b.add_argument("--validation", type=float, default=5.0, metavar="S",
-                   help="--search: validation (MLRsearch: final trial) duration, s, equal for both (default 5)")
-    b.add_argument("--granularity", type=float, default=0.5, metavar="PCT",
-                   help="--search: binary granularity and MLRsearch relative width, %% (default 0.5)")
+    run_defaults = RunConfig()  # the bench's searches take run's defaults, but shorter search trials
+    scope = "--search, --vnf, --tune"
+    add_run_flag(b, "trial_s", dest="trial", default=1.0, scope=scope)
+    add_run_flag(b, "validation_s", dest="validation", default=run_defaults.validation_s, scope=scope)
+    add_run_flag(b, "granularity_pct", dest="granularity", default=run_defaults.granularity_pct, scope=scope)
     b.set_defaults(func=_cmd_bench)
     from zeroloss.cli.host import register as register_host
     from zeroloss.cli.report import register as register_report

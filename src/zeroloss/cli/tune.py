@@ -9,10 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+from zeroloss.cli.runflags import add_run_flags, run_overrides
 from zeroloss.errors import ZeroLossError
 
 
-def register(sub, set_value, sizes) -> None:
+def register(sub, set_value) -> None:
+    """`zeroloss tune` and its flags (the run settings it takes as flags made from RunConfig's fields)."""
     t = sub.add_parser(
         "tune", help="find the settings that reach a zero-loss target: measure, diagnose, change one, keep what helps",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -22,20 +24,16 @@ def register(sub, set_value, sizes) -> None:
                     "RX queues, descriptors, PMD cores, rxq assignment, tx retries, socket memory, a meter), "
                     "measures again and keeps the change only when the NDR rose beyond the run-to-run spread. "
                     "Ends when every size meets --target, no remedy is left, or --budget is spent. Rates are "
-                    "frames/s per direction; the target is % of line rate or frames/s.",
+                    "frames/s per direction; the target is % of line rate or frames/s. With --lab, the lab node's "
+                    "OVS settings are changed with ovs-vsctl for each step and restored after it (needs "
+                    "--allow-dut-changes).",
         epilog="Knobs the bench cannot change (isolcpus, C-states, 1 GB pages) are printed as advice from zeroloss "
                "host plan / host audit. The tune file is a campaign file: zeroloss report shows every step.")
     t.add_argument("--target", required=False, metavar="PCT%|PPS",
                    help="the NDR every frame size must reach: %% of line rate (e.g. 100%%) or frames/s (e.g. 1.2M)")
     t.add_argument("--config", metavar="FILE", help="YAML file of run settings to start from")
     t.add_argument("--set", action="append", type=set_value, metavar="KEY=VALUE", help="a run setting to start from")
-    t.add_argument("--lab", metavar="FILE",
-                   help="tune a lab node (zeroloss run --lab): its OVS settings, changed with ovs-vsctl for each "
-                        "step and restored after it; needs --allow-dut-changes")
-    t.add_argument("--allow-dut-changes", dest="allow_dut_changes", action="store_true",
-                   help="--lab: let tune change the node's OVS settings (each restored when its step ends)")
-    t.add_argument("--frame-sizes", dest="frame_sizes", type=sizes, metavar="B,B,...",
-                   help="frame sizes to tune (default: the run's)")
+    add_run_flags(t, ("lab", "allow_dut_changes", "frame_sizes"))
     t.add_argument("--budget", type=float, default=60.0, metavar="MIN",
                    help="stop after this many minutes of measuring (default 60)")
     t.add_argument("--steps", type=int, default=None, metavar="N",
@@ -62,8 +60,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     host = hostinfo.collect()
     if args.resume:
-        if args.target or args.config or args.set or args.frame_sizes or args.output or args.steps is not None \
-                or args.lab or args.allow_dut_changes:
+        if args.target or args.config or args.set or args.output or args.steps is not None or run_overrides(args):
             raise ZeroLossError("--resume takes the target and settings from the tune file; give only the file")
         path = Path(args.resume)
     else:
@@ -72,13 +69,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         target = loop.parse_target(args.target)
         if args.budget <= 0 or not 0 <= args.noise <= 50 or (args.steps is not None and args.steps < 1):
             raise ZeroLossError("--budget must be more than 0 minutes, --steps at least 1 and --noise within 0..50 %")
-        overrides = dict(args.set or [])
-        if args.frame_sizes:
-            overrides["frame_sizes"] = args.frame_sizes
-        if args.lab:
-            overrides["lab"] = args.lab
-        if args.allow_dut_changes:
-            overrides["allow_dut_changes"] = True
+        overrides = {**dict(args.set or []), **run_overrides(args)}
         base = config_mod.load(Path(args.config) if args.config else None, overrides)
         if base.lab and not base.allow_dut_changes:
             raise ZeroLossError("zeroloss tune changes the lab node's OVS settings (each restored after its step)",
