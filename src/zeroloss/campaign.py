@@ -8,17 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from zeroloss.fileio import now_iso, patch_state_in_place, write_json_atomic
 from zeroloss.results.journal import Journal
 from zeroloss.results.resultfile import VERSION as RUN_VERSION
 from zeroloss.results.resultfile import (
     ResultFile,
     check_same_host,
     new_document,
-    now_iso,
-    patch_state_in_place,
     read_json,
     resolve_own_link,
-    write_json_atomic,
 )
 
 from . import __version__

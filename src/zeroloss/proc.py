@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO
 
 from .errors import ZeroLossError
+from .fileio import open_log
 from .session import record_child
 
 PR_SET_PDEATHSIG = 1
@@ -62,8 +63,7 @@ class ManagedProcess:
         self._log: IO[bytes] | None = None
 
     def start(self) -> ManagedProcess:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log_path, "wb")
+        self._log = open_log(self.log_path)
         try:
             self.proc = subprocess.Popen(
                 self.argv,

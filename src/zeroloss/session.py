@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from .errors import ZeroLossError
+from .fileio import open_lockfile, overwrite_fd, write_json_atomic, write_text_atomic
 
 DPDK_RUNTIME = Path("/var/run/dpdk")
 KEEP_SESSIONS = 10
@@ -89,7 +90,7 @@ class FileLock:
         """Takes the lock and writes info into it; returns None, or the holder's info when another has it."""
         while True:
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                fd = open_lockfile(self.path)
             except OSError as e:
                 raise ZeroLossError(f"cannot open the lock {self.path}: {e.strerror}") from e
             try:
@@ -107,8 +108,7 @@ class FileLock:
             os.close(fd)
         self.fd = fd
         self.previous = _read_info(fd)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
+        overwrite_fd(fd, json.dumps(info).encode())
         return None
 
     def release(self, remove: bool = False) -> None:
@@ -120,7 +120,7 @@ class FileLock:
             except OSError:
                 pass
         else:
-            os.ftruncate(self.fd, 0)
+            overwrite_fd(self.fd, b"")
         os.close(self.fd)  # closing drops the flock
         self.fd = None
 
@@ -281,8 +281,9 @@ def _reap_result_lock(path: Path) -> list[str]:
 
 
 def mark_interrupted(path: Path) -> list[str]:
-    """A result or campaign file left `running` by a zeroloss that is gone becomes `interrupted`."""
-    from .results.resultfile import read_json, write_json_atomic
+    """A result or campaign file left `running` by a zeroloss that is gone becomes `interrupted`. Read as its
+    readers see it (results.resultfile.read_json: the journal's lines applied, the last state among them)."""
+    from .results.resultfile import read_json
 
     try:
         doc = read_json(path, "result file")
@@ -317,13 +318,14 @@ def _prune_logs(base: Path) -> None:
 
 
 def write_owner(root: Path, tag: str) -> None:
-    (root / "owner.json").write_text(json.dumps({**me(), "tag": tag}))
+    """The session's owner.json: this zeroloss, and the DPDK file prefix its processes use."""
+    write_text_atomic(root / "owner.json", json.dumps({**me(), "tag": tag}))
 
 
 def record_child(pidfile: Path, pid: int, name: str) -> None:
     """A started process's pid and start time, so that a later zeroloss can stop it if we die. Best effort: the
     process already runs and its owner stops it; a missing pid file only leaves it to PR_SET_PDEATHSIG."""
     try:
-        pidfile.write_text(f"{pid} {start_time(pid) or 0} {name}\n")
-    except OSError:
+        write_text_atomic(pidfile, f"{pid} {start_time(pid) or 0} {name}\n")
+    except ZeroLossError:
         pass

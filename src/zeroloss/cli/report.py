@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from zeroloss.errors import ZeroLossError
-from zeroloss.results.resultfile import write_text_atomic
+from zeroloss.fileio import write_text_atomic
 
 SUFFIX_FORMAT = {".html": "html", ".htm": "html", ".json": "json", ".csv": "csv", ".md": "markdown",
                  ".markdown": "markdown"}

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ZeroLossError
+from ..fileio import write_text_atomic
 from ..fmt import table
 from . import remote
 from .audit import SEVERITIES, Context, run
@@ -284,12 +285,12 @@ def fleet(inventory: str, intent: Intent, output: Path | None = None, limit: str
             if output is None:
                 result.pop("tree", None)
             else:
-                (output / f"{safe_name(c.host)}.json").write_text(json.dumps(result, indent=1) + "\n")
+                write_text_atomic(output / f"{safe_name(c.host)}.json", json.dumps(result, indent=1) + "\n")
             hosts.append(result)
     doc = {"format": FLEET_FORMAT, "inventory": inventory, "limit": limit, "intent": dataclasses.asdict(intent),
            "hosts": [_summary(h) for h in hosts], "exit_code": exit_code(hosts)}
     if output is not None:
-        (output / "fleet.json").write_text(json.dumps(doc, indent=1) + "\n")
+        write_text_atomic(output / "fleet.json", json.dumps(doc, indent=1) + "\n")
     doc["results"] = hosts
     return doc
 

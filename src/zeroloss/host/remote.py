@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import ZeroLossError
+from ..fileio import write_new, write_text_atomic
 from .ovsstate import CAPTURE, OvsState, from_outputs
 from .ssh import SshTarget, python_argv
 from .sysfs import Root
@@ -122,14 +123,13 @@ def materialise(doc: dict, dest: str | os.PathLike, where: str = "the collector"
         if name in CAPTURE and isinstance(text, str):
             _write(dest, f"ovs/{name}", text.encode())
     meta = {k: doc.get(k) for k in ("hostname", "root", "ovs_note", "errors", "elapsed_s")}
-    (dest / MARKER).write_text(json.dumps({"source": where, **meta}, indent=1) + "\n")
+    write_text_atomic(dest / MARKER, json.dumps({"source": where, **meta}, indent=1) + "\n")
     return dest
 
 
 def _write(dest: Path, rel: str, data: bytes) -> None:
-    path = dest / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    """One file of the tree: new (the tree starts empty), never through a link, no fsync (rebuilt from its source)."""
+    write_new(dest / rel, data)
 
 
 def ovs_state(doc: dict, where: str) -> tuple[OvsState | None, str]:

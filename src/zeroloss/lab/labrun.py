@@ -9,7 +9,6 @@ the trial's loss ledger.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -21,6 +20,7 @@ from ..bench.workspace import Workspace
 from ..dpdk import hugepages
 from ..dpdk.eal import Eal
 from ..errors import ZeroLossError
+from ..fileio import write_json_atomic
 from ..gen import Zlgen, ZlgenClient, ZlgenConfig
 from ..model import MIN_FRAME, line_rate_pps
 from .labdut import LabDut
@@ -283,10 +283,8 @@ def soak(lab: Lab, rate_pps: float | None, rate_pct: float | None, frame: int, d
     doc: dict = {"kind": "zeroloss-soak", "version": 1, "state": "running", "lab_file": lab.path, "frame": frame,
                  "duration_s": duration_s, "interval_s": interval_s, "intervals": [], "warnings": warnings}
 
-    def save() -> None:
-        tmp = out_path.with_suffix(out_path.suffix + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=1))
-        tmp.replace(out_path)
+    def save() -> None:  # atomic, 0600 (the lab's addresses and the node's state), never through a planted link
+        write_json_atomic(out_path, doc)
 
     out_path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -342,7 +340,7 @@ def soak(lab: Lab, rate_pps: float | None, rate_pct: float | None, frame: int, d
             doc["error"] = str(e) if isinstance(e, ZeroLossError) else type(e).__name__
         try:
             save()
-        except OSError:
+        except ZeroLossError:
             pass
         raise
 

@@ -13,9 +13,9 @@ import numpy as np
 from matplotlib import rc_context, ticker
 from matplotlib.figure import Figure
 
+from zeroloss.fileio import write_text_atomic
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import SearchEntry
-from zeroloss.results.resultfile import write_text_atomic
 from zeroloss.results.summary import Run, frame_rows, latency_rows, line_gbps
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",

@@ -13,17 +13,19 @@ Format history:
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
-import tempfile
-import time
-import zlib
 from pathlib import Path
 from typing import Any
 
-from zeroloss import __version__
+from zeroloss import __version__, fileio
 from zeroloss.errors import ZeroLossError
+from zeroloss.fileio import (
+    now_iso,
+    patch_state_in_place,
+    write_json_atomic,
+    write_text_atomic,  # noqa: F401 (kept importable from here for existing callers)
+)
 from zeroloss.hostinfo import fingerprint
 from zeroloss.results import journal, schema
 from zeroloss.results.journal import Journal
@@ -41,99 +43,11 @@ from zeroloss.results.records import (
 )
 
 
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
-
-
-def write_json_atomic(path: Path, doc: dict) -> None:
-    """Writes doc so that a crash leaves either the old file or the new one: tmp file, fsync, rename."""
-    write_text_atomic(path, json.dumps(doc, indent=1))
-
-
-def write_text_atomic(path: Path, text: str | bytes, mode: int = 0o600) -> None:
-    """Writes text so that a crash leaves either the old file or the new one, and nobody can redirect it.
-
-    The temporary file has an unpredictable name and is created exclusively (mkstemp: O_EXCL, never through a
-    symlink) in the target's folder, then renamed over the target: a symlink planted at the final path is
-    replaced, never followed (resuming through a symlink of the user's own writes its target: ResultFile.load).
-    Mode 0600 by default: result files hold the kernel command line and the machine id. Any failure (full
-    disk, read-only or missing folder) is one line, and no temporary file is left."""
-    path = Path(path)
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), mode)
-            f.write(text.encode() if isinstance(text, str) else text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as e:
-        why = e.strerror or str(e)
-        if isinstance(e, FileExistsError | NotADirectoryError):  # mkdir under a file: name that file
-            above = next((d for d in path.parents if d.exists()), None)
-            why = f"{above} is not a folder" if above and not above.is_dir() else why
-        raise ZeroLossError(f"cannot write {path}: {why}", "free space or choose a writable folder (-o)") from e
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
-def patch_state_in_place(path: Path, old: str, new: str) -> bool:
-    """Changes the document's top-level state from old to new without a new copy of the file: the last resort
-    when the disk is full. Only to a state of old's length or shorter (padded with spaces, still JSON), and only
-    in the file's first KiB, where the top-level `state` key is written (documents keep it before the bulk)."""
-    if len(new) > len(old):
-        return False
-    needle = f'"state": "{old}"'.encode()
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
-    except OSError:
-        return False
-    try:
-        head = os.pread(fd, 1024, 0)
-        at = head.find(needle)
-        if at < 0:
-            return False
-        os.pwrite(fd, f'"state": "{new}"'.encode() + b" " * (len(old) - len(new)), at)
-        os.fsync(fd)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
 def read_json(path: Path, what: str, shape: dict | None = None):
-    """A JSON document from a file (plain or gzip-compressed), or a one-line error naming the file and the fault.
-    Any document nests at most schema.MAX_DEPTH levels and has valid text; with a shape (a schema of
-    zeroloss.results.schema) it is also checked to have it."""
-    shown = schema.shown(path)
-    try:
-        data = Path(path).read_bytes()
-        if data[:2] == b"\x1f\x8b":  # gzip: archived result files are read as they are
-            data = gzip.decompress(data)
-        doc = json.loads(data)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
-        raise ZeroLossError(f"{what} {shown} is a damaged gzip file ({e})") from e
-    except OSError as e:
-        raise ZeroLossError(f"cannot read {what} {shown}: {e.strerror or e}") from e
-    except MemoryError as e:
-        raise ZeroLossError(f"{what} {shown} is too large to read") from e
-    except UnicodeDecodeError as e:
-        raise ZeroLossError(f"{what} {shown} is not JSON text ({e.reason})") from e
-    except json.JSONDecodeError as e:
-        raise ZeroLossError(f"{what} {shown} is not valid JSON (line {e.lineno})") from e
-    except RecursionError as e:
-        raise ZeroLossError(f"{what} {shown} is nested too deeply to be a zeroloss file (zeroloss writes at most "
-                            f"{schema.MAX_DEPTH} levels)") from e
-    except ValueError as e:  # a number of more digits than Python converts
-        raise ZeroLossError(f"{what} {shown} is not valid JSON ({str(e).split(':')[0]})") from e
+    """A JSON document from a file (plain or gzip-compressed, bounded: fileio.read_json), or a one-line error naming
+    the file and the fault. Any document nests at most schema.MAX_DEPTH levels and has valid text; with a shape (a
+    schema of zeroloss.results.schema) it is also checked to have it."""
+    doc = fileio.read_json(path, what)
     schema.plain(doc, path)
     if isinstance(doc, dict) and doc.get("format") in (FORMAT, "zeroloss-campaign"):
         journal.replay(doc, Path(path))  # the changes a run appended since the document was last written whole

@@ -22,6 +22,7 @@ from typing import Self
 
 from ..dpdk.telemetry import EthdevTelemetry, reply_value
 from ..errors import ZeroLossError
+from ..fileio import write_text_atomic
 from ..proc import ManagedProcess
 from ..unixsock import UnixClient
 from .base import Placement, Vnf
@@ -193,7 +194,7 @@ class GuestVm(Vnf):
     def start(self) -> Self:
         """Writes the domain XML, starts QEMU, pins the vCPUs and waits for the guest testpmd's prompt."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "domain.xml").write_text(self.xml)
+        write_text_atomic(self.dir / "domain.xml", self.xml)
         started = time.monotonic()
         self.proc.start()
         try:
