@@ -7,6 +7,7 @@ import pytest
 
 from zeroloss.campaign import builtin_names, campaign_table, expand, read
 from zeroloss.errors import ZeroLossError
+from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.records import TrialEntry
 
 FIX = Path(__file__).parent / "fixtures"
@@ -55,7 +56,7 @@ def test_unknown_campaign_lists_the_builtins():
 def test_v1_campaign_fixture_prints_the_same_table():
     doc = json.loads((FIX / "campaign_v1.json").read_text())
     assert doc["format"] == "zeroloss-campaign" and doc["version"] == 1
-    assert campaign_table(doc) + "\n" == (FIX / "campaign_v1.table.txt").read_text()
+    assert campaign_table(CampaignRecord.from_json(doc)) + "\n" == (FIX / "campaign_v1.table.txt").read_text()
 
 
 def test_resume_keeps_finished_cases_and_continues_the_cut_one(tmp_path):

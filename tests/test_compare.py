@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from zeroloss.cli.main import main
 from zeroloss.errors import ZeroLossError
 from zeroloss.results.compare import compare, dict_diff, frame_diffs, judge, text
+from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_json
 from zeroloss.results.summary import FrameRow, Run, frame_rows, load_runs
 
@@ -58,22 +59,22 @@ def test_dict_diff_names_nested_keys():
 def test_stored_runs_compare_per_frame_and_name_the_setting_that_differed():
     runs = load_runs([str(V2), str(V2B)])
     (cmp,) = compare(runs)
-    a, b = (read_json(p, "fixture") for p in (V2, V2B))
-    assert [d.frame for d in cmp["frames"]] == sorted(a["config"]["frame_sizes"])
-    for d in cmp["frames"]:
+    a, b = (RunRecord.from_json(read_json(p, "fixture")) for p in (V2, V2B))
+    assert [d.frame for d in cmp.frames] == sorted(a.config["frame_sizes"])
+    for d in cmp.frames:
         ra = next(r for r in frame_rows(a) if r.frame == d.frame)
         rb = next(r for r in frame_rows(b) if r.frame == d.frame)
         assert d.delta_pps == pytest.approx(rb.ndr_pps - ra.ndr_pps)
         assert d.delta_pct == pytest.approx(100 * (rb.ndr_pps - ra.ndr_pps) / ra.ndr_pps)
         assert d.verdict == judge(ra, rb)[0]
-    assert ("vnf_ring", 1024, 256) in cmp["config"]
-    assert cmp["host"] == [] or all(k in ("hugepages.1048576kB", "hugepages.2048kB", "python") for k, _, _ in
-                                    cmp["host"])
+    assert ("vnf_ring", 1024, 256) in cmp.config
+    assert cmp.host == [] or all(k in ("hugepages.1048576kB", "hugepages.2048kB", "python") for k, _, _ in
+                                 cmp.host)
     out = text(cmp)
     assert "vnf_ring: 1024 -> 256" in out and "result_v2_ring256 against result_v2 (baseline)" in out
     # these files' 9000 B ceiling was measured through OVS and the VNF: the 50 % drop of the smaller virtio
     # ring is the DUT's (the references' vring finding), not "generator-bound"
-    (at_9000,) = [d for d in cmp["frames"] if d.frame == 9000]
+    (at_9000,) = [d for d in cmp.frames if d.frame == 9000]
     assert at_9000.verdict == "slower"
 
 
@@ -81,7 +82,7 @@ def test_frames_measured_in_one_run_only_are_marked():
     a = read_json(V2, "fixture")
     b = read_json(V2, "fixture")
     b["searches"] = [s for s in b["searches"] if s["frame"] == 64]
-    diffs = {d.frame: d for d in frame_diffs(a, b)}
+    diffs = {d.frame: d for d in frame_diffs(RunRecord.from_json(a), RunRecord.from_json(b))}
     assert diffs[64].verdict in ("within-spread", "within-resolution") and diffs[64].delta_pps == 0
     assert diffs[9000].verdict == "missing" and diffs[9000].delta_pps is None
 
@@ -124,10 +125,10 @@ def test_compare_needs_two_runs(capsys):
 def test_a_campaign_compares_its_cases_with_the_first():
     runs = load_runs([str(FIX / "campaign_v1.json")])
     cmps = compare(runs)
-    assert [c["other"].label for c in cmps] == [r.label for r in runs[1:]]
-    assert all(c["config"] for c in cmps)  # campaign cases differ in some setting
+    assert [c.other.label for c in cmps] == [r.label for r in runs[1:]]
+    assert all(c.config for c in cmps)  # campaign cases differ in some setting
 
 
 def test_run_is_a_plain_record():
-    r = Run("a", "a.json", {"x": 1})
+    r = Run("a", "a.json", RunRecord.from_json({"config": {"x": 1}}))
     assert r.label == "a" and "x" not in repr(r)

@@ -12,6 +12,7 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import FLAG_TEXT, run_table
 from zeroloss.gen.process import REPO_BUILD
 from zeroloss.host import coreprobe
+from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_result
 from zeroloss.results.schema import RUN
 from zeroloss.results.summary import frame_rows
@@ -58,9 +59,10 @@ def test_a_shared_probe_flags_its_sizes_only_and_the_table_says_why():
     d = doc({64: [3_000_000.0], 1518: [900_000.0]})
     d["core_probes"] = [{"frames": [64], "cores": [0, 1], "ratio": [0.5, 0.52], "shared": True},
                         {"frames": [1518], "cores": [0, 1], "ratio": [0.99, 1.0], "shared": False}]
-    rows = {r.frame: r for r in frame_rows(d)}
+    run = RunRecord.from_json(d)
+    rows = {r.frame: r for r in frame_rows(run)}
     assert "cores-shared" in rows[64].flags and "cores-shared" not in rows[1518].flags
-    assert FLAG_TEXT["cores-shared"] in run_table(d)
+    assert FLAG_TEXT["cores-shared"] in run_table(run)
 
 
 def test_the_schema_reads_a_probe_and_refuses_a_broken_one():

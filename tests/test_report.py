@@ -28,10 +28,15 @@ def _doc(path: Path) -> dict:
     return read_json(path, "fixture")
 
 
+def _rows(doc: dict | Path) -> list:
+    """The frame rows of a document, or of a stored file."""
+    return frame_rows(RunRecord.from_json(_doc(doc) if isinstance(doc, Path) else doc))
+
+
 @pytest.mark.parametrize("path", [V1, V2, V2B])
 def test_rows_are_the_numbers_of_the_file(path):
     doc = _doc(path)
-    rows = frame_rows(doc)
+    rows = _rows(doc)
     assert [r.frame for r in rows] == sorted({s["frame"] for s in doc["searches"] if s.get("result")})
     for r in rows:
         searches = [s for s in doc["searches"] if s["frame"] == r.frame]
@@ -49,7 +54,7 @@ def test_rows_are_the_numbers_of_the_file(path):
 
 def test_v2_latency_rows_come_from_the_validation_trial():
     doc = _doc(V2)
-    rows = latency_rows(doc)
+    rows = latency_rows(RunRecord.from_json(doc))
     assert {r["frame"] for r in rows} == set(doc["config"]["frame_sizes"])
     for r in rows:
         s = next(s for s in sorted(doc["searches"], key=lambda s: s["repeat"])
@@ -71,9 +76,9 @@ def test_csv_has_one_row_per_run_and_frame_with_the_files_numbers():
     runs = load_runs([str(V2), str(V2B)])
     recs = list(csv.DictReader(io.StringIO(export(runs, "csv"))))
     assert [(r["run"], int(r["frame_bytes"])) for r in recs] == [
-        (run.label, row.frame) for run in runs for row in frame_rows(run.doc)]
+        (run.label, row.frame) for run in runs for row in frame_rows(run.record)]
     for rec in recs:
-        row = next(r for r in frame_rows(_doc(V2 if rec["run"] == "result_v2" else V2B))
+        row = next(r for r in _rows(V2 if rec["run"] == "result_v2" else V2B)
                    if r.frame == int(rec["frame_bytes"]))
         assert int(rec["ndr_found"]) == len(row.ndrs)
         if row.found:
@@ -87,14 +92,14 @@ def test_a_search_without_ndr_is_not_averaged_in_as_zero():
     doc = _doc(V2)
     (s0,) = [s for s in doc["searches"] if s["frame"] == 64 and s["repeat"] == 0]
     s0["result"]["ndr"]["rate_pps"] = None
-    (r64,) = [r for r in frame_rows(doc) if r.frame == 64]
+    (r64,) = [r for r in _rows(doc) if r.frame == 64]
     other = next(s for s in doc["searches"] if s["frame"] == 64 and s["repeat"] == 1)["result"]["ndr"]["rate_pps"]
     assert r64.ndrs == (other,) and r64.ndr_pps == other and r64.searches == 2 and "no-ndr" in r64.flags
     for s in doc["searches"]:
         s["result"]["ndr"]["rate_pps"] = None
-    rows = frame_rows(doc)
+    rows = _rows(doc)
     assert all(not r.found and r.spread_pps is None for r in rows)
-    md = export([Run("x", "x.json", doc)], "markdown")
+    md = export([Run("x", "x.json", RunRecord.from_json(doc))], "markdown")
     assert md.count("| none |") == len(rows)
 
 
@@ -103,7 +108,7 @@ def test_json_export_names_its_units_and_runs():
     assert list(doc["columns"]) == [key for key, _, _ in COLUMNS]
     assert [r["label"] for r in doc["runs"]] == ["result_v1", "result_v2"]
     assert [r["topology"] for r in doc["runs"]] == ["p2p", "pvp"]
-    assert len(doc["rows"]) == len(frame_rows(_doc(V1))) + len(frame_rows(_doc(V2)))
+    assert len(doc["rows"]) == len(_rows(V1)) + len(_rows(V2))
 
 
 def test_markdown_is_a_table_per_run():
@@ -113,7 +118,7 @@ def test_markdown_is_a_table_per_run():
     for t in tables:
         lines = t.strip().splitlines()
         assert len({line.count("|") for line in lines}) == 1  # every row has as many cells as the header
-        assert len(lines) == 2 + len(frame_rows(_doc(V2)))
+        assert len(lines) == 2 + len(_rows(V2))
 
 
 def test_campaign_files_give_one_run_per_measured_case():

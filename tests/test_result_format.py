@@ -7,21 +7,21 @@ import pytest
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import queue_lines, run_table
-from zeroloss.results.records import TrialEntry
+from zeroloss.results.records import RunRecord, TrialEntry
 from zeroloss.results.resultfile import ResultFile, read_result
 
 FIX = Path(__file__).parent / "fixtures"
 
 
 def test_v1_fixture_loads_and_prints_the_same_table():
-    doc = read_result(FIX / "result_v1.json")
-    text = run_table(doc) + "\n" + "\n".join(queue_lines(doc)) + "\n"
+    run = RunRecord.from_json(read_result(FIX / "result_v1.json"))
+    text = run_table(run) + "\n" + "\n".join(queue_lines(run)) + "\n"
     assert text == (FIX / "result_v1.table.txt").read_text()
 
 
 def test_table_rows_match_the_numbers_in_the_file():
     doc = json.loads((FIX / "result_v1.json").read_text())
-    text = run_table(doc)
+    text = run_table(RunRecord.from_json(doc))
     for s in doc["searches"]:
         ndr = s["result"]["ndr"]
         row = next(line for line in text.splitlines() if line.startswith(str(s["frame"])))

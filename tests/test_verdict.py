@@ -7,6 +7,7 @@ import pytest
 from zeroloss.config import RunConfig, require_map
 from zeroloss.errors import ZeroLossError
 from zeroloss.model import line_rate_pps
+from zeroloss.results.records import RunRecord
 from zeroloss.results.summary import frame_rows
 from zeroloss.results.verdict import verdict
 
@@ -26,25 +27,28 @@ def doc(ndrs: dict[int, list[float | None]], require=None) -> dict:
     return {"config": cfg, "searches": searches, "ceilings": {}}
 
 
+def run(ndrs: dict[int, list[float | None]], require=None) -> RunRecord:
+    """The records of such a document."""
+    return RunRecord.from_json(doc(ndrs, require))
+
+
 def test_pass_names_the_lowest_ndr_and_its_size():
-    d = doc({64: [3_720_238.0], 1518: [1_000_000.0]}, {64: 5, 1518: 40})  # 10 % and 49.4 % of line rate
-    v = verdict(d)
+    v = verdict(run({64: [3_720_238.0], 1518: [1_000_000.0]}, {64: 5, 1518: 40}))  # 10 % and 49.4 % of line rate
     assert v.status == "PASS" and v.lowest_frame == 64 and v.lowest_pct == pytest.approx(10.0, abs=0.01)
     assert v.line.startswith("PASS") and "at 64 B" in v.line
 
 
 def test_fail_names_each_size_that_missed_and_uses_the_worst_repeat():
-    d = doc({64: [3_720_238.0, 1_000_000.0], 9000: [None]}, {64: 5, 9000: 50})
-    v = verdict(d)
+    v = verdict(run({64: [3_720_238.0, 1_000_000.0], 9000: [None]}, {64: 5, 9000: 50}))
     assert v.status == "FAIL" and set(v.missed) == {64, 9000}
     assert v.missed[9000] is None and v.missed[64] == pytest.approx(2.69, abs=0.01)
     assert "64 B 2.69 % < 5 %" in v.line and "9000 B no NDR < 50 %" in v.line
 
 
 def test_no_requirement_still_leads_with_the_lowest_ndr():
-    v = verdict(doc({64: [3_720_238.0]}))
+    v = verdict(run({64: [3_720_238.0]}))
     assert v.status == "NONE" and "lowest NDR 10.00 %" in v.line
-    assert verdict({"config": {}, "searches": []}).status == "INCOMPLETE"
+    assert verdict(RunRecord.from_json({"config": {}, "searches": []})).status == "INCOMPLETE"
 
 
 @pytest.mark.parametrize("value, sizes, expected", [
@@ -68,7 +72,7 @@ def test_require_ndr_errors_are_one_line(value, message):
 
 
 def test_larger_frame_with_more_pps_is_flagged_non_monotonic():
-    rows = {r.frame: r for r in frame_rows(doc({64: [1_000_000.0], 128: [1_200_000.0], 256: [900_000.0]}))}
+    rows = {r.frame: r for r in frame_rows(run({64: [1_000_000.0], 128: [1_200_000.0], 256: [900_000.0]}))}
     assert "non-monotonic" not in rows[64].flags
     assert "non-monotonic" in rows[128].flags  # more frames/s than 64 B
     assert "non-monotonic" not in rows[256].flags  # fewer frames/s, more bits than 128 B
@@ -76,9 +80,9 @@ def test_larger_frame_with_more_pps_is_flagged_non_monotonic():
 
 def test_larger_frame_with_fewer_gbps_is_flagged_unless_within_the_spread():
     # 1280 B at 700 kpps carries 7.28 Gb/s L1, less than 1024 B at 1 Mpps (8.35 Gb/s)
-    rows = {r.frame: r for r in frame_rows(doc({1024: [1_000_000.0], 1280: [700_000.0]}))}
+    rows = {r.frame: r for r in frame_rows(run({1024: [1_000_000.0], 1280: [700_000.0]}))}
     assert "non-monotonic" in rows[1280].flags
-    spread = {r.frame: r for r in frame_rows(doc({1024: [1_000_000.0, 600_000.0], 1280: [700_000.0, 710_000.0]}))}
+    spread = {r.frame: r for r in frame_rows(run({1024: [1_000_000.0, 600_000.0], 1280: [700_000.0, 710_000.0]}))}
     assert "non-monotonic" not in spread[1280].flags
 
 
@@ -87,8 +91,8 @@ def test_ceiling_measured_through_the_dut_voids_generator_bound():
     d["searches"][0]["result"]["flags"] = ["generator-bound"]
     d["searches"][0]["result"]["ndr"]["generator_bound"] = True
     d["ceilings"] = {"9000": {"pps": 100_000.0, "how": "through-dut"}}
-    (row,) = frame_rows(d)
+    (row,) = frame_rows(RunRecord.from_json(d))
     assert not row.generator_bound and "ceiling-via-dut" in row.flags and "generator-bound" not in row.flags
     d["ceilings"]["9000"]["how"] = "loopback"
-    (row,) = frame_rows(d)
+    (row,) = frame_rows(RunRecord.from_json(d))
     assert row.generator_bound and "generator-bound" in row.flags

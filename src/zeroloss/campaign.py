@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from zeroloss.fileio import now_iso, patch_state_in_place, write_json_atomic
+from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.journal import Journal
 from zeroloss.results.resultfile import VERSION as RUN_VERSION
 from zeroloss.results.resultfile import (
@@ -182,29 +183,27 @@ def run_campaign(cf: CampaignFile, cases: list[dict], host: dict,
     cf.save()
 
 
-def campaign_table(doc: dict) -> str:
+def campaign_table(camp: CampaignRecord) -> str:
     """One row per case: its distinguishing settings, then NDR as % of line rate and pps per frame size."""
     from .fmt import table
 
-    frames = sorted({s["frame"] for c in doc["cases"] for s in (c.get("run") or {}).get("searches", [])})
-    cols = doc.get("columns", [])
+    frames = sorted({s.frame for c in camp.measured() if c.run is not None for s in c.run.searches})
+    cols = list(camp.columns or ())
     headers = ["case", *cols, *(f"{f} B %  /  pps" for f in frames)]
     rows = []
-    for c in doc["cases"]:
-        run = c.get("run")
-        if run is None:
-            rows.append([c["name"], *("-" for _ in cols), *(["n/a"] * len(frames))])
+    for c in camp.cases:
+        if c.run is None:
+            rows.append([c.name, *("-" for _ in cols), *(["n/a"] * len(frames))])
             continue
-        cfg = run["config"]
         cells = []
         for f in frames:
-            s = next((s for s in run["searches"] if s["frame"] == f and s["repeat"] == 0 and s.get("result")), None)
-            ndr = (s or {}).get("result", {}).get("ndr") if s else None
-            if ndr and ndr.get("rate_pps"):
-                cells.append(f"{ndr['line_rate_pct']:.2f}  /  {ndr['rate_pps']:,.0f}")
+            s = c.run.search(f, 0)
+            ndr = s.ndr if s is not None else None
+            if ndr is not None and ndr.found:
+                cells.append(f"{ndr.line_rate_pct:.2f}  /  {ndr.rate_pps:,.0f}")
             else:
-                cells.append("-" if s is None else "none")
-        rows.append([c["name"], *(str(cfg.get(k)) for k in cols), *cells])
-    notes = [f"  {c['name']}: not possible here: {c['skip']}" for c in doc["cases"] if c.get("skip")]
-    title = f"Campaign {doc['name']}: NDR per direction, % of line rate / frames per second"
+                cells.append("-" if ndr is None else "none")
+        rows.append([c.name, *(str(c.run.config.get(k)) for k in cols), *cells])
+    notes = [f"  {c.name}: not possible here: {c.skip}" for c in camp.cases if c.skip]
+    title = f"Campaign {camp.name}: NDR per direction, % of line rate / frames per second"
     return "\n".join([title, table(headers, rows), *notes])

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .model import TrialResult
+
+if TYPE_CHECKING:
+    from zeroloss.results.records import RunRecord, TrialEntry
 
 
 def si(value: float, unit: str = "") -> str:
@@ -71,12 +76,13 @@ FLAG_TEXT = {
 }
 
 
-def run_table(doc: dict) -> str:
+def run_table(run: RunRecord) -> str:
     """The result of `zeroloss run` shaped like the references' tables: frame size, line rate %, frames/s."""
-    from zeroloss.results.summary import frame_rows, line_gbps
+    from zeroloss.results.summary import frame_rows
+    from zeroloss.results.verdict import verdict
 
-    cfg = doc["config"]
-    frows = frame_rows(doc)
+    cfg = run.config
+    frows = frame_rows(run)
     repeat = max((r.repeats for r in frows), default=1)
     headers = ["frame B", "wire", "NDR pps", "line rate %", "L1 Gb/s", "L2 Gb/s"]
     if repeat > 1:
@@ -97,45 +103,49 @@ def run_table(doc: dict) -> str:
         rows.append(row)
     legend = [f"  {f}: {FLAG_TEXT[f]}" for f in sorted({f for r in frows for f in r.flags}) if f in FLAG_TEXT]
     title = (f"Zero-loss throughput: NDR (loss <= {cfg['ndr_loss_pct']:g} %) and PDR (loss <= "
-             f"{cfg['pdr_loss_pct']:g} %) per direction, % of {line_gbps(doc):g} Gb/s line rate")
-    from zeroloss.results.verdict import verdict
-
-    return "\n".join([verdict(doc).line, title, table(headers, rows), *legend])
+             f"{cfg['pdr_loss_pct']:g} %) per direction, % of {run.link_speed_gbps:g} Gb/s line rate")
+    return "\n".join([verdict(run).line, title, table(headers, rows), *legend])
 
 
-def queue_lines(doc: dict) -> list[str]:
+def _queue_cells(trial: TrialEntry, nb: int) -> list[str]:
+    """A trial's RX queue shares per port that counts per queue: from its hop ledger (the hops' evidence, in
+    ledger.py's shape), or from `dut_ports` in files written before the hop ledger."""
+    cells = []
+    for p, port in enumerate(trial.extra.get("dut_ports") or []):
+        q = port.get("q_ipackets", [])[:nb]
+        if sum(q):
+            cells.append(f"port {p}: " + " ".join(f"q{i} {100 * c / sum(q):.0f}%" for i, c in enumerate(q)))
+    for led in trial.ledger or []:
+        for hop in led["hops"]:
+            ev = hop.get("evidence") or {}
+            q = (ev.get("q_ipackets") or ev.get("rx_queues") or [])[:nb]
+            total = sum(q)
+            if total:
+                shares = " ".join(f"q{i} {100 * c / total:.0f}%" for i, c in enumerate(q))
+                cells.append(f"{hop['where']}: {shares}")
+    return cells
+
+
+def queue_lines(run: RunRecord) -> list[str]:
     """How the frames of the NDR validation trial spread over the RX queues of each port on the path that
     counts per queue (a DUT testpmd's ports, OVS's vhost ports)."""
-    nb = doc["config"].get("dut_rxq", 1)
+    nb = run.config.get("dut_rxq", 1)
     out: list[str] = []
     if nb < 2:
         return out
-    for s in doc["searches"]:
-        val = ((s.get("result") or {}).get("ndr") or {}).get("validation")
-        if not val or s["repeat"] != 0:
+    for s in run.searches:
+        val = s.ndr.validation if s.ndr else None
+        if val is None or s.repeat != 0:
             continue
-        cells = []
-        trial = s["trials"][val["index"]]
-        for p, port in enumerate(trial.get("dut_ports") or []):  # files written before the hop ledger
-            q = port.get("q_ipackets", [])[:nb]
-            if sum(q):
-                cells.append(f"port {p}: " + " ".join(f"q{i} {100 * c / sum(q):.0f}%" for i, c in enumerate(q)))
-        for led in trial.get("ledger") or []:
-            for hop in led["hops"]:
-                ev = hop.get("evidence") or {}
-                q = (ev.get("q_ipackets") or ev.get("rx_queues") or [])[:nb]
-                total = sum(q)
-                if total:
-                    shares = " ".join(f"q{i} {100 * c / total:.0f}%" for i, c in enumerate(q))
-                    cells.append(f"{hop['where']}: {shares}")
+        cells = _queue_cells(s.trials[val.index], nb)
         if cells:
-            out.append(f"{s['frame']:>5} B  " + "   ".join(cells))
+            out.append(f"{s.frame:>5} B  " + "   ".join(cells))
     if out:
         out.insert(0, f"DUT RX queue share at the NDR validation trial ({nb} queue(s) per port):")
     return out
 
 
-def soak_line(row: dict) -> str:
+def soak_line(row: dict[str, Any]) -> str:
     """One interval of a fixed-rate (soak) trial: time, then per direction rate sent/received and loss."""
     parts = [f"{row['t_s']:8.1f} s"]
     for key, d in sorted(row["directions"].items()):
@@ -144,7 +154,7 @@ def soak_line(row: dict) -> str:
     return "  ".join(parts)
 
 
-def soak_table(doc: dict) -> str:
+def soak_table(doc: dict[str, Any]) -> str:
     """A soak's totals per direction and where its frames were lost."""
     res = doc["result"]
     lines = [f"fixed-rate trial: {doc['frame']} B at {doc['rate_pps']:,.0f} pps per direction "

@@ -168,20 +168,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 from e
         except ZeroLossError as e:
             raise ZeroLossError(f"{e} (trials so far: {rf.path})") from e
-    doc = rf.to_json()  # the readers below take the document until they read records
-    sign_off = verdict(doc)
+    run = rf.run
+    sign_off = verdict(run)
     code = 2 if sign_off.status == "FAIL" else 0
     if args.json:
-        print(json.dumps({"verdict": sign_off.to_dict(), "result_file": str(rf.path), "searches": [
-            {k: s[k] for k in ("frame", "repeat", "link", "ceiling_pps", "line_rate_pps", "result")}
-            for s in doc["searches"]], "warnings": doc["warnings"]}, indent=2))
+        keys = ("frame", "repeat", "link", "ceiling_pps", "line_rate_pps", "result")
+        searches = [{k: d[k] for k in keys} for d in (s.to_json() for s in run.searches)]
+        print(json.dumps({"verdict": sign_off.to_dict(), "result_file": str(rf.path), "searches": searches,
+                          "warnings": list(run.all_warnings())}, indent=2))
         return code
-    print(run_table(doc))
-    lines = queue_lines(doc)
+    print(run_table(run))
+    lines = queue_lines(run)
     if lines:
         print()
         print("\n".join(lines))
-    for w in doc["warnings"]:
+    for w in run.all_warnings():
         print(f"warning: {w}", file=sys.stderr)
     print(f"\nresult file: {rf.path}\nHTML report: zeroloss report {rf.path}")
     if code:
@@ -225,6 +226,7 @@ def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
     from zeroloss.campaign import campaign_table, run_campaign
     from zeroloss.cli.progress import Progress
     from zeroloss.cores import check_cores
+    from zeroloss.results.campaigns import CampaignRecord
     from zeroloss.runner import Run, interrupted_state
 
     progress = Progress(quiet=args.quiet)
@@ -248,7 +250,7 @@ def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
     if args.json:
         print(json.dumps(cf.doc, indent=1))
         return 0
-    print(campaign_table(cf.doc))
+    print(campaign_table(CampaignRecord.from_json(cf.doc)))
     print(f"\nresult file: {cf.path}\nHTML report: zeroloss report {cf.path}")
     return 0
 

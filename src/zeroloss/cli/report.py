@@ -7,19 +7,25 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.fileio import write_text_atomic
+
+if TYPE_CHECKING:
+    from zeroloss.results.summary import Run
 
 SUFFIX_FORMAT = {".html": "html", ".htm": "html", ".json": "json", ".csv": "csv", ".md": "markdown",
                  ".markdown": "markdown"}
 
 
 def _slug(text: str) -> str:
+    """A run's label as a file name part."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
 
 
-def _write_plots(runs, folder: Path, fmt: str) -> list[Path]:
+def _write_plots(runs: list[Run], folder: Path, fmt: str) -> list[Path]:
+    """Every plot of the report as an image file in folder: NDR, latency, one trace per search."""
     from zeroloss.report import plots
     from zeroloss.results.summary import traced_searches
 
@@ -27,13 +33,14 @@ def _write_plots(runs, folder: Path, fmt: str) -> list[Path]:
     out = [plots.save(plots.ndr_figure(runs), folder / "ndr", fmt),
            plots.save(plots.latency_figure(runs), folder / "latency", fmt)]
     for run in runs:
-        for s in traced_searches(run.doc):
-            fig = plots.trace_figure(s, f"{run.label}: {s['frame']} B, search {s['repeat'] + 1}")
-            out.append(plots.save(fig, folder / f"trace-{_slug(run.label)}-{s['frame']}B-{s['repeat'] + 1}", fmt))
+        for s in traced_searches(run.record):
+            fig = plots.trace_figure(s, f"{run.label}: {s.frame} B, search {s.repeat + 1}")
+            out.append(plots.save(fig, folder / f"trace-{_slug(run.label)}-{s.frame}B-{s.repeat + 1}", fmt))
     return out
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    """`zeroloss report`: the HTML report, or the results table as JSON/CSV/Markdown."""
     from zeroloss.results.export import export
     from zeroloss.results.summary import load_runs, stem
 
@@ -77,6 +84,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    """`zeroloss compare`: each run against the first, as text or JSON."""
     from zeroloss.results.compare import compare, text, to_json
     from zeroloss.results.summary import load_runs
 
@@ -88,7 +96,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub) -> None:
+def register(sub: Any) -> None:
+    """The report and compare subcommands."""
     r = sub.add_parser(
         "report", help="an HTML report with plots, or the results table as JSON/CSV/Markdown, from result files",
         description="Reads result files of zeroloss run or campaign (never the bench) and writes one "

@@ -1,5 +1,5 @@
 """`zeroloss compare`: NDR per frame size of runs against a baseline, judged against the run-to-run spread,
-with what differed in their setup. Pure: reads result documents only.
+with what differed in their setup. Pure: reads runs' records (results/records.py) only.
 
 A difference counts as real when it is larger than the measured spread of both runs (max - min of the repeats'
 NDRs, `--repeat N`) and larger than the search's resolution (the widest pass/fail bracket a search ended with).
@@ -8,11 +8,14 @@ With one search per frame size there is no spread to judge by: the verdict says 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import si, table
 from zeroloss.hostinfo import FINGERPRINT_KEYS, fingerprint
+from zeroloss.results.records import RunRecord
 from zeroloss.results.summary import FrameRow, Run, frame_rows
 
 HOST_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "numa_nodes", "memory_mib", "hugepages", "kernel",
@@ -21,28 +24,60 @@ HOST_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "numa_nodes", "mem
 
 @dataclass(frozen=True)
 class FrameDiff:
+    """One frame size of two runs: both rows (None where not measured), the verdict and why."""
+
     frame: int
     base: FrameRow | None
     other: FrameRow | None
     verdict: str  # faster | slower | within-spread | within-resolution | unjudged | generator-bound | no-ndr | missing
     note: str
 
-    @property
-    def delta_pps(self) -> float | None:
+    def _both(self) -> tuple[FrameRow, FrameRow] | None:
+        """Both rows when both runs found an NDR at this size."""
         if self.base is None or self.other is None or not self.base.found or not self.other.found:
             return None
-        return self.other.ndr_pps - self.base.ndr_pps
+        return self.base, self.other
+
+    @property
+    def delta_pps(self) -> float | None:
+        """The other run's NDR minus the baseline's, frames/s."""
+        both = self._both()
+        return None if both is None else both[1].ndr_pps - both[0].ndr_pps
 
     @property
     def delta_pct(self) -> float | None:
         """The difference as % of the baseline's NDR."""
-        d = self.delta_pps
-        return None if d is None or not self.base.ndr_pps else 100 * d / self.base.ndr_pps
+        both = self._both()
+        if both is None or not both[0].ndr_pps:
+            return None
+        return 100 * (both[1].ndr_pps - both[0].ndr_pps) / both[0].ndr_pps
 
     @property
     def delta_line_pct(self) -> float | None:
         """The difference in points of line rate."""
-        return None if self.delta_pps is None else self.other.line_rate_pct - self.base.line_rate_pct
+        both = self._both()
+        return None if both is None else both[1].line_rate_pct - both[0].line_rate_pct
+
+
+Diff = tuple[str, object, object]  # (key, value in the baseline, value in the other run)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One run against the baseline: per frame size, then what differed in settings, placement, host, versions."""
+
+    base: Run
+    other: Run
+    frames: list[FrameDiff]
+    config: list[Diff]
+    placement: list[Diff]
+    host: list[Diff]
+    versions: list[Diff]
+
+    def diffs(self, key: str) -> list[Diff]:
+        """The differences of one part of the setup: config, placement, host or versions."""
+        return {"config": self.config, "placement": self.placement, "host": self.host,
+                "versions": self.versions}[key]
 
 
 def judge(base: FrameRow, other: FrameRow) -> tuple[str, str]:
@@ -69,7 +104,8 @@ def judge(base: FrameRow, other: FrameRow) -> tuple[str, str]:
     return word, f"|Δ| > the run-to-run spread ({si(spread, 'pps')}){one}{bound}"
 
 
-def frame_diffs(base: dict, other: dict) -> list[FrameDiff]:
+def frame_diffs(base: RunRecord, other: RunRecord) -> list[FrameDiff]:
+    """Each frame size measured in either run, judged."""
     a = {r.frame: r for r in frame_rows(base)}
     b = {r.frame: r for r in frame_rows(other)}
     out = []
@@ -82,7 +118,8 @@ def frame_diffs(base: dict, other: dict) -> list[FrameDiff]:
     return out
 
 
-def _flat(d: dict, prefix: str = "") -> dict[str, object]:
+def _flat(d: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
+    """Nested keys joined by dots."""
     out: dict[str, object] = {}
     for k, v in d.items():
         if isinstance(v, dict):
@@ -92,7 +129,7 @@ def _flat(d: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-def dict_diff(a: dict, b: dict) -> list[tuple[str, object, object]]:
+def dict_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Diff]:
     """(key, value in a, value in b) for every key that differs, nested keys joined by dots."""
     fa, fb = _flat(a), _flat(b)
     return [(k, fa.get(k, "-"), fb.get(k, "-")) for k in sorted(fa.keys() | fb.keys()) if fa.get(k) != fb.get(k)]
@@ -100,53 +137,59 @@ def dict_diff(a: dict, b: dict) -> list[tuple[str, object, object]]:
 
 def check_hosts(runs: list[Run], force: bool) -> None:
     """Refuses runs from different hosts (their difference would mix host and DUT) unless forced."""
-    base = runs[0]
+    base = runs[0].record.host
     for r in runs[1:]:
-        if fingerprint(r.doc["host"]) != fingerprint(base.doc["host"]) and not force:
-            what = "; ".join(f"{k} {base.doc['host'].get(k)} vs {r.doc['host'].get(k)}" for k in FINGERPRINT_KEYS
-                             if base.doc["host"].get(k) != r.doc["host"].get(k))
-            raise ZeroLossError(f"{base.label} and {r.label} were measured on different hosts ({what}): a "
+        host = r.record.host
+        if fingerprint(host) != fingerprint(base) and not force:
+            what = "; ".join(f"{k} {base.get(k)} vs {host.get(k)}" for k in FINGERPRINT_KEYS
+                             if base.get(k) != host.get(k))
+            raise ZeroLossError(f"{runs[0].label} and {r.label} were measured on different hosts ({what}): a "
                                 "difference would mix the hosts' effect with the DUT's",
                                 "compare runs of one host, or pass --force")
 
 
-def compare(runs: list[Run], force: bool = False) -> list[dict]:
+def comparison(base: Run, other: Run) -> Comparison:
+    """One run against the baseline."""
+    a, b = base.record, other.record
+    return Comparison(base=base, other=other, frames=frame_diffs(a, b), config=dict_diff(a.config, b.config),
+                      placement=dict_diff(a.place(), b.place()),
+                      host=dict_diff({k: a.host.get(k) for k in HOST_FIELDS}, {k: b.host.get(k) for k in HOST_FIELDS}),
+                      versions=dict_diff({"zeroloss": a.zeroloss, "format": a.version},
+                                         {"zeroloss": b.zeroloss, "format": b.version}))
+
+
+def compare(runs: list[Run], force: bool = False) -> list[Comparison]:
     """Each run after the first against the first: per frame size diffs, config, placement and host diffs."""
     if len(runs) < 2:
         raise ZeroLossError("compare needs two runs or more", "give two result files, or a campaign file with "
                             "two measured cases")
     check_hosts(runs, force)
-    base = runs[0]
-    return [{"base": base, "other": r, "frames": frame_diffs(base.doc, r.doc),
-             "config": [d for d in dict_diff(base.doc["config"], r.doc["config"])],
-             "placement": dict_diff(base.doc.get("placement") or {}, r.doc.get("placement") or {}),
-             "host": [d for d in dict_diff({k: base.doc["host"].get(k) for k in HOST_FIELDS},
-                                           {k: r.doc["host"].get(k) for k in HOST_FIELDS})],
-             "versions": dict_diff({"zeroloss": base.doc.get("zeroloss"), "format": base.doc.get("version")},
-                                   {"zeroloss": r.doc.get("zeroloss"), "format": r.doc.get("version")})}
-            for r in runs[1:]]
+    return [comparison(runs[0], r) for r in runs[1:]]
 
 
 def _v(v: object) -> str:
+    """A setting's value in at most 60 characters."""
     s = ", ".join(map(str, v)) if isinstance(v, list) else str(v)
     return s if len(s) <= 60 else s[:57] + "..."
 
 
 def _ndr(r: FrameRow | None) -> str:
+    """A frame size's NDR cell: '-' when not measured, 'none' when no search found one."""
     return "-" if r is None else f"{r.ndr_pps:,.0f}" if r.found else "none"
 
 
 def _spread(r: FrameRow | None) -> str:
+    """A frame size's spread cell: max - min of the NDRs (and how many there were)."""
     if r is None:
         return "-"
     return f"{r.spread_pps:,.0f} ({len(r.ndrs)})" if r.spread_pps is not None else f"- ({len(r.ndrs)})"
 
 
-def text(cmp: dict) -> str:
+def text(cmp: Comparison) -> str:
     """One comparison as text: the table per frame size, then what differed in the setup."""
-    base, other = cmp["base"], cmp["other"]
+    base, other = cmp.base, cmp.other
     rows = []
-    for d in cmp["frames"]:
+    for d in cmp.frames:
         rows.append([str(d.frame), _ndr(d.base), _ndr(d.other),
                      f"{d.delta_pps:+,.0f}" if d.delta_pps is not None else "-",
                      f"{d.delta_pct:+.2f}" if d.delta_pct is not None else "-",
@@ -157,7 +200,7 @@ def text(cmp: dict) -> str:
                     "verdict", "why"], rows, left=(0, 8, 9))]
     for title, key in (("settings", "config"), ("core placement and DUT", "placement"), ("host", "host"),
                        ("zeroloss", "versions")):
-        diffs = cmp[key]
+        diffs = cmp.diffs(key)
         if diffs:
             lines.append(f"{title} that differ:")
             lines += [f"  {k}: {_v(a)} -> {_v(b)}" for k, a, b in diffs]
@@ -166,15 +209,17 @@ def text(cmp: dict) -> str:
     return "\n".join(lines)
 
 
-def to_json(cmps: list[dict]) -> list[dict]:
-    def row(r: FrameRow | None) -> dict | None:
+def to_json(cmps: list[Comparison]) -> list[dict[str, Any]]:
+    """The comparisons as `zeroloss compare --json` prints them."""
+
+    def row(r: FrameRow | None) -> dict[str, Any] | None:
         return None if r is None else {"ndr_pps": r.ndr_pps, "ndrs_pps": list(r.ndrs), "line_rate_pct":
                                        r.line_rate_pct, "spread_pps": r.spread_pps, "resolution_pps": r.resolution_pps,
                                        "generator_bound": r.generator_bound}
 
-    return [{"base": c["base"].source, "other": c["other"].source,
+    return [{"base": c.base.source, "other": c.other.source,
              "frames": [{"frame": d.frame, "base": row(d.base), "other": row(d.other), "delta_pps": d.delta_pps,
                          "delta_pct": d.delta_pct, "delta_line_rate_pct": d.delta_line_pct, "verdict": d.verdict,
-                         "note": d.note} for d in c["frames"]],
-             **{key: [{"key": k, "base": a, "other": b} for k, a, b in c[key]]
+                         "note": d.note} for d in c.frames],
+             **{key: [{"key": k, "base": a, "other": b} for k, a, b in c.diffs(key)]
                 for key in ("config", "placement", "host", "versions")}} for c in cmps]

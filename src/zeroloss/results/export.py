@@ -5,11 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
+from typing import Any
 
-from zeroloss.results.summary import FrameRow, Run, frame_rows, line_gbps
+from zeroloss.results.summary import FrameRow, Run, frame_rows
 
 # (key, unit or meaning, value of a row); rates are frames/s per direction, as everywhere in zeroloss
-COLUMNS = [
+COLUMNS: list[tuple[str, str, Callable[[FrameRow], Any]]] = [
     ("frame_bytes", "frame size, B incl. FCS", lambda r: r.frame),
     ("wire", "bench wire or external", lambda r: r.link),
     ("repeats", "searches at this size", lambda r: r.repeats),
@@ -38,26 +40,32 @@ def _f(r: FrameRow, value: float, digits: int) -> float | None:
     return round(value, digits) if r.found else None
 
 
-def records(runs: list[Run]) -> list[dict]:
+def records(runs: list[Run]) -> list[dict[str, Any]]:
     """One flat record per run and frame size, keyed by COLUMNS (plus the run's label)."""
     out = []
     for run in runs:
-        for row in frame_rows(run.doc):
+        for row in frame_rows(run.record):
             out.append({"run": run.label, **{key: get(row) for key, _, get in COLUMNS}})
     return out
 
 
+def _run_json(r: Run) -> dict[str, Any]:
+    """What a run's rows are of: its topology, link speed, loss limits and state."""
+    c = r.record.config
+    return {"label": r.label, "source": r.source, "topology": c.get("topology", "p2p"),
+            "link_speed_gbps": r.record.link_speed_gbps, "ndr_loss_pct": c["ndr_loss_pct"],
+            "pdr_loss_pct": c["pdr_loss_pct"], "state": r.record.state}
+
+
 def to_json(runs: list[Run]) -> str:
-    doc = {"columns": {key: unit for key, unit, _ in COLUMNS},
-           "runs": [{"label": r.label, "source": r.source, "topology": r.doc["config"].get("topology", "p2p"),
-                     "link_speed_gbps": line_gbps(r.doc),
-                     "ndr_loss_pct": r.doc["config"]["ndr_loss_pct"], "pdr_loss_pct": r.doc["config"]["pdr_loss_pct"],
-                     "state": r.doc.get("state")} for r in runs],
+    """The columns with their units, the runs, and one row per run and frame size."""
+    doc = {"columns": {key: unit for key, unit, _ in COLUMNS}, "runs": [_run_json(r) for r in runs],
            "rows": records(runs)}
     return json.dumps(doc, indent=1)
 
 
 def to_csv(runs: list[Run]) -> str:
+    """The rows as CSV with a header line; an empty cell where a value is unknown."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=["run", *(key for key, _, _ in COLUMNS)], lineterminator="\n")
     w.writeheader()
@@ -67,6 +75,7 @@ def to_csv(runs: list[Run]) -> str:
 
 
 def _md_cells(r: FrameRow) -> list[str]:
+    """A frame size's cells of the Markdown table."""
     spread = f" ± {r.ndr_sd:,.0f}" if len(r.ndrs) > 1 else ""
     lat = " / ".join(f"{v:.1f}" for v in r.lat_us) if r.lat_us else "-"
     if not r.found:
@@ -82,16 +91,17 @@ def to_markdown(runs: list[Run]) -> str:
     head = ["frame B", "NDR pps", "% line rate", "L1 Gb/s", "PDR pps", "val. lost / sent", "lat p50 / p99 / max us",
             "flags"]
     for run in runs:
-        c = run.doc["config"]
+        c = run.record.config
         out.append(f"**{run.label}**: {c.get('topology', 'p2p')}, NDR (loss ≤ {c['ndr_loss_pct']:g} %) and PDR "
-                   f"(≤ {c['pdr_loss_pct']:g} %) per direction, % of {line_gbps(run.doc):g} Gb/s line rate")
+                   f"(≤ {c['pdr_loss_pct']:g} %) per direction, % of {run.record.link_speed_gbps:g} Gb/s line rate")
         out.append("")
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "|".join(["---:"] * (len(head) - 1) + [":---"]) + "|")
-        out += ["| " + " | ".join(_md_cells(r)) + " |" for r in frame_rows(run.doc)]
+        out += ["| " + " | ".join(_md_cells(r)) + " |" for r in frame_rows(run.record)]
         out.append("")
     return "\n".join(out)
 
 
 def export(runs: list[Run], fmt: str) -> str:
+    """The runs' results table in one of FORMATS."""
     return {"json": to_json, "csv": to_csv, "markdown": to_markdown}[fmt](runs)

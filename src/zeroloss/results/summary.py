@@ -6,7 +6,6 @@ Pure: reads result records (results/records.py: format versions 1 and 2), never 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -30,14 +29,9 @@ class Run:
     tune: TuneRecord | None = field(default=None, repr=False)  # the tune section of the tune file it is a step of
 
 
-def as_run(doc: RunRecord | Mapping[str, Any]) -> RunRecord:
-    """A run's records, from records or from a document (pending: the readers that still hold documents)."""
-    return doc if isinstance(doc, RunRecord) else RunRecord.from_json(doc)
-
-
-def line_gbps(run: RunRecord | Mapping[str, Any]) -> float:
+def line_gbps(run: RunRecord) -> float:
     """The link speed a run's % of line rate is of: a lab's ports' (the slowest), else the configured one."""
-    return as_run(run).link_speed_gbps
+    return run.link_speed_gbps
 
 
 def stem(path: Path) -> str:
@@ -128,12 +122,12 @@ class FrameRow:
         return l2_bps(self.ndr_pps, self.frame) / 1e9
 
 
-def frame_rows(doc: RunRecord | Mapping[str, Any]) -> list[FrameRow]:
+def frame_rows(run: RunRecord) -> list[FrameRow]:
     """One row per frame size with a finished search; PDR, validation and latency from the first repeat that
     found an NDR. Flags beyond the searches' own: `ceiling-via-dut` (an older file whose generator ceiling was
     measured through the DUT: its generator-bound is void), `cores-shared` (the core probe before the size's bench
     found its cores sharing a physical core) and `non-monotonic` (below)."""
-    return _monotonic(_rows(as_run(doc)))
+    return _monotonic(_rows(run))
 
 
 def _monotonic(rows: list[FrameRow]) -> list[FrameRow]:
@@ -188,9 +182,9 @@ def _rows(run: RunRecord) -> list[FrameRow]:
     return rows
 
 
-def traced_searches(doc: RunRecord | Mapping[str, Any]) -> list[SearchEntry]:
+def traced_searches(run: RunRecord) -> list[SearchEntry]:
     """The searches that ran trials, by frame size then repeat: one trace figure each."""
-    return sorted((s for s in as_run(doc).searches if s.trials), key=lambda s: (s.frame, s.repeat))
+    return sorted((s for s in run.searches if s.trials), key=lambda s: (s.frame, s.repeat))
 
 
 def ndr_validation(search: SearchEntry) -> TrialEntry | None:
@@ -202,12 +196,12 @@ PERCENTILES = (("min", "min"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), (
                ("p99_99", "p99.99"), ("max", "max"))
 
 
-def latency_rows(doc: RunRecord | Mapping[str, Any]) -> list[dict]:
+def latency_rows(run: RunRecord) -> list[dict[str, Any]]:
     """Latency at NDR per frame size and direction (the validation trial of the first search that found an
     NDR), in microseconds."""
     out = []
     chosen: dict[int, tuple[SearchEntry, TrialEntry]] = {}
-    for s in sorted(as_run(doc).searches, key=lambda s: (s.frame, s.repeat)):
+    for s in sorted(run.searches, key=lambda s: (s.frame, s.repeat)):
         t = s.ndr_validation()
         if t is not None and s.frame not in chosen:
             chosen[s.frame] = (s, t)
@@ -222,9 +216,9 @@ def latency_rows(doc: RunRecord | Mapping[str, Any]) -> list[dict]:
     return out
 
 
-def describe(doc: RunRecord | Mapping[str, Any]) -> str:
+def describe(run: RunRecord) -> str:
     """A run's setup in a few words: topology, DUT, the settings an engineer looks for first."""
-    c = as_run(doc).config
+    c = run.config
     topo = c.get("topology", "p2p")
     parts = [topo, f"DUT {c.get('dut', 'testpmd')}"]
     if topo == "p2p" and c.get("dut", "testpmd") == "testpmd":

@@ -1,12 +1,14 @@
 """The one-line sign-off verdict of a run: PASS/FAIL against --require-ndr, the lowest NDR and its size.
 
-Pure: reads a result document. The run table, `zeroloss run --json` and the HTML report lead with it.
+Pure: reads a run's records (results/records.py). The run table, `zeroloss run --json` and the HTML report lead with it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from zeroloss.results.records import RunRecord
 from zeroloss.results.summary import frame_rows
 
 
@@ -19,22 +21,23 @@ class Verdict:
     lowest_frame: int | None
     line: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict as `zeroloss run --json` prints it."""
         return {"status": self.status, "required_pct": {str(k): v for k, v in self.required.items()},
                 "missed": {str(k): v for k, v in self.missed.items()}, "lowest_ndr_pct": self.lowest_pct,
                 "lowest_ndr_frame": self.lowest_frame, "line": self.line}
 
 
-def verdict(doc: dict) -> Verdict:
+def verdict(run: RunRecord) -> Verdict:
     """Each required size's lowest NDR (the worst repeat: a sign-off is as good as its worst search) against
     its requirement; a size with no NDR, or not measured, misses."""
-    required = {int(k): float(v) for k, v in ((doc.get("config") or {}).get("require_ndr") or {}).items()}
-    rows = {r.frame: r for r in frame_rows(doc)}
+    required = {int(k): float(v) for k, v in (run.config.get("require_ndr") or {}).items()}
+    rows = {r.frame: r for r in frame_rows(run)}
     worst = {f: (100 * min(r.ndrs) / r.line_rate_pps if r.ndrs and len(r.ndrs) == r.searches else None)
              for f, r in rows.items()}
     measured = [(pct, f) for f, pct in worst.items() if pct is not None]
     lowest_pct, lowest_frame = min(measured) if measured else (None, None)
-    missed = {f: worst.get(f) for f, need in sorted(required.items()) if worst.get(f) is None or worst[f] < need}
+    missed = {f: got for f, need in sorted(required.items()) if (got := worst.get(f)) is None or got < need}
     if not rows:
         status = "INCOMPLETE"
     elif not required:
