@@ -19,6 +19,7 @@ there as unexplained (typically still in flight when the drain ended).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 REASONS = {
@@ -51,10 +52,10 @@ def counter_delta(after: Any, before: Any) -> Any:
     if isinstance(after, list) and isinstance(before, list):
         if len(after) != len(before):
             return None
-        out = [counter_delta(a, b) for a, b in zip(after, before, strict=True)]
-        return None if any(x is None for x in out) else out
+        items = [counter_delta(a, b) for a, b in zip(after, before, strict=True)]
+        return None if any(x is None for x in items) else items
     if isinstance(after, dict) and isinstance(before, dict):
-        out = {}
+        out: dict[Any, Any] = {}
         for k, v in after.items():
             if k in before:
                 d = counter_delta(v, before[k])
@@ -64,144 +65,167 @@ def counter_delta(after: Any, before: Any) -> Any:
     return None
 
 
-def _sum(rows: list[dict], key: str) -> int:
+def _sum(rows: list[dict[str, Any]], key: str) -> int:
     return sum(r.get(key, 0) for r in rows)
 
 
-def _drop(reason: str, frames: int, counter: str) -> dict:
+def _drop(reason: str, frames: int, counter: str) -> dict[str, Any]:
     return {"reason": reason, "frames": frames, "counter": counter}
 
 
 class _Hop:
     """One hop's reading: what it saw arrive (own_in, when it can tell), what it let out, its drops."""
 
-    def __init__(self, own_in: int | None, out: int | None, drops: list[dict] | None = None,
-                 extra: list[dict] | None = None, evidence: dict | None = None):
+    def __init__(self, own_in: int | None, out: int | None, drops: list[dict[str, Any]] | None = None,
+                 extra: list[dict[str, Any]] | None = None, evidence: dict[str, Any] | None = None):
         self.own_in, self.out = own_in, out
         self.drops = [d for d in drops or [] if d["frames"]]
         self.extra = [d for d in extra or [] if d["frames"]]
         self.evidence = evidence or {}
 
 
-def _ovs_ports(c: dict, names: list[str]) -> list[dict] | None:
+def _ovs_ports(c: dict[str, Any], names: list[str]) -> list[dict[str, Any]] | None:
     ports = (c.get("ovs") or {}).get("ports")
     if ports is None or any(n not in ports for n in names):
         return None
     return [ports[n] for n in names]
 
 
-def _proc_port(c: dict, proc: str, port: int) -> dict | None:
+def _proc_port(c: dict[str, Any], proc: str, port: int) -> dict[str, Any] | None:
     rows = (c.get("procs") or {}).get(proc)
     return rows[port] if rows and port < len(rows) and rows[port] else None
 
 
-def _gen_dir(c: dict, side: int) -> dict | None:
+def _gen_dir(c: dict[str, Any], side: int) -> dict[str, Any] | None:
     return ((c.get("gen") or {}).get("dirs") or {}).get(str(side))
 
 
-def _read(h: dict, c: dict, budget: dict[str, int]) -> _Hop:
-    kind = h["kind"]
-    if kind == "gen_tx":
-        g = _gen_dir(c, h["side"])
-        return _Hop(g["offered"], g["offered"]) if g else _Hop(None, None)
-
-    if kind == "ovs_rx":
-        rows = _ovs_ports(c, h["ports"])
-        if rows is None:
-            return _Hop(None, None)
-        names = "+".join(h["ports"])
-        sender = h["sender"]
-        drops = []
-        if "gen" in sender:
-            g = _gen_dir(c, sender["gen"])
-            if g:
-                drops.append(_drop("rx_missed", g["refused"], f"zlgen tx_refused into {names}"))
-        else:
-            pin, pout = _proc_port(c, sender["proc"], sender["in"]), _proc_port(c, sender["proc"], sender["out"])
-            if pin and pout:
-                drops.append(_drop("rx_missed", pin["ipackets"] - pout["opackets"],
-                                   f"{sender['label']} ipackets[{sender['in']}] - opackets[{sender['out']}]"))
-        qos = _sum(rows, "ovs_rx_qos_drops")
-        drops.append(_drop("rx_qos", qos, f"{names} ovs_rx_qos_drops"))
-        drops.append(_drop("rx_dropped", max(0, _sum(rows, "rx_dropped") - qos), f"{names} rx_dropped"))
-        drops.append(_drop("rx_errors", _sum(rows, "rx_errors"), f"{names} rx_errors"))
-        out = _sum(rows, "rx_packets")
-        return _Hop(out + sum(d["frames"] for d in drops), out, drops, evidence=_queues(rows, "rx"))
-
-    if kind == "ovs_switch":
-        rin, rout = _ovs_ports(c, h["in_ports"]), _ovs_ports(c, h["out_ports"])
-        if rin is None or rout is None:
-            return _Hop(None, None)
-        own_in = _sum(rin, "rx_packets")
-        out = _sum(rout, "tx_packets") + _sum(rout, "tx_dropped")
-        drops = []
-        for meter in h.get("meters") or ([h["meter"]] if h.get("meter") else []):
-            m = ((c.get("ovs") or {}).get("meters") or {}).get(meter)
-            if m is not None:
-                drops.append(_drop("meter", m["dropped"], f"meter {meter} band packet_count"))
-        rest = own_in - out - sum(d["frames"] for d in drops)
-        for name in sorted(budget):  # datapath drop counters are per switch, shared by both directions
-            take = min(max(rest, 0), budget[name])
-            if take:
-                drops.append(_drop("datapath", take, f"coverage {name}"))
-                budget[name] -= take
-                rest -= take
-        return _Hop(own_in, out, drops)
-
-    if kind == "ovs_tx":
-        rows = _ovs_ports(c, h["ports"])
-        if rows is None:
-            return _Hop(None, None)
-        names = "+".join(h["ports"])
-        counted = {r: _sum(rows, k) for r, k in (("tx_failure", "ovs_tx_failure_drops"),
-                                                  ("tx_mtu", "ovs_tx_mtu_exceeded_drops"),
-                                                  ("tx_qos", "ovs_tx_qos_drops"))}
-        drops = [_drop(r, n, f"{names} {k}") for (r, n), k in zip(
-            counted.items(), ("ovs_tx_failure_drops", "ovs_tx_mtu_exceeded_drops", "ovs_tx_qos_drops"), strict=True)]
-        tx_dropped = _sum(rows, "tx_dropped")
-        drops.append(_drop("tx_dropped", max(0, tx_dropped - sum(counted.values())), f"{names} tx_dropped"))
-        ev = {"tx_retries": _sum(rows, "ovs_tx_retries"), **_queues(rows, "tx")}
-        return _Hop(_sum(rows, "tx_packets") + tx_dropped, _sum(rows, "tx_packets"), drops, evidence=ev)
-
-    if kind == "proc_rx":
-        p = _proc_port(c, h["proc"], h["port"])
-        if p is None:
-            return _Hop(None, None)
-        where = f"{h['label']} port {h['port']}"
-        g = _gen_dir(c, h["sender"]["gen"]) if "gen" in h.get("sender", {}) else None
-        drops = [_drop("rx_missed", g["refused"], f"zlgen tx_refused into {where}")] if g else []
-        drops += [_drop("rx_missed", p.get("imissed", 0), f"{where} imissed"),
-                 _drop("rx_nombuf", p.get("rx_nombuf", 0), f"{where} rx_nombuf"),
-                 _drop("rx_errors", p.get("ierrors", 0), f"{where} ierrors")]
-        own_in = p["ipackets"] + sum(d["frames"] for d in drops)
-        return _Hop(own_in, p["ipackets"], drops, evidence={"q_ipackets": p.get("q_ipackets", [])})
-
-    if kind == "proc_tx":
-        pin, pout = _proc_port(c, h["proc"], h["in_port"]), _proc_port(c, h["proc"], h["out_port"])
-        if pin is None or pout is None:
-            return _Hop(None, None)
-        refused = pin["ipackets"] - pout["opackets"]
-        return _Hop(pin["ipackets"], pout["opackets"], [
-            _drop("tx_refused", refused, f"{h['label']} ipackets[{h['in_port']}] - opackets[{h['out_port']}]")])
-
-    if kind == "gen_rx":
-        g = _gen_dir(c, h["from"])  # the counts of the streams sent from the path's TX side
-        ports = [p for i, p in enumerate((c.get("gen") or {}).get("ports") or []) if i % 2 == h["side"]]
-        if g is None:
-            return _Hop(None, None)
-        drops = [_drop("rx_missed", _sum(ports, "imissed"), "zlgen imissed"),
-                 _drop("rx_nombuf", _sum(ports, "rx_nombuf"), "zlgen rx_nombuf")]
-        extra = [_drop("late", g.get("late", 0), "zlgen late"), _drop("duplicate", g.get("duplicate", 0),
-                                                                        "zlgen duplicate")]
-        own_in = None
-        if ports and all("ipackets" in p for p in ports):
-            own_in = _sum(ports, "ipackets") - _sum(ports, "rx_foreign") + sum(d["frames"] for d in drops)
-        return _Hop(own_in, g["rx_unique"], drops, extra)
-
-    return _Hop(None, None)  # 'dut': a device we have no counters of
+def _read_gen_tx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
+    """zlgen's TX: what the generator offered on the path's side."""
+    g = _gen_dir(c, h["side"])
+    return _Hop(g["offered"], g["offered"]) if g else _Hop(None, None)
 
 
-def _queues(rows: list[dict], side: str) -> dict:
+def _sender_drops(c: dict[str, Any], sender: dict[str, Any], names: str) -> list[dict[str, Any]]:
+    """Frames the sender into an OVS RX port could not hand over (a full virtual queue): that port's rx_missed."""
+    if "gen" in sender:
+        g = _gen_dir(c, sender["gen"])
+        return [_drop("rx_missed", g["refused"], f"zlgen tx_refused into {names}")] if g else []
+    pin, pout = _proc_port(c, sender["proc"], sender["in"]), _proc_port(c, sender["proc"], sender["out"])
+    if pin and pout:
+        return [_drop("rx_missed", pin["ipackets"] - pout["opackets"],
+                      f"{sender['label']} ipackets[{sender['in']}] - opackets[{sender['out']}]")]
+    return []
+
+
+def _read_ovs_rx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
+    """OVS receiving on its ports (bond members summed): the sender's refusals and the ports' RX drops."""
+    rows = _ovs_ports(c, h["ports"])
+    if rows is None:
+        return _Hop(None, None)
+    names = "+".join(h["ports"])
+    drops = _sender_drops(c, h["sender"], names)
+    qos = _sum(rows, "ovs_rx_qos_drops")
+    drops.append(_drop("rx_qos", qos, f"{names} ovs_rx_qos_drops"))
+    drops.append(_drop("rx_dropped", max(0, _sum(rows, "rx_dropped") - qos), f"{names} rx_dropped"))
+    drops.append(_drop("rx_errors", _sum(rows, "rx_errors"), f"{names} rx_errors"))
+    out = _sum(rows, "rx_packets")
+    return _Hop(out + sum(d["frames"] for d in drops), out, drops, evidence=_queues(rows, "rx"))
+
+
+def _read_ovs_switch(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
+    """OVS switching between its ports: meter drops, then the datapath drop counters take what is left."""
+    rin, rout = _ovs_ports(c, h["in_ports"]), _ovs_ports(c, h["out_ports"])
+    if rin is None or rout is None:
+        return _Hop(None, None)
+    own_in = _sum(rin, "rx_packets")
+    out = _sum(rout, "tx_packets") + _sum(rout, "tx_dropped")
+    drops = []
+    for meter in h.get("meters") or ([h["meter"]] if h.get("meter") else []):
+        m = ((c.get("ovs") or {}).get("meters") or {}).get(meter)
+        if m is not None:
+            drops.append(_drop("meter", m["dropped"], f"meter {meter} band packet_count"))
+    rest = own_in - out - sum(d["frames"] for d in drops)
+    for name in sorted(budget):  # datapath drop counters are per switch, shared by both directions
+        take = min(max(rest, 0), budget[name])
+        if take:
+            drops.append(_drop("datapath", take, f"coverage {name}"))
+            budget[name] -= take
+            rest -= take
+    return _Hop(own_in, out, drops)
+
+
+_OVS_TX_DROPS = (("tx_failure", "ovs_tx_failure_drops"), ("tx_mtu", "ovs_tx_mtu_exceeded_drops"),
+                ("tx_qos", "ovs_tx_qos_drops"))
+
+
+def _read_ovs_tx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
+    """OVS transmitting on its ports: the counted TX drops, and tx_dropped beyond them."""
+    rows = _ovs_ports(c, h["ports"])
+    if rows is None:
+        return _Hop(None, None)
+    names = "+".join(h["ports"])
+    counted = {r: _sum(rows, k) for r, k in _OVS_TX_DROPS}
+    drops = [_drop(r, counted[r], f"{names} {k}") for r, k in _OVS_TX_DROPS]
+    tx_dropped = _sum(rows, "tx_dropped")
+    drops.append(_drop("tx_dropped", max(0, tx_dropped - sum(counted.values())), f"{names} tx_dropped"))
+    ev = {"tx_retries": _sum(rows, "ovs_tx_retries"), **_queues(rows, "tx")}
+    return _Hop(_sum(rows, "tx_packets") + tx_dropped, _sum(rows, "tx_packets"), drops, evidence=ev)
+
+
+def _read_proc_rx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
+    """A DPDK process receiving on a port: zlgen's refusals into it and the port's RX drops."""
+    p = _proc_port(c, h["proc"], h["port"])
+    if p is None:
+        return _Hop(None, None)
+    where = f"{h['label']} port {h['port']}"
+    g = _gen_dir(c, h["sender"]["gen"]) if "gen" in h.get("sender", {}) else None
+    drops = [_drop("rx_missed", g["refused"], f"zlgen tx_refused into {where}")] if g else []
+    drops += [_drop("rx_missed", p.get("imissed", 0), f"{where} imissed"),
+              _drop("rx_nombuf", p.get("rx_nombuf", 0), f"{where} rx_nombuf"),
+              _drop("rx_errors", p.get("ierrors", 0), f"{where} ierrors")]
+    own_in = p["ipackets"] + sum(d["frames"] for d in drops)
+    return _Hop(own_in, p["ipackets"], drops, evidence={"q_ipackets": p.get("q_ipackets", [])})
+
+
+def _read_proc_tx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
+    """A DPDK process forwarding from one port out of another: what it received and did not send was refused."""
+    pin, pout = _proc_port(c, h["proc"], h["in_port"]), _proc_port(c, h["proc"], h["out_port"])
+    if pin is None or pout is None:
+        return _Hop(None, None)
+    refused = pin["ipackets"] - pout["opackets"]
+    return _Hop(pin["ipackets"], pout["opackets"], [
+        _drop("tx_refused", refused, f"{h['label']} ipackets[{h['in_port']}] - opackets[{h['out_port']}]")])
+
+
+def _read_gen_rx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
+    """zlgen's RX: the unique frames of the path's streams, its ports' RX drops, late and duplicate frames."""
+    g = _gen_dir(c, h["from"])  # the counts of the streams sent from the path's TX side
+    ports = [p for i, p in enumerate((c.get("gen") or {}).get("ports") or []) if i % 2 == h["side"]]
+    if g is None:
+        return _Hop(None, None)
+    drops = [_drop("rx_missed", _sum(ports, "imissed"), "zlgen imissed"),
+             _drop("rx_nombuf", _sum(ports, "rx_nombuf"), "zlgen rx_nombuf")]
+    extra = [_drop("late", g.get("late", 0), "zlgen late"), _drop("duplicate", g.get("duplicate", 0),
+                                                                    "zlgen duplicate")]
+    own_in = None
+    if ports and all("ipackets" in p for p in ports):
+        own_in = _sum(ports, "ipackets") - _sum(ports, "rx_foreign") + sum(d["frames"] for d in drops)
+    return _Hop(own_in, g["rx_unique"], drops, extra)
+
+
+_READERS: dict[str, Callable[[dict[str, Any], dict[str, Any], dict[str, int]], _Hop]] = {
+    "gen_tx": _read_gen_tx, "ovs_rx": _read_ovs_rx, "ovs_switch": _read_ovs_switch, "ovs_tx": _read_ovs_tx,
+    "proc_rx": _read_proc_rx, "proc_tx": _read_proc_tx, "gen_rx": _read_gen_rx}
+
+
+def _read(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
+    """One hop's reading from the trial's counter deltas, by its kind ('dut': a device we have no counters of)."""
+    reader = _READERS.get(h["kind"])
+    return reader(h, c, budget) if reader else _Hop(None, None)
+
+
+def _queues(rows: list[dict[str, Any]], side: str) -> dict[str, Any]:
     """Per-queue packets of a port (vhost counters rx_qN_good_packets), summed over bond members."""
     q: dict[int, int] = {}
     for r in rows:
@@ -212,7 +236,7 @@ def _queues(rows: list[dict], side: str) -> dict:
     return {f"{side}_queues": [q[i] for i in sorted(q)]} if q else {}
 
 
-def path_ledger(path: list[dict], c: dict, budget: dict[str, int] | None = None) -> dict:
+def path_ledger(path: list[dict[str, Any]], c: dict[str, Any], budget: dict[str, int] | None = None) -> dict[str, Any]:
     """One direction's ledger along its path: every hop with in, out, drops and unexplained, and totals."""
     budget = budget if budget is not None else {}
     reads = [_read(h, c, budget) for h in path]
@@ -237,7 +261,7 @@ def path_ledger(path: list[dict], c: dict, budget: dict[str, int] | None = None)
             "unexplained": sent - received - counted, "hops": hops}
 
 
-def ledger(paths: list[dict], c: dict) -> list[dict]:
+def ledger(paths: list[dict[str, Any]], c: dict[str, Any]) -> list[dict[str, Any]]:
     """The ledger of every direction of a trial. paths: [{"direction", "tx_side", "rx_side", "hops"}]."""
     cov = (c.get("ovs") or {}).get("coverage") or {}
     # meter drops are counted by the meters themselves; the other drop counters explain switch drops
@@ -247,7 +271,7 @@ def ledger(paths: list[dict], c: dict) -> list[dict]:
              **path_ledger(p["hops"], c, budget)} for p in paths]
 
 
-def p2p_paths(label: str = "DUT (testpmd)") -> list[dict]:
+def p2p_paths(label: str = "DUT (testpmd)") -> list[dict[str, Any]]:
     """zlgen port 0 <-> a DPDK forwarder (procs['dut'], ports 0 and 1) <-> zlgen port 1."""
     out = []
     for tx in (0, 1):
@@ -262,7 +286,7 @@ def p2p_paths(label: str = "DUT (testpmd)") -> list[dict]:
     return out
 
 
-def external_paths() -> list[dict]:
+def external_paths() -> list[dict[str, Any]]:
     """zlgen -> a device under test we have no counters of -> zlgen."""
     return [{"direction": "AB"[tx] + "->" + "AB"[1 - tx], "tx_side": tx, "rx_side": 1 - tx, "hops": [
         {"kind": "gen_tx", "name": f"zlgen tx side {'AB'[tx]}", "where": "zlgen", "side": tx},
@@ -272,7 +296,7 @@ def external_paths() -> list[dict]:
         for tx in (0, 1)]
 
 
-def summary(led: dict) -> dict:
+def summary(led: dict[str, Any]) -> dict[str, Any]:
     """A direction's ledger in five numbers (kept with the direction in the result file)."""
     return {k: led[k] for k in ("sent", "received", "lost", "counted", "unexplained")}
 

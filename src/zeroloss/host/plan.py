@@ -133,7 +133,7 @@ def _check_intent(intent: Intent) -> None:
         raise ZeroLossError("--pmd-cores-per-node must be at least 1", "every node with DPDK ports needs a PMD")
 
 
-def _partition(inv: Inventory, intent: Intent, port_nodes: set[int], nodes: list[int], plan_reasons: dict,
+def _partition(inv: Inventory, intent: Intent, port_nodes: set[int], nodes: list[int], plan_reasons: dict[str, str],
                warnings: list[str]) -> tuple[tuple[int, ...], dict[int, tuple[int, ...]], tuple[int, ...]]:
     housekeeping: list[int] = []
     pmd_by_node: dict[int, tuple[int, ...]] = {}
@@ -235,14 +235,9 @@ def _auto_lb(intent: Intent, reasons: dict[str, str]) -> dict[str, str]:
             "pmd-auto-lb-rebal-interval": str(ALB_INTERVAL_MIN)}
 
 
-def make_plan(inv: Inventory, intent: Intent) -> Plan:
-    """The plan for inv under intent; raises ZeroLossError when the intent cannot fit the host."""
-    _check_intent(intent)
-    nics = _select_ports(inv, intent)
-    warnings: list[str] = []
-    reasons: dict[str, str] = {}
-    nodes = [n.id for n in inv.nodes]
-    rxq = intent.rxq or 2
+def _plan_ports(nics: list[Nic], intent: Intent, nodes: list[int], rxq: int, warnings: list[str]
+                ) -> list[PlannedPort]:
+    """The DPDK ports in PCI order (dpdk0, dpdk1, ...), with a warning for each NIC OVS cannot take as it is."""
     ports = []
     for i, nic in enumerate(sorted(nics, key=lambda n: n.pci)):
         node = nic.node if nic.node >= 0 else 0
@@ -255,19 +250,30 @@ def make_plan(inv: Inventory, intent: Intent) -> Plan:
                             f"(driverctl set-override {nic.pci} vfio-pci) before adding it to OVS")
         ports.append(PlannedPort(f"dpdk{i}", nic.pci, nic.name, node, nic.node, intent.mtu, rxq,
                                  intent.descriptors, intent.descriptors, nic.driver))
-    port_nodes = {p.node for p in ports}
-    housekeeping, pmd_by_node, vm_cpus = _partition(inv, intent, port_nodes, nodes, reasons, warnings)
-    isolated = tuple(sorted(set(vm_cpus) | {c for v in pmd_by_node.values() for c in v}))
-    reasons["isolated"] = ("isolcpus = nohz_full = rcu_nocbs = PMD + VM CPUs, so no kernel work, tick or RCU callback "
-                           "interrupts a polling thread (whitepaper Appendix C; Intel vhost ZPL note)")
+    return ports
 
+
+@dataclass(frozen=True)
+class _SocketMem:
+    """dpdk-socket-mem per node (chosen and both formulas) and the mempools OVS would allocate."""
+
+    chosen: dict[int, int]
+    tripleo: dict[int, int]
+    per_port: dict[int, int]
+    pools: list[mem.Pool]
+    need: dict[int, float]
+
+
+def _socket_mem(intent: Intent, ports: list[PlannedPort], nodes: list[int], n_pmd: int, rxq: int,
+                reasons: dict[str, str], warnings: list[str]) -> _SocketMem:
+    """dpdk-socket-mem per node by the intent's formula, checked against OVS's mempool model of the planned ports."""
+    port_nodes = {p.node for p in ports}
     mtus = {n: [p.mtu for p in ports if p.node == n] for n in nodes}
     tripleo = {n: mem.tripleo_socket_mem(mtus[n]) for n in nodes}
     per_port = {n: mem.tripleo_socket_mem(mtus[n], per_port=True) for n in nodes}
     chosen = dict(per_port if intent.socket_mem_formula == "per-port" else tripleo)
     if intent.socket_mem_mb is not None:
         chosen = {n: intent.socket_mem_mb if n in port_nodes else tripleo[n] for n in nodes}
-    n_pmd = sum(len(v) for v in pmd_by_node.values())
     model_ports = [mem.PortMem(p.name, p.node, p.mtu, p.n_rxq, n_pmd + 1, p.rxq_desc, p.txq_desc) for p in ports]
     model_ports += [mem.PortMem(f"vhu{n}.{k}", n, intent.mtu, rxq, rxq) for n in sorted(port_nodes)
                     for k in range(intent.vhost_ports)]
@@ -283,11 +289,16 @@ def make_plan(inv: Inventory, intent: Intent) -> Plan:
         "distinct MTUs of (roundup(MTU, 1024) + 800) * 4096 * 64 B + 512 MB, rounded up to 1024 MB, 1024 MB without "
         "DPDK ports; per-port variant sums every port (Dell/Intel whitepaper); OVS model = mbufs * mbuf size per "
         f"mempool ({'per-port' if intent.per_port_memory else 'shared'} model, lib/netdev-dpdk.c)")
+    return _SocketMem(chosen, tripleo, per_port, pools, need)
 
+
+def _hugepages(inv: Inventory, intent: Intent, socket_mem: dict[int, int], reasons: dict[str, str],
+               warnings: list[str]) -> tuple[dict[int, int], dict[int, int]]:
+    """Guest memory and 1 GB pages per node (OVS socket memory + guests); refuses more pages than a node holds."""
     vm_mem: dict[int, int] = {}
     hugepages: dict[int, int] = {}
     for node in inv.nodes:
-        ovs_gb = chosen[node.id] // 1024
+        ovs_gb = socket_mem[node.id] // 1024
         total_gb = node.mem_total_kb // (1024 * 1024)
         left = max(0, total_gb - intent.host_reserve_gb - ovs_gb)
         vm_mem[node.id] = left if intent.vm_memory_gb is None else intent.vm_memory_gb
@@ -307,7 +318,11 @@ def make_plan(inv: Inventory, intent: Intent) -> Plan:
                             "and the guests; NovaReservedHugePages keeps OVS's share from nova)")
     if "pdpe1gb" not in inv.cpu_flags and inv.cpu_flags:
         warnings.append("the CPU lacks the pdpe1gb flag: 1 GB hugepages are not available; use 2 MB pages")
+    return vm_mem, hugepages
 
+
+def _device_settings(inv: Inventory, intent: Intent, reasons: dict[str, str]) -> int:
+    """The memory channels (given, estimated from DMI, else 4), with the reasons for them and the queue settings."""
     channels = intent.memory_channels or inv.memory_channels or 4
     reasons["memory_channels"] = (
         "as given" if intent.memory_channels else
@@ -323,6 +338,27 @@ def make_plan(inv: Inventory, intent: Intent) -> Plan:
                              "+74 % ZPL throughput from 256 to 1024)")
     reasons["emulator_policy"] = ("hw:emulator_threads_policy=isolate keeps QEMU's emulator threads off the vCPUs "
                                   "(whitepaper Appendix C; Red Hat KB 3384881)")
+    return channels
+
+
+def make_plan(inv: Inventory, intent: Intent) -> Plan:
+    """The plan for inv under intent; raises ZeroLossError when the intent cannot fit the host."""
+    _check_intent(intent)
+    nics = _select_ports(inv, intent)
+    warnings: list[str] = []
+    reasons: dict[str, str] = {}
+    nodes = [n.id for n in inv.nodes]
+    rxq = intent.rxq or 2
+    ports = _plan_ports(nics, intent, nodes, rxq, warnings)
+    port_nodes = {p.node for p in ports}
+    housekeeping, pmd_by_node, vm_cpus = _partition(inv, intent, port_nodes, nodes, reasons, warnings)
+    isolated = tuple(sorted(set(vm_cpus) | {c for v in pmd_by_node.values() for c in v}))
+    reasons["isolated"] = ("isolcpus = nohz_full = rcu_nocbs = PMD + VM CPUs, so no kernel work, tick or RCU callback "
+                           "interrupts a polling thread (whitepaper Appendix C; Intel vhost ZPL note)")
+    n_pmd = sum(len(v) for v in pmd_by_node.values())
+    sm = _socket_mem(intent, ports, nodes, n_pmd, rxq, reasons, warnings)
+    vm_mem, hugepages = _hugepages(inv, intent, sm.chosen, reasons, warnings)
+    channels = _device_settings(inv, intent, reasons)
     totals = {n.id: n.mem_total_kb // (1024 * 1024) for n in inv.nodes}
     pages, sysfs, how = _hugepages_arg(hugepages, totals, inv.kernel_release, warnings)
     args = _kernel_args(inv, pages, isolated, intent.low_latency)
@@ -330,8 +366,8 @@ def make_plan(inv: Inventory, intent: Intent) -> Plan:
                               + ("; C-states limited to C1 (real-time settings: 4-5x ZPL, Intel vhost note)"
                                  if intent.low_latency else ""))
     return Plan(intent=intent, nodes=nodes, ports=ports, housekeeping=housekeeping, pmd_by_node=pmd_by_node,
-                vm_cpus=vm_cpus, isolated=isolated, socket_mem=chosen, socket_mem_tripleo=tripleo,
-                socket_mem_per_port=per_port, ovs_pools=pools, ovs_need_mib=need, vm_memory_gb=vm_mem,
+                vm_cpus=vm_cpus, isolated=isolated, socket_mem=sm.chosen, socket_mem_tripleo=sm.tripleo,
+                socket_mem_per_port=sm.per_port, ovs_pools=sm.pools, ovs_need_mib=sm.need, vm_memory_gb=vm_mem,
                 hugepages_1g=hugepages, memory_channels=channels, rxq=rxq, descriptors=intent.descriptors,
                 vhost_ring=intent.vhost_ring, emulator_policy="isolate", kernel_args=args,
                 cpu_vendor=inv.cpu_vendor, reasons=reasons, warnings=warnings, kernel_release=inv.kernel_release,
