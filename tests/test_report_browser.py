@@ -44,6 +44,7 @@ def test_report_renders_in_chromium(tmp_path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page = open_page(out, evaluate=PROBES, screenshot=ARTIFACTS / "report.png")
     docs = [read_json(p, "fixture") for p in runs]
+    recs = [RunRecord.from_json(d) for d in docs]
     v = page.values
     assert page.errors == []
     assert v["svgs"] == 2 + sum(len(d["searches"]) for d in docs)
@@ -52,10 +53,10 @@ def test_report_renders_in_chromium(tmp_path):
     assert "frame size, bytes" in v["ndr_text"] and "% of line rate" in v["ndr_text"]
     assert v["ndr_bars"] >= 1
     assert all(h > 100 for h in v["trace_boxes"])
-    rows = [frame_rows(RunRecord.from_json(d)) for d in docs]
+    rows = [frame_rows(r) for r in recs]
     assert v["result_rows"] == [len(r) for r in rows]
     assert v["first_ndr"].startswith(f"{rows[0][0].ndr_pps:,.0f}")
-    chosen = [c for d in docs for c in select(d, None, None, None)]
+    chosen = [c for r in recs for c in select(r, None, None, None)]
     assert chosen and v["lossy_trials"] == len(chosen) and v["ledgers"] >= len(chosen) and v["findings"] >= 1
     assert v["page_width"] <= 1280  # wide tables scroll in their box, the page does not
     assert v["title"].startswith("zeroloss report")

@@ -276,25 +276,12 @@ def _trace(run_index: int, search: SearchEntry) -> str:
             f"{table}</details>")
 
 
-def _lossy_trials(run: RunRecord) -> list[tuple[SearchEntry, TrialEntry]]:
-    """The trials `zeroloss explain` explains by default (explain.select): failed validations, else the lossiest."""
-    if not run.searches:
-        return []
-    out = []
-    for _, s, t in select(run.to_json(), None, None, None):  # explain.select reads the document (pending)
-        search = run.search(s["frame"], s["repeat"])
-        trial = search.trial(t["index"]) if search is not None else None
-        if search is not None and trial is not None:
-            out.append((search, trial))
-    return out
-
-
 def _ledger_html(search: SearchEntry, trial: TrialEntry) -> str:
     """A lossy trial's ledger per direction, hop by hop, and the findings with their fixes."""
     head = (f"{search.frame} B, search {search.repeat + 1}, trial {trial.index + 1} ({trial.kind}, "
             f"{trial.rate_pps:,.0f} pps per direction, {trial.duration_s:g} s, {trial.verdict})")
     try:
-        leds, diag = trial_analysis(search.to_json(), trial.to_json())  # ledger.py's and diagnose.py's JSON
+        leds, diag = trial_analysis(search, trial)  # ledger.py's and diagnose.py's JSON
     except ZeroLossError as e:
         summary = "; ".join(f"{d.port}->{d.rx_port}: " + ", ".join(f"{k} {v:,}" for k, v in (d.ledger or {}).items())
                             for d in trial.dirs())
@@ -339,14 +326,14 @@ def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
     for s in traced_searches(rec):
         yield _trace(i, s)
         tick()
-    chosen = _lossy_trials(rec)
+    chosen = select(rec, None, None, None) if rec.searches else []
     yield "<h3>Where frames were lost</h3>"
     if not chosen:
         yield '<p class="ok">No trial lost frames.</p>'
     else:
         yield ("<p>The failed validation trials (or a search's lossiest trial): every stage's counters, hop by hop, "
                "and what to change.</p>")
-        yield from (_ledger_html(s, t) for s, t in chosen)
+        yield from (_ledger_html(s, t) for _, s, t in chosen)
     yield "</section>"
 
 
