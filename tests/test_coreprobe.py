@@ -10,14 +10,14 @@ import pytest
 from test_verdict import doc
 from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import FLAG_TEXT, run_table
-from zeroloss.gen.process import REPO_BUILD
 from zeroloss.host import coreprobe
+from zeroloss.proc import GEN_BUILD
 from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_result
 from zeroloss.results.schema import RUN
 from zeroloss.results.summary import frame_rows
 
-NEEDS_ZLCORES = pytest.mark.skipif(not os.access(REPO_BUILD.parent / "zlcores", os.X_OK),
+NEEDS_ZLCORES = pytest.mark.skipif(not os.access(GEN_BUILD / "zlcores", os.X_OK),
                                    reason="zlcores is not built (make build)")
 
 

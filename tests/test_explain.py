@@ -13,6 +13,7 @@ import pytest
 from zeroloss.cli.progress import Progress
 from zeroloss.explain import analyse
 from zeroloss.ledger import p2p_paths
+from zeroloss.results.records import TrialEntry
 
 FIX = Path(__file__).parent / "fixtures" / "ledger"
 
@@ -137,7 +138,7 @@ def test_trial_without_counters_and_files_that_are_not_results(tmp_path):
 def test_run_progress_prints_the_explanation_under_a_failed_validation():
     _, trial = recorded_trial("overload", 4, "validation", "fail")
     out = io.StringIO()
-    Progress(out=out)("trial", {"frame": 64, "record": trial, "max_rate_pps": trial["rate_pps"]})
+    Progress(out=out)("trial", {"frame": 64, "record": TrialEntry.from_json(trial), "max_rate_pps": trial["rate_pps"]})
     text = out.getvalue()
     first, *rest = text.splitlines()
     assert "trial  5 valid." in first and first.endswith("fail")
@@ -145,5 +146,5 @@ def test_run_progress_prints_the_explanation_under_a_failed_validation():
     assert any("fix:   more RX queues spread over the PMDs: ovs-vsctl set Interface g0 options:n_rxq=2" in line
                for line in rest)
     out = io.StringIO()
-    Progress(out=out)("trial", {"frame": 64, "record": clean_trial(0), "max_rate_pps": 1.0})
+    Progress(out=out)("trial", {"frame": 64, "record": TrialEntry.from_json(clean_trial(0)), "max_rate_pps": 1.0})
     assert len(out.getvalue().splitlines()) == 1

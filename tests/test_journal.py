@@ -84,7 +84,8 @@ rf.start_search(64, 0, link="memif", line_rate_pps=14880952.0, ceiling_pps=2e6)
 i = 0
 while True:
     rf.add_trial(64, 0, TrialEntry.from_json({{"index": i, "rate_pps": 1e6, "duration_s": 1.0, "kind": "search",
-        "verdict": "pass", "loss_ratio": 0.0, "outcome": {{"directions": [{{"tx": 10, "rx": 10, "achieved_pps": 1e6}}]}}}}))
+        "verdict": "pass", "loss_ratio": 0.0,
+        "outcome": {{"directions": [{{"tx": 10, "rx": 10, "achieved_pps": 1e6}}]}}}}))
     print(i, flush=True)
     i += 1
 """

@@ -8,9 +8,10 @@ import re
 import pytest
 
 from zeroloss.bench.ovsbench import OvsBenchSpec, bond_members, flows
+from zeroloss.bench.target import bench_streams
 from zeroloss.config import RunConfig
 from zeroloss.errors import ZeroLossError
-from zeroloss.runner import by_direction, streams
+from zeroloss.target import by_direction
 
 
 def walk(spec: OvsBenchSpec, start: str, vlan: int) -> list[tuple[str, int]]:
@@ -113,12 +114,13 @@ def test_config_refuses_ovs_settings_without_ovs():
 
 def test_bonded_streams_split_each_direction_over_both_members():
     cfg = RunConfig(topology="pvp", bridges=2, vlan=100, bond="balance-slb", flows=1024, frame_sizes=[1518])
-    ss = streams(cfg, 64, 1000.0, queues=2, members=2)
+    ss = bench_streams(cfg, 64, 1000.0, queues=2, members=2)
     assert len(ss) == 8
-    assert sorted({(s["port"], s["rx_port"]) for s in ss}) == [(0, 1), (1, 0), (2, 3), (3, 2)]
-    assert all(s["rate_pps"] == 250.0 and s["flows"] == 256 and s["vlan"] == 100 for s in ss)
+    assert sorted({(s.port, s.rx_port) for s in ss}) == [(0, 1), (1, 0), (2, 3), (3, 2)]
+    assert all(s.rate_pps == 250.0 and s.flows == 256 and s.vlan == 100 for s in ss)
+    assert all(s.to_wire()["vlan"] == 100 and s.to_wire()["frame_size"] == 64 for s in ss)
     # the lanes of one direction do not share flows: distinct source address ranges
-    starts = sorted(s["src_ip"] for s in ss if s["port"] % 2 == 0)
+    starts = sorted(s.src_ip for s in ss if s.port % 2 == 0)
     assert starts == ["198.18.0.1", "198.18.1.1", "198.18.2.1", "198.18.3.1"]
 
 

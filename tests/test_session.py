@@ -234,13 +234,37 @@ def test_setup_links_entry_points_only_from_a_tree_others_cannot_write(tmp_path)
                                     {"index": 0, "rate_pps": 1000.0, "kind": "search", "outcome": {"directions": [7]}}])
 def test_resuming_a_damaged_trial_is_one_line(stored):
     from zeroloss.config import RunConfig
-    from zeroloss.runner import Probe, TrialRunner
+    from zeroloss.results.records import TrialEntry
+    from zeroloss.results.resultfile import records
     from zeroloss.search import Kind
+    from zeroloss.stream import Stream
+    from zeroloss.target import Probe, Target
+    from zeroloss.trialrunner import TrialRunner
 
     class NoGenerator:  # replay never reaches the generator; configure is all the runner asks of it up front
         def configure(self, streams):
             return len(streams)
 
-    runner = TrialRunner(NoGenerator(), RunConfig(), 64, Probe([]), [stored], refused_is_loss=True)
-    with pytest.raises(ZeroLossError, match="cannot resume: a stored trial of 64 B is damaged"):
+    class Replay(Target):
+        client = NoGenerator()
+
+        def probe(self):
+            return Probe([])
+
+        def streams(self, frame, rate_pps):
+            return [Stream(port=0, size=frame, rate_pps=rate_pps)]
+
+        def placement(self):
+            return {}
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+    # a trial of the wrong shape is refused as the file is read, one of the right shape but not the trial the
+    # search asks for when it is replayed: one line either way
+    with pytest.raises(ZeroLossError, match=r"r.json: outcome.directions\[0\]: is not an object|cannot resume"):
+        runner = TrialRunner(Replay(), RunConfig(), 64, [records(TrialEntry, stored, "r.json")])
         runner(1000.0, 1.0, Kind.SEARCH)

@@ -18,6 +18,7 @@ from .dpdk.telemetry import Telemetry
 from .dpdk.testpmd import TestPmd, TestPmdConfig
 from .fmt import table
 from .gen import Zlgen, ZlgenConfig
+from .stream import Stream
 
 LCORE = 1          # the datapath core of both tools (the quieter core of a 2-core host)
 OTHER = 0          # testpmd's main lcore and zlgen's control thread
@@ -39,7 +40,7 @@ def _window_rate(tel: Telemetry, seconds: float) -> float:
 def zlgen_max(ws: Workspace, frame: int, seconds: float, run: int) -> float:
     eal = Eal(lcores=str(LCORE), file_prefix=ws.prefix(f"bz{frame}_{run}"), vdevs=("net_null0,no-rx=1",))
     with Zlgen(ZlgenConfig(eal=eal, ctl_path=ws.sock("bench-zlgen")), ws.log("bench-zlgen")) as g:
-        g.client.configure([{"port": 0, "frame_size": frame, "rate_pps": 0}])
+        g.client.configure([Stream(port=0, size=frame)])
         g.client.start(duration_s=seconds + 2 * WARMUP_S, drain_ms=0)
         with Telemetry(eal.telemetry_socket) as tel:
             time.sleep(WARMUP_S)
@@ -64,7 +65,7 @@ def zlgen_pacing(ws: Workspace, rates: list[float], seconds: float, gap_us: int)
     cfg = ZlgenConfig(eal=eal, ctl_path=ws.sock("bench-pace"), gap_us=gap_us)
     with Zlgen(cfg, ws.log("bench-pace")) as g, \
             Telemetry(eal.telemetry_socket) as tel:
-        g.client.configure([{"port": 0, "frame_size": 64, "rate_pps": 0}])
+        g.client.configure([Stream(port=0, size=64)])
         for rate in rates:
             before = tel.ethdev_stats(0)["opackets"]
             r = g.client.run_trial(duration_s=seconds, drain_ms=0, rate_pps=rate)

@@ -16,6 +16,7 @@ from .bench.workspace import Workspace
 from .errors import ZeroLossError
 from .ledger import counter_delta
 from .model import TrialResult
+from .stream import Stream
 
 FRAMES = 2000
 RATE = 10_000
@@ -31,7 +32,7 @@ class Step:
 def _trial(bench: OvsBench, frame: int) -> tuple[TrialResult, dict]:
     """Frames port 0 -> 1 (through v0); OVS's live counters of v0 over the trial."""
     c = bench.gen.client
-    c.configure([{"port": 0, "rx_port": 1, "frame_size": frame, "rate_pps": RATE, "flows": 16}])
+    c.configure([Stream(port=0, rx_port=1, size=frame, rate_pps=RATE, flows=16)])
     before = bench.ovs.counters()["ports"]["v0"]
     r = c.run_trial(frames=FRAMES, drain_ms=500)
     after = bench.ovs.counters()["ports"]["v0"]

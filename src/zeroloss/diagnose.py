@@ -8,6 +8,7 @@ the references' troubleshooting cases (RX queue overflow on a busy PMD, vring si
 
 from __future__ import annotations
 
+from .ledger import ledger
 from .ovsfacts import ovs_shared_mbufs, parse_dpctl_config, parse_pmd_rxq, tripleo_socket_mem
 
 BUSY_PCT = 85      # a PMD this busy over a trial has no headroom left
@@ -343,3 +344,10 @@ def diagnose(ledgers: list[dict], c: dict, state: dict | None, ctx: dict) -> lis
         out += _imbalance(x)
     out += _mempool_findings(x)
     return out
+
+
+def analyse(paths: list[dict], c: dict, state: dict | None, ctx: dict, sides: set[int]) -> tuple[list, list]:
+    """Ledger of each direction the trial sent (ledger.py), and the findings when something was lost."""
+    leds = ledger([p for p in paths if p["tx_side"] in sides], c)
+    lossy = any(d["lost"] > 0 or d["unexplained"] for d in leds)
+    return leds, (diagnose(leds, c, state, ctx) if lossy else [])

@@ -6,28 +6,25 @@ from a result file, so a file written by an older zeroloss is explained with tod
 
 from __future__ import annotations
 
-from .diagnose import diagnose, pmd_load
+from .diagnose import analyse, pmd_load
 from .errors import ZeroLossError
 from .fmt import table
-from .ledger import REASONS, ledger
+from .ledger import REASONS
+from .results.campaigns import CampaignRecord
+from .results.records import RunRecord, SearchEntry, TrialEntry
+
+__all__ = ["analyse", "select", "trial_analysis", "trial_text"]
 
 
-def analyse(paths: list[dict], c: dict, state: dict | None, ctx: dict, sides: set[int]) -> tuple[list, list]:
-    """Ledger of each direction the trial sent, and the findings when something was lost."""
-    leds = ledger([p for p in paths if p["tx_side"] in sides], c)
-    lossy = any(d["lost"] > 0 or d["unexplained"] for d in leds)
-    return leds, (diagnose(leds, c, state, ctx) if lossy else [])
-
-
-def trial_analysis(search: dict, trial: dict) -> tuple[list, list]:
+def trial_analysis(s: SearchEntry, t: TrialEntry) -> tuple[list, list]:
     """Ledger and findings of a stored trial, recomputed from its counters when the file has them."""
-    if "counters" in trial and search.get("paths"):
-        sides = {d["port"] for d in trial.get("directions", [])}
-        ctx = {**(search.get("ledger_context") or {}), "frame": search["frame"], "rate_pps": trial["rate_pps"]}
-        return analyse(search["paths"], trial["counters"], trial.get("dut_state"), ctx, sides)
-    if "ledger" in trial:
-        return trial["ledger"], trial.get("diagnosis", [])
-    raise ZeroLossError(f"{search['frame']} B trial {trial['index'] + 1} was recorded without per-hop counters "
+    if t.counters is not None and s.paths:
+        sides = {d.port for d in t.dirs()}
+        ctx = {**(s.ledger_context or {}), "frame": s.frame, "rate_pps": t.rate_pps}
+        return analyse(s.paths, t.counters, t.dut_state, ctx, sides)
+    if t.ledger is not None:
+        return t.ledger, t.diagnosis or []
+    raise ZeroLossError(f"{s.frame} B trial {t.index + 1} was recorded without per-hop counters "
                         f"(replayed on resume, or written by an older zeroloss)")
 
 
@@ -79,16 +76,17 @@ def findings_text(diag: list[dict], limit: int | None = None) -> list[str]:
     return out
 
 
-def trial_text(search: dict, trial: dict, leds: list, diag: list, limit: int | None = None,
+def trial_text(frame: int, t: TrialEntry, leds: list, diag: list, limit: int | None = None,
                compact: bool = False) -> str:
+    """A trial's ledger, direction by direction, then its diagnosis."""
     lost = sum(d["lost"] for d in leds)
     sent = sum(d["sent"] for d in leds)
     pct = f" ({100 * lost / sent:.4f} %)" if sent else ""
-    lines = [f"{search['frame']} B trial {trial['index'] + 1} ({trial['kind']}, {trial['rate_pps']:,.0f} pps per "
-             f"direction, {trial['duration_s']:g} s, {trial['verdict']}): lost {lost:,} of {sent:,} frames{pct}"]
+    lines = [f"{frame} B trial {t.index + 1} ({t.kind}, {t.rate_pps:,.0f} pps per "
+             f"direction, {t.duration_s:g} s, {t.verdict}): lost {lost:,} of {sent:,} frames{pct}"]
     for led in leds:
         lines += direction_text(led, compact)
-    load = pmd_load(trial.get("counters") or {})
+    load = pmd_load(t.counters or {})
     if load:
         lines.append("OVS PMD load while zlgen sent: " + ", ".join(f"core {k} {v:.0f} % busy"
                                                                 for k, v in sorted(load.items())))
@@ -98,46 +96,41 @@ def trial_text(search: dict, trial: dict, leds: list, diag: list, limit: int | N
     return "\n".join(lines)
 
 
-def _searches(doc: dict, case: str | None) -> list[tuple[str, dict]]:
+def _searches(doc: RunRecord | CampaignRecord, case: str | None) -> list[tuple[str, SearchEntry]]:
     """(case name, search) of a run file, or of every case of a campaign file."""
-    if doc.get("format") == "zeroloss-campaign":
-        cases = [c for c in doc.get("cases", []) if c.get("run") and (case is None or case in c["name"])]
+    if isinstance(doc, CampaignRecord):
+        cases = [c for c in doc.measured() if case is None or case in c.name]
         if case is not None and not cases:
             raise ZeroLossError(f"no case matching {case!r} in this campaign",
-                                "cases: " + "; ".join(c["name"] for c in doc.get("cases", [])))
-        return [(c["name"], s) for c in cases for s in c["run"].get("searches", [])]
-    if doc.get("format") != "zeroloss-result":
-        raise ZeroLossError("not a zeroloss result or campaign file")
-    return [("", s) for s in doc.get("searches", [])]
+                                "cases: " + "; ".join(c.name for c in doc.cases))
+        return [(c.name, s) for c in cases if c.run is not None for s in c.run.searches]
+    return [("", s) for s in doc.searches]
 
 
-def select(doc: dict, frame: int | None, trial: int | None, case: str | None) -> list[tuple[str, dict, dict]]:
+def select(doc: RunRecord | CampaignRecord, frame: int | None, trial: int | None,
+           case: str | None) -> list[tuple[str, SearchEntry, TrialEntry]]:
     """The trials to explain: one (--trial N, with --frame when several sizes ran), or by default every
     failed validation trial, and the lossiest trial of a search that had none."""
-    searches = [(n, s) for n, s in _searches(doc, case) if frame is None or s["frame"] == frame]
+    searches = [(n, s) for n, s in _searches(doc, case) if frame is None or s.frame == frame]
     if not searches:
         if frame is None:
             raise ZeroLossError("no search in this file: nothing to explain")
-        sizes = sorted({s["frame"] for _, s in _searches(doc, case)})
+        sizes = sorted({s.frame for _, s in _searches(doc, case)})
         raise ZeroLossError(f"no search for {frame} B in this file", f"frame sizes: {sizes}")
     if trial is not None:
-        frames = sorted({s["frame"] for _, s in searches})
+        frames = sorted({s.frame for _, s in searches})
         if len(frames) > 1:
             raise ZeroLossError(f"--trial {trial}: several frame sizes ran ({frames})", "add --frame SIZE")
-        out = [(n, s, t) for n, s in searches for t in s["trials"] if t["index"] + 1 == trial]
+        out = [(n, s, t) for n, s in searches for t in s.trials if t.index + 1 == trial]
         if not out:
-            count = max(len(s["trials"]) for _, s in searches)
+            count = max(len(s.trials) for _, s in searches)
             raise ZeroLossError(f"no trial {trial} for {frames[0]} B", f"trials are numbered 1 to {count}")
         return out
     out = []
     for n, s in searches:
-        failed = [t for t in s["trials"] if t["kind"] == "validation" and t["verdict"] == "fail"]
+        failed = [t for t in s.trials if t.kind == "validation" and t.verdict == "fail"]
         if not failed:
-            lossy = [t for t in s["trials"] if _lost(t) > 0]
-            failed = [max(lossy, key=_lost)] if lossy else []
+            lossy = [t for t in s.trials if t.lost > 0]
+            failed = [max(lossy, key=lambda t: t.lost)] if lossy else []
         out += [(n, s, t) for t in failed]
     return out
-
-
-def _lost(t: dict) -> int:
-    return sum(d["tx"] - d["rx"] for d in t["outcome"]["directions"])

@@ -62,11 +62,3 @@ def collect() -> dict:
         "dpdk_package": _pkg_version("dpdk"),
         "python": platform.python_version(),
     }
-
-
-FINGERPRINT_KEYS = ("hostname", "machine_id", "cpu_model", "cpus", "kernel")
-
-
-def fingerprint(host: dict) -> tuple:
-    """What must match for two results to count as from the same host."""
-    return tuple(host.get(k) for k in FINGERPRINT_KEYS)

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from zeroloss.search import Kind
 
 from .bench.ovsbench import OvsBench, OvsBenchSpec
+from .bench.target import AttachedOvs
 from .bench.workspace import Workspace
 from .check import set_mtu
 from .config import load
-from .runner import TrialRunner, measure_ceiling, ovs_probe
+from .trialrunner import TrialRunner, flat_out
 
 ATTRIBUTED_PCT = 99.0
 
@@ -59,9 +60,8 @@ def _measure(case: Case, bench: OvsBench, topology: str, frame: int, rate: float
     actions fired at given times into it; then scores the attribution."""
     cfg = load(None, {"topology": topology, "frame_sizes": [frame], "flows": 16, "bidirectional": bidirectional,
                       "drain_ms": 500})
-    probe = ovs_probe(bench)
-    case.paths, case.context = probe.paths, probe.context
-    runner = TrialRunner(bench.gen.client, cfg, frame, probe, [], refused_is_loss=True)
+    runner = TrialRunner(AttachedOvs(cfg, bench), cfg, frame, [])
+    case.paths, case.context = runner.probe.paths, runner.probe.context
     timers = [threading.Timer(t, action) for t, action in during]
     for t in timers:
         t.start()
@@ -109,7 +109,7 @@ def overload(ws: Workspace, vnf: str) -> Case:
     case = Case("1.5 x what OVS's PMD forwards, into one RX queue", "OVS g0 rx", "rx_missed", "n_rxq")
     with OvsBench(OvsBenchSpec(topology="ovs-p2p"), ws) as bench:
         cfg = load(None, {"topology": "ovs-p2p", "frame_sizes": [64], "flows": 16, "bidirectional": False})
-        top = measure_ceiling(bench.gen.client, cfg, 64)
+        top = flat_out(AttachedOvs(cfg, bench), 64)[0]
         return _measure(case, bench, "ovs-p2p", 64, 1.5 * top)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -179,3 +180,17 @@ class ManagedProcess:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+GEN_BUILD = Path(__file__).resolve().parents[2] / "gen" / "build"  # meson's build of gen/ (make setup)
+
+
+def built(name: str) -> str:
+    """A program of gen/ (zlgen, zlcores): the repository's build (editable installs), else the one on PATH."""
+    local = GEN_BUILD / name
+    if os.access(local, os.X_OK):
+        return str(local)
+    found = shutil.which(name)
+    if found is None:
+        raise ZeroLossError(f"{name} is not built", "run 'make setup' (or 'make build')")
+    return found

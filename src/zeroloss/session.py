@@ -24,10 +24,11 @@ import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import ZeroLossError
-from .fileio import open_lockfile, overwrite_fd, write_json_atomic, write_text_atomic
+from .fileio import open_lockfile, overwrite_fd, write_text_atomic
 
 DPDK_RUNTIME = Path("/var/run/dpdk")
 KEEP_SESSIONS = 10
@@ -275,30 +276,23 @@ def _reap_result_lock(path: Path) -> list[str]:
     prev = lock.previous or {}
     result = prev.get("result")
     if result:
-        notes += mark_interrupted(Path(result))
+        notes += _result_marker(Path(result))
     lock.release(remove=True)
     return notes
 
 
-def mark_interrupted(path: Path) -> list[str]:
-    """A result or campaign file left `running` by a zeroloss that is gone becomes `interrupted`. Read as its
-    readers see it (results.resultfile.read_json: the journal's lines applied, the last state among them)."""
-    from .results.resultfile import read_json
+def _no_marker(path: Path) -> list[str]:
+    return []
 
-    try:
-        doc = read_json(path, "result file")
-    except ZeroLossError:
-        return []
-    if not isinstance(doc, dict) or doc.get("state") != "running":
-        return []
-    doc["state"] = "interrupted"
-    try:
-        write_json_atomic(path, doc)
-    except ZeroLossError as e:
-        return [f"could not mark {path} interrupted: {e}"]
-    verb = "campaign" if doc.get("format") == "zeroloss-campaign" else "run"
-    return [f"{path} was left running by a zeroloss that is gone: marked interrupted; continue it with "
-            f"'zeroloss {verb} --resume {path}'"]
+
+_result_marker: Callable[[Path], list[str]] = _no_marker
+
+
+def mark_results_with(marker: Callable[[Path], list[str]]) -> None:
+    """How reap marks a result or campaign file whose writer is gone (results/resultfile.py registers it: the
+    file format is the results package's, and this module sits below it)."""
+    global _result_marker
+    _result_marker = marker
 
 
 def _prune_logs(base: Path) -> None:

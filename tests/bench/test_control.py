@@ -17,6 +17,7 @@ from zeroloss.dpdk.eal import Eal
 from zeroloss.errors import ZeroLossError
 from zeroloss.gen import Zlgen, ZlgenConfig, ZlgenError
 from zeroloss.gen.client import ZlgenClient
+from zeroloss.stream import Stream
 
 VALID = [
     {"cmd": "hello"}, {"cmd": "ports"}, {"cmd": "status"},
@@ -83,7 +84,7 @@ def test_thousands_of_malformed_lines_leave_zlgen_serving(loopback):
 ])
 def test_invalid_streams_are_refused_with_the_fault_named(loopback, stream, message):
     with pytest.raises(ZlgenError, match=message.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
-        loopback.gen.client.configure([stream])
+        loopback.gen.client.request("configure", streams=[stream])  # the raw protocol: zlgen checks it
 
 
 def test_socket_is_private(loopback):
@@ -109,8 +110,7 @@ def test_two_jumbo_ports_fit_in_512_mib_and_shutdown_returns_everything():
             log = ws.log("zlgen").read_text()
             assert used <= 512, f"zlgen holds {used} MiB of hugepages"
             assert "mempool" in log and "MiB" in log  # it says what it reserved
-            g.client.configure([{"port": 0, "frame_size": 9000, "rate_pps": 5000},
-                                {"port": 1, "frame_size": 9000, "rate_pps": 5000}])
+            g.client.configure([Stream(port=0, size=9000, rate_pps=5000), Stream(port=1, size=9000, rate_pps=5000)])
             r = g.client.run_trial(frames=500, drain_ms=200)
             assert all(s.lost == 0 and s.rx_bytes == 500 * 9000 for s in r.streams)
         finally:
@@ -128,7 +128,7 @@ def test_sigterm_stops_zlgen_cleanly():
     with Workspace() as ws:
         eal = Eal(lcores="1", file_prefix=ws.prefix("term"), vdevs=("net_null0,no-rx=1",))
         g = Zlgen(ZlgenConfig(eal=eal, ctl_path=ws.sock("ctl")), ws.log("zlgen")).start()
-        g.client.configure([{"port": 0, "rate_pps": 0}])
+        g.client.configure([Stream(port=0)])
         g.client.start(duration_s=30)
         os.kill(g.proc.pid, signal.SIGTERM)
         assert g.proc.proc.wait(10) == 0
@@ -159,10 +159,10 @@ def test_two_queues_per_port_carry_their_own_streams():
                    ws.log("zlgen")) as g:
             ports = g.client.ports()
             assert [(p["nb_rxq"], p["nb_txq"], p["nb_rxd"], p["nb_txd"]) for p in ports] == [(2, 2, 512, 512)] * 2
-            g.client.configure([{"port": 0, "queue": q, "rate_pps": 10_000, "frame_size": 128} for q in (0, 1)])
+            g.client.configure([Stream(port=0, queue=q, rate_pps=10_000, size=128) for q in (0, 1)])
             r = g.client.run_trial(frames=3000, drain_ms=200)
             assert [(s.queue, s.tx_pkts, s.rx_unique, s.lost) for s in r.streams] == [(0, 3000, 3000, 0),
                                                                                     (1, 3000, 3000, 0)]
             assert r.ports[1].rx_pkts == 6000
             with pytest.raises(ZlgenError, match="queue must be 0..1"):
-                g.client.configure([{"port": 0, "queue": 2}])
+                g.client.configure([Stream(port=0, queue=2)])

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from zeroloss.errors import ZeroLossError
 from zeroloss.results.resultfile import read_doc
 
 from .test_run import ZEROLOSS
@@ -37,7 +38,7 @@ def start(out: Path, rundir: Path, *args: str) -> subprocess.Popen:
 def trials(out: Path) -> int:
     try:
         return sum(len(s["trials"]) for s in read_doc(out)["searches"])
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, ZeroLossError):  # not written yet, or caught mid-write
         return 0
 
 

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from zeroloss.model import TrialResult
+from zeroloss.stream import Imix
 
 from .conftest import delta
 
@@ -129,7 +130,7 @@ def test_unpaced_trial_reports_its_achieved_rate(loopback):
 
 def test_frame_count_mode_and_imix_bytes(loopback):
     c = loopback.gen.client
-    c.configure(loopback.streams(imix=[[64, 7], [570, 4], [1518, 1]], flows=8, rate_pps=20_000))
+    c.configure(loopback.streams(imix=Imix(((64, 7), (570, 4), (1518, 1))), flows=8, rate_pps=20_000))
     r = c.run_trial(frames=1200, drain_ms=200)
     for s in r.streams:
         assert s.tx_pkts == s.rx_unique == 1200

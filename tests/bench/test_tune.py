@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from zeroloss.errors import ZeroLossError
 from zeroloss.results.resultfile import read_doc
 
 from .test_cli_bench import our_processes
@@ -34,7 +35,7 @@ def _interrupt_in_step_one(out, args) -> None:
                 doc = read_doc(out)
                 if len(doc["cases"]) >= 2 and any(s["trials"] for s in doc["cases"][1]["run"]["searches"]):
                     break
-            except (OSError, ValueError, KeyError):
+            except (OSError, ValueError, KeyError, ZeroLossError):
                 pass
             time.sleep(0.2)
         p.send_signal(signal.SIGINT)

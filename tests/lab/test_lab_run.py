@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from zeroloss.cli.tune import story
+from zeroloss.errors import ZeroLossError
 from zeroloss.lab.labfile import load
 from zeroloss.results.resultfile import read_doc
 
@@ -110,7 +111,7 @@ def _soak_stopping_vnf(f, out, pid) -> dict:
             try:
                 if "placement" in read_doc(out):
                     break
-            except (OSError, ValueError):
+            except (OSError, ValueError, ZeroLossError):
                 pass
             time.sleep(0.02)
         os.kill(pid, signal.SIGSTOP)
@@ -203,7 +204,7 @@ def test_lost_ssh_mid_search_is_one_line_and_resumable(tmp_path, lab, sshd):
                 doc = read_doc(out)
                 if doc["searches"] and len(doc["searches"][0]["trials"]) >= 1:
                     break
-            except (OSError, ValueError, KeyError):
+            except (OSError, ValueError, KeyError, ZeroLossError):
                 pass
             time.sleep(0.2)
         else:

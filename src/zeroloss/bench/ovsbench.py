@@ -24,11 +24,12 @@ from ..config import check_ovs_topology
 from ..dpdk import hugepages
 from ..dpdk.eal import Eal
 from ..dpdk.testpmd import TestPmd, TestPmdConfig
+from ..dpdk.vnf import Vnf
 from ..dut.ovs import Ovs, OvsSettings
 from ..errors import ZeroLossError
 from ..gen import Zlgen, ZlgenConfig
 from ..proc import check_alive
-from ..vnf.base import Vnf
+from ..stream import Stream
 from ..vnf.domain import VmInterface, VmSpec, kernel_cmdline
 from ..vnf.vm import GuestVm, guest_files, qemu_binary, resolve_accel
 from .workspace import Workspace
@@ -399,10 +400,9 @@ class OvsBench:
     def warm_up(self) -> None:
         """A discarded trial that touches every ring buffer once (first use page-faults and loses frames)."""
         c = self.gen.client
-        vlan = {"vlan": self.spec.vlan} if self.spec.vlan >= 0 else {}
         n = len(self.spec.gen_ports)
-        c.configure([{"port": p, "queue": q, "rx_port": p ^ 1, "frame_size": min(self.spec.max_frame, 1518),
-                      "rate_pps": 20_000, **vlan} for p in range(n) for q in range(self.spec.queues)])
+        c.configure([Stream(port=p, queue=q, rx_port=p ^ 1, size=min(self.spec.max_frame, 1518), rate_pps=20_000,
+                            vlan=self.spec.vlan) for p in range(n) for q in range(self.spec.queues)])
         c.run_trial(frames=2 * self.spec.gen_ring, drain_ms=300)
 
     def counters(self) -> dict:

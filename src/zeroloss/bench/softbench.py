@@ -11,6 +11,7 @@ from ..dpdk.testpmd import TestPmd, TestPmdConfig
 from ..errors import ZeroLossError
 from ..gen import Zlgen, ZlgenConfig
 from ..proc import check_alive
+from ..stream import Imix, Size, Stream
 from .links import LINK_KINDS, make_wire
 from .workspace import Workspace
 
@@ -122,14 +123,14 @@ class SoftBench:
         self._stack.close()  # zlgen first, then the DUT (reverse order of start)
 
     def streams(self, frame_size: int = 64, flows: int = 1, rate_pps: float = 0,
-                bidirectional: bool = True, imix: list[list[int]] | None = None, first_port: int = 0) -> list[dict]:
+                bidirectional: bool = True, imix: Imix | None = None, first_port: int = 0) -> list[Stream]:
         """Stream definitions: port 0 -> port 1 and, when bidirectional, port 1 -> port 0 (ports counted from
         first_port)."""
-        size = {"imix": imix} if imix else {"frame_size": frame_size}
+        size: Size = imix or frame_size
         a, b = first_port, first_port + 1
-        out = [{"port": a, "rx_port": b, "rate_pps": rate_pps, "flows": flows, **size}]
+        out = [Stream(port=a, rx_port=b, rate_pps=rate_pps, flows=flows, size=size)]
         if bidirectional:
-            out.append({"port": b, "rx_port": a, "rate_pps": rate_pps, "flows": flows, **size})
+            out.append(Stream(port=b, rx_port=a, rate_pps=rate_pps, flows=flows, size=size))
         return out
 
     def __enter__(self) -> SoftBench:

@@ -60,6 +60,7 @@ def _cmd_trial(args: argparse.Namespace) -> int:
     from zeroloss.bench.softbench import BenchSpec, SoftBench
     from zeroloss.bench.workspace import Workspace
     from zeroloss.fmt import port_table, trial_table
+    from zeroloss.stream import imix_of
 
     if args.lab:
         from zeroloss.cli.lab import lab_trial
@@ -83,7 +84,7 @@ def _cmd_trial(args: argparse.Namespace) -> int:
                      max_frame=max(1518, largest), idle_sleep_us=args.idle_sleep_us)
     with Workspace(keep_logs=args.keep_logs) as ws, SoftBench(spec, ws) as bench:
         streams = bench.streams(frame_size=args.frame_size, flows=args.flows, rate_pps=args.rate,
-                                bidirectional=not args.unidirectional, imix=args.imix)
+                                bidirectional=not args.unidirectional, imix=imix_of(args.imix))
         bench.gen.client.configure(streams)
         result = bench.gen.client.run_trial(duration_s=args.duration, drain_ms=args.drain_ms)
     if args.json:
@@ -308,21 +309,27 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
     from zeroloss.explain import select, trial_analysis, trial_text
     from zeroloss.results import schema
-    from zeroloss.results.resultfile import read_json
+    from zeroloss.results.campaigns import CampaignRecord
+    from zeroloss.results.records import RunRecord
+    from zeroloss.results.resultfile import read_json, records
 
     doc = read_json(Path(args.file), "result file")
     if not isinstance(doc, dict) or doc.get("format") not in ("zeroloss-result", "zeroloss-campaign"):
         raise ZeroLossError(f"{schema.shown(args.file)} is not a zeroloss result or campaign file")
     schema.check(doc, schema.EXPLAIN, args.file)
-    chosen = select(doc, args.frame, args.trial, args.case)
+    kind = CampaignRecord if doc["format"] == "zeroloss-campaign" else RunRecord
+    chosen = select(records(kind, doc, args.file), args.frame, args.trial, args.case)
     out = []
     for case, search, trial in chosen:
         leds, diag = trial_analysis(search, trial)
         out.append((case, search, trial, leds, diag))
     if args.json:
-        print(json.dumps([{"case": case or None, "frame": s["frame"], "repeat": s["repeat"], "trial": t["index"] + 1,
-                           "kind": t["kind"], "rate_pps": t["rate_pps"], "verdict": t["verdict"],
-                           "ledger": leds, "diagnosis": diag} for case, s, t, leds, diag in out], indent=1))
+        listing = []
+        for case, search, trial, leds, diag in out:
+            listing.append({"case": case or None, "frame": search.frame, "repeat": search.repeat,
+                            "trial": trial.index + 1, "kind": trial.kind, "rate_pps": trial.rate_pps,
+                            "verdict": trial.verdict, "ledger": leds, "diagnosis": diag})
+        print(json.dumps(listing, indent=1))
         return 0
     if not out:
         print(f"{args.file}: no trial lost frames: nothing to explain (--trial N shows any trial's ledger)")
@@ -332,7 +339,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             print()
         if case:
             print(f"== {case}")
-        print(trial_text(search, trial, leds, diag))
+        print(trial_text(search.frame, trial, leds, diag))
     return 0
 
 

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from zeroloss.explain import trial_text
 from zeroloss.fmt import si
+from zeroloss.results.records import SearchOutcome, TrialEntry
 
 
 class Progress:
@@ -51,21 +52,19 @@ class Progress:
             self._done(data)
 
     def _trial(self, data: dict) -> None:
-        rec = data["record"]
-        pct = 100 * rec["rate_pps"] / data["max_rate_pps"]
-        lost = sum(d["tx"] - d["rx"] for d in rec["outcome"]["directions"])
-        verdict = rec["verdict"]
+        rec: TrialEntry = data["record"]
+        pct = 100 * rec.rate_pps / data["max_rate_pps"]
+        verdict = rec.verdict
         shown = self._paint(verdict, "32" if verdict == "pass" else "31" if verdict == "fail" else "33")
-        kind = "valid." if rec["kind"] == "validation" else rec["kind"]
-        text = (f"{data['frame']:>5} B  trial {rec['index'] + 1:>2} {kind:<6} "
-                f"{si(rec['rate_pps'], 'pps'):>13} ({pct:5.1f} %)  lost {lost:<8} {shown}")
-        if rec["kind"] == "validation" and verdict == "fail" and rec.get("ledger"):
+        kind = "valid." if rec.kind == "validation" else rec.kind
+        text = (f"{data['frame']:>5} B  trial {rec.index + 1:>2} {kind:<6} "
+                f"{si(rec.rate_pps, 'pps'):>13} ({pct:5.1f} %)  lost {rec.lost:<8} {shown}")
+        if rec.kind == "validation" and verdict == "fail" and rec.ledger:
             # where the frames of a failed validation were lost, and why, under its line
             if self.tty:
                 self.out.write("\r\033[K")
             self._line(text)
-            explained = trial_text({"frame": data["frame"]}, rec, rec["ledger"], rec.get("diagnosis", []), limit=3,
-                                   compact=True)
+            explained = trial_text(data["frame"], rec, rec.ledger, rec.diagnosis or [], limit=3, compact=True)
             self._line("\n".join("        " + line for line in explained.splitlines()[1:]))
         elif self.tty:
             done = min(1.0, self.count / self.expected)
@@ -76,14 +75,14 @@ class Progress:
             self._line(text)
 
     def _done(self, data: dict) -> None:
-        res = data["result"]
-        ndr = res["ndr"]
-        rate = si(ndr["rate_pps"], "pps") if ndr["rate_pps"] else "none"
-        pct = f" ({ndr['line_rate_pct']:.2f} % of line rate)" if ndr.get("line_rate_pct") else ""
-        flags = f"  [{', '.join(res['flags'])}]" if res["flags"] else ""
+        res: SearchOutcome = data["result"]
+        ndr = res.ndr
+        rate = si(ndr.rate_pps, "pps") if ndr.rate_pps else "none"
+        pct = f" ({ndr.line_rate_pct:.2f} % of line rate)" if ndr.line_rate_pct else ""
+        flags = f"  [{', '.join(res.flags)}]" if res.flags else ""
         if self.tty:
             self.out.write("\r\033[K")
-        self._line(f"{data['frame']:>5} B  NDR {self._paint(rate, '1')}{pct} after {res['trials']} trials{flags}")
+        self._line(f"{data['frame']:>5} B  NDR {self._paint(rate, '1')}{pct} after {res.trials} trials{flags}")
 
     def _line(self, text: str) -> None:
         self.out.write(text + "\n")

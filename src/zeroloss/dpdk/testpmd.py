@@ -13,9 +13,9 @@ from typing import Self
 from ..errors import ZeroLossError
 from ..host.cpuset import parse_list
 from ..proc import ManagedProcess
-from ..vnf.base import Placement, Vnf
 from .eal import Eal
 from .telemetry import Telemetry
+from .vnf import Placement, Vnf
 
 FORWARD_MODES = ("io", "mac", "macswap", "rxonly", "txonly", "5tuple", "icmpecho")
 
@@ -66,7 +66,7 @@ class TestPmdConfig:
 
 class TestPmd(Vnf):
     """A running testpmd; ``with TestPmd(cfg, log) as t:`` starts it and stops it on exit. As a VNF it is the
-    process kind (vnf.base.Vnf)."""
+    process kind (dpdk.vnf.Vnf)."""
 
     __test__ = False
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import ZeroLossError
 from ..model import TrialResult
+from ..stream import Stream
 from ..unixsock import PeerClosed, UnixClient
 
 PROTO = 1
@@ -97,8 +98,9 @@ class ZlgenClient:
     def ports(self) -> list[dict]:
         return self.request("ports")["ports"]
 
-    def configure(self, streams: list[dict], idle_sleep_us: int | None = None) -> int:
-        fields: dict = {"streams": streams}
+    def configure(self, streams: list[Stream], idle_sleep_us: int | None = None) -> int:
+        """Sets the streams of the next trials; the number zlgen configured."""
+        fields: dict = {"streams": [s.to_wire() for s in streams]}
         if idle_sleep_us is not None:
             fields["idle_sleep_us"] = idle_sleep_us
         return self.request("configure", **fields)["streams"]

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..dpdk.eal import Eal
 from ..errors import ZeroLossError
 from ..model import MAX_FRAME, MIN_FRAME
-from ..proc import ManagedProcess, check_alive
+from ..proc import ManagedProcess, built, check_alive
 from .client import ZlgenClient
-
-REPO_BUILD = Path(__file__).resolve().parents[3] / "gen" / "build" / "zlgen"
 
 
 def zlgen_binary() -> str:
@@ -24,17 +21,6 @@ def zlgen_binary() -> str:
             raise ZeroLossError(f"ZEROLOSS_ZLGEN={env} is not an executable file")
         return env
     return built("zlgen")
-
-
-def built(name: str) -> str:
-    """A program of gen/ (zlgen, zlcores): the repository's build (editable installs), else the one on PATH."""
-    local = REPO_BUILD.parent / name
-    if os.access(local, os.X_OK):
-        return str(local)
-    found = shutil.which(name)
-    if found is None:
-        raise ZeroLossError(f"{name} is not built", "run 'make setup' (or 'make build')")
-    return found
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import subprocess
 import time
 
 from ..errors import ZeroLossError
-from ..gen.process import built
+from ..proc import built
 
 # together/alone below this on any core: the cores share a physical core. SMT siblings and time slicing both
 # halve the kernel's throughput (0.51-0.53 measured for two workers on one core); separate cores read 0.95-1.09

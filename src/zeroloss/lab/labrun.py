@@ -23,8 +23,9 @@ from ..errors import ZeroLossError
 from ..fileio import write_json_atomic
 from ..gen import Zlgen, ZlgenClient, ZlgenConfig
 from ..model import MIN_FRAME, line_rate_pps
+from ..stream import Stream
 from .labdut import LabDut
-from .labfile import Lab, load, pci_or_vdev
+from .labfile import Lab, pci_or_vdev
 from .path import Chain, Headers, discover, ledger_paths
 
 GEN_MB = 256
@@ -44,20 +45,20 @@ def directions(lab: Lab) -> list[tuple[int, int]]:
 
 
 def lab_streams(lab: Lab, macs: list[str], frame: int, rate_pps: float, flows: int,
-                flow_fields: list[str]) -> list[dict]:
+                flow_fields: list[str]) -> list[Stream]:
     """One stream per (pair, direction); a direction's rate and flows are split over its pairs."""
     pairs = len(lab.ports) // 2
     out = []
     for tx, rx in directions(lab):
         src, dst = addresses(lab, tx, rx)
         p = lab.ports[tx]
-        out.append({"port": tx, "queue": 0, "rx_port": rx, "frame_size": frame, "flows": max(1, flows // pairs),
-                    "flow_fields": list(flow_fields), "rate_pps": rate_pps / pairs, "src_mac": macs[tx],
-                    "dst_mac": p.dst_mac, "src_ip": src, "dst_ip": dst, **({"vlan": p.vlan} if p.vlan >= 0 else {})})
+        out.append(Stream(port=tx, queue=0, rx_port=rx, size=frame, flows=max(1, flows // pairs),
+                          flow_fields=tuple(flow_fields), rate_pps=rate_pps / pairs, src_mac=macs[tx],
+                          dst_mac=p.dst_mac, src_ip=src, dst_ip=dst, vlan=p.vlan))
     return out
 
 
-def learning_streams(lab: Lab, macs: list[str]) -> list[dict]:
+def learning_streams(lab: Lab, macs: list[str]) -> list[Stream]:
     """Frames from every generator port, whatever the traffic's direction, so that the DUT's MAC tables learn
     every port (and a VNF in mac mode, forwarding them, teaches its own MACs)."""
     out = []
@@ -65,9 +66,9 @@ def learning_streams(lab: Lab, macs: list[str]) -> list[dict]:
         for tx, rx in ((2 * k, 2 * k + 1), (2 * k + 1, 2 * k)):
             src, dst = addresses(lab, tx, rx)
             p = lab.ports[tx]
-            out.append({"port": tx, "queue": 0, "rx_port": rx, "frame_size": MIN_FRAME + (4 if p.vlan >= 0 else 0),
-                        "flows": 1, "rate_pps": lab.learning_pps, "src_mac": macs[tx], "dst_mac": p.dst_mac,
-                        "src_ip": src, "dst_ip": dst, **({"vlan": p.vlan} if p.vlan >= 0 else {})})
+            out.append(Stream(port=tx, queue=0, rx_port=rx, size=MIN_FRAME + (4 if p.vlan >= 0 else 0), flows=1,
+                              rate_pps=lab.learning_pps, src_mac=macs[tx], dst_mac=p.dst_mac, src_ip=src, dst_ip=dst,
+                              vlan=p.vlan))
     return out
 
 
@@ -221,40 +222,6 @@ def _wait_links(client: ZlgenClient, lab: Lab, dut: LabDut) -> list[dict]:
         time.sleep(0.5)
 
 
-def run_lab(run) -> None:
-    """zeroloss run --lab: a search per frame size through the node, ledger and diagnosis per trial."""
-    from ..runner import Probe
-
-    cfg = run.cfg
-    frames = run._todo(list(cfg.frame_sizes))
-    if not frames:
-        return
-    lab = load(cfg.lab)
-    flows = lab.flows or cfg.flows
-    with session(lab, max(frames), cfg.pace_gap_us, cfg.link_speed_gbps, cfg.dut_set, run.rf.warn) as s:
-        if "lab_host" not in run.rf.run.place():
-            run.rf.set_placement("lab_host", host_facts(lab))
-        run.link_bps = s.link_bps
-        lab_place: dict = {}
-        for frame in frames:
-            learned = s.learn()
-            s.discover()
-            lab_place = {**s.placement(), "learning": learned}
-            run.rf.set_placement("lab", lab_place)
-            probe = Probe(s.paths, s.dut.counters, s.dut.state, s.context(), s.health)
-            top = line_rate_pps(s.link_bps, frame)
-            if cfg.max_rate_pps:
-                top = min(top, cfg.max_rate_pps)
-
-            def make(frame_: int, rate: float) -> list[dict]:
-                return lab_streams(lab, s.macs, frame_, rate, flows, list(cfg.flow_fields))
-
-            for rep in range(cfg.repeat):
-                run._search(s.client, probe, frame, rep, "lab", top, ceiling_is_gen=False,
-                            lab_streams=(make, len(lab.ports) // 2, s.refused_is_loss))
-        run.rf.set_placement("lab", {**lab_place, "dut_readings": s.dut.readings})
-
-
 def host_facts(lab: Lab) -> dict:
     """The DUT host's inventory and audit, read in one batch over SSH (zeroloss host audit --host)."""
     try:
@@ -275,9 +242,9 @@ def soak(lab: Lab, rate_pps: float | None, rate_pct: float | None, frame: int, d
          gap_us: int = 1000, default_gbps: float = 25.0) -> dict:
     """One trial at a fixed rate: every interval, what each direction sent and received meanwhile (from zlgen's
     live counters), saved to out_path as it goes; at the end the trial's totals, ledger and diagnosis."""
-    from ..explain import analyse
+    from ..diagnose import analyse
     from ..ledger import counter_delta
-    from ..runner import by_direction, gen_counters
+    from ..target import by_direction, gen_counters
 
     warnings: list[str] = []
     doc: dict = {"kind": "zeroloss-soak", "version": 1, "state": "running", "lab_file": lab.path, "frame": frame,
@@ -345,7 +312,7 @@ def soak(lab: Lab, rate_pps: float | None, rate_pct: float | None, frame: int, d
         raise
 
 
-def _interval(st: dict, last: dict, now: float, streams: list[dict]) -> dict:
+def _interval(st: dict, last: dict, now: float, streams: list[Stream]) -> dict:
     """One interval's rate and loss per direction from zlgen's live counters. Frames still in flight at the
     interval's edge show as loss there and as a gain in the next; `short` (sent minus received since the start)
     is loss or frames in flight, and stays up only when frames are lost. The totals at the end are exact."""
@@ -354,12 +321,12 @@ def _interval(st: dict, last: dict, now: float, streams: list[dict]) -> dict:
     dt = max(now - last["t"], 1e-9)
     dirs = {}
     for i, sd in enumerate(streams):
-        key = "AB"[sd["port"] % 2] + "->" + "AB"[sd["rx_port"] % 2]
+        key = "AB"[sd.port % 2] + "->" + "AB"[(sd.rx_port or 0) % 2]
         d = dirs.setdefault(key, {"tx": 0, "rx": 0})
         d["tx"] += tx[i] - last["tx"][i]
         d["rx"] += rx[i] - last["rx"][i]
     for i, sd in enumerate(streams):
-        d = dirs["AB"[sd["port"] % 2] + "->" + "AB"[sd["rx_port"] % 2]]
+        d = dirs["AB"[sd.port % 2] + "->" + "AB"[(sd.rx_port or 0) % 2]]
         d["short"] = d.get("short", 0) + tx[i] - rx[i]
     for d in dirs.values():
         d["tx_pps"] = d["tx"] / dt

@@ -41,7 +41,18 @@ class Record:
     def from_json(cls: type[R], doc: Mapping[str, Json]) -> R:
         """The record of a JSON object; unknown keys go to `extra`."""
         codec = _codec(cls)
-        values = {name: conv(doc[key]) for name, key, conv, _ in codec if key in doc}
+        if not isinstance(doc, Mapping):
+            raise RecordError(f"is not an object (found {type(doc).__name__})")
+        values = {}
+        for name, key, conv, _ in codec:
+            if key in doc:
+                try:
+                    values[name] = conv(doc[key])
+                except RecordError as e:
+                    raise RecordError(f"{key}{'' if not e.at or e.at.startswith('[') else '.'}{e.at}", e.what) \
+                        from None
+                except (TypeError, AttributeError, ValueError) as e:
+                    raise RecordError(key, f"has the wrong shape ({e})") from None
         known = {key for _, key, _, _ in codec}
         extra = {k: v for k, v in doc.items() if k not in known}
         return cls(**values, extra=extra, keys=frozenset(doc))
@@ -64,6 +75,14 @@ class Record:
         """A copy with fields changed; the changed fields are written even where the source lacked them."""
         keys = None if self.keys is None else self.keys | {_key(type(self), n) for n in changes}
         return dataclasses.replace(self, **changes, keys=keys)
+
+
+class RecordError(ValueError):
+    """A document that does not have a record's shape: `at` names the field (trials[3].outcome), `what` the fault."""
+
+    def __init__(self, at: str, what: str = ""):
+        super().__init__(f"{at}: {what}" if what else at)
+        self.at, self.what = (at, what) if what else ("", at)
 
 
 Conv = Callable[[Any], Any]
@@ -103,8 +122,16 @@ def _convs(t: Any) -> tuple[Conv, Conv]:
         return t.from_json, lambda x: x.to_json()
     if origin is tuple:
         fin, fout = _convs(args[0])
-        return (lambda xs: tuple(fin(x) for x in xs)), (lambda xs: [fout(x) for x in xs])
+        return (lambda xs: tuple(_at(i, fin, x) for i, x in enumerate(xs))), (lambda xs: [fout(x) for x in xs])
     if origin in (Mapping, dict) and args and args[1] is not Any:
         fin, fout = _convs(args[1])
         return (lambda d: {k: fin(v) for k, v in d.items()}), (lambda d: {k: fout(v) for k, v in d.items()})
     return _same, _same
+
+
+def _at(i: int, conv: Conv, x: Any) -> Any:
+    """conv(x) for item i of a list, a fault named with its index."""
+    try:
+        return conv(x)
+    except RecordError as e:
+        raise RecordError(f"[{i}]{'' if not e.at or e.at.startswith('[') else '.'}{e.at}", e.what) from None

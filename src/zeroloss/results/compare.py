@@ -14,8 +14,7 @@ from typing import Any
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import si, table
-from zeroloss.hostinfo import FINGERPRINT_KEYS, fingerprint
-from zeroloss.results.records import RunRecord
+from zeroloss.results.records import FINGERPRINT_KEYS, RunRecord, fingerprint
 from zeroloss.results.summary import FrameRow, Run, frame_rows
 
 HOST_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "numa_nodes", "memory_mib", "hugepages", "kernel",

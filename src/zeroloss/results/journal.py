@@ -13,33 +13,11 @@ it: what a reader sees is what the run saw.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from zeroloss.errors import ZeroLossError
-
-
-def append_line(path: Path, line: str) -> None:  # to move to fileio
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, (line + "\n").encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as e:
-        raise ZeroLossError(f"cannot write {path}: {e.strerror or e}", "free space or choose a writable folder") from e
-
-
-def read_lines(path: Path, limit: int) -> tuple[list[str], bool]:  # to move to fileio
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        return [], False
-    lines = data.split(b"\n")
-    torn = lines[-1] != b""
-    return [x.decode() for x in lines[:-1]], torn
+from zeroloss.fileio import append_line, read_lines
 
 SUFFIX = ".journal"
 MAX_BYTES = 1 << 31  # a journal is read whole when a file is opened: 2 GiB is ~100,000 trials of a large bench
@@ -49,7 +27,7 @@ def path_of(path: Path) -> Path:
     return path.with_name(path.name + SUFFIX)
 
 
-def _run_of(doc: dict, op: dict) -> dict:
+def _run_of(doc: dict[str, Any], op: dict[str, Any]) -> dict[str, Any]:
     """The run document a line changes: the document itself, or a campaign case's run."""
     case = op.get("case")
     if case is None:
@@ -57,17 +35,19 @@ def _run_of(doc: dict, op: dict) -> dict:
     entry = next((c for c in doc["cases"] if c["name"] == case), None)
     if entry is None or not isinstance(entry.get("run"), dict):
         raise KeyError(f"case {case!r}")
-    return entry["run"]
+    run: dict[str, Any] = entry["run"]
+    return run
 
 
-def _search(run: dict, op: dict) -> dict:
-    s = next((s for s in run["searches"] if s["frame"] == op["frame"] and s["repeat"] == op["repeat"]), None)
+def _search(run: dict[str, Any], op: dict[str, Any]) -> dict[str, Any]:
+    s: dict[str, Any] | None = next((s for s in run["searches"]
+                                     if s["frame"] == op["frame"] and s["repeat"] == op["repeat"]), None)
     if s is None:
         raise KeyError(f"search {op['frame']} B repeat {op['repeat']}")
     return s
 
 
-def apply(doc: dict, op: dict) -> None:
+def apply(doc: dict[str, Any], op: dict[str, Any]) -> None:
     """Changes doc (a run or campaign document) as the line op says."""
     run = _run_of(doc, op)
     kind = op["op"]
@@ -100,7 +80,7 @@ def apply(doc: dict, op: dict) -> None:
         doc["updated"] = op["t"]
 
 
-def replay(doc: dict, path: Path) -> int:
+def replay(doc: dict[str, Any], path: Path) -> int:
     """Applies to doc the journal lines of the file at path that it does not hold yet; the number applied."""
     jpath = path_of(Path(path))
     lines, _torn = read_lines(jpath, MAX_BYTES)

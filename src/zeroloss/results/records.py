@@ -24,6 +24,13 @@ from zeroloss.search.types import Direction, GoalResult, Outcome, SearchResult, 
 FORMAT = "zeroloss-result"
 VERSION = 2
 READABLE = (1, 2)  # versions the report, compare and explain read
+# what must match for two results to count as from the same host (hostinfo.collect writes these keys)
+FINGERPRINT_KEYS = ("hostname", "machine_id", "cpu_model", "cpus", "kernel")
+
+
+def fingerprint(host: Mapping[str, object]) -> tuple[object, ...]:
+    """The host facts two results must share to be compared or continued together."""
+    return tuple(host.get(k) for k in FINGERPRINT_KEYS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -161,17 +168,17 @@ class GoalRecord(Record):
             offered = math.floor(min(d.achieved_pps for d in g.validation.outcome.directions))
             if offered < g.rate_pps:
                 rate, requested = float(offered), g.rate_pps
-        shares = {}
+        pct = l1 = l2 = None
         if rate:
-            shares = {"line_rate_pct": 100 * rate / line_rate_pps(link_bps, frame),
-                      "l1_gbps": l1_bps(rate, frame) / 1e9, "l2_gbps": l2_bps(rate, frame) / 1e9}
+            pct, l1 = 100 * rate / line_rate_pps(link_bps, frame), l1_bps(rate, frame) / 1e9
+            l2 = l2_bps(rate, frame) / 1e9
         v = g.validation
         val = None if v is None else Validation(
             index=v.index, lost=sum(d.lost for d in v.outcome.directions),
             tx=sum(d.tx for d in v.outcome.directions), loss_ratio=v.loss_ratio)
         return cls(goal=g.goal, loss_pct=g.loss_pct, rate_pps=rate, requested_pps=requested, lower_pps=g.lower_pps,
                    upper_pps=g.upper_pps, generator_bound=g.generator_bound, conditional_pps=g.conditional_pps,
-                   validation=val, **shares)
+                   validation=val, line_rate_pct=pct, l1_gbps=l1, l2_gbps=l2)
 
     @property
     def found(self) -> bool:

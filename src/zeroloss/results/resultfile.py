@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from zeroloss import __version__, fileio
+from zeroloss import __version__, fileio, session
 from zeroloss.errors import ZeroLossError
 from zeroloss.fileio import (
     now_iso,
@@ -26,8 +26,8 @@ from zeroloss.fileio import (
     write_json_atomic,
     write_text_atomic,  # noqa: F401 (kept importable from here for existing callers)
 )
-from zeroloss.hostinfo import fingerprint
 from zeroloss.results import journal, schema
+from zeroloss.results.codec import R, RecordError
 from zeroloss.results.journal import Journal
 from zeroloss.results.records import (
     FORMAT,
@@ -40,10 +40,11 @@ from zeroloss.results.records import (
     SearchOutcome,
     TrialEntry,
     Warmup,
+    fingerprint,
 )
 
 
-def read_json(path: Path, what: str, shape: dict | None = None):
+def read_json(path: Path, what: str, shape: dict[str, Any] | None = None) -> Any:
     """A JSON document from a file (plain or gzip-compressed, bounded: fileio.read_json), or a one-line error naming
     the file and the fault. Any document nests at most schema.MAX_DEPTH levels and has valid text; with a shape (a
     schema of zeroloss.results.schema) it is also checked to have it."""
@@ -54,7 +55,7 @@ def read_json(path: Path, what: str, shape: dict | None = None):
     return doc if shape is None else schema.check(doc, shape, path)
 
 
-def read_result(path: Path, shape: dict | None = None) -> dict:
+def read_result(path: Path, shape: dict[str, Any] | None = None) -> dict[str, Any]:
     """A result document of any version this zeroloss reads, checked to have the shape given (default: what every
     result file holds, schema.FILE; the report, compare and export read schema.RUN)."""
     doc = read_json(path, "result file")
@@ -63,7 +64,8 @@ def read_result(path: Path, shape: dict | None = None) -> dict:
     if doc.get("version") not in READABLE or isinstance(doc.get("version"), bool):
         raise ZeroLossError(f"{schema.shown(path)} has result format version {schema.short(doc.get('version'))}; "
                             f"this zeroloss reads versions {', '.join(map(str, READABLE))}", "update zeroloss")
-    return schema.check(doc, schema.FILE if shape is None else shape, path)
+    checked: dict[str, Any] = schema.check(doc, schema.FILE if shape is None else shape, path)
+    return checked
 
 
 def resolve_own_link(path: Path) -> Path:
@@ -83,7 +85,7 @@ class ResultFile:
     journal (results/journal.py) before the method returns; the whole document is written when the run starts,
     ends, or is resumed (compaction). Readers read `run`, the typed document."""
 
-    def __init__(self, path: Path, doc: dict, journal: Journal | None = None, case: str | None = None):
+    def __init__(self, path: Path, doc: dict[str, Any], journal: Journal | None = None, case: str | None = None):
         self.path = path
         self._doc = doc
         self._journal = journal or Journal(path, doc.get("journal_seq") or 0)
@@ -91,7 +93,7 @@ class ResultFile:
         self._run: RunRecord | None = None
 
     @classmethod
-    def create(cls, path: Path, config: dict, host: dict) -> ResultFile:
+    def create(cls, path: Path, config: dict[str, Any], host: dict[str, Any]) -> ResultFile:
         if path.exists():
             raise ZeroLossError(f"result file {path} exists", "pass --resume to continue it, or another --output")
         rf = cls(path, new_document(config, host))
@@ -108,6 +110,7 @@ class ResultFile:
                                 f"it cannot be continued (this one writes version {VERSION})",
                                 "start the run again; report, compare and explain still read it")
         rf = cls(Path(path), doc)
+        records(RunRecord, doc, path)  # every stored trial has a record's shape before the run replays them
         if journal.path_of(rf.path).exists():
             rf.save()
         return rf
@@ -116,14 +119,15 @@ class ResultFile:
     def run(self) -> RunRecord:
         """The document as typed records (made again after each change)."""
         if self._run is None:
-            self._run = RunRecord.from_json(self._doc)
+            self._run = records(RunRecord, self._doc, self.path)
         return self._run
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The whole document as JSON (a copy), e.g. to print it."""
-        return json.loads(json.dumps(self._doc))
+        copy: dict[str, Any] = json.loads(json.dumps(self._doc))
+        return copy
 
-    def check_host(self, host: dict) -> None:
+    def check_host(self, host: dict[str, Any]) -> None:
         """Refuses to continue a result measured on another host (its numbers would not mix)."""
         check_same_host(self.path, self._doc["host"], host)
 
@@ -155,7 +159,7 @@ class ResultFile:
     def set_ceiling(self, frame: int, ceiling: Ceiling) -> None:
         self._change({"op": "entry", "key": "ceilings", "name": str(frame), "value": ceiling.to_json()})
 
-    def set_placement(self, key: str, info: dict) -> None:
+    def set_placement(self, key: str, info: dict[str, Any]) -> None:
         self._change({"op": "entry", "key": "placement", "name": key, "value": info})
 
     def add_core_probe(self, probe: CoreProbe) -> None:
@@ -190,14 +194,14 @@ class ResultFile:
         self._journal.remove()
 
 
-def new_document(config: dict, host: dict) -> dict:
+def new_document(config: dict[str, Any], host: dict[str, Any]) -> dict[str, Any]:
     """A run document before its first trial."""
     return {"format": FORMAT, "version": VERSION, "zeroloss": __version__, "created": now_iso(),
             "updated": now_iso(), "state": "running", "host": host, "config": config, "placement": {},
             "ceilings": {}, "searches": [], "warnings": []}
 
 
-def check_same_host(path: Path, stored: dict, host: dict) -> None:
+def check_same_host(path: Path, stored: dict[str, Any], host: dict[str, Any]) -> None:
     """Refuses to continue a result measured on another host (its numbers would not mix)."""
     if fingerprint(stored) != fingerprint(host):
         a, b = stored, host
@@ -206,9 +210,43 @@ def check_same_host(path: Path, stored: dict, host: dict) -> None:
                             f"{b.get('kernel')})", "resume it on the host that started it")
 
 
-def read_doc(path: Path) -> dict:
+def read_doc(path: Path) -> dict[str, Any]:
     """A result or campaign file as it stands, its journal applied, unchecked (tests and tools that watch a run)."""
     doc = read_json(Path(path), "result file")
     if not isinstance(doc, dict):
         raise ZeroLossError(f"{schema.shown(path)} is not a zeroloss result file")
     return doc
+
+
+def records(cls: type[R], doc: dict[str, Any], path: object) -> R:
+    """The records of a document read from path, or one line naming the file and the field that is not
+    what its record holds."""
+    try:
+        return cls.from_json(doc)
+    except RecordError as e:
+        raise ZeroLossError(f"{schema.shown(path)}: {e}", "the file is damaged; start a new run or restore it") \
+            from None
+
+
+def mark_interrupted(path: Path) -> list[str]:
+    """A result or campaign file left `running` by a zeroloss that is gone becomes `interrupted`: read as its
+    readers see it (its journal applied: the last state is among the journal's lines), written whole, the journal
+    folded in and removed. One line for the user, or none."""
+    try:
+        doc = read_json(path, "result file")
+    except ZeroLossError:
+        return []
+    if not isinstance(doc, dict) or doc.get("state") != "running":
+        return []
+    doc["state"] = "interrupted"
+    try:
+        write_json_atomic(path, doc)  # journal_seq: the journal's last line, applied by read_json
+        Journal(path, 0).remove()
+    except ZeroLossError as e:
+        return [f"could not mark {path} interrupted: {e}"]
+    verb = "campaign" if doc.get("format") == "zeroloss-campaign" else "run"
+    return [f"{path} was left running by a zeroloss that is gone: marked interrupted; continue it with "
+            f"'zeroloss {verb} --resume {path}'"]
+
+
+session.mark_results_with(mark_interrupted)

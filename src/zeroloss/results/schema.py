@@ -28,8 +28,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 from zeroloss.errors import ZeroLossError
-from zeroloss.hostinfo import FINGERPRINT_KEYS
-from zeroloss.results.records import READABLE
+from zeroloss.results.records import FINGERPRINT_KEYS, READABLE
 
 LIMIT = 2**64  # no counter or rate of a real file comes near it; beyond it floats lose whole numbers
 MAX_DEPTH = 64  # real files nest 12 levels deep; every reader recurses far less than Python allows
@@ -44,7 +43,7 @@ def _is_number(_checker: Any, x: Any) -> bool:
 
 
 _Validator = validators.extend(Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
-    {"integer": _is_int, "number": _is_number}))
+    {"integer": _is_int, "number": _is_number}))  # type: ignore[no-untyped-call]
 
 # building blocks
 INT = {"type": "integer"}
@@ -63,7 +62,8 @@ QUEUE_KEY = {"pattern": r"^(?:(?![rt]x_q).*|[rt]x_q(?!.*_good_packets$).*|[rt]x_
              "description": "a counter name ([rt]x_q<N>_good_packets with a queue number N)"}
 
 
-def obj(props: dict | None = None, required: tuple[str, ...] = (), values: dict | None = None, **more: Any) -> dict:
+def obj(props: dict[str, Any] | None = None, required: tuple[str, ...] = (), values: dict[str, Any] | None = None,
+        **more: Any) -> dict[str, Any]:
     """An object with typed properties (others allowed), required ones, and optionally a type for every value."""
     s: dict[str, Any] = {"type": "object"}
     if props:
@@ -75,16 +75,16 @@ def obj(props: dict | None = None, required: tuple[str, ...] = (), values: dict 
     return {**s, **more}
 
 
-def arr(items: dict, **more: Any) -> dict:
+def arr(items: dict[str, Any], **more: Any) -> dict[str, Any]:
     return {"type": "array", "items": items, **more}
 
 
-def maybe(s: dict) -> dict:
+def maybe(s: dict[str, Any]) -> dict[str, Any]:
     """s, or null (a reader that does `x.get(k) or {}` takes both)."""
     return {**s, "type": [s["type"], "null"]}
 
 
-def _when(key: str, value: Any, then: dict) -> dict:
+def _when(key: str, value: Any, then: dict[str, Any]) -> dict[str, Any]:
     return {"if": {"properties": {key: {"const": value}}, "required": [key]}, "then": then}
 
 
@@ -97,14 +97,17 @@ RESULT = obj({"flags": arr(STR), "ndr": GOAL, "pdr": maybe(GOAL),
              ("flags", "ndr"))
 
 # a trial: what the search saw, per direction, and (version 2) every stage's counters
+when_count_zero: dict[str, Any] = {"if": {"properties": {"count": {"const": 0}}},
+                                   "else": {"required": ["count", "mean"]}}
 LATENCY = maybe(obj({k: NUM for k in ("count", "mean", "min", "max", "p50", "p90", "p99", "p99_9", "p99_99")},
-                    **{"if": {"properties": {"count": {"const": 0}}}, "else": {"required": ["count", "mean"]}}))
+                    **when_count_zero))
 DIRECTION = obj({"port": INT, "rx_port": INT, "latency_ns": LATENCY, "ledger": maybe(obj(values=NUM))},
                 ("port", "rx_port"))
 OUTCOME = obj({"directions": arr(obj({"tx": NUM, "rx": NUM, "achieved_pps": NUM}, ("tx", "rx")))}, ("directions",))
-NONEMPTY_NEEDS = {"if": {"minProperties": 1}}  # a stage that did not answer has an empty row: the ledger skips it
+# a stage that did not answer has an empty row: the ledger skips it
+NONEMPTY_NEEDS: dict[str, Any] = {"if": {"minProperties": 1}}
 PROC_PORT = maybe(obj({k: NUM for k in ("ipackets", "opackets", "imissed", "ierrors", "rx_nombuf")} |
-                      {"q_ipackets": arr(NUM)}, **NONEMPTY_NEEDS, then={"required": ["ipackets", "opackets"]}))
+                      {"q_ipackets": arr(NUM)}, then={"required": ["ipackets", "opackets"]}, **NONEMPTY_NEEDS))
 GEN_DIR = obj({}, ("offered", "refused", "rx_unique"), values=NUM)
 COUNTERS = obj({
     "gen": maybe(obj({"dirs": maybe(obj(values=GEN_DIR)), "ports": maybe(arr(obj(values=NUM))),
@@ -136,9 +139,10 @@ TRIAL = obj({"index": INT, "kind": STR, "verdict": STR, "goal": STR, "rate_pps":
             ("index", "kind", "verdict", "rate_pps", "duration_s", "loss_ratio", "outcome"))
 
 # a search's paths (version 2): the hops each direction crosses, and what each kind of hop reads
+when_gen: dict[str, Any] = {"if": {"required": ["gen"]}, "else": {"required": ["proc", "in", "out", "label"]}}
 SENDER = obj({"gen": INT, "proc": STR, "in": INDEX, "out": INDEX, "label": STR},
              dependentRequired={"proc": ["label"]},
-             **{"if": {"required": ["gen"]}, "else": {"required": ["proc", "in", "out", "label"]}})
+             **when_gen)
 HOP_NEEDS = {"gen_tx": ("side",), "ovs_rx": ("ports", "sender"), "ovs_switch": ("in_ports", "out_ports"),
              "ovs_tx": ("ports",), "proc_rx": ("proc", "port", "label"),
              "proc_tx": ("proc", "in_port", "out_port", "label"), "gen_rx": ("side", "from")}
@@ -205,7 +209,7 @@ RESUME_CAMPAIGN = obj({"state": STR, "host": HOST, "definition": {"allOf": [DEFI
 _validators: dict[int, Any] = {}
 
 
-def check(doc: Any, schema: dict, source: object) -> Any:
+def check(doc: Any, schema: dict[str, Any], source: object) -> Any:
     """doc when it has the schema's shape, else a ZeroLossError naming source, the field and what is wrong."""
     v = _validators.get(id(schema))
     if v is None:
@@ -231,7 +235,8 @@ def kind(x: Any) -> str:
         return "a whole number" if abs(x) <= LIMIT else "a whole number out of range"
     if isinstance(x, float):
         return repr(x) if not math.isfinite(x) else "a number" if abs(x) <= LIMIT else "a number out of range"
-    return {str: "a string", list: "a list", dict: "an object"}.get(type(x), type(x).__name__)
+    names: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
+    return names.get(type(x), type(x).__name__)
 
 
 _repr = reprlib.Repr()
@@ -258,23 +263,26 @@ def field(path: Any) -> str:
 
 def describe(e: ValidationError) -> tuple[str, str]:
     """(field, fault) of a schema error, in words."""
-    where, v, x = field(e.absolute_path), e.validator, e.instance
+    where, v = field(e.absolute_path), e.validator
+    x: Any = e.instance
+    value: Any = e.validator_value  # jsonschema types these as possibly unset; an error always has them
+    sch: Any = e.schema
     if v == "type":
-        want = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
+        want = value if isinstance(value, list) else [value]
         names = " or ".join(TYPE_NAMES[t] for t in want)
         return where, f"is not {names} (found {kind(x)})"
     if v == "required":
-        missing = next(k for k in e.validator_value if k not in x)
+        missing = next(k for k in value if k not in x)
         return field([*e.absolute_path, missing]), "is missing"
     if v in ("enum", "const"):
-        values = e.validator_value if v == "enum" else [e.validator_value]
+        values = value if v == "enum" else [value]
         return where, f"is {short(x)}, not {' or '.join(short(a) for a in values)}"
     if v == "minimum":
-        return where, f"is {short(x)}, must be at least {e.validator_value}"
+        return where, f"is {short(x)}, must be at least {value}"
     if v == "minItems":
-        return where, "is an empty list" if not x else f"has {len(x)} items, needs {e.validator_value}"
+        return where, "is an empty list" if not x else f"has {len(x)} items, needs {value}"
     if v == "pattern":
-        what = e.schema.get("description", f"of the form {e.validator_value}")
+        what = sch.get("description", f"of the form {value}")
         if "propertyNames" in e.relative_schema_path:
             return where, f"has a key {short(x)} that is not {what}"
         return where, f"is {short(x)}, not {what}"
@@ -290,7 +298,7 @@ def shown(source: object) -> str:
 def plain(doc: Any, source: object) -> Any:
     """doc when it nests at most MAX_DEPTH levels and all its text is valid Unicode (no lone surrogates, which a
     JSON file can spell as escapes but no output can print); walked without recursion."""
-    stack: list[tuple[Any, tuple]] = [(doc, ())]
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(doc, ())]
     while stack:
         x, path = stack.pop()
         if len(path) > MAX_DEPTH:

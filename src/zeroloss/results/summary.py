@@ -16,7 +16,7 @@ from zeroloss.results import schema
 from zeroloss.results.campaigns import FORMAT as CAMPAIGN
 from zeroloss.results.campaigns import CampaignRecord, TuneRecord
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
-from zeroloss.results.resultfile import read_json, read_result
+from zeroloss.results.resultfile import read_json, read_result, records
 
 
 @dataclass(frozen=True)
@@ -53,14 +53,14 @@ def load_runs(paths: list[str]) -> list[Run]:
             schema.check(raw, schema.CAMPAIGN, path)
             if isinstance(raw.get("tune"), dict):
                 schema.check(raw, schema.TUNE, path)
-            camp = CampaignRecord.from_json(raw)
+            camp = records(CampaignRecord, raw, path)
             cases = camp.measured()
             if not cases:
                 raise ZeroLossError(f"campaign file {schema.shown(path)} has no measured case")
             runs += [Run(f"{stem(path)}: {c.name}", f"{path} (case {c.name})", c.run, camp.tune)
                      for c in cases if c.run is not None]
         else:
-            runs.append(Run(stem(path), str(path), RunRecord.from_json(read_result(path, schema.RUN))))
+            runs.append(Run(stem(path), str(path), records(RunRecord, read_result(path, schema.RUN), path)))
     labels = [r.label for r in runs]
     if len(set(labels)) < len(labels):  # same file names in different folders: the path tells them apart
         runs = [replace(r, label=r.source) if labels.count(r.label) > 1 else r for r in runs]

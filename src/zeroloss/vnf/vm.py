@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Self
 
 from ..dpdk.telemetry import EthdevTelemetry, reply_value
+from ..dpdk.vnf import Placement, Vnf
 from ..errors import ZeroLossError
 from ..fileio import write_text_atomic
 from ..proc import ManagedProcess
 from ..unixsock import UnixClient
-from .base import Placement, Vnf
 from .domain import VmSpec, domain_xml, qemu_argv
 
 GUEST_DIR = Path(__file__).resolve().parents[3] / "guest" / "build"
@@ -169,7 +169,7 @@ class GuestTelemetry(EthdevTelemetry):
 
 class GuestVm(Vnf):
     """One VNF virtual machine: ``with GuestVm(spec, dir, name) as vm:`` boots it, destroys it on exit. As a VNF it
-    is the VM kind (vnf.base.Vnf): its commands go to the guest testpmd's prompt over org.zeroloss.ctl."""
+    is the VM kind (dpdk.vnf.Vnf): its commands go to the guest testpmd's prompt over org.zeroloss.ctl."""
 
     settle_s = 0.2
 

@@ -9,9 +9,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Self
 
-from ..dpdk.telemetry import EthdevTelemetry
 from ..errors import ZeroLossError
 from ..proc import ManagedProcess, check_alive
+from .telemetry import EthdevTelemetry
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,252 @@
+"""The software bench's targets: testpmd P2P over memif or vhost-user, the OVS-DPDK topologies (ovs-p2p, pvp,
+pvvp), and a DUT the user runs (external), each behind target.Target for the run's one per-frame loop."""
+
+from __future__ import annotations
+
+import re
+from contextlib import ExitStack
+from types import TracebackType
+
+from ..config import RunConfig
+from ..cores import lcore_set, mask_set
+from ..dpdk import hugepages
+from ..dpdk.eal import Eal
+from ..gen import Zlgen, ZlgenClient, ZlgenConfig
+from ..ledger import external_paths, p2p_paths
+from ..stream import Stream
+from ..target import Loopback, Probe, Target, dpdk_counters
+from .ovsbench import VNFS, OvsBench, OvsBenchSpec, flows
+from .softbench import BenchSpec, SoftBench
+from .vnfs import vnf_placement, vnf_settings
+from .workspace import Workspace
+
+PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+
+
+def _ip(value: int) -> str:
+    return ".".join(str(value >> s & 255) for s in (24, 16, 8, 0))
+
+
+def bench_streams(cfg: RunConfig, frame: int, rate_pps: float, queues: int = 1, members: int = 1) -> list[Stream]:
+    """Streams of each direction (side A -> B and, when bidirectional, B -> A), one per TX queue of each
+    of the side's zlgen ports (members: 2 when bonded; zlgen port p is on side p % 2). The direction's
+    rate and flows are split over its lanes (ports x queues), each lane with its own flows."""
+    lanes = queues * members
+    per_lane = max(1, cfg.flows // lanes)
+    out = []
+    for side, rx_side in ((0, 1), (1, 0))[:2 if cfg.bidirectional else 1]:
+        for m in range(members):
+            for q in range(queues):
+                lane = m * queues + q
+                src = (198 << 24 | 18 << 16 | side << 8 | 1) + lane * per_lane  # RFC 2544 benchmark range
+                dst = (198 << 24 | 19 << 16 | rx_side << 8 | 1)
+                out.append(Stream(port=side + 2 * m, queue=q, rx_port=rx_side + 2 * m, size=frame, flows=per_lane,
+                                  flow_fields=tuple(cfg.flow_fields), rate_pps=rate_pps / lanes, src_ip=_ip(src),
+                                  dst_ip=_ip(dst), vlan=cfg.vlan))
+    return out
+
+
+class _Bench(Target):
+    """A target the run starts on this host: zlgen's streams are the bench's, its ceiling measured alone."""
+
+    def __init__(self, cfg: RunConfig, queues: int, members: int = 1):
+        self.cfg = cfg
+        self.queues, self.members = queues, members
+        self.lanes = queues * members
+        self._stack = ExitStack()
+
+    def streams(self, frame: int, rate_pps: float) -> list[Stream]:
+        return bench_streams(self.cfg, frame, rate_pps, self.queues, self.members)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stack.close()
+
+
+class P2pTarget(_Bench):
+    """zlgen - testpmd - zlgen over one kind of wire (memif up to 1518 B, vhost-user above)."""
+
+    def __init__(self, cfg: RunConfig, link: str, frames: list[int]):
+        super().__init__(cfg, cfg.dut_rxq)
+        self.link = link
+        self.spec = BenchSpec(dut="testpmd", link=link, forward_mode=cfg.forward_mode, max_frame=max(1518, *frames),
+                              depth=cfg.ring_depth_log2, gen_lcores=cfg.gen_lcores, dut_lcores=cfg.dut_lcores,
+                              dut_main_lcore=cfg.dut_main_lcore, dut_rxq=cfg.dut_rxq, gap_us=cfg.pace_gap_us)
+        self.bench: SoftBench | None = None
+
+    def cores(self) -> set[int]:
+        return lcore_set("gen_lcores", self.cfg.gen_lcores) | lcore_set("dut_lcores", self.cfg.dut_lcores)
+
+    def loopback(self) -> Loopback:
+        return Loopback(self.link, self.spec.max_frame, self.spec.depth)
+
+    def __enter__(self) -> P2pTarget:
+        with ExitStack() as stack:
+            ws = stack.enter_context(Workspace())
+            self.bench = stack.enter_context(SoftBench(self.spec, ws))
+            self._tel = stack.enter_context(self.bench.dut.telemetry())
+            self._stack = stack.pop_all()
+        return self
+
+    @property
+    def client(self) -> ZlgenClient:
+        assert self.bench is not None
+        return self.bench.gen.client
+
+    def probe(self) -> Probe:
+        assert self.bench is not None
+        tel = self._tel
+        return Probe(p2p_paths(), lambda: {"procs": {"dut": [dpdk_counters(tel.ethdev_stats(p)) for p in (0, 1)]}},
+                     context={"queues": self.cfg.dut_rxq, "bench": True}, health=self.bench.check)
+
+    def placement(self) -> dict[str, dict]:
+        cfg = self.cfg
+        return {self.link: {"zlgen_lcores": cfg.gen_lcores, "testpmd_lcores": cfg.dut_lcores,
+                            "testpmd_main_lcore": cfg.dut_main_lcore, "dpdk": self.client.hello()["dpdk"]}}
+
+
+class OvsTarget(_Bench):
+    """ovs-p2p, pvp or pvvp through a private OVS-DPDK, with its VNFs (processes or VMs)."""
+
+    def __init__(self, cfg: RunConfig, frames: list[int]):
+        self.spec = ovs_spec(cfg, max(1518, *frames))
+        super().__init__(cfg, cfg.dut_rxq, self.spec.members)
+        self.link = cfg.topology
+        self.bench: OvsBench | None = None
+
+    def cores(self) -> set[int]:
+        spec = self.spec
+        vnf = lcore_set("vnf_lcores", spec.vnf_lcores) if spec.vnf_ports and spec.vnf == "process" else set()
+        return lcore_set("gen_lcores", spec.gen_lcores) | mask_set(spec.pmd_cpu_mask) | vnf
+
+    def loopback(self) -> Loopback:
+        return Loopback("vhost", self.spec.max_frame, self.spec.gen_ring.bit_length() - 1, self.spec.members)
+
+    def __enter__(self) -> OvsTarget:
+        with ExitStack() as stack:
+            ws = stack.enter_context(Workspace())
+            self.bench = stack.enter_context(OvsBench(self.spec, ws))
+            self._stack = stack.pop_all()
+        return self
+
+    @property
+    def client(self) -> ZlgenClient:
+        assert self.bench is not None
+        return self.bench.gen.client
+
+    def probe(self) -> Probe:
+        assert self.bench is not None
+        return ovs_probe(self.bench)
+
+    def placement(self) -> dict[str, dict]:
+        spec, bench = self.spec, self.bench
+        assert bench is not None
+        return {self.link: {
+            "zlgen_lcores": spec.gen_lcores, "zlgen_ports": list(spec.gen_ports),
+            **({"vnf_lcores": spec.vnf_lcores, "vnf_main_lcore": spec.vnf_main_lcore}
+               if spec.vnf_ports and spec.vnf == "process" else {}),
+            "vnfs": len(spec.vnf_ports) // 2, "ovs_pmd_cpu_mask": spec.pmd_cpu_mask, "vnf_ring": spec.vnf_ring,
+            "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues, "ovs_socket_mem_mb": spec.socket_mem_mb,
+            "ovs_rxq_assign": spec.rxq_assign, "ovs_rxd": spec.rxd, "ovs_txd": spec.txd,
+            "bridges": spec.bridges, "vlan": spec.vlan, "bond": spec.bond,
+            "meter_pps": spec.meter_pps, "flows": flows(spec), **vnf_placement(spec, bench),
+            "dpdk": self.client.hello()["dpdk"]}}
+
+
+class AttachedOvs(OvsTarget):
+    """An OVS bench started by its caller (the ledger checks, which change it between trials) as a target; the
+    caller stops it."""
+
+    def __init__(self, cfg: RunConfig, bench: OvsBench):  # the bench's own spec, not one made of cfg
+        _Bench.__init__(self, cfg, cfg.dut_rxq, bench.spec.members)
+        self.spec, self.bench, self.link = bench.spec, bench, bench.spec.topology
+
+    def __enter__(self) -> AttachedOvs:
+        return self
+
+
+class LoopbackTarget(_Bench):
+    """zlgen joined to itself by the DUT's kind of wire, nothing in between: its own ceiling, and a search over it
+    is generator-bound. The SoftBench (dut none) is started and stopped by its caller."""
+
+    def __init__(self, cfg: RunConfig, lb: SoftBench, members: int = 1):
+        super().__init__(cfg, cfg.dut_rxq, members)
+        self.lb, self.link = lb, lb.spec.link
+
+    def __enter__(self) -> LoopbackTarget:
+        return self
+
+    @property
+    def client(self) -> ZlgenClient:
+        return self.lb.gen.client
+
+    def probe(self) -> Probe:
+        return Probe(external_paths(), context={"bench": True}, health=self.lb.check)
+
+    def placement(self) -> dict[str, dict]:
+        return {}
+
+
+def ovs_spec(cfg: RunConfig, max_frame: int) -> OvsBenchSpec:
+    """The OVS bench a run's settings describe."""
+    return OvsBenchSpec(topology=cfg.topology, max_frame=max_frame, queues=cfg.dut_rxq,
+                        vnf_ring=cfg.vnf_ring, vnf_forward_mode=cfg.forward_mode, gen_lcores=cfg.gen_lcores,
+                        gap_us=cfg.pace_gap_us, bridges=cfg.bridges, vlan=cfg.vlan, bond=cfg.bond,
+                        meter_pps=cfg.meter_pps, socket_mem_mb=cfg.ovs_socket_mem_mb,
+                        socket_limit_mb=cfg.ovs_socket_limit_mb or cfg.ovs_socket_mem_mb,
+                        lcore_mask=cfg.ovs_lcore_mask,
+                        pmd_cpu_mask=cfg.ovs_pmd_cpu_mask, rxq_assign=cfg.ovs_rxq_assign,
+                        dpdk_extra=tuple(cfg.ovs_dpdk_extra.split()), rxd=cfg.ovs_rxd, txd=cfg.ovs_txd,
+                        tx_retries_max=cfg.ovs_tx_retries_max, **vnf_settings(cfg))
+
+
+def ovs_probe(bench: OvsBench) -> Probe:
+    """The stages of an OVS bench: OVS's ports, datapath and PMDs, and the VNFs' ports."""
+    spec = bench.spec
+    return Probe(bench.paths(), bench.counters, bench.state, context={
+        "queues": spec.queues, "vnf_ring": spec.vnf_ring if spec.vnf_ports else None,
+        "pmd_cpu_mask": spec.pmd_cpu_mask, "vnfs": [f"vnf{k}" for k in range(VNFS[spec.topology])], "bench": True},
+        health=bench.check)
+
+
+class ExternalTarget(_Bench):
+    """A DUT the user runs between zlgen's ports (PCI devices or vdevs): no counters of it, its top the line rate
+    or --max-rate; a refused frame never left the generator."""
+
+    link = "external"
+    refused_is_loss = False
+
+    def __init__(self, cfg: RunConfig, frames: list[int]):
+        super().__init__(cfg, 1)
+        self.max_frame = max(1518, *frames)
+        self.gen: Zlgen | None = None
+
+    def top(self, frame: int, line_pps: float) -> float:
+        return self.cfg.max_rate_pps or line_pps
+
+    def __enter__(self) -> ExternalTarget:
+        cfg = self.cfg
+        hugepages.require(256)
+        pci = tuple(p for p in cfg.ports if PCI_RE.match(p))
+        vdevs = tuple(p for p in cfg.ports if not PCI_RE.match(p))
+        with ExitStack() as stack:
+            ws = stack.enter_context(Workspace())
+            eal = Eal(lcores=cfg.gen_lcores, file_prefix=ws.prefix("gen"), vdevs=vdevs, pci=pci)
+            zc = ZlgenConfig(eal=eal, ctl_path=ws.sock("zlgen-ctl"), max_frame=self.max_frame,
+                             gap_us=cfg.pace_gap_us)
+            self.gen = stack.enter_context(Zlgen(zc, ws.log("zlgen")))
+            self._stack = stack.pop_all()
+        return self
+
+    @property
+    def client(self) -> ZlgenClient:
+        assert self.gen is not None
+        return self.gen.client
+
+    def probe(self) -> Probe:
+        assert self.gen is not None
+        return Probe(external_paths(), context={"bench": False}, health=self.gen.check)
+
+    def placement(self) -> dict[str, dict]:
+        return {"external": {"zlgen_lcores": self.cfg.gen_lcores, "ports": list(self.cfg.ports),
+                             "dpdk": self.client.hello()["dpdk"]}}

@@ -1,0 +1,120 @@
+"""The search's trial callback: a live trial through a target with every stage's counters, ledger and diagnosis
+around it, or a stored trial given back when a search resumes."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import asdict
+
+from .config import RunConfig
+from .diagnose import analyse
+from .errors import ZeroLossError
+from .ledger import counter_delta, summary
+from .model import TrialResult
+from .results.records import TrialEntry
+from .search import Direction, Kind, Outcome
+from .target import Target, by_direction, gen_counters, guarded
+
+CEILING_S = 1.0
+
+
+def outcome_of(r: TrialResult, refused_is_loss: bool) -> Outcome:
+    """The search's view of a trial, one Direction per direction. On a virtual wire a frame the device
+    refuses was refused by the DUT's full RX ring (backpressure): it was offered, so it counts as sent
+    and lost, not as a generator failure. On a NIC a refused frame never left the generator's TX ring."""
+    dirs = []
+    for group in by_direction(r).values():
+        refused = sum(s.tx_refused for s in group) if refused_is_loss else 0
+        tx = sum(s.tx_pkts for s in group) + refused
+        achieved = tx / r.tx_window_s if r.tx_window_s else sum(s.achieved_pps for s in group)
+        dirs.append(Direction(requested_pps=sum(s.requested_pps for s in group), achieved_pps=achieved, tx=tx,
+                              rx=sum(s.rx_unique for s in group), duplicate=sum(s.duplicate for s in group),
+                              late=sum(s.late for s in group)))
+    return Outcome(tuple(dirs))
+
+
+class TrialRunner:
+    """The search's trial callback: replays stored trials of a resumed search, then measures live."""
+
+    def __init__(self, target: Target, cfg: RunConfig, frame: int, replay: list[TrialEntry]):
+        """Configures the target's streams for the frame size; replay: the trials a resumed search stored."""
+        self.client = target.client
+        self.refused_is_loss = target.refused_is_loss
+        self.cfg = cfg
+        self.frame = frame
+        self.probe = target.probe()
+        self.replay = deque(replay)
+        self.detail: dict = {}
+        self.replaying = False
+        self.lanes = target.lanes
+        self.nb_streams = self.client.configure(target.streams(frame, 0))
+
+    def __call__(self, rate_pps: float, duration_s: float, kind: Kind) -> Outcome:
+        if self.replay:
+            stored = self.replay.popleft()
+            try:
+                return self._replayed(stored, rate_pps, kind)
+            except (TypeError, ValueError, AttributeError) as e:  # a damaged file: one line, not a trace
+                raise ZeroLossError(f"cannot resume: a stored trial of {self.frame} B is damaged "
+                                    f"({type(e).__name__}: {e})", "start a new run") from e
+        self.replaying = False
+        return self.measure(rate_pps, duration_s)
+
+    def _replayed(self, stored: TrialEntry, rate_pps: float, kind: Kind) -> Outcome:
+        """A stored trial given back to the search, if it is the one the search asks for now."""
+        if abs(stored.rate_pps - rate_pps) > 0.5 or stored.kind != kind.value:
+            raise ZeroLossError(f"cannot resume: stored trial {stored.index} of {self.frame} B ran at "
+                                f"{stored.rate_pps:.0f} pps, the search now asks {rate_pps:.0f} pps",
+                                "the file was made with other settings or an older zeroloss; start a new run")
+        self.replaying = True
+        return stored.outcome.outcome()
+
+    def measure(self, rate_pps: float, duration_s: float) -> Outcome:
+        """One live trial with the counters of every stage read around it, and every process of the bench
+        checked before and after each step."""
+        health = self.probe.health
+        health()
+        before = guarded(health, self.probe.counters)
+        r = guarded(health, lambda: self.client.run_trial(
+            duration_s=duration_s, drain_ms=self.cfg.drain_ms,
+            rate_pps=[rate_pps / self.lanes] * self.nb_streams, watch=health))
+        after = guarded(health, self.probe.counters)
+        self.detail = guarded(health, lambda: self._details(r, before, after, rate_pps))
+        return outcome_of(r, self.refused_is_loss)
+
+    def _details(self, r: TrialResult, before: dict, after: dict, rate_pps: float) -> dict:
+        """The trial's record beyond the search's view: counters of every stage over the trial, the ledger of
+        each direction hop by hop, the diagnosis when frames were lost, and the DUT's state."""
+        c = counter_delta(after, before) or {}
+        c["gen"] = gen_counters(r, self.refused_is_loss)
+        state = self.probe.state() if self.probe.state else None
+        ctx = {**self.probe.context, "frame": self.frame, "rate_pps": rate_pps}
+        groups = by_direction(r)
+        leds, diag = analyse(self.probe.paths, c, state, ctx, {tx for tx, _ in groups})
+        by_side = {led["tx_side"]: led for led in leds}
+        directions = []
+        for (port, rx_port), group in groups.items():
+            lat = [asdict(s.latency_ns) for s in group]
+            directions.append({"port": port, "rx_port": rx_port, "tx_refused": sum(s.tx_refused for s in group),
+                               "pace_skipped": sum(s.pace_skipped for s in group),
+                               "pace_restarts": sum(s.pace_restarts for s in group),
+                               "reordered": sum(s.reordered for s in group), "ledger": summary(by_side[port]),
+                               # worst queue's percentiles (merging histograms would need the buckets)
+                               "latency_ns": {k: max(x[k] for x in lat) for k in lat[0]}})
+        detail: dict = {"trial_id": r.trial, "tx_window_s": r.tx_window_s, "directions": directions,
+                        "counters": c, "ledger": leds, "diagnosis": diag}
+        if state is not None:
+            detail["dut_state"] = state
+        return detail
+
+
+def flat_out(target: Target, frame: int) -> tuple[float, float]:
+    """(received, offered) frames per second per direction when zlgen sends as fast as it can, each of the
+    slowest direction; offered counts the frames a virtual wire refused."""
+    client = target.client
+    client.configure(target.streams(frame, 0))
+    r = client.run_trial(duration_s=CEILING_S, drain_ms=200)
+    groups = by_direction(r).values()
+    rx = min(sum(s.rx_unique for s in g) for g in groups) / r.tx_window_s
+    offered = min(sum(s.tx_pkts + s.tx_refused for s in g) for g in groups) / r.tx_window_s
+    return rx, offered
