@@ -5,28 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .model import TrialResult
+from .text import si, table
+
+__all__ = ["port_table", "queue_lines", "run_table", "si", "soak_line", "soak_table", "table", "trial_table"]
 
 if TYPE_CHECKING:
     from zeroloss.results.records import RunRecord, TrialEntry
-
-
-def si(value: float, unit: str = "") -> str:
-    """1234567 -> '1.235 M' (engineering notation with three decimals)."""
-    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3f} {prefix}{unit}"
-    return f"{value:.0f} {unit}".rstrip()
-
-
-def table(headers: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> str:
-    """A plain text table with right-aligned columns, but the `left` ones (the first by default)."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-
-    def line(cells: list[str]) -> str:
-        pairs = enumerate(zip(cells, widths, strict=True))
-        return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in pairs).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
 def trial_table(r: TrialResult) -> str:

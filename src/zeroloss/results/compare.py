@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from zeroloss.errors import ZeroLossError
-from zeroloss.fmt import si, table
 from zeroloss.results.records import FINGERPRINT_KEYS, RunRecord, fingerprint
 from zeroloss.results.summary import FrameRow, Run, frame_rows
+from zeroloss.text import si, table
 
 HOST_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "numa_nodes", "memory_mib", "hugepages", "kernel",
                "os", "cmdline", "isolated_cpus", "dpdk_package", "python")

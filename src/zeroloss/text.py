@@ -1,0 +1,22 @@
+"""Plain text helpers every layer may use: engineering notation and the text table (no zeroloss imports)."""
+
+from __future__ import annotations
+
+
+def si(value: float, unit: str = "") -> str:
+    """1234567 -> '1.235 M' (engineering notation with three decimals)."""
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3f} {prefix}{unit}"
+    return f"{value:.0f} {unit}".rstrip()
+
+
+def table(headers: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> str:
+    """A plain text table with right-aligned columns, but the `left` ones (the first by default)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        pairs = enumerate(zip(cells, widths, strict=True))
+        return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in pairs).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
