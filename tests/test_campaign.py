@@ -94,7 +94,9 @@ def test_resume_keeps_finished_cases_and_continues_the_cut_one(tmp_path):
         calls.append((name, len(rf.run.searches)))
         rf.set_state("complete")
 
-    run_campaign(resumed, expand(resumed.doc["definition"], resumed.doc["overrides"]), host, second)
+    stored = resumed.record
+    assert stored.definition == spec and stored.overrides == {"trial_s": 1}
+    run_campaign(resumed, expand(stored.definition, stored.overrides), host, second)
     assert calls == [("c", 1), ("d", 0)]  # c continues on its stored document, one search in it
     doc = json.loads(path.read_text())
     assert doc["state"] == "complete" and [c["name"] for c in doc["cases"]] == ["a", "vf", "c", "d"]
@@ -113,3 +115,39 @@ def test_resume_refuses_a_single_run_file(tmp_path):
     f.write_text(json.dumps({"format": "zeroloss-result", "version": 1}))
     with pytest.raises(ZeroLossError, match="not a zeroloss campaign file"):
         CampaignFile.load(f, {})
+
+
+def test_campaign_file_reads_and_writes_records(tmp_path):
+    """CampaignFile's typed side: the document as records (its runs' changes seen at once), the state and the tune
+    section written by the next save, the JSON a copy."""
+    from zeroloss.campaign import CampaignFile
+    from zeroloss.config import load
+    from zeroloss.results.campaigns import TuneRecord, TuneStep
+    from zeroloss.results.records import RunRecord
+
+    host = {"hostname": "h"}
+    path = tmp_path / "c.json"
+    cf = CampaignFile.create(path, {"name": "r"}, host, {})
+    assert cf.tune is None and cf.record.cases == () and not cf.has_case("a") and cf.run_of("a") is None
+    rf = cf.case("a", load(None, {"frame_sizes": [64]}), None, host)
+    assert cf.case("skipped", None, "needs SR-IOV", host) is None
+    rf.start_search(64, 0)
+    rf.add_trial(64, 0, TrialEntry(index=0, verdict="pass"))
+    run = cf.run_of("a")
+    assert isinstance(run, RunRecord) and run.search(64, 0).trials[0].verdict == "pass"
+    assert cf.record.case("a").run == run and cf.record.case("skipped").skip == "needs SR-IOV"
+    assert cf.run_of("skipped") is None and cf.has_case("skipped")
+
+    tune = TuneRecord(target=("pct", 100.0), budget_min=1.0, base={"flows": 2}, current={"flows": 2},
+                      steps=(TuneStep(name="step 0: as given", settings={"flows": 2}),))
+    cf.set_tune(tune)
+    cf.set_state("complete")
+    assert json.loads(path.read_text())["state"] == "running" and "tune" not in json.loads(path.read_text())
+    cf.save()
+    on_disk = CampaignRecord.from_json(json.loads(path.read_text()))
+    assert on_disk.state == "complete" and on_disk.tune == tune == cf.tune
+    assert on_disk.case("a").run.search(64, 0).trials[0].verdict == "pass"
+    copy = cf.to_json()
+    copy["state"] = "changed"
+    assert cf.record.state == "complete"
+    assert not hasattr(cf, "doc")

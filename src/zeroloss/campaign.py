@@ -4,19 +4,23 @@ all of them in one result file with a combined table. Built-in campaigns are fil
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from zeroloss.fileio import now_iso, patch_state_in_place, write_json_atomic
-from zeroloss.results.campaigns import CampaignRecord
+from zeroloss.results.campaigns import CampaignRecord, TuneRecord
+from zeroloss.results.codec import JsonObject
 from zeroloss.results.journal import Journal
+from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import VERSION as RUN_VERSION
 from zeroloss.results.resultfile import (
     ResultFile,
     check_same_host,
     new_document,
     read_json,
+    records,
     resolve_own_link,
 )
 
@@ -86,15 +90,18 @@ def expand(spec: dict, overrides: dict[str, Any]) -> list[dict]:
 
 class CampaignFile:
     """The campaign's result document; each case's run document lives inside it and saves it. The
-    campaign definition and the --set overrides are kept in it, so that --resume needs nothing else."""
+    campaign definition and the --set overrides are kept in it, so that --resume needs nothing else.
+    Readers read `record` (or `run_of`, `tune`); the campaign's own changes (`set_state`, `set_tune`) are written by
+    the next `save`, its runs' changes go through their ResultFile (`case`) and its journal."""
 
-    def __init__(self, path: Path, doc: dict):
+    def __init__(self, path: Path, doc: JsonObject):
         self.path = path
-        self.doc = doc
+        self._doc = doc
         self.journal = Journal(path, doc.get("journal_seq") or 0)  # its runs' trials, appended (results/journal.py)
 
     @classmethod
-    def create(cls, path: Path, spec: dict, host: dict, overrides: dict[str, Any]) -> CampaignFile:
+    def create(cls, path: Path, spec: JsonObject, host: JsonObject, overrides: dict[str, Any]) -> CampaignFile:
+        """A new campaign document (not written yet: the first `case` or `save` writes it)."""
         if path.exists():
             raise ZeroLossError(f"result file {path} exists", "pass --resume to continue it, or another --output")
         return cls(path, {"format": FORMAT, "version": VERSION, "run_format_version": RUN_VERSION,
@@ -103,7 +110,7 @@ class CampaignFile:
                           "host": host, "definition": spec, "overrides": overrides, "cases": []})
 
     @classmethod
-    def load(cls, path: Path, host: dict) -> CampaignFile:
+    def load(cls, path: Path, host: JsonObject) -> CampaignFile:
         """A cut campaign to continue: same format, same host, with its definition inside (schema.RESUME_CAMPAIGN)."""
         from zeroloss.results import schema
 
@@ -124,26 +131,63 @@ class CampaignFile:
         cf.save()  # the journal folded in
         return cf
 
+    @property
+    def record(self) -> CampaignRecord:
+        """The whole document as typed records (made at each call: its runs change through their ResultFile)."""
+        return records(CampaignRecord, self._doc, self.path)
+
+    @property
+    def tune(self) -> TuneRecord | None:
+        """The tune section of a tune file (tune/loop.py), None in a campaign's file."""
+        t = self._doc.get("tune")
+        return None if t is None else records(TuneRecord, t, self.path)
+
+    def run_of(self, name: str) -> RunRecord | None:
+        """The run of a case as typed records; None when no such case was started (or it was skipped)."""
+        entry = self._entry(name)
+        run = None if entry is None else entry.get("run")
+        return None if run is None else records(RunRecord, run, self.path)
+
+    def has_case(self, name: str) -> bool:
+        return self._entry(name) is not None
+
+    def to_json(self) -> JsonObject:
+        """The whole document as JSON (a copy), e.g. to print it."""
+        copy: JsonObject = json.loads(json.dumps(self._doc))
+        return copy
+
+    def set_state(self, state: str) -> None:
+        """The campaign's state (running, complete, ...), written by the next save."""
+        self._doc["state"] = state
+
+    def set_tune(self, tune: TuneRecord) -> None:
+        """The tune section (tune/loop.py keeps it as a record and stores each new one here), written by the next
+        save."""
+        self._doc["tune"] = tune.to_json()
+
     def save(self) -> None:
         """The whole campaign document, every journal line of its runs folded in; then the journal goes."""
-        self.doc["updated"] = now_iso()
-        self.doc["journal_seq"] = self.journal.seq
-        write_json_atomic(self.path, self.doc)
+        self._doc["updated"] = now_iso()
+        self._doc["journal_seq"] = self.journal.seq
+        write_json_atomic(self.path, self._doc)
         self.journal.remove()
 
     def end(self, state: str) -> None:
         """The campaign's final state on an error or Ctrl-C; when the file cannot be rewritten (a full disk) it is
         patched in place where it fits, and no error replaces the one that ended the campaign."""
-        previous, self.doc["state"] = self.doc["state"], state
+        previous, self._doc["state"] = self._doc["state"], state
         try:
             self.save()
         except ZeroLossError:
             patch_state_in_place(self.path, previous, state)
 
-    def case(self, name: str, cfg: RunConfig | None, skip: str | None, host: dict) -> ResultFile | None:
+    def _entry(self, name: str) -> JsonObject | None:
+        return next((c for c in self._doc["cases"] if c["name"] == name), None)
+
+    def case(self, name: str, cfg: RunConfig | None, skip: str | None, host: JsonObject) -> ResultFile | None:
         """The run document of a case: the stored one when it was started before (to be resumed), a new one
         otherwise; None when the case is skipped or already complete."""
-        entry = next((c for c in self.doc["cases"] if c["name"] == name), None)
+        entry = self._entry(name)
         if entry is not None:
             run = entry.get("run")
             if run is None or run["state"] == "complete":
@@ -151,11 +195,12 @@ class CampaignFile:
             run["state"] = "running"
             return _Embedded(self, run, name)
         entry = {"name": name}
-        self.doc["cases"].append(entry)
+        self._doc["cases"].append(entry)
         if skip:
             entry["skip"] = skip
             self.save()
             return None
+        assert cfg is not None, "a case that is not skipped has its settings (expand)"
         entry["run"] = run = new_document(cfg.to_dict(), host)
         self.save()
         return _Embedded(self, run, name)
@@ -164,7 +209,7 @@ class CampaignFile:
 class _Embedded(ResultFile):
     """A run document saved as part of its campaign's file."""
 
-    def __init__(self, parent: CampaignFile, doc: dict, case: str):
+    def __init__(self, parent: CampaignFile, doc: JsonObject, case: str):
         super().__init__(parent.path, doc, parent.journal, case)
         self.parent = parent
 
@@ -172,14 +217,14 @@ class _Embedded(ResultFile):
         self.parent.save()
 
 
-def run_campaign(cf: CampaignFile, cases: list[dict], host: dict,
+def run_campaign(cf: CampaignFile, cases: list[dict[str, Any]], host: JsonObject,
                  run: Callable[[str, RunConfig, ResultFile], None]) -> None:
     """Runs every case not finished yet (a resumed campaign skips the complete ones, continues the cut one)."""
     for case in cases:
         rf = cf.case(case["name"], case.get("config"), case.get("skip"), host)
         if rf is not None:
             run(case["name"], stored(rf.run.config), rf)
-    cf.doc["state"] = "complete"
+    cf.set_state("complete")
     cf.save()
 
 

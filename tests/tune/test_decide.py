@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zeroloss.results.records import RunRecord, SearchEntry
 from zeroloss.tune.decide import (
     SizeStats,
     decide,
@@ -27,20 +28,32 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures"
 LINE_64 = 37_202_380.952380955  # 25 Gb/s at 64 B
 
 
-def fixture(name: str) -> dict:
-    return json.loads(gzip.decompress((FIX / name).read_bytes()))
+def fixture(name: str) -> RunRecord:
+    return RunRecord.from_json(json.loads(gzip.decompress((FIX / name).read_bytes())))
 
 
-def search(frame: int, repeat: int, ndr: float | None, trials: list[dict] | None = None, bound: bool = False,
-           flags: tuple[str, ...] = ()) -> dict:
+def search_json(frame: int, repeat: int, ndr: float | None, trials: list[dict] | None = None, bound: bool = False,
+                flags: tuple[str, ...] = ()) -> dict:
     """A search entry as the result file (format 2) keeps it, with what tune reads."""
     return {"frame": frame, "repeat": repeat, "line_rate_pps": LINE_64 if frame == 64 else 346_452.3,
             "result": {"ndr": {"goal": "ndr", "rate_pps": ndr, "generator_bound": bound}, "flags": list(flags)},
             "trials": trials or []}
 
 
-def run(sizes: dict[int, list[float | None]]) -> dict:
-    return {"searches": [search(f, i, v) for f, ndrs in sizes.items() for i, v in enumerate(ndrs)]}
+def search(*args, **kw) -> SearchEntry:
+    return SearchEntry.from_json(search_json(*args, **kw))
+
+
+def run_json(sizes: dict[int, list[float | None]]) -> dict:
+    return {"searches": [search_json(f, i, v) for f, ndrs in sizes.items() for i, v in enumerate(ndrs)]}
+
+
+def run(sizes: dict[int, list[float | None]]) -> RunRecord:
+    return RunRecord.from_json(run_json(sizes))
+
+
+def runs(*searches: SearchEntry) -> RunRecord:
+    return RunRecord(searches=searches)
 
 
 def stat(*ndrs: float, frame: int = 64) -> dict[int, SizeStats]:
@@ -70,10 +83,10 @@ def test_stats_of_the_v2_fixture():
 
 
 def test_stats_skips_searches_without_a_result_and_orders_repeats():
-    doc = run({9000: [30_000.0], 64: [None, 20_000.0]})
+    doc = run_json({9000: [30_000.0], 64: [None, 20_000.0]})
     doc["searches"].reverse()
     doc["searches"].append({"frame": 1518, "repeat": 0, "trials": []})  # cut before it finished
-    s = stats(doc)
+    s = stats(RunRecord.from_json(doc))
     assert list(s) == [64, 9000] and s[64].ndrs == [0.0, 20_000.0] and s[9000].spread == 0.0
 
 
@@ -239,14 +252,14 @@ def test_findings_of_a_hand_made_run():
         trial("validation", "generator-failure", 300_000.0, ("OVS g1 rx", "rx_missed", 99_999)),
     ])
     c = search(1518, 0, None, [trial("search", "generator-failure", 1e6, ("OVS g1 rx", "rx_missed", 7))])
-    fs = findings_of({"searches": [a, b, c]})
+    fs = findings_of(runs(a, b, c))
     assert [(f["hop"], f["frames"], f["searches"]) for f in fs] == [
         ("OVS v1 tx", 60, 2), ("OVS v0 tx", 30, 1), ("OVS g0 rx", 20, 1)]
     assert [round(f["share_pct"], 1) for f in fs] == [54.5, 27.3, 18.2]
-    assert findings_of({"searches": []}) == [] and findings_of({}) == []
+    assert findings_of(runs()) == [] and findings_of(RunRecord.from_json({})) == []
 
 
 def test_validation_rates_that_tie_take_the_last():
     s = search(64, 0, 1.0, [trial("validation", "fail", 5.0, ("OVS v0 tx", "tx_failure", 1)),
                             trial("validation", "fail", 5.0, ("OVS g0 rx", "rx_missed", 2))])
-    assert [f["hop"] for f in findings_of({"searches": [s]})] == ["OVS g0 rx"]
+    assert [f["hop"] for f in findings_of(runs(s))] == ["OVS g0 rx"]

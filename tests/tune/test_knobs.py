@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from zeroloss.config import RunConfig
 from zeroloss.errors import ZeroLossError
 from zeroloss.host.cpuset import parse_mask
+from zeroloss.results.records import RunRecord
 from zeroloss.tune import knobs
 from zeroloss.tune.decide import findings_of
 from zeroloss.tune.knobs import KNOBS, TABLE, advice, candidates, site
@@ -248,7 +249,7 @@ def test_ring256_fixture_proposes_the_ring_first():
     """The issue's bench scenario, on a recorded run: PVP with the VNF's ring at 256."""
     doc = json.loads(gzip.decompress((FIX / "result_v2_ring256.json.gz").read_bytes()))
     cfg = dataclasses.replace(RunConfig(**doc["config"]), vnf="process")
-    out = candidates(findings_of(doc), cfg, {("vnf_ring", 256)}, 2, 2048)
+    out = candidates(findings_of(RunRecord.from_json(doc)), cfg, {("vnf_ring", 256)}, 2, 2048)
     assert (out[0].key, out[0].old, out[0].new) == ("vnf_ring", 256, 1024)
 
 

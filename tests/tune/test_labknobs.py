@@ -147,14 +147,14 @@ def test_a_lab_tune_keeps_the_mtu_reverts_retries_and_ends(tmp_path):
                      node=node(spare=()).to_dict())
     run_case, calls = fake_node(ndr)
     t = loop.run_tune(cf, {"hostname": "t"}, run_case, lambda *_: None)
-    steps = t["steps"]
-    assert [s["change"]["key"] for s in steps[1:]] == ["mtu_request", "tx-retries-max"]
-    assert steps[1]["decision"]["keep"] and not steps[2]["decision"]["keep"]
-    assert steps[1]["change"]["new"] == "2030" and steps[2]["decision"]["effect"] == "no effect"
+    steps = t.steps
+    assert [s.change["key"] for s in steps[1:]] == ["mtu_request", "tx-retries-max"]
+    assert steps[1].kept and not steps[2].kept
+    assert steps[1].change["new"] == "2030" and steps[2].decision["effect"] == "no effect"
     # each step's run got the user's own dut_set entry plus the tune's: the kept MTU, then the retries on top
     assert calls[0] == {"Open_vSwitch:.:other_config:pmd-rxq-assign": "cycles"}
     assert calls[2]["Interface:vhu0:options:tx-retries-max"] == "32"
     assert calls[2]["Interface:vhu0:mtu_request"] == "2030"
     assert loop.tuned_keys(t) == {f"Interface:{p}:mtu_request": "2030" for p in ("dpdk0", "dpdk1", "vhu0", "vhu1")}
-    assert t["stop"].startswith("no remedy left")
-    assert any("rx_queue_size" in a for a in t["advice"])
+    assert t.stop.startswith("no remedy left")
+    assert any("rx_queue_size" in a for a in t.advice)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
 from zeroloss.errors import ZeroLossError
+from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.records import SearchOutcome, TrialEntry
 from zeroloss.results.resultfile import ResultFile
 from zeroloss.tune import loop
@@ -60,15 +62,14 @@ def test_keeps_the_ring_reverts_what_does_nothing_and_ends_without_remedies(tmp_
     cf = start(tmp_path)
     run_case, calls = fake_dut(ring_model, noise=0.01)
     t = loop.run_tune(cf, HOST, run_case, lambda *_: None, cpus=2, hugepages_mb=2560)
-    steps = t["steps"]
-    by_change = {s["change"]["key"] + "=" + str(s["change"]["new"]): s["decision"] for s in steps if s["change"]}
+    by_change = {s.change["key"] + "=" + str(s.change["new"]): s.decision for s in t.steps if s.change}
     assert by_change["vnf_ring=1024"]["keep"] and by_change["vnf_ring=1024"]["effect"] == "improved"
     assert by_change["vnf_ring=4096"]["effect"] == "no effect" and not by_change["vnf_ring=4096"]["keep"]
     assert by_change["ovs_tx_retries_max=32"]["effect"] == "no effect"
     assert by_change["dut_rxq=2"]["keep"]
-    assert t["current"]["vnf_ring"] == 1024 and t["current"]["dut_rxq"] == 2
-    assert t["current"]["ovs_tx_retries_max"] == -1
-    assert t["stop"].startswith("no remedy left")
+    assert t.current["vnf_ring"] == 1024 and t.current["dut_rxq"] == 2
+    assert t.current["ovs_tx_retries_max"] == -1
+    assert t.stop.startswith("no remedy left")
     assert loop.tuned_keys(t) == {"vnf_ring": 1024, "dut_rxq": 2}
     assert all(cfg.repeat == 2 for _, cfg in calls)  # a spread needs two searches per size
     assert json.loads((tmp_path / "tune.json").read_text())["state"] == "complete"
@@ -78,21 +79,21 @@ def test_stops_when_the_target_is_met(tmp_path):
     cf = start(tmp_path, target="50k")
     run_case, _ = fake_dut(ring_model)
     t = loop.run_tune(cf, HOST, run_case, lambda *_: None, cpus=2, hugepages_mb=2560)
-    assert t["stop"].startswith("target met") and len(t["steps"]) == 2
+    assert t.stop.startswith("target met") and len(t.steps) == 2
 
 
 def test_a_generator_bound_bench_stops_with_that_reason(tmp_path):
     cf = start(tmp_path)
     run_case, _ = fake_dut(ring_model, bound=True)
     t = loop.run_tune(cf, HOST, run_case, lambda *_: None, cpus=2, hugepages_mb=2560)
-    assert "generator is the limit" in t["stop"] and len(t["steps"]) == 1
+    assert "generator is the limit" in t.stop and len(t.steps) == 1
 
 
 def test_budget_and_settings_the_host_cannot_run(tmp_path):
     cf = start(tmp_path, budget=0.0001)  # 6 ms: spent by the first step
     run_case, _ = fake_dut(ring_model, delay=0.05)
     t = loop.run_tune(cf, HOST, run_case, lambda *_: None, cpus=2, hugepages_mb=2560)
-    assert t["stop"].startswith("budget spent") and len(t["steps"]) == 1
+    assert t.stop.startswith("budget spent") and len(t.steps) == 1
 
     def no_big_rings(cfg):
         if cfg.vnf_ring > 256:
@@ -100,16 +101,16 @@ def test_budget_and_settings_the_host_cannot_run(tmp_path):
     cf = start(tmp_path / "b")
     t = loop.run_tune(cf, HOST, fake_dut(ring_model)[0], lambda *_: None, cpus=2, hugepages_mb=2560,
                       check=no_big_rings)
-    assert {"key": "vnf_ring", "new": 1024, "why": "rings above 256 do not fit here"} in t["skipped"]
-    assert all(s["change"]["key"] != "vnf_ring" for s in t["steps"] if s["change"])
+    assert {"key": "vnf_ring", "new": 1024, "why": "rings above 256 do not fit here"} in t.skipped
+    assert all(s.change["key"] != "vnf_ring" for s in t.steps if s.change)
 
 
 def test_the_step_limit_counts_changes_not_the_baseline(tmp_path):
     cf = start(tmp_path, max_steps=2)
     run_case, calls = fake_dut(ring_model, noise=0.01)
     t = loop.run_tune(cf, HOST, run_case, lambda *_: None, cpus=2, hugepages_mb=2560)
-    assert t["stop"] == "step limit reached (2 changes tried, --steps 2)"
-    assert len(t["steps"]) == 3 and len(calls) == 3 and t["current"]["vnf_ring"] == 1024
+    assert t.stop == "step limit reached (2 changes tried, --steps 2)"
+    assert len(t.steps) == 3 and len(calls) == 3 and t.current["vnf_ring"] == 1024
 
 
 def test_a_cut_tune_resumes_to_the_same_end(tmp_path):
@@ -127,8 +128,8 @@ def test_a_cut_tune_resumes_to_the_same_end(tmp_path):
     cf.end("interrupted")
     cf = loop.resume(tmp_path / "b" / "tune.json", HOST)
     t = loop.run_tune(cf, HOST, run_case, lambda *_: None, cpus=2, hugepages_mb=2560)
-    assert [s["name"] for s in t["steps"]] == [s["name"] for s in full["steps"]]
-    assert t["current"] == full["current"] and t["stop"] == full["stop"]
+    assert [s.name for s in t.steps] == [s.name for s in full.steps]
+    assert t.current == full.current and t.stop == full.stop
 
 
 def test_bad_targets_and_lab_files_are_refused(tmp_path):
@@ -138,3 +139,23 @@ def test_bad_targets_and_lab_files_are_refused(tmp_path):
     assert loop.parse_target("99.5%") == ("pct", 99.5) and loop.parse_target("1.2M") == ("pps", 1.2e6)
     with pytest.raises(ZeroLossError, match="lab node"):
         loop.create(tmp_path / "t.json", {"lab": "lab.yaml"}, ("pct", 100.0), 10, 2.0, HOST)
+
+
+def test_the_tune_file_keeps_the_v1_layout_and_reads_back_as_the_loop_left_it(tmp_path):
+    """The loop keeps its section as records; the file it writes has tune_v1.json's keys in the same order (nulls
+    where nothing is set yet) and reads back to the record run_tune returned."""
+    fixture = json.loads((Path(__file__).parents[1] / "fixtures" / "tune_v1.json").read_text())
+    cf = start(tmp_path)
+    created = json.loads((tmp_path / "tune.json").read_text())
+    assert list(created["tune"]) == list(fixture["tune"])
+    assert [created["tune"][k] for k in ("max_steps", "current_step", "stop", "steps")] == [None, None, None, []]
+    t = loop.run_tune(cf, HOST, fake_dut(ring_model, noise=0.01)[0], lambda *_: None, cpus=2, hugepages_mb=2560)
+    doc = json.loads((tmp_path / "tune.json").read_text())
+    assert list(doc) == list(fixture) and list(doc["tune"]) == list(fixture["tune"])
+    assert [list(s) for s in doc["tune"]["steps"]] == [list(s) for s in fixture["tune"]["steps"]]
+    assert doc["tune"]["steps"][0]["change"] is None and list(doc["tune"]["steps"][1]["decision"]) == \
+        list(fixture["tune"]["steps"][1]["decision"])
+    camp = CampaignRecord.from_json(doc)
+    assert camp.to_json() == doc and camp.tune == t == cf.tune
+    assert [s.name for s in camp.tune.steps] == [s["name"] for s in fixture["tune"]["steps"]]
+    assert camp.tune.to_json()["steps"][1]["decision"] == fixture["tune"]["steps"][1]["decision"]

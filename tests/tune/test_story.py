@@ -7,6 +7,8 @@ from pathlib import Path
 
 from zeroloss.cli.tune import story
 from zeroloss.report.html import render
+from zeroloss.results.campaigns import CampaignRecord
+from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_json
 from zeroloss.results.summary import load_runs
 from zeroloss.tune import decide
@@ -30,8 +32,9 @@ def tune_doc() -> dict:
                    "finding": "tx_failure at OVS v0 tx", "why": "retries absorb short stalls"},
              {"effect": "no effect", "keep": False, "why": "within the spread", "per_size": {}})]):
         name = f"step {k}: " + (f"{change['key']}={change['new']}" if change else "as given")
+        stats = decide.stats(RunRecord.from_json(doc))
         steps.append({"name": name, "change": change, "settings": {}, "decision": decision,
-                      "stats": {str(f): dataclasses.asdict(x) for f, x in decide.stats(doc).items()}, "doc": doc})
+                      "stats": {str(f): dataclasses.asdict(x) for f, x in stats.items()}, "doc": doc})
     tune = {"target": ["pct", 100.0], "budget_min": 60, "noise_pct": 2.0, "spent_s": 300.0,
             "base": {"vnf_ring": 256, "ovs_tx_retries_max": -1},
             "current": {"vnf_ring": 1024, "ovs_tx_retries_max": -1},
@@ -47,7 +50,9 @@ def tune_doc() -> dict:
 
 
 def test_story_lists_steps_decisions_and_the_settings_kept():
-    text = story(tune_doc())
+    tune = CampaignRecord.from_json(tune_doc()).tune
+    assert tune is not None
+    text = story(tune)
     assert "vnf_ring: 256 -> 1024" in text and "improved" in text and "kept" in text
     assert "no effect" in text and "reverted" in text
     assert "ended: no remedy left" in text and "not tried: ovs_pmd_cpu_mask=0x3: core 1 is zlgen's" in text

@@ -216,8 +216,9 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     with ResultLock(path), BENCH:  # one writer per campaign file, one zeroloss on the bench
         if args.resume:
             cf = CampaignFile.load(path, host)
-            cf.doc["state"] = "running"
-            cases = expand(cf.doc["definition"], cf.doc["overrides"])
+            cf.set_state("running")
+            camp = cf.record
+            cases = expand(camp.definition or {}, camp.overrides or {})
         else:
             cf = CampaignFile.create(path, spec, host, overrides)
         return _campaign(args, cf, cases, host)
@@ -227,7 +228,6 @@ def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
     from zeroloss.campaign import campaign_table, run_campaign
     from zeroloss.cli.progress import Progress
     from zeroloss.cores import check_cores
-    from zeroloss.results.campaigns import CampaignRecord
     from zeroloss.runner import Run, interrupted_state
 
     progress = Progress(quiet=args.quiet)
@@ -249,9 +249,9 @@ def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
         cf.end("failed")
         raise ZeroLossError(f"{e} (trials so far: {cf.path})") from e
     if args.json:
-        print(json.dumps(cf.doc, indent=1))
+        print(json.dumps(cf.to_json(), indent=1))
         return 0
-    print(campaign_table(CampaignRecord.from_json(cf.doc)))
+    print(campaign_table(cf.record))
     print(f"\nresult file: {cf.path}\nHTML report: zeroloss report {cf.path}")
     return 0
 

@@ -8,9 +8,11 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from zeroloss.cli.runflags import add_run_flags, run_overrides
 from zeroloss.errors import ZeroLossError
+from zeroloss.results.campaigns import TuneRecord, TuneStep
 
 
 def register(sub, set_value) -> None:
@@ -54,6 +56,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from zeroloss.cli.progress import Progress
     from zeroloss.cores import check_cores
     from zeroloss.dpdk import hugepages
+    from zeroloss.results.resultfile import ResultFile
     from zeroloss.runner import Run, interrupted_state
     from zeroloss.session import BENCH, ResultLock
     from zeroloss.tune import loop
@@ -78,7 +81,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         path = Path(args.output or f"results/tune-{time.strftime('%Y%m%d-%H%M%S')}.json")
     progress = Progress(quiet=args.quiet)
 
-    def run_case(name, cfg, rf) -> None:
+    def run_case(name: str, cfg: config_mod.RunConfig, rf: ResultFile) -> None:
         progress("case", {"name": name})
         with interrupted_state(rf):
             Run(cfg, rf, progress).execute()
@@ -103,15 +106,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
             raise ZeroLossError(f"{e} (steps so far: {cf.path}; continue with: zeroloss tune --resume {cf.path})") \
                 from e
     if args.json:
-        print(json.dumps(t, indent=1))
+        print(json.dumps(t.to_json(), indent=1))
     else:
-        print(story(cf.doc))
+        print(story(t))
         print(f"\ntune file: {cf.path}\nHTML report: zeroloss report {cf.path}")
-    met = t["stop"].startswith("target met")
+    met = (t.stop or "").startswith("target met")
     return 0 if met else 2
 
 
-def _node(lab_path: str) -> dict:
+def _node(lab_path: str) -> dict[str, Any]:
     """The lab node's OVS settings tune starts from, read over one SSH session."""
     from zeroloss.lab.labdut import LabDut
     from zeroloss.lab.labfile import load
@@ -120,54 +123,59 @@ def _node(lab_path: str) -> dict:
         return dut.node_settings()
 
 
-def _progress(args, kind: str, info: dict) -> None:
+def _progress(args: argparse.Namespace, kind: str, info: dict[str, Any]) -> None:
+    """One line on stderr per step measured and decided (tune/loop.py's progress)."""
     if args.quiet:
         return
-    step = info["step"]
+    step: TuneStep = info["step"]
     if kind == "tune-measure":
-        print(f"zeroloss tune: measuring {step['name']}", file=sys.stderr, flush=True)
+        print(f"zeroloss tune: measuring {step.name}", file=sys.stderr, flush=True)
     elif kind == "tune-step":
-        d = step["decision"]
-        print(f"zeroloss tune: {step['name']}: {d['effect']}{' (kept)' if d['keep'] else ' (reverted)'}: "
+        d = step.decision or {}
+        print(f"zeroloss tune: {step.name}: {d['effect']}{' (kept)' if step.kept else ' (reverted)'}: "
               f"{d.get('why', '')}", file=sys.stderr, flush=True)
 
 
-def story(doc: dict) -> str:
-    """The steps as a table (NDR per size before and after, effect, kept), why it ended, the final settings
-    rendered for deployment and the advice the bench cannot try."""
+def _steps_table(t: TuneRecord) -> str:
+    """One row per step: its change, the NDR per size (mean ± half the spread), its effect and whether it was kept."""
     from zeroloss.fmt import table
-    from zeroloss.tune import loop
-    from zeroloss.tune.render import render
 
-    t = doc[loop.TUNE]
-    frames = sorted({int(f) for s in t["steps"] for f in (s.get("stats") or {})})
+    frames = sorted({int(f) for s in t.steps for f in (s.stats or {})})
     rows = []
-    for s in t["steps"]:
-        st = s.get("stats") or {}
+    for s in t.steps:
+        st = s.stats or {}  # per size, decide.SizeStats as the tune file keeps it
         cells = []
         for f in frames:
             x = st.get(str(f))
             cells.append(f"{x['mean']:,.0f} ±{x['spread'] / 2:,.0f}" if x else "-")
-        d = s.get("decision") or {}
-        change = f"{s['change']['key']}: {s['change']['old']} -> {s['change']['new']}" if s["change"] else "as given"
-        rows.append([s["name"].split(":")[0], change, *cells, d.get("effect", "running"),
-                     "kept" if d.get("keep") else ("reverted" if d else "")])
-    lines = [f"zeroloss tune to {loop.target_text((t['target'][0], t['target'][1]))}: {len(t['steps'])} step(s), "
-             f"{t['spent_s'] / 60:.1f} min measuring",
-             table(["step", "change", *(f"{f} B NDR pps" for f in frames), "effect", ""], rows)]
-    for s in t["steps"]:
-        if s["change"] and s.get("decision"):
-            lines.append(f"  {s['name']}: {s['change'].get('finding', '')}; {s['decision'].get('why', '')}")
-    lines.append(f"ended: {t['stop'] or 'not yet'}")
-    keys = loop.tuned_keys(t)
+        d = s.decision or {}
+        c = s.change
+        change = f"{c['key']}: {c['old']} -> {c['new']}" if c else "as given"
+        rows.append([s.name.split(":")[0], change, *cells, d.get("effect", "running"),
+                     "kept" if s.kept else ("reverted" if d else "")])
+    return table(["step", "change", *(f"{f} B NDR pps" for f in frames), "effect", ""], rows)
+
+
+def story(t: TuneRecord) -> str:
+    """The steps as a table (NDR per size before and after, effect, kept), why it ended, the final settings
+    rendered for deployment and the advice the bench cannot try."""
+    from zeroloss.tune.render import render, target_text, tuned_keys
+
+    lines = [f"zeroloss tune to {target_text((t.target[0], t.target[1]))}: {len(t.steps)} step(s), "
+             f"{t.spent_s / 60:.1f} min measuring", _steps_table(t)]
+    for s in t.steps:
+        if s.change and s.decision:
+            lines.append(f"  {s.name}: {s.change.get('finding', '')}; {s.decision.get('why', '')}")
+    lines.append(f"ended: {t.stop or 'not yet'}")
+    keys = tuned_keys(t)
     if keys:
         lines += ["", "settings kept (as ovs-vsctl commands):", render(keys, "ovs-vsctl"), "",
                   "as a TripleO environment:", render(keys, "tripleo"), "", "for the VNF's flavor / nova.conf:",
                   render(keys, "flavor")]
     else:
         lines.append("no setting was kept: the start settings stay")
-    for s in t.get("skipped") or []:
-        lines.append(f"not tried: {s['key']}={s['new']}: {s['why']}")
-    for a in t.get("advice") or []:
+    for x in t.skipped:  # tune/loop.py's {key, new, why}
+        lines.append(f"not tried: {x['key']}={x['new']}: {x['why']}")
+    for a in t.advice:
         lines.append(f"advice: {a}")
     return "\n".join(lines)

@@ -4,6 +4,7 @@ campaign whose `tune` section records the steps of `zeroloss tune` (tune/loop.py
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from zeroloss.results.codec import Json, JsonObject, Record
 from zeroloss.results.records import RunRecord
@@ -25,6 +26,8 @@ class CaseRecord(Record):
 class TuneStep(Record):
     """One step of a tune: the change tried (None for the baseline), its settings, what was measured and decided."""
 
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"change"})  # the baseline's change is null
+
     name: str = ""
     change: JsonObject | None = None  # {key, old, new, why, ...} (tune/knobs.py)
     settings: JsonObject | None = None
@@ -39,6 +42,8 @@ class TuneStep(Record):
 @dataclass(frozen=True, kw_only=True)
 class TuneRecord(Record):
     """A tune file's section: the target, the budget, the settings as given and as kept, and every step."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"max_steps", "current_step", "stop"})  # null until set
 
     target: tuple[Json, ...] = ()  # (kind, value), e.g. ("line-rate-pct", 100)
     budget_min: float = 0.0

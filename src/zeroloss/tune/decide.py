@@ -1,5 +1,5 @@
 """zeroloss tune: the NDR per frame size of a run, whether a change moved it beyond the run-to-run spread, and the
-findings of a run's failed trials. Pure: functions over result-file documents (format 2).
+findings of a run's failed trials. Pure: functions over a run's typed records (results/records.py).
 
 The keep/revert rule. Per frame size measured before and after the change:
 
@@ -16,7 +16,12 @@ reason says so); measure with repeat >= 2 to have a spread. A size with no NDR c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from ..results.codec import JsonObject
+from ..results.records import RunRecord, SearchEntry, TrialEntry
 
 EFFECTS = ("improved", "no effect", "worse")
 
@@ -36,42 +41,47 @@ class SizeStats:
 
 @dataclass(frozen=True)
 class Decision:
+    """Whether a change moved the NDR beyond the spread: its effect, whether it is kept, the numbers per size."""
+
     effect: str  # "improved" | "no effect" | "worse"
     keep: bool
     per_size: dict[int, dict[str, float]] = field(default_factory=dict)  # before, after, delta, threshold, spreads
     why: str = ""
 
 
-def _num(v) -> float:
+def _num(v: Any) -> float:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
 
 
-def repeat_bound(search: dict) -> bool:
+def _ndr_pps(search: SearchEntry) -> float:
+    """A finished search's NDR in frames/s, 0.0 when it found none."""
+    return _num(search.result.ndr.rate_pps) if search.result is not None else 0.0
+
+
+def repeat_bound(search: SearchEntry) -> bool:
     """Whether one search's NDR is the generator's limit, not the DUT's: the search says its NDR is generator-bound,
     or it found no NDR because the generator failed to deliver every rate it tried (no trial failed for loss)."""
-    res = search.get("result") or {}
-    ndr = res.get("ndr") or {}
-    flags = res.get("flags") or []
-    if ndr.get("generator_bound") or "generator-bound" in flags:
+    if search.result is None:
+        return False
+    flags = search.result.flags
+    if search.result.ndr.generator_bound or "generator-bound" in flags:
         return True
-    verdicts = {t.get("verdict") for t in search.get("trials") or []}
-    return not _num(ndr.get("rate_pps")) and "generator-limited" in flags and "fail" not in verdicts
+    verdicts = {t.verdict for t in search.trials}
+    return not _ndr_pps(search) and "generator-limited" in flags and "fail" not in verdicts
 
 
-def stats(run_doc: dict) -> dict[int, SizeStats]:
+def stats(run: RunRecord) -> dict[int, SizeStats]:
     """NDR statistics per frame size over the run's finished searches (all repeats), sizes in ascending order."""
-    by_frame: dict[int, list[dict]] = {}
-    for s in run_doc.get("searches") or []:
-        if not s.get("result"):
-            continue  # cut before its result: not a measurement
-        by_frame.setdefault(int(s["frame"]), []).append(s)
+    by_frame: dict[int, list[SearchEntry]] = {}
+    for s in run.finished():  # a search cut before its result is not a measurement
+        by_frame.setdefault(int(s.frame), []).append(s)
     out = {}
     for frame in sorted(by_frame):
-        searches = sorted(by_frame[frame], key=lambda s: s.get("repeat", 0))
-        ndrs = [_num((s["result"].get("ndr") or {}).get("rate_pps")) for s in searches]
+        searches = sorted(by_frame[frame], key=lambda s: s.repeat)
+        ndrs = [_ndr_pps(s) for s in searches]
         bound = sum(repeat_bound(s) for s in searches)
         out[frame] = SizeStats(frame=frame, ndrs=ndrs, mean=sum(ndrs) / len(ndrs), spread=max(ndrs) - min(ndrs),
-                               line_rate_pps=_num(searches[0].get("line_rate_pps")),
+                               line_rate_pps=_num(searches[0].line_rate_pps),
                                generator_bound=bound == len(searches), bound_repeats=bound)
     return out
 
@@ -113,7 +123,9 @@ def decide(before: dict[int, SizeStats], after: dict[int, SizeStats], noise_pct:
     if not sizes:
         return Decision("no effect", False, {}, "no frame size was measured both before and after the change")
     per: dict[int, dict[str, float]] = {}
-    up, down, within = [], [], []
+    up: list[str] = []
+    down: list[str] = []
+    within: list[str] = []
     single = False
     for f in sizes:
         b, a = before[f], after[f]
@@ -145,34 +157,34 @@ def decide(before: dict[int, SizeStats], after: dict[int, SizeStats], noise_pct:
                     + note)
 
 
-def _failed(trials: list[dict]) -> dict | None:
+def _failed(trials: Sequence[TrialEntry]) -> TrialEntry | None:
     """The trial whose diagnosis speaks for a search: its failed validation at the lowest rate (the loss that bounds
     the NDR; the last such when rates tie), else its failed trial at the highest rate."""
-    fails = [t for t in trials if t.get("verdict") == "fail"]
-    val = [t for t in fails if t.get("kind") == "validation"]
+    fails = [t for t in trials if t.verdict == "fail"]
+    val = [t for t in fails if t.kind == "validation"]
     if val:
-        return min(reversed(val), key=lambda t: _num(t.get("rate_pps")))
-    return max(fails, key=lambda t: _num(t.get("rate_pps")), default=None)
+        return min(reversed(val), key=lambda t: _num(t.rate_pps))
+    return max(fails, key=lambda t: _num(t.rate_pps), default=None)
 
 
-def findings_of(run_doc: dict) -> list[dict]:
+def findings_of(run: RunRecord) -> list[JsonObject]:
     """The diagnosis of each search's deciding failed trial (see _failed), merged across searches by (hop, reason):
     frames summed, share_pct over the merged total, the frame sizes seen; largest first (ties in first-seen order).
-    The other fields are the first search's."""
-    merged: dict[tuple[str, str], dict] = {}
-    for s in run_doc.get("searches") or []:
-        t = _failed(s.get("trials") or [])
+    The other fields are the first search's. Findings keep diagnose.py's shape (JSON objects)."""
+    merged: dict[tuple[str, str], JsonObject] = {}
+    for s in run.searches:
+        t = _failed(s.trials)
         if t is None:
             continue
-        for f in t.get("diagnosis") or []:
+        for f in t.diagnosis or []:  # diagnose.py's findings
             key = (f.get("hop", ""), f.get("reason", ""))
             if key not in merged:
                 merged[key] = {**f, "frames": 0, "sizes": [], "searches": 0}
             m = merged[key]
             m["frames"] += _num(f.get("frames"))
             m["searches"] += 1
-            if s.get("frame") not in m["sizes"]:
-                m["sizes"] = sorted([*m["sizes"], s.get("frame")])
+            if s.frame not in m["sizes"]:
+                m["sizes"] = sorted([*m["sizes"], s.frame])
     out = sorted(merged.values(), key=lambda f: -f["frames"])
     total = sum(f["frames"] for f in out if f["frames"] > 0)
     for f in out:

@@ -37,6 +37,9 @@ GEN_MB = VNF_MB = 256
 VNFS = {"p2p": 0, "ovs-p2p": 0, "pvp": 1, "pvvp": 2}
 
 
+Finding = dict[str, Any]  # one finding of the diagnosis (diagnose.py), as decide.findings_of merges them
+
+
 @dataclass(frozen=True)
 class Change:
     """One setting to try: RunConfig key from old to new, the knob's name, the finding it answers, and why."""
@@ -266,7 +269,7 @@ PROC_RX_HOP = re.compile(r".+ rx port \d+")
 VNF_PORT = re.compile(r"v\d")  # the bench's VNF ports are v0, v1...; zlgen's g0, g1... or bonds of them
 
 
-def site(f: dict, vnf_ports: set[str] | None = None) -> str:
+def site(f: Finding, vnf_ports: set[str] | None = None) -> str:
     """Where a finding's frames were lost, as a TABLE site. Bench port names tell VNF ports (v0...) from zlgen's, a
     lab's VNF ports are vnf_ports (its file's); the cause text tells the generator-bound cases (diagnose.py says
     "generator-bound" in them)."""
@@ -302,21 +305,21 @@ def applies(knob: Knob, cfg: RunConfig) -> bool:
             and knob.when(cfg))
 
 
-def one_line(f: dict) -> str:
+def one_line(f: Finding) -> str:
     return f"{f.get('reason', '?')} at {f.get('hop', '?')}"
 
 
-def _frames(f: dict) -> float:
+def _frames(f: Finding) -> float:
     v = f.get("frames")
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
 
 
-def finding_size(f: dict) -> float:
+def finding_size(f: Finding) -> float:
     """Sort key: the largest finding first."""
     return -_frames(f)
 
 
-def candidates(findings: list[dict], cfg: RunConfig, tried: set[tuple[str, Any]], cpus: int,
+def candidates(findings: list[Finding], cfg: RunConfig, tried: set[tuple[str, Any]], cpus: int,
                hugepages_mb: int) -> list[Change]:
     """The changes to try, best first: the knobs of the largest finding first, in TABLE order, each at the first
     value of its ladder not yet tried; one per key; only knobs that apply to cfg, and only values RunConfig
@@ -355,12 +358,12 @@ def first_untried(knob: Knob, cfg: RunConfig, host: Host, tried: set[tuple[str, 
 POLLERS = {OVS_RX_GEN, OVS_RX_VNF, VNF_TX, VNF_RX, DUT_RX, PMD}  # losses of a poller that fell behind
 
 
-def _hops(fs: list[dict]) -> str:
+def _hops(fs: list[Finding]) -> str:
     names = list(dict.fromkeys(str(f.get("hop", "?")) for f in fs))
     return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
-def _isolation(fs: list[dict], cfg: RunConfig) -> str:
+def _isolation(fs: list[Finding], cfg: RunConfig) -> str:
     cores = (f"OVS's PMD CPUs {format_list(parse_mask(cfg.ovs_pmd_cpu_mask))} and the VNF's"
              if cfg.topology in OVS else f"testpmd's CPUs {cfg.dut_lcores}")
     return (f"isolcpus/nohz_full/rcu_nocbs for the polling cores ({cores}): a poller that loses its core for a few "
@@ -368,25 +371,25 @@ def _isolation(fs: list[dict], cfg: RunConfig) -> str:
             f"the kernel arguments, `zeroloss host audit` checks them")
 
 
-def _cstates(fs: list[dict], cfg: RunConfig) -> str:
+def _cstates(fs: list[Finding], cfg: RunConfig) -> str:
     return ("C-states held at C1 (processor.max_cstate=1 intel_idle.max_cstate=0): a core waking from a deep C-state "
             "stalls its poller; `zeroloss host plan` adds them (unless --keep-cstates), `zeroloss host audit` checks "
             "the power states")
 
 
-def _pages(fs: list[dict], cfg: RunConfig) -> str:
+def _pages(fs: list[Finding], cfg: RunConfig) -> str:
     return ("1 GB hugepages for OVS and the guests (default_hugepagesz=1G hugepagesz=1G, flavor hw:mem_page_size=1GB): "
             "the bench runs on 2 MB pages; `zeroloss host plan` sizes them per NUMA node, `zeroloss host audit` "
             "checks them")
 
 
-def _socket(fs: list[dict], cfg: RunConfig) -> str:
+def _socket(fs: list[Finding], cfg: RunConfig) -> str:
     mtu = ovs_mtu(cfg)
     return (f"dpdk-socket-mem by the TripleO formula: {tripleo_socket_mem([mtu])} MB per NUMA node with DPDK ports for "
             f"MTU {mtu}; where the hugepages cannot hold it here, plan the host with `zeroloss host plan --mtu {mtu}`")
 
 
-def _descriptors(fs: list[dict], cfg: RunConfig) -> str | None:
+def _descriptors(fs: list[Finding], cfg: RunConfig) -> str | None:
     if cfg.dut == "lab":
         return None  # a knob there
     return ("on a physical (type dpdk) port, n_rxq_desc=n_txq_desc=4096 absorb bursts (Dell/Intel whitepaper); the "
@@ -394,7 +397,7 @@ def _descriptors(fs: list[dict], cfg: RunConfig) -> str | None:
             "`zeroloss host audit` checks them")
 
 
-def _mtu(fs: list[dict], cfg: RunConfig) -> str | None:
+def _mtu(fs: list[Finding], cfg: RunConfig) -> str | None:
     if cfg.dut == "lab":
         return None  # a knob there
     need = ovs_mtu(cfg)
@@ -404,7 +407,7 @@ def _mtu(fs: list[dict], cfg: RunConfig) -> str | None:
             f"--mtu {need}`)")
 
 
-def _lab_vnf(fs: list[dict], cfg: RunConfig) -> str | None:
+def _lab_vnf(fs: list[Finding], cfg: RunConfig) -> str | None:
     if cfg.dut != "lab":
         return None  # the bench's VNF settings are knobs
     return (f"the VNF's own rings and cores ({_hops(fs)}) are the VM's, which tune does not change on a node: "
@@ -414,41 +417,41 @@ def _lab_vnf(fs: list[dict], cfg: RunConfig) -> str | None:
             f"--set topology=pvp")
 
 
-def _lab_meter(fs: list[dict], cfg: RunConfig) -> str | None:
+def _lab_meter(fs: list[Finding], cfg: RunConfig) -> str | None:
     if cfg.dut != "lab":
         return None  # a knob on the bench
     return (f"an OpenFlow meter polices the path below the target ({_hops(fs)}): the flows are the controller's, "
             f"so tune leaves them; ovs-ofctl -O OpenFlow13 dump-meters BRIDGE shows its rate")
 
 
-def _generator(fs: list[dict], cfg: RunConfig) -> str:
+def _generator(fs: list[Finding], cfg: RunConfig) -> str:
     return (f"the generator is the bottleneck ({_hops(fs)}): no DUT setting lifts the NDR there; more zlgen cores "
             f"(--set gen_lcores) or a hardware generator; tune stops when every size below the target is "
             f"generator-bound")
 
 
-def _vnf_down(fs: list[dict], cfg: RunConfig) -> str:
+def _vnf_down(fs: list[Finding], cfg: RunConfig) -> str:
     return (f"OVS dropped to a VNF whose virtqueue was not running ({_hops(fs)}): a paused or migrating guest, not a "
             f"setting; check virsh domstate and the guest's testpmd")
 
 
-def _qos(fs: list[dict], cfg: RunConfig) -> str:
+def _qos(fs: list[Finding], cfg: RunConfig) -> str:
     return (f"QoS or ingress policing drops frames ({_hops(fs)}): a policy, not a capacity; ovs-vsctl set Interface "
             f"PORT ingress_policing_rate=0, or ovs-vsctl clear Port PORT qos")
 
 
-def _datapath(fs: list[dict], cfg: RunConfig) -> str:
+def _datapath(fs: list[Finding], cfg: RunConfig) -> str:
     return (f"OVS's datapath dropped frames ({_hops(fs)}): a rule or port problem, not a tuning setting; trace one "
             f"frame with ovs-appctl ofproto/trace and read ovs-ofctl dump-flows (`zeroloss explain` shows the counter)")
 
 
-def _mbufs(fs: list[dict], cfg: RunConfig) -> str:
+def _mbufs(fs: list[Finding], cfg: RunConfig) -> str:
     return (f"testpmd ran out of mbufs ({_hops(fs)}): its mempool (--total-num-mbufs) is not a bench setting; give "
             f"the VNF more mbufs and hugepage memory")
 
 
 # (the sites that call for it, its line): one line each, in the order of the largest finding calling for it
-ADVICE: list[tuple[set[str], Callable[[list[dict], RunConfig], str | None]]] = [
+ADVICE: list[tuple[set[str], Callable[[list[Finding], RunConfig], str | None]]] = [
     (POLLERS, _isolation),
     (POLLERS, _cstates),
     ({MEMPOOL, VNF_TX, VNF_RX}, _pages),
@@ -465,11 +468,11 @@ ADVICE: list[tuple[set[str], Callable[[list[dict], RunConfig], str | None]]] = [
 ]
 
 
-def advice(findings: list[dict], cfg: RunConfig, vnf_ports: set[str] | None = None) -> list[str]:
+def advice(findings: list[Finding], cfg: RunConfig, vnf_ports: set[str] | None = None) -> list[str]:
     """One line per thing the findings call for that tune cannot try (on the bench, or on a lab node whose VNF
     ports are vnf_ports), naming the `zeroloss host` command that plans or audits it; in the order of the findings
     (largest first)."""
-    by_site: dict[str, list[dict]] = {}
+    by_site: dict[str, list[Finding]] = {}
     for f in sorted(findings, key=finding_size):
         by_site.setdefault(site(f, vnf_ports), []).append(f)
     order = list(by_site)

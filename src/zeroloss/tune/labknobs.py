@@ -50,12 +50,12 @@ class Node:
     spare_cpus: tuple[int, ...] = ()
 
     @classmethod
-    def from_dict(cls, d: dict) -> Node:
+    def from_dict(cls, d: dict[str, Any]) -> Node:
         return cls({str(k): str(v) for k, v in (d.get("other_config") or {}).items()},
                    {n: Port(n, **{k: v for k, v in p.items() if k != "name"}) for n, p in d["ports"].items()},
                    tuple(d["gen_ports"]), tuple(d["vnf_ports"]), tuple(d.get("spare_cpus") or ()))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"other_config": self.other_config,
                 "ports": {n: {"type": p.type, "mtu": p.mtu, "mtu_request": p.mtu_request, "options": p.options,
                               "policing_kbps": p.policing_kbps} for n, p in self.ports.items()},
@@ -116,7 +116,7 @@ class Ctx:
     node: Node
     sets: dict[str, str]          # the step's dut_set entries
     cfg: RunConfig
-    finding: dict
+    finding: kn.Finding
 
     def get(self, spec: str) -> str | None:
         return value(self.node, self.sets, spec)
@@ -266,7 +266,7 @@ def _describe(sets: dict[str, str], node: Node, cur: dict[str, str]) -> tuple[st
     return "/".join(olds) + where, "/".join(news)
 
 
-def candidates(findings: list[dict], cfg: RunConfig, node: Node, tried: set[tuple[str, Any]]) -> list[kn.Change]:
+def candidates(findings: list[kn.Finding], cfg: RunConfig, node: Node, tried: set[tuple[str, Any]]) -> list[kn.Change]:
     """The changes to try on the node, best first, as knobs.candidates: the largest finding's knobs first, one per
     key, each at its first untried value. A lab change's `sets` are its dut_set entries; its key is the knob."""
     vnf_ports = set(node.vnf_ports)
@@ -286,18 +286,18 @@ def candidates(findings: list[dict], cfg: RunConfig, node: Node, tried: set[tupl
                     seen.add(key)
                     out.append(kn.Change(key, getattr(cfg, key), new, knob.name, kn.one_line(f), why))
                 continue
-            knob = LAB_KNOBS[key]
-            for sets in knob.ladder(Ctx(node, cur, cfg, f)):
+            lab_knob = LAB_KNOBS[key]
+            for sets in lab_knob.ladder(Ctx(node, cur, cfg, f)):
                 old, new = _describe(sets, node, cur)
                 if (key, new) in tried or all(value(node, cur, s) == v for s, v in sets.items()):
                     continue
                 seen.add(key)
-                out.append(kn.Change(key, old, new, knob.name, kn.one_line(f), why, sets))
+                out.append(kn.Change(key, old, new, lab_knob.name, kn.one_line(f), why, sets))
                 break
     return out
 
 
-def skipped(findings: list[dict], node: Node) -> list[dict]:
+def skipped(findings: list[kn.Finding], node: Node) -> list[dict[str, Any]]:
     """Knobs the findings call for that this node's file rules out: PMD cores without spare CPUs named."""
     vnf_ports = set(node.vnf_ports)
     wants_pmd = any(kn.site(f, vnf_ports) in (kn.OVS_RX_GEN, kn.OVS_RX_VNF) for f in findings)

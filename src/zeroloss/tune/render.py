@@ -15,6 +15,7 @@ from ..config import field_help
 from ..errors import ZeroLossError
 from ..host.cpuset import format_list, parse_mask
 from ..host.render_deploy import comment
+from ..results.campaigns import TuneRecord
 from . import labknobs
 
 FORMATS = ("summary", "ovs-vsctl", "tripleo", "flavor")
@@ -30,12 +31,13 @@ def target_text(target: tuple[str, float]) -> str:
     return f"{target[1]:g} % of line rate" if target[0] == "pct" else f"{target[1]:,.0f} pps"
 
 
-def tuned_keys(t: dict) -> dict[str, Any]:
+def tuned_keys(t: TuneRecord) -> dict[str, Any]:
     """The settings the tune changed and kept: RunConfig key -> final value, and on a lab node each OVS setting
     kept (TABLE:RECORD:COLUMN[:KEY] -> value) beside the dut_set the tune started with."""
-    out = {k: v for k, v in t["current"].items() if k != "dut_set" and t["base"].get(k) != v}
-    base = labknobs.sets_of(t["base"].get("dut_set") or ())
-    out.update({k: v for k, v in labknobs.sets_of(t["current"].get("dut_set") or ()).items() if base.get(k) != v})
+    current, start = t.current or {}, t.base or {}
+    out = {k: v for k, v in current.items() if k != "dut_set" and start.get(k) != v}
+    base = labknobs.sets_of(start.get("dut_set") or ())
+    out.update({k: v for k, v in labknobs.sets_of(current.get("dut_set") or ()).items() if base.get(k) != v})
     return out
 
 

@@ -9,24 +9,42 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from ..errors import ZeroLossError
 from ..fmt import table
+from ..results.campaigns import CampaignRecord
+from ..results.records import RunRecord
+from ..results.resultfile import read_json, records
 from . import decide
 
 BAD = {"topology": "pvp", "vnf": "process", "vnf_ring": 256}
 
 
-def _zeroloss(*args: str) -> subprocess.CompletedProcess:
+def _zeroloss(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "zeroloss.cli", *args], capture_output=True, text=True)
 
 
-def _sets(settings: dict) -> list[str]:
+def _sets(settings: dict[str, Any]) -> list[str]:
     return [x for k, v in settings.items() for x in ("--set", f"{k}={v}")]
+
+
+def _campaign(path: Path) -> CampaignRecord:
+    """A campaign or tune file the bench wrote, as records."""
+    return records(CampaignRecord, read_json(path, "campaign file"), path)
+
+
+def _run(camp: CampaignRecord, name: str | None) -> RunRecord:
+    """The run of a case the bench measured."""
+    case = None if name is None else camp.case(name)
+    if case is None or case.run is None:
+        raise ZeroLossError(f"campaign {camp.name}: no run of case {name!r}")
+    return case.run
 
 
 def tune_bench(frames: list[int], trial_s: float, validation_s: float, granularity: float, budget_min: float,
                out_dir: Path, json_out: bool = False) -> list[str]:
+    """Runs zeroloss tune from the bad PVP and the vnf-ring campaign; their NDRs side by side (lines to print)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     common = {"trial_s": trial_s, "validation_s": validation_s, "granularity_pct": granularity, "repeat": 2,
               "frame_sizes": "[" + ",".join(map(str, frames)) + "]"}
@@ -42,19 +60,23 @@ def tune_bench(frames: list[int], trial_s: float, validation_s: float, granulari
     if r.returncode != 0:
         raise ZeroLossError(f"the vnf-ring campaign failed: {r.stderr.strip().splitlines()[-1:] or r.returncode}")
     camp_min = (time.monotonic() - started) / 60
-    tdoc, cdoc = json.loads(tune_file.read_text()), json.loads(camp_file.read_text())
-    t = tdoc["tune"]
-    start = decide.stats(tdoc["cases"][0]["run"])
-    end_case = next(c for c in tdoc["cases"] if c["name"] == t["current_step"])
-    end = decide.stats(end_case["run"])
+    tuned, camp = _campaign(tune_file), _campaign(camp_file)
+    t = tuned.tune
+    if t is None:
+        raise ZeroLossError(f"{tune_file} is not a tune file")
+    start = decide.stats(_run(tuned, tuned.cases[0].name))
+    end = decide.stats(_run(tuned, t.current_step))
     best: dict[int, tuple[float, str]] = {}
-    for c in cdoc["cases"]:
-        for f, s in decide.stats(c["run"]).items():
+    for c in camp.measured():
+        run = _run(camp, c.name)
+        for f, s in decide.stats(run).items():
             if f not in best or s.mean > best[f][0]:
-                best[f] = (s.mean, f"ring {c['run']['config']['vnf_ring']}")
-    rows, doc = [], {"tune_steps": len(t["steps"]), "tune_min": tune_min, "campaign_cases": len(cdoc["cases"]),
-                     "campaign_min": camp_min, "stop": t["stop"], "kept": {k: v for k, v in t["current"].items()
-                                                                           if t["base"].get(k) != v}, "sizes": {}}
+                best[f] = (s.mean, f"ring {run.config['vnf_ring']}")
+    current, base = t.current or {}, t.base or {}
+    rows = []
+    doc: dict[str, Any] = {"tune_steps": len(t.steps), "tune_min": tune_min, "campaign_cases": len(camp.cases),
+                           "campaign_min": camp_min, "stop": t.stop,
+                           "kept": {k: v for k, v in current.items() if base.get(k) != v}, "sizes": {}}
     for f in sorted(start):
         b = best.get(f, (0.0, "-"))
         ratio = end[f].mean / b[0] if b[0] else float("nan")
@@ -65,9 +87,9 @@ def tune_bench(frames: list[int], trial_s: float, validation_s: float, granulari
                      f"{ratio:.2f}"])
     if json_out:
         return [json.dumps(doc, indent=2)]
-    return [f"zeroloss tune from PVP with the VNF's ring at 256 (target 100 %): {len(t['steps'])} step(s) in "
-            f"{tune_min:.1f} min, kept {doc['kept'] or 'nothing'}; ended: {t['stop']}",
-            f"vnf-ring campaign (rings 256, 1024, 4096, same trial settings): {len(cdoc['cases'])} runs in "
+    return [f"zeroloss tune from PVP with the VNF's ring at 256 (target 100 %): {len(t.steps)} step(s) in "
+            f"{tune_min:.1f} min, kept {doc['kept'] or 'nothing'}; ended: {t.stop}",
+            f"vnf-ring campaign (rings 256, 1024, 4096, same trial settings): {len(camp.cases)} runs in "
             f"{camp_min:.1f} min",
             table(["frame B", "start NDR", "tune end NDR", "end/start", "campaign best NDR", "tune/best"], rows),
             f"files: {tune_file}, {camp_file}"]
