@@ -11,6 +11,7 @@ import signal
 import sys
 
 from zeroloss import __version__
+from zeroloss.cli import commands
 from zeroloss.cli.argtypes import check_frame, rate, whole_number
 from zeroloss.cli.runflags import add_run_flag, add_run_flags, run_overrides
 from zeroloss.errors import ZeroLossError
@@ -256,144 +257,6 @@ def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
     return 0
 
 
-def _cmd_check(args: argparse.Namespace) -> int:
-    from zeroloss.bench.workspace import Workspace
-    from zeroloss.vnf.vm import resolve_vnf
-
-    if args.what == "ledger":
-        return _check_ledger(args)
-    from zeroloss.check import jumbo
-
-    with Workspace() as ws:
-        steps = jumbo(ws, resolve_vnf(args.vnf))
-    if args.json:
-        print(json.dumps([{"step": s.name, "passed": s.passed, "evidence": s.evidence} for s in steps], indent=1))
-    else:
-        for s in steps:
-            e = s.evidence
-            print(f"{'PASS' if s.passed else 'FAIL'}  {s.name}")
-            print(f"      {e['frame_bytes']} B: sent {e['sent']}, received {e['received']} "
-                  f"({e['bytes_received']} of {e['bytes_sent']} bytes), malformed/truncated "
-                  f"{e['malformed_or_truncated']}, OVS TX drops on v0 {e['ovs_v0_tx_dropped']}, "
-                  f"OVS MTUs {e['ovs_mtu']}")
-    return 0 if all(s.passed for s in steps) else 2
-
-
-def _check_ledger(args: argparse.Namespace) -> int:
-    from zeroloss.explain import findings_text
-    from zeroloss.ledgercheck import ATTRIBUTED_PCT, run
-    from zeroloss.vnf.vm import resolve_vnf
-
-    def progress(name: str) -> None:
-        if not args.json:
-            print(f"== {name}: starting the bench and losing frames on purpose", file=sys.stderr, flush=True)
-
-    cases = run(args.case, progress, resolve_vnf(args.vnf))
-    if args.json:
-        print(json.dumps([{"case": c.name, "passed": c.passed, "lost": c.lost, "expected_hop": c.hop,
-                           "expected_reason": c.reason, "attributed": c.attributed,
-                           "attributed_pct": c.attributed_pct, "knob": c.knob, "knob_named": c.knob_named,
-                           "ledger": c.detail.get("ledger"), "diagnosis": c.detail.get("diagnosis")}
-                          for c in cases], indent=1))
-    else:
-        for c in cases:
-            print(f"{'PASS' if c.passed else 'FAIL'}  {c.name}")
-            print(f"      lost {c.lost:,} frames; {c.attributed_pct:.2f} % attributed to {c.hop} / {c.reason} "
-                  f"(needs {ATTRIBUTED_PCT:g} %); remedy naming '{c.knob}': {'yes' if c.knob_named else 'no'}")
-            print("\n".join(findings_text([c.finding] if c.finding else [])))
-    return 0 if all(c.passed for c in cases) else 2
-
-
-def _cmd_explain(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from zeroloss.explain import select, trial_analysis, trial_text
-    from zeroloss.results import schema
-    from zeroloss.results.campaigns import CampaignRecord
-    from zeroloss.results.records import RunRecord
-    from zeroloss.results.resultfile import read_json, records
-
-    doc = read_json(Path(args.file), "result file")
-    if not isinstance(doc, dict) or doc.get("format") not in ("zeroloss-result", "zeroloss-campaign"):
-        raise ZeroLossError(f"{schema.shown(args.file)} is not a zeroloss result or campaign file")
-    schema.check(doc, schema.EXPLAIN, args.file)
-    kind = CampaignRecord if doc["format"] == "zeroloss-campaign" else RunRecord
-    chosen = select(records(kind, doc, args.file), args.frame, args.trial, args.case)
-    out = []
-    for case, search, trial in chosen:
-        leds, diag = trial_analysis(search, trial)
-        out.append((case, search, trial, leds, diag))
-    if args.json:
-        listing = []
-        for case, search, trial, leds, diag in out:
-            listing.append({"case": case or None, "frame": search.frame, "repeat": search.repeat,
-                            "trial": trial.index + 1, "kind": trial.kind, "rate_pps": trial.rate_pps,
-                            "verdict": trial.verdict, "ledger": leds, "diagnosis": diag})
-        print(json.dumps(listing, indent=1))
-        return 0
-    if not out:
-        print(f"{args.file}: no trial lost frames: nothing to explain (--trial N shows any trial's ledger)")
-        return 0
-    for i, (case, search, trial, leds, diag) in enumerate(out):
-        if i:
-            print()
-        if case:
-            print(f"== {case}")
-        print(trial_text(search.frame, trial, leds, diag))
-    return 0
-
-
-def _cmd_bench(args: argparse.Namespace) -> int:
-    if args.lab:
-        from zeroloss.lab.labbench import bench_lab, table
-        from zeroloss.lab.labfile import load
-
-        lab = load(args.lab)
-        r = bench_lab(lab, readings=args.readings,
-                      progress=lambda m: None if args.json else print(m, file=sys.stderr, flush=True))
-        lines = [json.dumps(r, indent=2)] if args.json else [table(r, lab.dut.target)]
-    elif args.tune:
-        import time
-        from pathlib import Path
-
-        from zeroloss.tune.tunebench import tune_bench
-
-        lines = tune_bench(args.frames, args.trial, args.validation, args.granularity, args.budget,
-                           Path(f"results/bench-tune-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
-    elif args.vnf:
-        import time
-        from pathlib import Path
-
-        from zeroloss.vnfbench import vnf_bench
-
-        lines = vnf_bench(args.frames, args.trial, args.validation, args.granularity,
-                          Path(f"results/bench-vnf-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
-    elif args.search:
-        import time
-        from pathlib import Path
-
-        from zeroloss.searchbench import parse_cases, parse_strategies, search_bench
-
-        try:
-            cases = parse_cases(args.cases)
-        except ValueError:
-            raise ZeroLossError(f"--cases '{args.cases}' is not TOPOLOGY:SIZE,... (e.g. p2p:64,pvp:64)") from None
-        try:
-            strategies = parse_strategies(args.strategies)
-        except ValueError as e:
-            raise ZeroLossError(f"--strategies '{args.strategies}': {e}") from None
-        lines = search_bench(cases, args.repeats, args.trial, args.validation, args.granularity,
-                             Path(f"results/bench-search-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json,
-                             strategies=strategies)
-    else:
-        from zeroloss.benchmark import run_benchmarks
-
-        lines = run_benchmarks(seconds=args.seconds, repeats=args.repeats, json_out=args.json)
-    for line in lines:
-        print(line, flush=True)
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="zeroloss",
@@ -485,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the PVP cases' VNF: a QEMU/KVM guest (vm), testpmd as a host process (process), or vm "
                         "where /dev/kvm works (auto, default)")
     k.add_argument("--json", action="store_true", help="print the steps and their evidence as JSON")
-    k.set_defaults(func=_cmd_check)
+    k.set_defaults(func=commands.cmd_check)
 
     e = sub.add_parser("explain", help="where a trial's frames were lost, hop by hop, and why (from a result file)",
                        description="Prints the loss ledger of stored trials: for each direction, every hop of the "
@@ -499,7 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--frame", type=_positive_int, metavar="BYTES", help="only this frame size")
     e.add_argument("--case", metavar="TEXT", help="campaign files: only cases whose name contains TEXT")
     e.add_argument("--json", action="store_true", help="print ledgers and diagnoses as JSON")
-    e.set_defaults(func=_cmd_explain)
+    e.set_defaults(func=commands.cmd_explain)
 
     b = sub.add_parser("bench", help="benchmark zlgen against dpdk-testpmd txonly, and its pacing accuracy",
                        description="Measures, side by side on the same virtual device (net_null) and core, "
@@ -538,7 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_flag(b, "trial_s", dest="trial", default=1.0, scope=scope)
     add_run_flag(b, "validation_s", dest="validation", default=run_defaults.validation_s, scope=scope)
     add_run_flag(b, "granularity_pct", dest="granularity", default=run_defaults.granularity_pct, scope=scope)
-    b.set_defaults(func=_cmd_bench)
+    b.set_defaults(func=commands.cmd_bench)
     from zeroloss.cli.host import register as register_host
     from zeroloss.cli.report import register as register_report
     register_report(sub)

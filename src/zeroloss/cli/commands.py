@@ -1,0 +1,148 @@
+"""The sub-commands that read or study rather than run a search: `check` (the jumbo and ledger checks), `explain`
+and `bench`. Errors a user can cause are ZeroLossError, printed by cli.main as one line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from zeroloss.errors import ZeroLossError
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from zeroloss.bench.workspace import Workspace
+    from zeroloss.vnf.vm import resolve_vnf
+
+    if args.what == "ledger":
+        return _check_ledger(args)
+    from zeroloss.check import jumbo
+
+    with Workspace() as ws:
+        steps = jumbo(ws, resolve_vnf(args.vnf))
+    if args.json:
+        print(json.dumps([{"step": s.name, "passed": s.passed, "evidence": s.evidence} for s in steps], indent=1))
+    else:
+        for s in steps:
+            e = s.evidence
+            print(f"{'PASS' if s.passed else 'FAIL'}  {s.name}")
+            print(f"      {e['frame_bytes']} B: sent {e['sent']}, received {e['received']} "
+                  f"({e['bytes_received']} of {e['bytes_sent']} bytes), malformed/truncated "
+                  f"{e['malformed_or_truncated']}, OVS TX drops on v0 {e['ovs_v0_tx_dropped']}, "
+                  f"OVS MTUs {e['ovs_mtu']}")
+    return 0 if all(s.passed for s in steps) else 2
+
+
+def _check_ledger(args: argparse.Namespace) -> int:
+    from zeroloss.explain import findings_text
+    from zeroloss.ledgercheck import ATTRIBUTED_PCT, run
+    from zeroloss.vnf.vm import resolve_vnf
+
+    def progress(name: str) -> None:
+        if not args.json:
+            print(f"== {name}: starting the bench and losing frames on purpose", file=sys.stderr, flush=True)
+
+    cases = run(args.case, progress, resolve_vnf(args.vnf))
+    if args.json:
+        print(json.dumps([{"case": c.name, "passed": c.passed, "lost": c.lost, "expected_hop": c.hop,
+                           "expected_reason": c.reason, "attributed": c.attributed,
+                           "attributed_pct": c.attributed_pct, "knob": c.knob, "knob_named": c.knob_named,
+                           "ledger": c.detail.get("ledger"), "diagnosis": c.detail.get("diagnosis")}
+                          for c in cases], indent=1))
+    else:
+        for c in cases:
+            print(f"{'PASS' if c.passed else 'FAIL'}  {c.name}")
+            print(f"      lost {c.lost:,} frames; {c.attributed_pct:.2f} % attributed to {c.hop} / {c.reason} "
+                  f"(needs {ATTRIBUTED_PCT:g} %); remedy naming '{c.knob}': {'yes' if c.knob_named else 'no'}")
+            print("\n".join(findings_text([c.finding] if c.finding else [])))
+    return 0 if all(c.passed for c in cases) else 2
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from zeroloss.explain import select, trial_analysis, trial_text
+    from zeroloss.results import schema
+    from zeroloss.results.campaigns import CampaignRecord
+    from zeroloss.results.records import RunRecord
+    from zeroloss.results.resultfile import read_json, records
+
+    doc = read_json(Path(args.file), "result file")
+    if not isinstance(doc, dict) or doc.get("format") not in ("zeroloss-result", "zeroloss-campaign"):
+        raise ZeroLossError(f"{schema.shown(args.file)} is not a zeroloss result or campaign file")
+    schema.check(doc, schema.EXPLAIN, args.file)
+    kind = CampaignRecord if doc["format"] == "zeroloss-campaign" else RunRecord
+    chosen = select(records(kind, doc, args.file), args.frame, args.trial, args.case)
+    out = []
+    for case, search, trial in chosen:
+        leds, diag = trial_analysis(search, trial)
+        out.append((case, search, trial, leds, diag))
+    if args.json:
+        listing = []
+        for case, search, trial, leds, diag in out:
+            listing.append({"case": case or None, "frame": search.frame, "repeat": search.repeat,
+                            "trial": trial.index + 1, "kind": trial.kind, "rate_pps": trial.rate_pps,
+                            "verdict": trial.verdict, "ledger": leds, "diagnosis": diag})
+        print(json.dumps(listing, indent=1))
+        return 0
+    if not out:
+        print(f"{args.file}: no trial lost frames: nothing to explain (--trial N shows any trial's ledger)")
+        return 0
+    for i, (case, search, trial, leds, diag) in enumerate(out):
+        if i:
+            print()
+        if case:
+            print(f"== {case}")
+        print(trial_text(search.frame, trial, leds, diag))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.lab:
+        from zeroloss.lab.labbench import bench_lab, table
+        from zeroloss.lab.labfile import load
+
+        lab = load(args.lab)
+        r = bench_lab(lab, readings=args.readings,
+                      progress=lambda m: None if args.json else print(m, file=sys.stderr, flush=True))
+        lines = [json.dumps(r, indent=2)] if args.json else [table(r, lab.dut.target)]
+    elif args.tune:
+        import time
+        from pathlib import Path
+
+        from zeroloss.tune.tunebench import tune_bench
+
+        lines = tune_bench(args.frames, args.trial, args.validation, args.granularity, args.budget,
+                           Path(f"results/bench-tune-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
+    elif args.vnf:
+        import time
+        from pathlib import Path
+
+        from zeroloss.vnfbench import vnf_bench
+
+        lines = vnf_bench(args.frames, args.trial, args.validation, args.granularity,
+                          Path(f"results/bench-vnf-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
+    elif args.search:
+        import time
+        from pathlib import Path
+
+        from zeroloss.searchbench import parse_cases, parse_strategies, search_bench
+
+        try:
+            cases = parse_cases(args.cases)
+        except ValueError:
+            raise ZeroLossError(f"--cases '{args.cases}' is not TOPOLOGY:SIZE,... (e.g. p2p:64,pvp:64)") from None
+        try:
+            strategies = parse_strategies(args.strategies)
+        except ValueError as e:
+            raise ZeroLossError(f"--strategies '{args.strategies}': {e}") from None
+        lines = search_bench(cases, args.repeats, args.trial, args.validation, args.granularity,
+                             Path(f"results/bench-search-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json,
+                             strategies=strategies)
+    else:
+        from zeroloss.benchmark import run_benchmarks
+
+        lines = run_benchmarks(seconds=args.seconds, repeats=args.repeats, json_out=args.json)
+    for line in lines:
+        print(line, flush=True)
+    return 0
