@@ -16,7 +16,7 @@ import pytest
 from zeroloss import session
 from zeroloss.bench.workspace import Workspace
 from zeroloss.errors import ZeroLossError
-from zeroloss.results.resultfile import ResultFile, patch_state_in_place, write_text_atomic
+from zeroloss.results.resultfile import ResultFile, mark_interrupted, patch_state_in_place, write_text_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -114,6 +114,7 @@ def test_a_result_left_running_by_a_dead_writer_is_marked_interrupted(dirs):
               f"ResultLock({str(out)!r}).__enter__(); import os; os._exit(0)")
     subprocess.run([sys.executable, "-c", script], check=True, env=os.environ)  # a writer that died holding it
     assert rf.run.state == "running"
+    session.mark_results_with(mark_interrupted)  # as the CLI wires it (cli.main._wire)
     notes = session.reap(dirs / "run")
     assert json.loads(out.read_text())["state"] == "interrupted"
     assert notes == [f"{out} was left running by a zeroloss that is gone: marked interrupted; continue it with "

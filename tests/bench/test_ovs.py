@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from zeroloss.results.resultfile import read_doc
+from zeroloss.stream import Stream
 
 from .test_cli_bench import our_processes
 from .test_run import FAST, run
@@ -297,8 +298,8 @@ def test_rules_and_meters_come_back_when_vswitchd_restarts(tmp_path, monkeypatch
         assert dump.count("meter:1") == 1 and dump.count("meter:2") == 1 and "output:v0" in dump
         assert "meter=1" in bench.ovs.ofctl("dump-meters", "br0")
         c = bench.gen.client
-        c.configure([{"port": 0, "rx_port": 1, "frame_size": 64, "rate_pps": 2000},
-                     {"port": 1, "rx_port": 0, "frame_size": 64, "rate_pps": 20000}])
+        c.configure([Stream(port=0, rx_port=1, size=64, rate_pps=2000),
+                     Stream(port=1, rx_port=0, size=64, rate_pps=20000)])
         r = c.run_trial(duration_s=1.0, drain_ms=300)
         under, over = r.streams
         assert under.tx_pkts > 0 and under.lost == 0          # below the meter: all pass

@@ -421,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     signal.signal(signal.SIGTERM, _on_sigterm)  # stop our processes on SIGTERM as on Ctrl-C
     try:
+        _wire()
         code = args.func(args)
         sys.stdout.flush()  # a reader that left (`| head`) shows here, not as "Exception ignored" at exit
         return code
@@ -435,6 +436,15 @@ def main(argv: list[str] | None = None) -> int:
             raise  # another pipe or socket broke: a fault, not a reader that has seen enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush: quiet
         return 141  # 128 + SIGPIPE, as a shell reports a command its reader left
+
+
+def _wire() -> None:
+    """What the lower layers are handed from above: how the bench lock's clean-up (session.reap) marks a result
+    file whose writer is gone, which is the results package's format (session sits below it)."""
+    from zeroloss import session
+    from zeroloss.results.resultfile import mark_interrupted
+
+    session.mark_results_with(mark_interrupted)
 
 
 def _stdout_reader_left() -> bool:

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from zeroloss import __version__, fileio, session
+from zeroloss import __version__, fileio
 from zeroloss.errors import ZeroLossError
 from zeroloss.fileio import (
     now_iso,
@@ -248,5 +248,3 @@ def mark_interrupted(path: Path) -> list[str]:
     return [f"{path} was left running by a zeroloss that is gone: marked interrupted; continue it with "
             f"'zeroloss {verb} --resume {path}'"]
 
-
-session.mark_results_with(mark_interrupted)
