@@ -17,6 +17,7 @@ import yaml
 from zeroloss.cli.tune import story
 from zeroloss.errors import ZeroLossError
 from zeroloss.lab.labfile import load
+from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.resultfile import read_doc
 
 pytestmark = pytest.mark.bench
@@ -280,5 +281,5 @@ def test_tune_raises_the_mtu_for_jumbo_frames_and_leaves_the_node_as_found(tmp_p
     assert {p: (lab.vsctl("get", "Interface", p, "mtu").strip(),
                 lab.vsctl("get", "Interface", p, "mtu_request").strip()) for p in ports} == \
         {p: (mtu if mtu != "0" else "1500", req) for p, (mtu, req) in as_found.items()}
-    told = story(doc)  # what the tune prints without --json, from its file: the node's own commands
+    told = story(CampaignRecord.from_json(doc).tune)  # what tune prints without --json: the node's commands
     assert "ovs-vsctl set Interface vhu0 mtu_request=2030" in told, told
