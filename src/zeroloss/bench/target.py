@@ -54,9 +54,25 @@ class _Bench(Target):
         self.queues, self.members = queues, members
         self.lanes = queues * members
         self._stack = ExitStack()
+        self.bench: SoftBench | OvsBench | None = None
 
     def streams(self, frame: int, rate_pps: float) -> list[Stream]:
         return bench_streams(self.cfg, frame, rate_pps, self.queues, self.members)
+
+    def _open(self, stack: ExitStack, ws: Workspace) -> None:
+        """Starts the target's processes in ws, each entered on stack (closed in reverse when it stops)."""
+        raise NotImplementedError
+
+    def __enter__(self) -> _Bench:
+        with ExitStack() as stack:
+            self._open(stack, stack.enter_context(Workspace()))
+            self._stack = stack.pop_all()
+        return self
+
+    @property
+    def client(self) -> ZlgenClient:
+        assert self.bench is not None
+        return self.bench.gen.client
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -72,7 +88,6 @@ class P2pTarget(_Bench):
         self.spec = BenchSpec(dut="testpmd", link=link, forward_mode=cfg.forward_mode, max_frame=max(1518, *frames),
                               depth=cfg.ring_depth_log2, gen_lcores=cfg.gen_lcores, dut_lcores=cfg.dut_lcores,
                               dut_main_lcore=cfg.dut_main_lcore, dut_rxq=cfg.dut_rxq, gap_us=cfg.pace_gap_us)
-        self.bench: SoftBench | None = None
 
     def cores(self) -> set[int]:
         return lcore_set("gen_lcores", self.cfg.gen_lcores) | lcore_set("dut_lcores", self.cfg.dut_lcores)
@@ -80,21 +95,13 @@ class P2pTarget(_Bench):
     def loopback(self) -> Loopback:
         return Loopback(self.link, self.spec.max_frame, self.spec.depth)
 
-    def __enter__(self) -> P2pTarget:
-        with ExitStack() as stack:
-            ws = stack.enter_context(Workspace())
-            self.bench = stack.enter_context(SoftBench(self.spec, ws))
-            self._tel = stack.enter_context(self.bench.dut.telemetry())
-            self._stack = stack.pop_all()
-        return self
-
-    @property
-    def client(self) -> ZlgenClient:
-        assert self.bench is not None
-        return self.bench.gen.client
+    def _open(self, stack: ExitStack, ws: Workspace) -> None:
+        bench = self.bench = stack.enter_context(SoftBench(self.spec, ws))
+        assert bench.dut is not None
+        self._tel = stack.enter_context(bench.dut.telemetry())
 
     def probe(self) -> Probe:
-        assert self.bench is not None
+        assert isinstance(self.bench, SoftBench)
         tel = self._tel
         return Probe(p2p_paths(), lambda: {"procs": {"dut": [dpdk_counters(tel.ethdev_stats(p)) for p in (0, 1)]}},
                      context={"queues": self.cfg.dut_rxq, "bench": True}, health=self.bench.check)
@@ -112,7 +119,6 @@ class OvsTarget(_Bench):
         self.spec = ovs_spec(cfg, max(1518, *frames))
         super().__init__(cfg, cfg.dut_rxq, self.spec.members)
         self.link = cfg.topology
-        self.bench: OvsBench | None = None
 
     def cores(self) -> set[int]:
         spec = self.spec
@@ -122,25 +128,16 @@ class OvsTarget(_Bench):
     def loopback(self) -> Loopback:
         return Loopback("vhost", self.spec.max_frame, self.spec.gen_ring.bit_length() - 1, self.spec.members)
 
-    def __enter__(self) -> OvsTarget:
-        with ExitStack() as stack:
-            ws = stack.enter_context(Workspace())
-            self.bench = stack.enter_context(OvsBench(self.spec, ws))
-            self._stack = stack.pop_all()
-        return self
-
-    @property
-    def client(self) -> ZlgenClient:
-        assert self.bench is not None
-        return self.bench.gen.client
+    def _open(self, stack: ExitStack, ws: Workspace) -> None:
+        self.bench = stack.enter_context(OvsBench(self.spec, ws))
 
     def probe(self) -> Probe:
-        assert self.bench is not None
+        assert isinstance(self.bench, OvsBench)
         return ovs_probe(self.bench)
 
     def placement(self) -> dict[str, dict]:
         spec, bench = self.spec, self.bench
-        assert bench is not None
+        assert isinstance(bench, OvsBench)
         return {self.link: {
             "zlgen_lcores": spec.gen_lcores, "zlgen_ports": list(spec.gen_ports),
             **({"vnf_lcores": spec.vnf_lcores, "vnf_main_lcore": spec.vnf_main_lcore}
@@ -171,17 +168,14 @@ class LoopbackTarget(_Bench):
 
     def __init__(self, cfg: RunConfig, lb: SoftBench, members: int = 1):
         super().__init__(cfg, cfg.dut_rxq, members)
-        self.lb, self.link = lb, lb.spec.link
+        self.bench, self.link = lb, lb.spec.link
 
     def __enter__(self) -> LoopbackTarget:
         return self
 
-    @property
-    def client(self) -> ZlgenClient:
-        return self.lb.gen.client
-
     def probe(self) -> Probe:
-        return Probe(external_paths(), context={"bench": True}, health=self.lb.check)
+        assert self.bench is not None
+        return Probe(external_paths(), context={"bench": True}, health=self.bench.check)
 
     def placement(self) -> dict[str, dict]:
         return {}
@@ -224,19 +218,14 @@ class ExternalTarget(_Bench):
     def top(self, frame: int, line_pps: float) -> float:
         return self.cfg.max_rate_pps or line_pps
 
-    def __enter__(self) -> ExternalTarget:
+    def _open(self, stack: ExitStack, ws: Workspace) -> None:
         cfg = self.cfg
         hugepages.require(256)
         pci = tuple(p for p in cfg.ports if PCI_RE.match(p))
         vdevs = tuple(p for p in cfg.ports if not PCI_RE.match(p))
-        with ExitStack() as stack:
-            ws = stack.enter_context(Workspace())
-            eal = Eal(lcores=cfg.gen_lcores, file_prefix=ws.prefix("gen"), vdevs=vdevs, pci=pci)
-            zc = ZlgenConfig(eal=eal, ctl_path=ws.sock("zlgen-ctl"), max_frame=self.max_frame,
-                             gap_us=cfg.pace_gap_us)
-            self.gen = stack.enter_context(Zlgen(zc, ws.log("zlgen")))
-            self._stack = stack.pop_all()
-        return self
+        eal = Eal(lcores=cfg.gen_lcores, file_prefix=ws.prefix("gen"), vdevs=vdevs, pci=pci)
+        zc = ZlgenConfig(eal=eal, ctl_path=ws.sock("zlgen-ctl"), max_frame=self.max_frame, gap_us=cfg.pace_gap_us)
+        self.gen = stack.enter_context(Zlgen(zc, ws.log("zlgen")))
 
     @property
     def client(self) -> ZlgenClient:
