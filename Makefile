@@ -1,5 +1,5 @@
 # zeroloss: `make setup` once as root, then `make test`, `make bench`, `make demo`.
-.PHONY: setup build test test-c test-py bench lint demo clean
+.PHONY: setup build test test-c test-py bench bench-save lint demo clean
 
 VENV := .venv/bin
 
@@ -23,6 +23,10 @@ test-py:
 
 bench: setup
 	$(VENV)/zeroloss bench
+
+# what saving a trial costs: the whole result file against one journal line, side by side
+bench-save: setup
+	$(VENV)/python -m zeroloss.savebench
 
 # ruff, the import layers and loops (pyproject [tool.importlinter]), mypy --strict on the pure packages ([tool.mypy])
 lint:

@@ -113,3 +113,14 @@ def test_kill_9_at_any_moment_leaves_every_finished_trial_readable_and_resumable
     rf = ResultFile.load(path)  # --resume: folded in, journal gone
     assert not journal.path_of(path).exists() and len(rf.search(64, 0).trials) == len(trials)
     assert rf.run.ceiling(64) == Ceiling(pps=2e6, link="memif", how="loopback")
+
+
+def test_the_save_benchmark_times_both_writers_on_the_same_trials(tmp_path):
+    """python -m zeroloss.savebench: the whole file grows with the trials, a journal line does not."""
+    from zeroloss.savebench import FIXTURE, measure, render
+
+    rows = measure([1, 20], 1, FIXTURE, tmp_path)
+    assert [r["trials"] for r in rows] == [1, 20]
+    assert rows[1]["old_bytes"] > 10 * rows[0]["old_bytes"] and rows[1]["new_bytes"] < 2 * rows[0]["new_bytes"]
+    assert all(r["old_ms"] > 0 and r["new_ms"] > 0 for r in rows) and list(tmp_path.iterdir()) == []
+    assert "whole file ms" in render(rows, FIXTURE)
