@@ -127,7 +127,7 @@ class Ovs:
         return self
 
     def start_vswitchd(self) -> None:
-        self._drop_unixctl()
+        self.close_unixctl()
         env = {"OVS_RUNDIR": str(self.rundir), "OVS_LOGDIR": str(self.rundir), "OVS_DBDIR": str(self.rundir)}
         self.vswitchd = ManagedProcess("ovs-vswitchd-dpdk", [
             VSWITCHD, f"unix:{self.db_sock}", f"--unixctl={self.vswitchd_ctl}",
@@ -154,13 +154,14 @@ class Ovs:
             self.vswitchd.stop()
         self.start_vswitchd()
 
-    def _drop_unixctl(self) -> None:
+    def close_unixctl(self) -> None:
+        """Closes the kept unixctl connection to ovs-vswitchd (a new one opens at the next command)."""
         if self._unixctl is not None:
             self._unixctl.close()
             self._unixctl = None
 
     def stop(self) -> None:
-        self._drop_unixctl()
+        self.close_unixctl()
         # exit --cleanup removes the datapath's ports through OVSDB: pointless (and slow) when it is gone
         if self.vswitchd and self.vswitchd.alive() and self.ovsdb and self.ovsdb.alive():
             self._run(["ovs-appctl", "-t", str(self.vswitchd_ctl), "exit", "--cleanup"], check=False, timeout=15)

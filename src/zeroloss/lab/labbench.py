@@ -34,7 +34,7 @@ def _local_reader(lab: Lab, dut: LabDut) -> tuple[Callable[[], dict], Callable[[
                                                                 for v in lab.vnfs):
         return None
     ovs = Ovs(rundir=rundir, settings=OvsSettings(file_prefix="unused"),
-              flows={b: [] for b in sorted(set(dut._bridges()))}, meters={b: [] for b in sorted(dut.meter_bridges)})
+              flows={b: [] for b in sorted(set(dut.path_bridges()))}, meters={b: [] for b in sorted(dut.meter_bridges)})
     ovs.vswitchd_ctl = Path(dut.ctl)
     ovs.db_sock = Path(lab.ovs_db.removeprefix("unix:"))
     tels = [Telemetry(Path(v.telemetry), timeout=1.0) for v in lab.vnfs]
@@ -46,7 +46,7 @@ def _local_reader(lab: Lab, dut: LabDut) -> tuple[Callable[[], dict], Callable[[
     def close() -> None:
         for t in tels:
             t.close()
-        ovs._drop_unixctl()
+        ovs.close_unixctl()
 
     return read, close
 
@@ -123,7 +123,7 @@ def dut_snapshot_local(lab: Lab, dut: LabDut) -> None:
         ovs.snapshot()
         ovs.interface_statistics()
     finally:
-        ovs._drop_unixctl()
+        ovs.close_unixctl()
 
 
 def _summary(ms: list[float]) -> dict:

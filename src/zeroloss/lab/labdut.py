@@ -143,13 +143,14 @@ class LabDut:
         self.stage_procs = set(procs)
 
     # readings -------------------------------------------------------------------------------------------
-    def _bridges(self) -> list[str]:
+    def path_bridges(self) -> list[str]:
+        """The bridges of the OVS ports on the traffic's path."""
         return sorted({self.bridge_of[p] for p in self.path_ports if p in self.bridge_of})
 
     def counters(self) -> dict:
         """Every stage's counters in one round trip per host: OVS's port counters (OpenFlow 1.4, live), the
         meters on the path, drop coverage, PMD cycles, and each VNF's ethdev counters (telemetry)."""
-        brs = self._bridges()
+        brs = self.path_bridges()
         meter_brs = sorted(self.meter_bridges)
         items = [self._req_run(self.ofctl_argv("dump-ports", b, version="OpenFlow14")) for b in brs]
         items += [self._req_run(self.ofctl_argv("meter-stats", b)) for b in meter_brs]
