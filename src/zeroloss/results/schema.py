@@ -182,8 +182,8 @@ CAMPAIGN = obj({"cases": arr(obj({**CASE_NAME, "run": maybe(RUN)}, ("name",)))})
 TUNE_STEP = obj({"name": STR, "change": maybe(OBJ), "settings": maybe(OBJ), "stats": maybe(obj(values=OBJ)),
                  "decision": maybe(OBJ)}, ("name",))
 TUNE = obj({"tune": obj({"target": LIST, "steps": arr(TUNE_STEP), "base": maybe(OBJ), "current": maybe(OBJ),
-                         "current_step": maybe(STR), "stop": maybe(STR), "skipped": maybe(LIST),
-                         "advice": maybe(LIST), "node": maybe(OBJ)}, ("steps",))})
+                         "current_step": maybe(STR), "stop": maybe(STR), "skipped": LIST,
+                         "advice": LIST, "node": maybe(OBJ)}, ("steps", "target"))})
 
 # what every result file holds, whatever reads it
 FILE_FIELDS = {"state": STR, "config": OBJ, "host": HOST, "placement": OBJ, "ceilings": OBJ, "warnings": LIST,
