@@ -9,6 +9,7 @@ import os
 import select
 import signal
 import sys
+from pathlib import Path
 
 from zeroloss import __version__
 from zeroloss.cli import commands
@@ -43,6 +44,8 @@ def _imix(text: str) -> list[list[int]]:
         raise argparse.ArgumentTypeError(f"'{text}' is not SIZE:WEIGHT,... (e.g. 64:7,570:4,1518:1)") from None
     if not pairs or any(len(p) != 2 for p in pairs):
         raise argparse.ArgumentTypeError(f"'{text}' is not SIZE:WEIGHT,... (e.g. 64:7,570:4,1518:1)")
+    if any(w < 1 for _, w in pairs):  # sizes are checked by the command (check_frame), weights here
+        raise argparse.ArgumentTypeError(f"'{text}': every weight must be 1 or more")
     return pairs
 
 
@@ -442,9 +445,13 @@ def _wire() -> None:
     """What the lower layers are handed from above: how the bench lock's clean-up (session.reap) marks a result
     file whose writer is gone, which is the results package's format (session sits below it)."""
     from zeroloss import session
-    from zeroloss.results.resultfile import mark_interrupted
 
-    session.mark_results_with(mark_interrupted)
+    def mark(path: Path) -> list[str]:  # the results package is imported only when a stale file is found
+        from zeroloss.results.resultfile import mark_interrupted
+
+        return mark_interrupted(path)
+
+    session.mark_results_with(mark)
 
 
 def _stdout_reader_left() -> bool:

@@ -3,6 +3,7 @@ found by ofproto/trace before each frame size (target.Target)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import ExitStack
 from types import TracebackType
 
@@ -19,7 +20,7 @@ class LabTarget(Target):
 
     link = "lab"
 
-    def __init__(self, cfg: RunConfig, frames: list[int], warn: object, has_host_facts: bool):
+    def __init__(self, cfg: RunConfig, frames: list[int], warn: Callable[[str], None], has_host_facts: bool):
         self.cfg = cfg
         self.lab = load(cfg.lab)
         self.lanes = len(self.lab.ports) // 2
@@ -41,7 +42,7 @@ class LabTarget(Target):
         cfg = self.cfg
         with ExitStack() as stack:
             self.s = stack.enter_context(session(self.lab, max(self.frames), cfg.pace_gap_us, cfg.link_speed_gbps,
-                                                 cfg.dut_set, self.warn))  # type: ignore[arg-type]
+                                                 cfg.dut_set, self.warn))
             self.refused_is_loss = self.s.refused_is_loss
             self._stack = stack.pop_all()
         return self

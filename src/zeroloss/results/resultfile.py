@@ -13,7 +13,6 @@ Format history:
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -121,11 +120,6 @@ class ResultFile:
         if self._run is None:
             self._run = records(RunRecord, self._doc, self.path)
         return self._run
-
-    def to_json(self) -> dict[str, Any]:
-        """The whole document as JSON (a copy), e.g. to print it."""
-        copy: dict[str, Any] = json.loads(json.dumps(self._doc))
-        return copy
 
     def check_host(self, host: dict[str, Any]) -> None:
         """Refuses to continue a result measured on another host (its numbers would not mix)."""
