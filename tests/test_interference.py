@@ -1,0 +1,205 @@
+"""Host interference per trial: /proc parsers on recorded text, the readers on this process's own threads and on
+busy processes the test pins to one core, and the disturbance rule."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from zeroloss.host.interference import (
+    USER_HZ,
+    CoreSample,
+    CpuTicks,
+    Snapshot,
+    StallCause,
+    ThreadRef,
+    ThreadSample,
+    cpu_list,
+    delta,
+    disturbance,
+    parse_interrupts,
+    parse_schedstat,
+    parse_stat,
+    parse_status,
+    ring_ms,
+    snapshot,
+    thread,
+    threads_of,
+)
+
+STAT = """cpu  1293715 5021 85699 582695 3452 11 928 790 0 0
+cpu0 660383 2205 30122 295965 519 3 90 350 0 0
+cpu1 633331 2816 55577 286729 2932 8 837 440 0 0
+intr 123 0 0
+ctxt 9999
+"""
+
+INTERRUPTS = """           CPU0       CPU1
+ 24:          1          0  IO-APIC   5-edge      ACPI:Ged
+LOC:    1000000     900000   Local timer interrupts
+RES:     459225     315721   Rescheduling interrupts
+ERR:          0
+MIS:          7
+PIN:          0          0   Posted-interrupt notification event
+"""
+
+STATUS = """Name:\tlcore-worker-1
+State:\tR (running)
+Tgid:\t4242
+Pid:\t4250
+Cpus_allowed:\t2
+Cpus_allowed_list:\t1
+voluntary_ctxt_switches:\t12
+nonvoluntary_ctxt_switches:\t345
+"""
+
+
+def test_cpu_lists():
+    assert cpu_list("0-1") == [0, 1]
+    assert cpu_list("1") == [1]
+    assert cpu_list("0-2,5,7-8\n") == [0, 1, 2, 5, 7, 8]
+    assert cpu_list("") == []
+
+
+def test_schedstat_and_status():
+    assert parse_schedstat("48801099 126717 18\n") == (48801099, 126717, 18)
+    with pytest.raises(ValueError, match="2 fields"):
+        parse_schedstat("1 2")
+    st = parse_status(STATUS)
+    assert st["Cpus_allowed_list"] == "1" and st["nonvoluntary_ctxt_switches"] == "345"
+    assert st["Name"] == "lcore-worker-1"
+
+
+def test_stat_per_cpu_not_total():
+    ticks = parse_stat(STAT)
+    assert ticks == {0: CpuTicks(irq=3, softirq=90, steal=350), 1: CpuTicks(irq=8, softirq=837, steal=440)}
+    assert parse_stat("cpu0 1 2 3 4 5 6 7\n") == {0: CpuTicks(irq=6, softirq=7, steal=0)}  # no steal column
+
+
+def test_interrupts_sum_per_cpu_without_err_mis():
+    assert parse_interrupts(INTERRUPTS) == {0: 1 + 1000000 + 459225, 1: 900000 + 315721}
+    assert parse_interrupts("") == {}
+
+
+def test_own_threads_found():
+    me = threads_of(os.getpid(), "zlgen")
+    assert me and me[0].tid == os.getpid() and me[0].role == "zlgen"
+    assert me[0].name == open(f"/proc/{os.getpid()}/comm").read().strip()
+    assert threads_of(os.getpid(), "zlgen", name_filter="no-such-thread-name") == []
+    assert threads_of(2 ** 22 + 7, "pmd") == []  # no such process: none, no error
+    assert thread(os.getpid(), 2 ** 22 + 7, "pmd") is None
+
+
+def test_a_pinned_thread_has_its_core():
+    cpu = max(os.sched_getaffinity(0))
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        os.sched_setaffinity(t.native_id, {cpu})
+        refs = {r.tid: r for r in threads_of(os.getpid(), "vnf")}
+        assert refs[t.native_id].core == cpu
+        if len(os.sched_getaffinity(0)) > 1:
+            assert refs[os.getpid()].core is None  # the main thread may run on every CPU
+        snap = snapshot([refs[t.native_id]])
+        assert [s.ref.tid for s in snap.threads] == [t.native_id]
+        assert list(snap.cores) == [cpu] and snap.cores[cpu].interrupts > 0
+    finally:
+        stop.set()
+        t.join()
+    # the thread has ended: a later snapshot leaves it out, and the delta has nothing of it
+    later = snapshot([refs[t.native_id]])
+    assert later.threads == () and delta(snap, later).threads == ()
+
+
+def test_two_busy_processes_on_one_core_wait_for_it():
+    """Two busy loops pinned to the same core take turns: each waits about half the time, and that shows as run
+    delay, so the core's stall bound is far above an RX ring of 0.5 ms."""
+    cpu = max(os.sched_getaffinity(0))
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        for h in hogs:
+            os.sched_setaffinity(h.pid, {cpu})
+        time.sleep(0.1)
+        refs = [r for h in hogs for r in threads_of(h.pid, "testpmd")]
+        assert {r.core for r in refs} == {cpu}
+        before = snapshot(refs)
+        time.sleep(0.6)
+        after = snapshot(refs)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    got = delta(before, after)
+    assert 0.5 < got.window_s < 2
+    assert [d.core for d in got.threads] == [cpu, cpu]
+    assert all(d.run_delay_ms > 100 and d.run_ms > 100 for d in got.threads), got
+    assert sum(d.nonvoluntary for d in got.threads) > 0
+    stall = got.stall_ms_by_core()
+    assert set(stall) == {cpu} and stall[cpu] > 100
+    text = got.disturbance({cpu: 0.5})
+    assert text is not None and text.startswith(f"testpmd core {cpu} stalled up to ")
+    assert text.endswith("its RX ring covers 0.5 ms at this rate")
+    assert got.disturbance({cpu: 10_000}) is None
+    doc = got.to_json()
+    assert doc["cores"][0]["core"] == cpu and doc["threads"][0]["role"] == "testpmd"
+
+
+def _ref(tid, core, role="pmd"):
+    return ThreadRef(role, 100, tid, f"thread-{tid}", core)
+
+
+def test_delta_arithmetic():
+    a, b, free = _ref(1, 1), _ref(2, 0, "vnf"), _ref(3, None, "vnf")
+    ns = 1_000_000
+    before = Snapshot(10.0, (ThreadSample(a, 0, 1 * ns, 10, 5), ThreadSample(b, 0, 0, 1, 0),
+                             ThreadSample(free, 0, 0, 0, 0)),
+                      {0: CoreSample(0, 0, 0, 100), 1: CoreSample(5 * ns, 0, 0, 50)})
+    after = Snapshot(12.5, (ThreadSample(a, 2000 * ns, 10_800_000, 14, 9), ThreadSample(b, 5 * ns, 2 * ns, 3, 1),
+                            ThreadSample(free, 0, 99 * ns, 3, 3), ThreadSample(_ref(4, 1), 0, 50 * ns, 1, 1)),
+                     {0: CoreSample(30 * ns, 2 * ns, 1 * ns, 160), 1: CoreSample(5 * ns, 0, 0, 50)})
+    got = delta(before, after)
+    assert got.window_s == 2.5
+    assert [(d.tid, d.run_delay_ms, d.slices, d.nonvoluntary) for d in got.threads] == [
+        (1, pytest.approx(9.8), 4, 4), (2, 2.0, 2, 1), (3, 99.0, 3, 3)]  # tid 4 was not in before
+    assert [(c.core, c.steal_ms, c.irq_ms, c.softirq_ms, c.interrupts) for c in got.cores] == [
+        (0, 30.0, 2.0, 1.0, 60), (1, 0.0, 0.0, 0.0, 0)]
+    # a thread without one core is in no core's bound; a core's bound is its worst of run delay and steal
+    assert got.stall_ms_by_core() == {0: 30.0, 1: pytest.approx(9.8)}
+    assert got.causes()[0] == StallCause("VNF", 2.0, 30.0)
+    assert got.disturbance({1: 0.5, 0: 100.0}) == (
+        "PMD core 1 stalled up to 9.8 ms (run delay 9.8 ms, steal 0 ms), its RX ring covers 0.5 ms at this rate")
+    # counters that went back (a restarted thread reusing the tid) count as nothing, never negative
+    back = delta(after, before)
+    assert all(d.run_delay_ms == 0 for d in back.threads) and all(c.interrupts == 0 for c in back.cores)
+
+
+def test_disturbance_rule():
+    assert disturbance({}, {}) is None
+    assert disturbance({0: 0.4}, {0: 0.5}) is None           # within the ring: no disturbance
+    assert disturbance({0: 0.5}, {0: 0.5}) is None           # exactly the ring: still held
+    assert disturbance({0: 50.0}, {}) is None                # no ring known: not judged
+    # the worst core is the one most over its ring, not the longest stall
+    text = disturbance({0: 3.0, 1: 9.8}, {0: 0.1, 1: 5.0})
+    assert text == "core 0 stalled up to 3.0 ms, its RX ring covers 0.1 ms at this rate"
+    text = disturbance({1: 1.0}, {1: 0.032}, {1: StallCause("zlgen", 0.2, 1.0)})
+    assert text == ("zlgen core 1 stalled up to 1.0 ms (run delay 0.2 ms, steal 1.0 ms), its RX ring covers "
+                    "0.032 ms at this rate")
+
+
+def test_ring_ms():
+    assert ring_ms(1024, 2_048_000) == 0.5
+    assert ring_ms(4096, 1000) == 4096.0
+    assert ring_ms(256, 0) == float("inf")
+    with pytest.raises(ValueError):
+        ring_ms(-1, 100)
+
+
+def test_user_hz_ns():
+    from zeroloss.host.interference import core_samples
+    got = core_samples(STAT, INTERRUPTS, [1, 7])
+    ns = 1_000_000_000 // USER_HZ
+    assert got == {1: CoreSample(440 * ns, 8 * ns, 837 * ns, 900000 + 315721)}  # CPU 7 is not there
