@@ -11,6 +11,8 @@
  * sender falls behind by more than gap_tsc (it was descheduled, the device
  * was full), the schedule restarts instead of bursting to catch up (the
  * approach of MoonGen's rate control); the frames it skipped are counted.
+ * The longest lateness seen (now minus the deadline of the first frame due)
+ * is kept: the sender's longest stall while it had frames to send.
  */
 struct zl_pace {
 	uint64_t hz;         /* TSC frequency */
@@ -21,6 +23,7 @@ struct zl_pace {
 	uint64_t gap_tsc;    /* lateness that restarts the schedule */
 	uint64_t restarts;   /* how many times the schedule restarted */
 	uint64_t skipped;    /* frames the restarts left out */
+	uint64_t max_late;   /* longest lateness of a due frame seen (TSC ticks) */
 	uint32_t burst;      /* most frames handed out per call */
 };
 
@@ -39,7 +42,7 @@ zl_pace_deadline(const struct zl_pace *p, uint64_t n)
 static inline uint32_t
 zl_pace_due(struct zl_pace *p, uint64_t now)
 {
-	uint64_t n, target;
+	uint64_t n, target, late;
 
 	if (p->pps == 0)
 		return p->burst;
@@ -50,7 +53,10 @@ zl_pace_due(struct zl_pace *p, uint64_t now)
 	target = (uint64_t)((unsigned __int128)(now - p->start_tsc) * p->pps / p->hz) + 1;
 	if (target <= n)
 		return 0;
-	if (now - zl_pace_deadline(p, n) > p->gap_tsc) {
+	late = now - zl_pace_deadline(p, n);
+	if (late > p->max_late)
+		p->max_late = late;
+	if (late > p->gap_tsc) {
 		/* behind by more than the gap: restart, never burst to catch up */
 		uint64_t last = zl_pace_deadline(p, target - 1);
 
@@ -77,7 +83,8 @@ zl_pace_take(struct zl_pace *p, uint32_t n)
 
 /*
  * Closes the schedule at end_tsc: frames due before end_tsc that were never
- * taken (the sender was held up at the very end) are counted as skipped.
+ * taken (the sender was held up at the very end) are counted as skipped, and
+ * the first of them was late by at least end_tsc minus its deadline.
  */
 static inline void
 zl_pace_finish(struct zl_pace *p, uint64_t end_tsc)
@@ -89,8 +96,12 @@ zl_pace_finish(struct zl_pace *p, uint64_t end_tsc)
 	n = p->n_sched - p->n_base;
 	/* frames 0..due-1 have deadlines before end_tsc */
 	due = (uint64_t)(((unsigned __int128)(end_tsc - p->start_tsc) * p->pps + p->hz - 1) / p->hz);
-	if (due > n)
+	if (due > n) {
 		p->skipped += due - n;
+		/* frame n waited at least until the end */
+		if (end_tsc - zl_pace_deadline(p, n) > p->max_late)
+			p->max_late = end_tsc - zl_pace_deadline(p, n);
+	}
 }
 
 /* TSC at which the next frame is due (for sleeping until then). */

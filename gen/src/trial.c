@@ -217,6 +217,9 @@ stream_json(const struct zl_stream *s, double tx_window_s)
 		"tx_refused", (json_int_t)s->tx_refused, "tx_nombuf", (json_int_t)s->tx_nombuf,
 		"pace_restarts", (json_int_t)s->pace.restarts, "pace_skipped", (json_int_t)s->pace.skipped,
 		"flows", (json_int_t)s->tmpl.nb_flows);
+	/* the sender's longest lateness (its longest stall with frames due), in ns */
+	json_object_set_new(o, "pace_max_late_ns",
+		json_integer((json_int_t)((unsigned __int128)s->pace.max_late * 1000000000u / zl.hz)));
 	json_object_set_new(o, "rx_pkts", json_integer((json_int_t)rx));
 	json_object_set_new(o, "rx_bytes", json_integer((json_int_t)bytes));
 	json_object_set_new(o, "rx_unique", json_integer((json_int_t)uniq));

@@ -118,6 +118,8 @@ test_steady(void)
 		CHECK_EQ_U64(p.restarts, 0);
 		CHECK_EQ_U64(p.skipped, 0);
 		CHECK_EQ_U64(p.n_sched, r.taken);
+		/* on time within one poll: the lateness never exceeds the longest step */
+		CHECK(p.max_late < 20000);
 		if (r.taken > expect || r.taken + 32 < expect)
 			fprintf(stderr, "  pattern %u: taken %llu, expected about %llu\n", i,
 				(unsigned long long)r.taken, (unsigned long long)expect);
@@ -177,6 +179,8 @@ test_stall(void)
 	zl_pace_take(&p, n);
 	taken += n;
 	CHECK_EQ_U64(p.restarts, 1);
+	/* frame 300000 was due at 300 ms: the stall made it 4.9995 ms late, the longest lateness */
+	CHECK_EQ_U64(p.max_late, now - 300000000);
 	/* due by now: frames 0..floor(now/1000); handed out: 300000 + this one */
 	expect_skip = now / 1000 + 1 - before - after_first;
 	CHECK_EQ_U64(expect_skip, 4999);
@@ -370,7 +374,10 @@ test_finish(void)
 		taken += n;
 	}
 	CHECK_EQ_U64(taken, 500001);
+	CHECK_EQ_U64(p.max_late, 0);
 	zl_pace_finish(&p, hz);
+	/* frame 500001, due at 500.001 ms, was still waiting at the end */
+	CHECK_EQ_U64(p.max_late, hz - 500001000ull);
 	/* frames 0..999999 have deadlines before 1 s; frame 1000000 is due at the end itself */
 	CHECK_EQ_U64(p.skipped, 1000000 - 500001);
 	CHECK_EQ_U64(taken + p.skipped, pps);

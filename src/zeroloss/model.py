@@ -80,6 +80,7 @@ class StreamResult:
     duplicate: int
     late: int
     latency_ns: Latency
+    pace_max_late_ns: int = 0  # the sender's longest lateness with frames due (0 from a zlgen before it)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StreamResult:
