@@ -203,3 +203,73 @@ def test_user_hz_ns():
     got = core_samples(STAT, INTERRUPTS, [1, 7])
     ns = 1_000_000_000 // USER_HZ
     assert got == {1: CoreSample(440 * ns, 8 * ns, 837 * ns, 900000 + 315721)}  # CPU 7 is not there
+
+
+def test_zlgen_stream_max_lateness_parses():
+    """zlgen reports each stream's longest TX lateness; output of a zlgen before the field reads as 0."""
+    from zeroloss.model import StreamResult
+    doc = {"id": 0, "port": 0, "queue": 0, "rx_port": 1, "flows": 1, "requested_pps": 1000, "achieved_pps": 1000.0,
+           "tx_pkts": 1000, "tx_bytes": 64000, "tx_refused": 0, "tx_nombuf": 0, "pace_restarts": 1,
+           "pace_skipped": 9, "rx_pkts": 1000, "rx_bytes": 64000, "rx_unique": 1000, "lost": 0, "seq_gaps": 0,
+           "reordered": 0, "duplicate": 0, "late": 0, "latency_ns": {}}
+    assert StreamResult.from_dict(doc).pace_max_late_ns == 0
+    assert StreamResult.from_dict({**doc, "pace_max_late_ns": 9_800_000}).pace_max_late_ns == 9_800_000
+
+
+# a process shaped like a DPDK one: its main thread and two lcore worker threads named as DPDK 22.11 names them,
+# each pinned to one CPU, plus a control thread; it prints its threads' ids and waits
+DPDK_LIKE = r"""
+import os, sys, threading
+cpu = max(os.sched_getaffinity(0))
+stop = threading.Event()
+def named(name):
+    open(f"/proc/self/task/{threading.get_native_id()}/comm", "w").write(name)
+    if name.startswith("lcore"):
+        os.sched_setaffinity(0, {cpu})
+    stop.wait()
+names = ("lcore-worker-1", "lcore-worker-2", "eal-intr-thread")
+ts = [threading.Thread(target=named, args=(n,), daemon=True) for n in names]
+for t in ts: t.start()
+os.sched_setaffinity(0, {cpu})
+while not all(t.native_id for t in ts): pass
+print(" ".join(str(t.native_id) for t in ts), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_dpdk_pollers_are_the_lcore_threads():
+    from zeroloss.bench.target import dpdk_pollers
+    p = subprocess.Popen([sys.executable, "-c", DPDK_LIKE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        w1, w2, intr = (int(x) for x in p.stdout.readline().split())
+        time.sleep(0.1)  # the names are written by the threads themselves
+        cpu = max(os.sched_getaffinity(0))
+        fwd = dpdk_pollers(p.pid, "testpmd", main_polls=False)
+        assert [(r.tid, r.name, r.core, r.role) for r in fwd] == [
+            (w1, "lcore-worker-1", cpu, "testpmd"), (w2, "lcore-worker-2", cpu, "testpmd")]
+        gen = dpdk_pollers(p.pid, "zlgen", main_polls=True)
+        assert [r.tid for r in gen] == [p.pid, w1, w2] and gen[0].core == cpu
+        assert intr not in {r.tid for r in gen}
+    finally:
+        p.kill()
+        p.wait()
+    assert dpdk_pollers(p.pid, "zlgen", main_polls=True) == []  # gone: none
+    assert dpdk_pollers(None, "zlgen", main_polls=True) == []   # never started: none
+
+
+def test_rings_per_core_of_the_bench_targets():
+    from zeroloss.bench.target import P2pTarget, ovs_rings, ovs_spec, smallest_rings, wire_ring
+    from zeroloss.config import RunConfig
+    assert wire_ring("memif", 14) == 16384 and wire_ring("vhost", 14) == 4096 and wire_ring("vhost", 10) == 1024
+    assert smallest_rings(({0, 1}, 4096), ({1}, 256), ({2}, 0)) == {0: 4096, 1: 256}
+    # testpmd forwards on 0 (its main lcore 1 reads commands), zlgen polls 1: both drain a memif ring
+    p2p = P2pTarget(RunConfig(), "memif", [64])
+    assert p2p.rings() == {0: 1 << p2p.spec.depth, 1: 1 << p2p.spec.depth}
+    # pvp, process VNF: PMD on 0 drains zlgen's queues (4096) and the VNF's (vnf_ring); the VNF forwards on 0
+    spec = ovs_spec(RunConfig(topology="pvp", vnf="process", vnf_ring=1024), 1518)
+    assert ovs_rings(spec) == {0: 1024, 1: spec.gen_ring}
+    # ovs-p2p: no VNF, the PMD drains zlgen's queues only
+    assert ovs_rings(ovs_spec(RunConfig(topology="ovs-p2p"), 1518)) == {0: 4096, 1: 4096}
+    # a VM: vCPU 1.. forward, on the host CPUs vnf_vcpus[1:]
+    vm = ovs_spec(RunConfig(topology="pvp", vnf="vm", vnf_ring=256), 1518)
+    assert ovs_rings(vm) == {**{c: 256 for c in vm.vnf_vcpus[1:]}, 0: 256, 1: 4096}

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from .errors import ZeroLossError
 from .gen import ZlgenClient
+from .host.interference import ThreadRef
 from .ledger import STAT_KEYS
 from .model import TrialResult
 from .stream import Stream
@@ -28,13 +29,18 @@ T = TypeVar("T")
 @dataclass
 class Probe:
     """What the run reads around each trial besides zlgen: the counters of every stage (before and after), the
-    path each direction's frames take through them (for the loss ledger), and the DUT's state after it."""
+    path each direction's frames take through them (for the loss ledger), the DUT's state after it, and the
+    poller threads whose stalls it measures (host.interference) with the RX ring each core's pollers drain."""
 
     paths: list[dict]
     counters: Callable[[], dict] = dict
     state: Callable[[], dict] | None = None
     context: dict = field(default_factory=dict)  # for the diagnosis: queues, vnf_ring, pmd_cpu_mask, vnfs
     health: Callable[[], None] = lambda: None  # raises ComponentDied when a process of the bench is gone
+    # the poller threads now (asked per trial: a restarted process has new ones); none: no host readings
+    threads: Callable[[], list[ThreadRef]] = list
+    # per host core, the smallest RX ring (slots) a poller there drains: ring_ms(size, per-queue rate)
+    rings: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

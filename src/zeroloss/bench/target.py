@@ -12,15 +12,48 @@ from ..cores import lcore_set, mask_set
 from ..dpdk import hugepages
 from ..dpdk.eal import Eal
 from ..gen import Zlgen, ZlgenClient, ZlgenConfig
+from ..host.interference import ThreadRef, thread, threads_of
 from ..ledger import external_paths, p2p_paths
 from ..stream import Stream
 from ..target import Loopback, Probe, Target, dpdk_counters
+from ..vnf.vm import GuestVm
 from .ovsbench import VNFS, OvsBench, OvsBenchSpec, flows
 from .softbench import BenchSpec, SoftBench
 from .vnfs import vnf_placement, vnf_settings
 from .workspace import Workspace
 
 PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+LCORE_THREAD = r"lcore-worker-\d+"  # a DPDK process's lcores other than the main one (DPDK 22.11's names)
+PMD_THREAD = r"pmd-c\d+/id:\d+"     # an OVS PMD thread: pmd-c<core>/id:<thread id>
+
+
+def dpdk_pollers(pid: int | None, role: str, main_polls: bool) -> list[ThreadRef]:
+    """The polling threads of a DPDK process: its lcore worker threads, and its main thread when the main lcore
+    polls too (zlgen's worker 0) rather than reading commands (testpmd's); none when it is not running."""
+    if pid is None:
+        return []
+    main = thread(pid, pid, role) if main_polls else None
+    return ([main] if main else []) + threads_of(pid, role, LCORE_THREAD)
+
+
+def gen_threads(gen: Zlgen | None) -> list[ThreadRef]:
+    """zlgen's worker threads (every lcore it was given polls, the main one included)."""
+    return dpdk_pollers(gen.proc.pid, "zlgen", main_polls=True) if gen is not None else []
+
+
+def smallest_rings(*groups: tuple[set[int], int]) -> dict[int, int]:
+    """Per core the smallest RX ring of the pollers there, from (cores, ring size) groups (0: unknown, left out)."""
+    out: dict[int, int] = {}
+    for cores, size in groups:
+        for c in cores:
+            if size > 0:
+                out[c] = min(out.get(c, size), size)
+    return out
+
+
+def wire_ring(link: str, depth: int) -> int:
+    """The slots of a virtual wire's ring (links.make_wire: memif 2^depth, vhost 2^depth up to 4096)."""
+    return 1 << depth if link == "memif" else min(4096, 1 << depth)
 
 
 def _ip(value: int) -> str:
@@ -104,7 +137,22 @@ class P2pTarget(_Bench):
         assert isinstance(self.bench, SoftBench)
         tel = self._tel
         return Probe(p2p_paths(), lambda: {"procs": {"dut": [dpdk_counters(tel.ethdev_stats(p)) for p in (0, 1)]}},
-                     context={"queues": self.cfg.dut_rxq, "bench": True}, health=self.bench.check)
+                     context={"queues": self.cfg.dut_rxq, "bench": True}, health=self.bench.check,
+                     threads=self._threads, rings=self.rings())
+
+    def _threads(self) -> list[ThreadRef]:
+        """testpmd's forwarding threads (its main lcore reads commands) and zlgen's workers."""
+        bench = self.bench
+        assert isinstance(bench, SoftBench)
+        dut = dpdk_pollers(bench.dut.proc.pid, "testpmd", main_polls=False) if bench.dut else []
+        return dut + gen_threads(bench.gen)
+
+    def rings(self) -> dict[int, int]:
+        """Per core the ring its pollers drain: every poller of the bench reads from a wire's ring."""
+        cfg = self.cfg
+        fwd = lcore_set("dut_lcores", cfg.dut_lcores) - {cfg.dut_main_lcore}
+        ring = wire_ring(self.link, self.spec.depth)
+        return smallest_rings((fwd, ring), (lcore_set("gen_lcores", cfg.gen_lcores), ring))
 
     def placement(self) -> dict[str, dict]:
         cfg = self.cfg
@@ -174,8 +222,12 @@ class LoopbackTarget(_Bench):
         return self
 
     def probe(self) -> Probe:
-        assert self.bench is not None
-        return Probe(external_paths(), context={"bench": True}, health=self.bench.check)
+        bench = self.bench
+        assert isinstance(bench, SoftBench)
+        return Probe(external_paths(), context={"bench": True}, health=bench.check,
+                     threads=lambda: gen_threads(bench.gen),
+                     rings=smallest_rings((lcore_set("gen_lcores", bench.spec.gen_lcores),
+                                           wire_ring(bench.spec.link, bench.spec.depth))))
 
     def placement(self) -> dict[str, dict]:
         return {}
@@ -200,7 +252,38 @@ def ovs_probe(bench: OvsBench) -> Probe:
     return Probe(bench.paths(), bench.counters, bench.state, context={
         "queues": spec.queues, "vnf_ring": spec.vnf_ring if spec.vnf_ports else None,
         "pmd_cpu_mask": spec.pmd_cpu_mask, "vnfs": [f"vnf{k}" for k in range(VNFS[spec.topology])], "bench": True},
-        health=bench.check)
+        health=bench.check, threads=lambda: ovs_threads(bench), rings=ovs_rings(spec))
+
+
+def ovs_threads(bench: OvsBench) -> list[ThreadRef]:
+    """The pollers of an OVS bench now: ovs-vswitchd's PMD threads (a new process after a restart), each VNF's
+    forwarding threads (a process VNF's lcore workers, a VM's vCPUs 1.. where the guest testpmd forwards) and
+    zlgen's workers."""
+    vswitchd = bench.ovs.vswitchd if bench.ovs else None
+    out = threads_of(vswitchd.pid, "pmd", PMD_THREAD) if vswitchd and vswitchd.pid else []
+    for vnf in bench.vnfs:
+        if isinstance(vnf, GuestVm):
+            pid = vnf.proc.pid
+            refs = [thread(pid, tid, "vcpu") for i, tid in sorted(vnf.vcpu_threads.items()) if i >= 1 and pid]
+            out += [r for r in refs if r is not None]
+        else:
+            out += dpdk_pollers(vnf.proc.pid, "vnf", main_polls=False)
+    return out + gen_threads(bench.gen)
+
+
+def ovs_rings(spec: OvsBenchSpec) -> dict[int, int]:
+    """Per core the smallest ring its pollers drain: the PMDs read zlgen's virtio queues (gen_ring) and the VNFs'
+    (vnf_ring), a VNF reads its own (vnf_ring), zlgen its virtio queues (gen_ring)."""
+    vnf_ring = spec.vnf_ring if spec.vnf_ports else 0
+    if not spec.vnf_ports:
+        vnf_cores: set[int] = set()
+    elif spec.vnf == "vm":
+        vnf_cores = set(spec.vnf_vcpus[1:])
+    else:
+        vnf_cores = lcore_set("vnf_lcores", spec.vnf_lcores) - {spec.vnf_main_lcore}
+    pmd = mask_set(spec.pmd_cpu_mask)
+    return smallest_rings((pmd, spec.gen_ring), (pmd, vnf_ring), (vnf_cores, vnf_ring),
+                          (lcore_set("gen_lcores", spec.gen_lcores), spec.gen_ring))
 
 
 class ExternalTarget(_Bench):
@@ -233,8 +316,10 @@ class ExternalTarget(_Bench):
         return self.gen.client
 
     def probe(self) -> Probe:
-        assert self.gen is not None
-        return Probe(external_paths(), context={"bench": False}, health=self.gen.check)
+        gen = self.gen
+        assert gen is not None
+        # zlgen's threads only: the DUT is the user's (its pollers and rings unknown here)
+        return Probe(external_paths(), context={"bench": False}, health=gen.check, threads=lambda: gen_threads(gen))
 
     def placement(self) -> dict[str, dict]:
         return {"external": {"zlgen_lcores": self.cfg.gen_lcores, "ports": list(self.cfg.ports),
