@@ -216,7 +216,7 @@ def test_zlgen_stream_max_lateness_parses():
     assert StreamResult.from_dict({**doc, "pace_max_late_ns": 9_800_000}).pace_max_late_ns == 9_800_000
 
 
-# a process shaped like a DPDK one: its main thread and two lcore worker threads named as DPDK 22.11 names them,
+# a process shaped like a DPDK one: its main thread and two lcore worker threads named as DPDK names them,
 # each pinned to one CPU, plus a control thread; it prints its threads' ids and waits
 DPDK_LIKE = r"""
 import os, sys, threading
@@ -224,10 +224,10 @@ cpu = max(os.sched_getaffinity(0))
 stop = threading.Event()
 def named(name):
     open(f"/proc/self/task/{threading.get_native_id()}/comm", "w").write(name)
-    if name.startswith("lcore"):
+    if "worker" in name:
         os.sched_setaffinity(0, {cpu})
     stop.wait()
-names = ("lcore-worker-1", "lcore-worker-2", "eal-intr-thread")
+names = ("rte-worker-1", "lcore-worker-2", "eal-intr-thread")
 ts = [threading.Thread(target=named, args=(n,), daemon=True) for n in names]
 for t in ts: t.start()
 os.sched_setaffinity(0, {cpu})
@@ -246,7 +246,7 @@ def test_dpdk_pollers_are_the_lcore_threads():
         cpu = max(os.sched_getaffinity(0))
         fwd = dpdk_pollers(p.pid, "testpmd", main_polls=False)
         assert [(r.tid, r.name, r.core, r.role) for r in fwd] == [
-            (w1, "lcore-worker-1", cpu, "testpmd"), (w2, "lcore-worker-2", cpu, "testpmd")]
+            (w1, "rte-worker-1", cpu, "testpmd"), (w2, "lcore-worker-2", cpu, "testpmd")]
         gen = dpdk_pollers(p.pid, "zlgen", main_polls=True)
         assert [r.tid for r in gen] == [p.pid, w1, w2] and gen[0].core == cpu
         assert intr not in {r.tid for r in gen}

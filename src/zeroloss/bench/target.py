@@ -23,7 +23,8 @@ from .vnfs import vnf_placement, vnf_settings
 from .workspace import Workspace
 
 PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
-LCORE_THREAD = r"lcore-worker-\d+"  # a DPDK process's lcores other than the main one (DPDK 22.11's names)
+# a DPDK process's lcores other than the main one: rte-worker-N (DPDK 22.11), lcore-worker-N (older), dpdk-workerN
+LCORE_THREAD = r"(rte|lcore)-worker-\d+|dpdk-worker\d+"
 PMD_THREAD = r"pmd-c\d+/id:\d+"     # an OVS PMD thread: pmd-c<core>/id:<thread id>
 
 
