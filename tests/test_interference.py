@@ -273,3 +273,59 @@ def test_rings_per_core_of_the_bench_targets():
     # a VM: vCPU 1.. forward, on the host CPUs vnf_vcpus[1:]
     vm = ovs_spec(RunConfig(topology="pvp", vnf="vm", vnf_ring=256), 1518)
     assert ovs_rings(vm) == {**{c: 256 for c in vm.vnf_vcpus[1:]}, 0: 256, 1: 4096}
+
+
+OLD_PERF = """
+Time: 15:33:06.078
+Measurement duration: 5.029 s
+
+pmd thread numa_id 0 core_id 3:
+
+  Cycles:            13025004360  (2.59 GHz)
+  Iterations:          66204066  (0.20 us/it)
+  - idle:              65933372  ( 98.9 % cycles)
+  - busy:                270694  (  1.1 % cycles)
+  Rx packets:           8662624  (1722 Kpps, 16 cycles/pkt)
+  Tx packets:           8662624  (1722 Kpps)
+"""
+
+
+def test_pmd_perf_show_parsed():
+    """Recorded from this bench's OVS 3.1 with pmd-perf-metrics=true, and the overall lines of older releases."""
+    from pathlib import Path
+
+    from zeroloss.dut.ovsstats import pmd_perf
+    got = pmd_perf((Path(__file__).parent / "fixtures/ovs/pmd-perf-show.txt").read_text())
+    pmd = got["0"]
+    assert list(got) == ["0"] and pmd["duration_s"] == 1.21
+    assert (pmd["iterations"], pmd["idle_iterations"], pmd["busy_iterations"]) == (12088111, 11891126, 196985)
+    assert (pmd["used_cycles"], pmd["busy_pct"], pmd["rx_packets"], pmd["cycles_per_pkt"]) == (
+        3107012557, 12.9, 397940, 1005)
+    assert 2.5e9 < pmd["tsc_hz"] < 2.7e9  # 3107012557 cycles are 98.8 % of 1.21 s
+    hist = pmd["cycles_per_it"]
+    assert len(hist) == 32 and hist[0] == [499, 11881021] and hist[-2] == [24000000, 0] and hist[-1] == [None, 0]
+    assert sum(n for _, n in hist) == pmd["iterations"]
+    old = pmd_perf(OLD_PERF)["3"]
+    assert (old["used_cycles"], old["iterations"], old["busy_iterations"], old["cycles_per_pkt"]) == (
+        13025004360, 66204066, 270694, 16)
+    assert old["tsc_hz"] == 2.59e9 and "cycles_per_it" not in old  # metrics off: no histograms
+    assert pmd_perf("") == {}
+
+
+def test_pmd_longest_iteration_between_readings():
+    from zeroloss.dut.ovsstats import pmd_perf_delta
+    walls = [499, 716, 1025, 24000000, None]
+    before = {"0": {"iterations": 100, "rx_packets": 5, "tsc_hz": 2e9,
+                    "cycles_per_it": [[w, n] for w, n in zip(walls, [90, 5, 5, 0, 0], strict=True)]}}
+    after = {"0": {"iterations": 200, "rx_packets": 9, "tsc_hz": 2e9,
+                   "cycles_per_it": [[w, n] for w, n in zip(walls, [180, 15, 5, 0, 0], strict=True)]},
+             "1": {"iterations": 7}}
+    got = pmd_perf_delta(before, after)
+    # the 1025-cycle bin did not grow in between: the longest iteration of the trial is in (499, 716]
+    assert got == {"0": {"iterations": 100, "idle_iterations": 0, "busy_iterations": 0, "rx_packets": 4,
+                         "max_iteration_cycles_le": 716, "max_iteration_cycles_gt": 499,
+                         "max_iteration_ms_le": 0.0, "max_iteration_ms_gt": 0.0}}
+    after["0"]["cycles_per_it"][4][1] = 1  # an iteration longer than the last wall: 12 ms at 2 GHz, no upper bound
+    got = pmd_perf_delta(before, after)["0"]
+    assert got["max_iteration_cycles_le"] is None and got["max_iteration_ms_le"] is None
+    assert got["max_iteration_ms_gt"] == 12.0

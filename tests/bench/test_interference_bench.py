@@ -3,8 +3,11 @@ testpmd, ovs-vswitchd and zlgen, a trial's snapshots give each a reading, and zl
 
 from __future__ import annotations
 
+import time
+
 from zeroloss.bench.target import OvsTarget, P2pTarget
 from zeroloss.config import RunConfig
+from zeroloss.dut.ovsstats import pmd_perf, pmd_perf_delta
 from zeroloss.host.interference import delta, snapshot
 
 
@@ -37,9 +40,19 @@ def test_p2p_pollers_and_tx_lateness():
 def test_ovs_p2p_pmd_threads_found():
     cfg = RunConfig(topology="ovs-p2p", frame_sizes=[64])
     with OvsTarget(cfg, [64]) as t:
+        ovs = t.bench.ovs
+        ovs.vsctl("set", "Open_vSwitch", ".", "other_config:pmd-perf-metrics=true")
+        perf = pmd_perf(ovs.appctl("dpif-netdev/pmd-perf-show"))
         r, threads, got = _trial(t)
+        t0 = time.monotonic()
+        perf = pmd_perf_delta(perf, pmd_perf(ovs.appctl("dpif-netdev/pmd-perf-show")))
+        read_s = time.monotonic() - t0
     pmds = [x for x in threads if x.role == "pmd"]
     assert pmds and all(x.name.startswith("pmd-c00/id:") and x.core == 0 for x in pmds), threads
     assert any(x.role == "zlgen" for x in threads)
     assert any(d.role == "pmd" and d.run_ms > 500 for d in got.threads), got
     assert r.tx_pkts > 0
+    # the PMD's iterations over the trial, and its longest one bounded by the cycles/it histogram
+    assert list(perf) == ["0"] and perf["0"]["iterations"] > 0 and perf["0"]["rx_packets"] >= r.tx_pkts, perf
+    assert perf["0"]["max_iteration_cycles_gt"] >= 0 and "max_iteration_ms_le" in perf["0"], perf
+    assert read_s < 0.5
