@@ -14,7 +14,7 @@ import pytest
 
 from zeroloss.cli.main import main
 from zeroloss.report.html import render, warnings
-from zeroloss.results.export import COLUMNS, export
+from zeroloss.results.export import COLUMNS, VERDICT_COLUMNS, export
 from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_json
 from zeroloss.results.summary import Run, frame_rows, latency_rows, load_runs, stem
@@ -105,8 +105,11 @@ def test_a_search_without_ndr_is_not_averaged_in_as_zero():
 
 def test_json_export_names_its_units_and_runs():
     doc = json.loads(export(load_runs([str(V1), str(V2)]), "json"))
-    assert list(doc["columns"]) == [key for key, _, _ in COLUMNS]
+    assert list(doc["columns"]) == [key for key, _, _ in COLUMNS] + [key for key, _, _ in VERDICT_COLUMNS]
     assert [r["label"] for r in doc["runs"]] == ["result_v1", "result_v2"]
+    assert [r["verdict"]["status"] for r in doc["runs"]] == ["INCONCLUSIVE", "INCONCLUSIVE"]
+    assert {r["frame_bytes"]: r["verdict"] for r in doc["rows"] if r["run"] == "result_v1"} == \
+        {128: "INCONCLUSIVE", 9000: "MEASURED"}
     assert [r["topology"] for r in doc["runs"]] == ["p2p", "pvp"]
     assert len(doc["rows"]) == len(_rows(V1)) + len(_rows(V2))
 
@@ -235,10 +238,11 @@ def test_report_and_compare_read_files_only(tmp_path):
             "'zeroloss.runner', 'zeroloss.dut.ovs', 'zeroloss.dut.unixctl')) and m != 'zeroloss.dut.ovsstats'))\n"
             "sys.exit(rc)")
     env = {"PATH": str(tmp_path / "nothing"), "MPLCONFIGDIR": str(tmp_path / "mpl"), "HOME": str(tmp_path)}
-    for args in (["report", str(V2), str(V2B), "-o", str(tmp_path / "r.html")], ["compare", str(V2), str(V2B)],
-                 ["report", str(V1), "--format", "csv"]):
+    for args, rc in ((["report", str(V2), str(V2B), "-o", str(tmp_path / "r.html")], 0),
+                     (["compare", str(V2), str(V2B)], 3),  # the baseline is inconclusive: exit 3, not an error
+                     (["report", str(V1), "--format", "csv"], 0)):
         out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0, out.stderr
+        assert out.returncode == rc, out.stderr
         assert out.stdout.strip().splitlines()[-1] == "[]", args
 
 

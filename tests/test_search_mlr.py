@@ -112,13 +112,15 @@ def test_generator_failures_are_never_given_as_dut_loss():
     assert all(t.verdict == GEN_FAIL for t in res.trials if t.rate_pps > 600_000 / 0.95)
 
 
-def test_a_generator_that_cannot_send_at_all_aborts_with_the_trials():
+def test_a_generator_that_cannot_send_at_all_ends_without_a_rate_flagged_as_the_generators():
+    """As the binary search does: no error, no rate, every trial a generator failure, the flag saying whose."""
     def dead(rate: float, duration: float, kind: Kind) -> Outcome:
         return Outcome((Direction(rate, rate * 0.5, round(rate * duration * 0.5), round(rate * duration * 0.5)),))
 
-    with pytest.raises(SearchAborted, match="generator could not offer") as exc:
-        mlr_search(cfg(), dead)
-    assert exc.value.trials and all(t.verdict == GEN_FAIL for t in exc.value.trials)
+    res = mlr_search(cfg(), dead)
+    assert res.ndr.rate_pps is None and "generator-limited" in res.flags
+    assert res.trials and all(t.verdict == GEN_FAIL for t in res.trials)
+    assert res.ndr.clean_fail_pps is None and res.gen_limit_pps is not None
 
 
 def test_anomaly_abort_policy_stops_the_search():

@@ -15,13 +15,15 @@ LINK = 25e9
 
 
 def doc(ndrs: dict[int, list[float | None]], require=None) -> dict:
-    """A result document with one search per repeat and frame size (NDR None: the search found none)."""
+    """A result document with one search per repeat and frame size (NDR None: the search found none), each NDR
+    bracketed by a lost frame 1 % above it (a file written before the verdicts: the upper bound is the DUT's)."""
     searches = []
     for frame, values in ndrs.items():
         for rep, v in enumerate(values):
             searches.append({"frame": frame, "repeat": rep, "link": "memif", "trials": [],
                              "line_rate_pps": line_rate_pps(LINK, frame),
-                             "result": {"ndr": {"rate_pps": v, "lower_pps": v or 0, "upper_pps": None},
+                             "result": {"ndr": {"rate_pps": v, "lower_pps": v or 0,
+                                                "upper_pps": 1.01 * v if v else 1000.0},
                                         "pdr": None, "flags": [], "trials": 1}})
     cfg = {"require_ndr": require, "ndr_loss_pct": 0, "pdr_loss_pct": 0.1, "link_speed_gbps": 25}
     return {"config": cfg, "searches": searches, "ceilings": {}}
@@ -96,3 +98,108 @@ def test_ceiling_measured_through_the_dut_voids_generator_bound():
     d["ceilings"]["9000"]["how"] = "loopback"
     (row,) = frame_rows(RunRecord.from_json(d))
     assert row.generator_bound and "generator-bound" in row.flags
+
+
+# the three verdicts (issue 28): searches with their trials ---------------------------------------------------------
+
+LINE64 = line_rate_pps(LINK, 64)
+
+
+def trial(i: int, rate: float, verdict: str, passes=None, seconds: float = 1.0, achieved: float | None = None,
+          disturbed: str | None = None) -> dict:
+    """A stored trial: the search's verdict, what it passed, one direction delivered at `achieved`."""
+    got = rate if achieved is None else achieved
+    tx = round(got * seconds)
+    lost = 0 if passes else 5
+    outcome = {"directions": [{"requested_pps": rate, "achieved_pps": got, "tx": tx, "rx": tx - lost}]}
+    if disturbed:
+        outcome["disturbed"] = disturbed
+    return {"index": i, "rate_pps": rate, "duration_s": seconds, "kind": "search", "goal": "ndr", "verdict": verdict,
+            "loss_ratio": lost / tx if tx else 0, "passes": list(passes or ()), "outcome": outcome}
+
+
+def search_run(trials: list[dict], ndr: float | None, require: float | None = 1.0, gen_limit: float | None = None,
+               flags=(), shared: bool = False, max_rate: float = 6e6, generator_bound: bool = False) -> RunRecord:
+    """A run of one 64 B search with the given trials and answer; require: % of line rate (None: no requirement)."""
+    clean = min((t["rate_pps"] for t in trials if t["verdict"] in ("pass", "fail") and "ndr" not in t["passes"]),
+                default=None)
+    result = {"ndr": {"rate_pps": ndr, "lower_pps": ndr or 0, "upper_pps": clean, "clean_fail_pps": clean,
+                      "generator_bound": generator_bound},
+              "pdr": None, "flags": list(flags), "trials": len(trials), "gen_limit_pps": gen_limit}
+    search = {"frame": 64, "repeat": 0, "link": "memif", "trials": trials, "line_rate_pps": LINE64,
+              "max_rate_pps": max_rate, "result": result}
+    doc = {"config": {"require_ndr": {"64": require} if require else None, "ndr_loss_pct": 0, "pdr_loss_pct": 0.1,
+                      "link_speed_gbps": 25}, "searches": [search]}
+    if shared:
+        doc["core_probes"] = [{"frames": [64], "cores": [0, 1], "ratio": [0.5, 0.5], "shared": True}]
+    return RunRecord.from_json(doc)
+
+
+ONE_PCT = LINE64 / 100
+
+
+def test_every_trial_a_generator_failure_is_inconclusive_never_fail():
+    """Issue 28's first case: --require-ndr 64:1 and only generator failures gave `FAIL: 64 B no NDR < 1 %`."""
+    trials = [trial(i, 6e6 / 2 ** (i // 4), "generator-failure", achieved=1e4) for i in range(12)]
+    v = verdict(search_run(trials, None, gen_limit=1e4, flags=["generator-limited"]))
+    assert v.status == "INCONCLUSIVE" and v.exit_code == 3
+    size = v.sizes[64]
+    assert size.bound and "generator could not offer more than 10.000 kpps" in v.line
+    assert "100 % of the trial" in v.line and v.line.startswith("INCONCLUSIVE: 64 B NDR none (required 1 %)")
+
+
+def test_a_clean_loss_at_or_below_the_required_rate_is_a_fail():
+    trials = [trial(0, 0.8 * ONE_PCT, "fail"), trial(1, 0.5 * ONE_PCT, "pass", ["ndr"], seconds=10)]
+    v = verdict(search_run(trials, 0.5 * ONE_PCT))
+    assert v.status == "FAIL" and v.exit_code == 2 and v.sizes[64].ndr_pct == pytest.approx(0.5)
+    assert "the DUT lost frames at" in v.line and "generator on schedule" in v.line
+
+
+def test_a_loss_only_in_disturbed_trials_is_inconclusive_with_the_stall_named():
+    stall = "PMD core 1 stalled up to 9.8 ms, its RX ring covers 0.5 ms at this rate"
+    trials = [trial(i, 0.8 * ONE_PCT, "disturbed", disturbed=stall) for i in range(4)]
+    trials.append(trial(4, 0.5 * ONE_PCT, "pass", ["ndr"], seconds=10))
+    v = verdict(search_run(trials, 0.5 * ONE_PCT, flags=["disturbed"]))
+    assert v.status == "INCONCLUSIVE" and v.sizes[64].shown == "≥ 0.50 %"
+    assert "host stalls on the DUT's cores" in v.line and "9.8 ms" in v.line
+
+
+def test_shared_cores_make_a_loss_inconclusive_but_not_a_pass():
+    trials = [trial(0, 0.8 * ONE_PCT, "fail"), trial(1, 0.5 * ONE_PCT, "pass", ["ndr"], seconds=10)]
+    assert verdict(search_run(trials, 0.5 * ONE_PCT, shared=True)).status == "INCONCLUSIVE"
+    ok = [trial(0, 2 * ONE_PCT, "pass", ["ndr"], seconds=10)]
+    assert verdict(search_run(ok, 2 * ONE_PCT, shared=True)).status == "PASS"
+
+
+def test_a_pass_stands_whatever_happened_above_the_required_rate():
+    trials = [trial(0, 3 * ONE_PCT, "generator-failure", achieved=ONE_PCT * 2.5),
+              trial(1, 2 * ONE_PCT, "pass", ["ndr"], seconds=10)]
+    v = verdict(search_run(trials, 2 * ONE_PCT, gen_limit=2.5 * ONE_PCT))
+    assert v.status == "PASS" and v.exit_code == 0
+
+
+def test_without_a_requirement_a_clean_bracket_is_measured_and_a_generator_limit_is_not():
+    clean = [trial(0, 5e6, "fail"), trial(1, 4e6, "pass", ["ndr"], seconds=10)]
+    v = verdict(search_run(clean, 4e6, require=None))
+    assert v.status == "NONE" and v.exit_code == 0 and v.sizes[64].status == "MEASURED" and not v.sizes[64].bound
+    limited = [trial(0, 5e6, "generator-failure", achieved=1e6), trial(1, 1e6, "pass", ["ndr"], seconds=10)]
+    v = verdict(search_run(limited, 1e6, require=None, gen_limit=1e6, flags=["generator-limited"]))
+    assert v.status == "INCONCLUSIVE" and v.exit_code == 3 and v.sizes[64].shown.startswith("≥ ")
+    assert "no frame size has a conclusive NDR" in v.line  # the headline never quotes an inconclusive NDR
+
+
+def test_an_ndr_at_the_generators_own_ceiling_is_a_measured_lower_bound():
+    top = [trial(0, 6e6, "pass", ["ndr"], seconds=10)]
+    v = verdict(search_run(top, 6e6, require=None, generator_bound=True, flags=["generator-bound"]))
+    assert v.status == "NONE" and v.sizes[64].bound and v.sizes[64].shown.startswith("≥ ")
+    near = [trial(0, 6e6, "generator-failure", achieved=5.8e6), trial(1, 5.8e6, "pass", ["ndr"], seconds=10)]
+    v = verdict(search_run(near, 5.8e6, require=None, gen_limit=5.8e6, generator_bound=True,
+                           flags=["generator-bound", "generator-limited"]))
+    assert v.status == "NONE"  # within 5 % of what zlgen offered before the search: its ceiling, not a stall
+
+
+def test_most_trial_time_on_generator_failures_is_too_few_valid_trials():
+    trials = [trial(i, 5e6, "generator-failure", achieved=4e6, seconds=10) for i in range(3)]
+    trials += [trial(3, 5e6, "fail"), trial(4, 4e6, "pass", ["ndr"], seconds=10)]
+    v = verdict(search_run(trials, 4e6, require=None))
+    assert v.status == "INCONCLUSIVE" and "% of the trial time went to generator failures" in v.line

@@ -48,6 +48,9 @@ FLAG_TEXT = {
              "failed: results vary from trial to trial (use --repeat to see the spread)",
     "no-ndr": "a search found no rate without loss (every rate it tried lost frames or the generator failed): "
               "the NDR shown is the mean of the searches that found one; see the search trace",
+    "disturbed": "a trial lost frames while a DUT core stalled longer than its RX ring covers at that rate (host "
+                 "interference: run delay, steal): retried, never counted as the DUT's loss; see the trial's "
+                 "interference in the result file",
     "anomalies": "duplicates, late frames or more frames received than sent were seen (see the result file)",
     "ceiling-via-dut": "the generator's ceiling of this file was measured through the DUT (zeroloss before 0.2): "
                        "an NDR at it may be the DUT's limit, so it is not called generator-bound; run again to "
@@ -67,28 +70,33 @@ def run_table(run: RunRecord) -> str:
 
     cfg = run.config
     frows = frame_rows(run)
+    sign_off = verdict(run)
     repeat = max((r.repeats for r in frows), default=1)
     headers = ["frame B", "wire", "NDR pps", "line rate %", "L1 Gb/s", "L2 Gb/s"]
     if repeat > 1:
         headers.append("NDR min … max")
-    headers += ["PDR pps", "PDR %", "val. loss", "lat p50/p99/max us", "flags"]
+    headers += ["PDR pps", "PDR %", "val. loss", "lat p50/p99/max us", "verdict", "flags"]
     rows = []
     for r in frows:
+        size = sign_off.sizes.get(r.frame)
+        ge = "≥ " if size is not None and size.bound else ""  # only a lower bound is known
         if not r.found:
             row = [str(r.frame), r.link, "none", "-", "-", "-", *(["-"] if repeat > 1 else [])]
         else:
-            ndr_cell = f"{r.ndr_pps:,.0f}" + (f" ± {r.ndr_sd:,.0f}" if len(r.ndrs) > 1 else "")
-            row = [str(r.frame), r.link, ndr_cell, f"{r.line_rate_pct:.2f}", f"{r.l1_gbps:.3f}", f"{r.l2_gbps:.3f}"]
+            ndr_cell = ge + f"{r.ndr_pps:,.0f}" + (f" ± {r.ndr_sd:,.0f}" if len(r.ndrs) > 1 else "")
+            row = [str(r.frame), r.link, ndr_cell, ge + f"{r.line_rate_pct:.2f}", f"{r.l1_gbps:.3f}",
+                   f"{r.l2_gbps:.3f}"]
             if repeat > 1:
                 row.append(f"{min(r.ndrs):,.0f} … {max(r.ndrs):,.0f}")
         row += [f"{r.pdr_pps:,.0f}" if r.pdr_pps else "-", f"{r.pdr_pct:.2f}" if r.pdr_pps else "-",
                 f"{r.val_lost}/{r.val_tx}" if r.val_tx is not None else "-",
-                "/".join(f"{v:.1f}" for v in r.lat_us) if r.lat_us else "-", ", ".join(r.flags)]
+                "/".join(f"{v:.1f}" for v in r.lat_us) if r.lat_us else "-",
+                size.status if size is not None else "-", ", ".join(r.flags)]
         rows.append(row)
     legend = [f"  {f}: {FLAG_TEXT[f]}" for f in sorted({f for r in frows for f in r.flags}) if f in FLAG_TEXT]
     title = (f"Zero-loss throughput: NDR (loss <= {cfg['ndr_loss_pct']:g} %) and PDR (loss <= "
              f"{cfg['pdr_loss_pct']:g} %) per direction, % of {run.link_speed_gbps:g} Gb/s line rate")
-    return "\n".join([verdict(run).line, title, table(headers, rows), *legend])
+    return "\n".join([sign_off.line, title, table(headers, rows), *legend])
 
 
 def _queue_cells(trial: TrialEntry, nb: int) -> list[str]:

@@ -4,11 +4,12 @@ around it, or a stored trial given back when a search resumes."""
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from .config import RunConfig
 from .diagnose import analyse
 from .errors import ZeroLossError
+from .host.interference import Interference, delta, ring_ms, snapshot
 from .ledger import counter_delta, summary
 from .model import TrialResult
 from .results.records import TrialEntry
@@ -70,17 +71,32 @@ class TrialRunner:
         return stored.outcome.outcome()
 
     def measure(self, rate_pps: float, duration_s: float) -> Outcome:
-        """One live trial with the counters of every stage read around it, and every process of the bench
-        checked before and after each step."""
+        """One live trial with the counters of every stage and the host's stalls of every poller read around it,
+        and every process of the bench checked before and after each step."""
         health = self.probe.health
         health()
+        refs = guarded(health, self.probe.threads)
         before = guarded(health, self.probe.counters)
+        start = snapshot(refs)
         r = guarded(health, lambda: self.client.run_trial(
             duration_s=duration_s, drain_ms=self.cfg.drain_ms,
             rate_pps=[rate_pps / self.lanes] * self.nb_streams, watch=health))
+        stalls = delta(start, snapshot(refs))
         after = guarded(health, self.probe.counters)
+        out = outcome_of(r, self.refused_is_loss)
+        disturbed = self.disturbance(out, stalls, rate_pps)
         self.detail = guarded(health, lambda: self._details(r, before, after, rate_pps))
-        return outcome_of(r, self.refused_is_loss)
+        self.detail["interference"] = {**stalls.to_json(), "stall_ms": stalls.stall_ms_by_core(),
+                                       "disturbed": disturbed}
+        return replace(out, disturbed=disturbed)
+
+    def disturbance(self, out: Outcome, stalls: Interference, rate_pps: float) -> str | None:
+        """The sentence naming a core that stalled longer than its RX ring covers at this rate, when the trial lost
+        frames (a stall in a trial that lost nothing changed nothing). Rings hold a queue's share of a direction."""
+        if not self.probe.rings or not any(d.lost > 0 for d in out.directions):
+            return None
+        per_queue = rate_pps / max(1, self.lanes)
+        return stalls.disturbance({c: ring_ms(n, per_queue) for c, n in self.probe.rings.items()})
 
     def _details(self, r: TrialResult, before: dict, after: dict, rate_pps: float) -> dict:
         """The trial's record beyond the search's view: counters of every stage over the trial, the ledger of
@@ -98,6 +114,8 @@ class TrialRunner:
             directions.append({"port": port, "rx_port": rx_port, "tx_refused": sum(s.tx_refused for s in group),
                                "pace_skipped": sum(s.pace_skipped for s in group),
                                "pace_restarts": sum(s.pace_restarts for s in group),
+                               # zlgen's longest lateness behind its TX schedule: its own stall
+                               "pace_max_late_ns": max(s.pace_max_late_ns for s in group),
                                "reordered": sum(s.reordered for s in group), "ledger": summary(by_side[port]),
                                # worst queue's percentiles (merging histograms would need the buckets)
                                "latency_ns": {k: max(x[k] for x in lat) for k in lat[0]}})

@@ -175,7 +175,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise ZeroLossError(f"{e} (trials so far: {rf.path})") from e
     run = rf.run
     sign_off = verdict(run)
-    code = 2 if sign_off.status == "FAIL" else 0
+    code = sign_off.exit_code  # 0 pass (or no requirement), 2 fail, 3 inconclusive: results/verdict.py
     if args.json:
         keys = ("frame", "repeat", "link", "ceiling_pps", "line_rate_pps", "result")
         searches = [{k: d[k] for k in keys} for d in (s.to_json() for s in run.searches)]

@@ -59,6 +59,11 @@ class Progress:
         kind = "valid." if rec.kind == "validation" else rec.kind
         text = (f"{data['frame']:>5} B  trial {rec.index + 1:>2} {kind:<6} "
                 f"{si(rec.rate_pps, 'pps'):>13} ({pct:5.1f} %)  lost {rec.lost:<8} {shown}")
+        if verdict == "generator-failure" and rec.outcome.directions:
+            got = min(d.achieved_pps for d in rec.outcome.directions)
+            text += f" (delivered {si(got, 'pps')}, {100 * (1 - got / rec.rate_pps):.1f} % short)"
+        elif verdict == "disturbed" and rec.outcome.disturbed:
+            text += f" ({rec.outcome.disturbed})"
         if rec.kind == "validation" and verdict == "fail" and rec.ledger:
             # where the frames of a failed validation were lost, and why, under its line
             if self.tty:

@@ -85,15 +85,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     """`zeroloss compare`: each run against the first, as text or JSON."""
-    from zeroloss.results.compare import compare, text, to_json
+    from zeroloss.results.compare import compare, exit_code, text, to_json
     from zeroloss.results.summary import load_runs
 
     cmps = compare(load_runs(args.files), force=args.force)
     if args.json:
         print(json.dumps(to_json(cmps), indent=1))
-        return 0
-    print("\n\n".join(text(c) for c in cmps))
-    return 0
+    else:
+        print("\n\n".join(text(c) for c in cmps))
+    return exit_code(cmps)
 
 
 def register(sub: Any) -> None:
@@ -125,7 +125,10 @@ def register(sub: Any) -> None:
                     "difference in frames/s, in % of the baseline and in points of line rate, and whether it is "
                     "larger than the run-to-run spread (max - min of the NDRs of --repeat searches) and the search "
                     "resolution; then the settings, core placement and host facts that differ. A campaign file "
-                    "gives one run per case. Runs from different hosts are refused unless --force.")
+                    "gives one run per case. Runs from different hosts are refused unless --force. Exit code (a CI "
+                    "gate): 2 when a frame size is slower beyond the spread, 3 when one may be slower but cannot be "
+                    "judged (one search per size: use --repeat; or a size measured inconclusively), 0 otherwise, "
+                    "1 on an error.")
     c.add_argument("files", nargs="+", metavar="RESULT.json", help="baseline first, then the runs to compare")
     c.add_argument("--force", action="store_true", help="compare runs from different hosts anyway")
     c.add_argument("--json", action="store_true", help="print the comparison as JSON")

@@ -4,8 +4,10 @@ the host took from those cores (steal, IRQ, softirq, interrupts).
 The kernel's per-task wait_max needs schedstats (sched_schedstats, /proc/PID/sched's se.statistics), which many
 hosts (this one) do not have. What every Linux has is cumulative: /proc/PID/task/TID/schedstat (time on the CPU,
 time runnable but waiting for it, timeslices), the thread's involuntary context switches, and /proc/stat's per-CPU
-steal/IRQ/softirq ticks. Two snapshots around a trial give their differences; the largest of them on a core is an
-upper bound of the longest stall a poller there had (it may be many short waits). Pure parsers plus small readers.
+steal/IRQ/softirq ticks. Two snapshots around a trial give their differences. A busy poller alone on its core waits only
+when preempted, so its run delay over its involuntary switches is its mean wait, a lower bound of its longest stall:
+when that exceeds the time its RX ring covers, a stall surely overflowed it. Steal (the hypervisor's) is a sum,
+the only reading there is. Pure parsers plus small readers.
 """
 
 from __future__ import annotations
@@ -225,11 +227,28 @@ class CoreDelta:
 
 @dataclass(frozen=True)
 class StallCause:
-    """Why a core's pollers may have stalled: who polls there, and the run delay and steal behind the bound."""
+    """Why a core's pollers may have stalled: who polls there, their run delay and preemptions, the core's steal,
+    and whether several of our pollers take turns on it by design (then their waits are the design's)."""
 
     who: str
     run_delay_ms: float
     steal_ms: float
+    preemptions: int = 0
+    shared: bool = False
+
+    @property
+    def wait_ms(self) -> float:
+        """A busy poller waits only when preempted, so its run delay over its involuntary switches is its mean
+        wait: a lower bound of its longest. Not counted where our own pollers share the core by design."""
+        if self.shared or not self.run_delay_ms:
+            return 0.0
+        return self.run_delay_ms / max(1, self.preemptions)
+
+    @property
+    def stall_ms(self) -> float:
+        """The stall the core is known to have had: the mean wait of its poller, or the host's steal (rare, long
+        preemptions of the vCPU by the hypervisor; a sum over the trial, the only reading there is)."""
+        return max(self.wait_ms, self.steal_ms)
 
 
 @dataclass(frozen=True)
@@ -250,25 +269,32 @@ class Interference:
                            "softirq_ms": round(c.softirq_ms, 3), "interrupts": c.interrupts} for c in self.cores]}
 
     def causes(self) -> dict[int, StallCause]:
-        """Per core with a pinned thread or a reading: its pollers' roles, their largest run delay, its steal."""
+        """Per core with a pinned thread or a reading: its pollers' roles, the run delay and preemptions of the one
+        that waited longest per preemption, its steal, and whether several of our pollers share it."""
         roles: dict[int, list[str]] = {}
-        delay: dict[int, float] = {}
+        worst: dict[int, ThreadDelta] = {}
+        count: dict[int, int] = {}
         for d in self.threads:
             if d.core is None:
                 continue
             label = ROLE_LABEL.get(d.role, d.role)
             if label not in roles.setdefault(d.core, []):
                 roles[d.core].append(label)
-            delay[d.core] = max(delay.get(d.core, 0.0), d.run_delay_ms)
+            count[d.core] = count.get(d.core, 0) + 1
+            w = worst.get(d.core)
+            if w is None or d.run_delay_ms / max(1, d.nonvoluntary) > w.run_delay_ms / max(1, w.nonvoluntary):
+                worst[d.core] = d
         steal = {c.core: c.steal_ms for c in self.cores}
-        return {c: StallCause("/".join(roles.get(c, [])), delay.get(c, 0.0), steal.get(c, 0.0))
-                for c in sorted(set(roles) | set(steal))}
+        out = {}
+        for c in sorted(set(roles) | set(steal)):
+            w = worst.get(c)
+            out[c] = StallCause("/".join(roles.get(c, [])), w.run_delay_ms if w else 0.0, steal.get(c, 0.0),
+                                w.nonvoluntary if w else 0, count.get(c, 0) > 1)
+        return out
 
     def stall_ms_by_core(self) -> dict[int, float]:
-        """Per core the largest of its threads' run delay and its steal (ms): an upper bound of the longest stall
-        of a poller on that core during the trial. Not a measured maximum (no wait_max without schedstats):
-        the run delay and steal are sums over the trial, which may be many short waits."""
-        return {c: max(k.run_delay_ms, k.steal_ms) for c, k in self.causes().items()}
+        """Per core the stall its pollers are known to have had (StallCause.stall_ms), ms."""
+        return {c: k.stall_ms for c, k in self.causes().items()}
 
     def disturbance(self, ring_ms_by_core: Mapping[int, float]) -> str | None:
         """disturbance() over this trial's stalls, naming who polls on the core and the parts of the bound."""
@@ -319,6 +345,10 @@ def disturbance(stall_ms_by_core: Mapping[int, float], ring_ms_by_core: Mapping[
     stall, ring = stall_ms_by_core[core], ring_ms_by_core[core]
     cause = (causes or {}).get(core)
     who = f"{cause.who} core" if cause and cause.who else "core"
-    parts = f" (run delay {_ms(cause.run_delay_ms)} ms, steal {_ms(cause.steal_ms)} ms)" if cause else ""
-    return (f"{who} {core} stalled up to {_ms(stall)} ms{parts}, its RX ring covers {_ms(ring)} ms "
+    parts = ""
+    if cause:
+        waits = (f"run delay {_ms(cause.run_delay_ms)} ms over {cause.preemptions} preemption(s)" if not cause.shared
+                 else "pollers sharing it by design not counted")
+        parts = f" ({waits}, steal {_ms(cause.steal_ms)} ms)"
+    return (f"{who} {core} stalled {_ms(stall)} ms{parts}, its RX ring covers {_ms(ring)} ms "
             f"at this rate")

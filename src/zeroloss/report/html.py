@@ -28,7 +28,7 @@ from zeroloss.results.summary import (
     line_gbps,
     traced_searches,
 )
-from zeroloss.results.verdict import verdict
+from zeroloss.results.verdict import size_verdicts, verdict
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1240px;padding:0 16px;
@@ -40,7 +40,7 @@ table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nu
 th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:right;vertical-align:top;white-space:nowrap}
 th{background:#f3f6f9;font-weight:600}td.l,th.l{text-align:left}
 tr.fail td{background:#fdecec}tr.pass td{background:#eef8ee}tr.risk td{background:#fff7e0}
-.verdict{font-size:1.1em}.verdict.pass{color:#1a7f37}.verdict.fail{color:#b42318}
+.verdict{font-size:1.1em}.verdict.pass{color:#1a7f37}.verdict.fail{color:#b42318}.verdict.inconclusive{color:#b54708}
 .meta{color:#555}.kv td{text-align:left;white-space:normal;max-width:440px;overflow-wrap:anywhere}
 .kv td:first-child{color:#444;white-space:nowrap}td.why{white-space:normal;text-align:left}
 .kv td.set{font-weight:600}.grid{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
@@ -205,22 +205,28 @@ def _core_probes(run: RunRecord) -> str:
 def results_table(run: RunRecord) -> str:
     """The results table of a run: one row per frame size (summary.frame_rows)."""
     rows = frame_rows(run)
+    sizes = size_verdicts(run)
     rep = any(r.repeats > 1 for r in rows)
     headers = ["frame B", "wire", "NDR pps", *(["NDR min … max"] if rep else []), "% line rate", "L1 Gb/s",
-               "L2 Gb/s", "PDR pps", "PDR %", "val. lost / sent", "lat p50 / p99 / max µs", "flags"]
+               "L2 Gb/s", "PDR pps", "PDR %", "val. lost / sent", "lat p50 / p99 / max µs", "verdict", "flags"]
     out = []
     for r in rows:
+        size = sizes.get(r.frame)
+        ge = "≥ " if size is not None and size.bound else ""  # only a lower bound is known
         if not r.found:
             cells = [str(r.frame), r.link, "none", *(["-"] if rep else []), "-", "-", "-"]
         else:
-            cells = [str(r.frame), r.link, f"{r.ndr_pps:,.0f}" + (f" ± {r.ndr_sd:,.0f}" if len(r.ndrs) > 1 else "")]
+            cells = [str(r.frame), r.link,
+                     ge + f"{r.ndr_pps:,.0f}" + (f" ± {r.ndr_sd:,.0f}" if len(r.ndrs) > 1 else "")]
             if rep:
                 cells.append(f"{min(r.ndrs):,.0f} … {max(r.ndrs):,.0f}")
-            cells += [f"{r.line_rate_pct:.2f}", f"{r.l1_gbps:.3f}", f"{r.l2_gbps:.3f}"]
+            cells += [ge + f"{r.line_rate_pct:.2f}", f"{r.l1_gbps:.3f}", f"{r.l2_gbps:.3f}"]
         cells += [
                   f"{r.pdr_pps:,.0f}" if r.pdr_pps else "-", f"{r.pdr_pct:.2f}" if r.pdr_pct is not None else "-",
                   f"{r.val_lost:,} / {r.val_tx:,}" if r.val_tx is not None else "-",
-                  " / ".join(f"{v:.1f}" for v in r.lat_us) if r.lat_us else "-", ", ".join(r.flags)]
+                  " / ".join(f"{v:.1f}" for v in r.lat_us) if r.lat_us else "-",
+                  size.status if size else "-",  # the reasons are in the verdict line above
+                  ", ".join(r.flags)]
         out.append(cells)
     if not out:
         return '<p class="warn">No frame size finished its search.</p>'

@@ -25,6 +25,7 @@ VERDICT_STYLE = {  # verdict -> (marker, colour, legend text)
     "fail": ("X", "#d62728", "loss above tolerance"),
     "generator-failure": ("^", "#7f7f7f", "generator could not send (retried)"),
     "anomaly": ("D", "#ff7f0e", "anomaly (duplicates, late frames)"),
+    "disturbed": ("s", "#9467bd", "lost while a DUT core stalled (host; retried)"),
 }
 FORMATS = ("svg", "png")
 

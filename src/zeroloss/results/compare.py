@@ -3,7 +3,10 @@ with what differed in their setup. Pure: reads runs' records (results/records.py
 
 A difference counts as real when it is larger than the measured spread of both runs (max - min of the repeats'
 NDRs, `--repeat N`) and larger than the search's resolution (the widest pass/fail bracket a search ended with).
-With one search per frame size there is no spread to judge by: the verdict says so.
+With one search per frame size there is no spread to judge by: the verdict says so. A size either run could not
+measure conclusively (results/verdict.py: INCONCLUSIVE) holds only lower bounds: it is "inconclusive", never
+faster or slower. `zeroloss compare` exits with `exit_code`: 2 when a size is slower beyond the spread (a CI
+gate), 3 when a size may have regressed but cannot be judged, else 0.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from zeroloss.errors import ZeroLossError
 from zeroloss.results.records import FINGERPRINT_KEYS, RunRecord, fingerprint
 from zeroloss.results.summary import FrameRow, Run, frame_rows
+from zeroloss.results.verdict import INCONCLUSIVE, size_verdicts
 from zeroloss.text import si, table
 
 HOST_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "numa_nodes", "memory_mib", "hugepages", "kernel",
@@ -29,6 +33,7 @@ class FrameDiff:
     base: FrameRow | None
     other: FrameRow | None
     verdict: str  # faster | slower | within-spread | within-resolution | unjudged | generator-bound | no-ndr | missing
+    #              | inconclusive
     note: str
 
     def _both(self) -> tuple[FrameRow, FrameRow] | None:
@@ -107,9 +112,14 @@ def frame_diffs(base: RunRecord, other: RunRecord) -> list[FrameDiff]:
     """Each frame size measured in either run, judged."""
     a = {r.frame: r for r in frame_rows(base)}
     b = {r.frame: r for r in frame_rows(other)}
+    va, vb = size_verdicts(base), size_verdicts(other)
     out = []
     for f in sorted(a.keys() | b.keys()):
-        if f in a and f in b:
+        unsure = [n for n, v in (("baseline", va.get(f)), ("other run", vb.get(f))) if v and v.status == INCONCLUSIVE]
+        if f in a and f in b and unsure:
+            why = "; ".join(dict.fromkeys(r for v in (va.get(f), vb.get(f)) if v for r in v.reasons))
+            verdict, note = "inconclusive", f"the {' and the '.join(unsure)} measured only a lower bound: {why}"
+        elif f in a and f in b:
             verdict, note = judge(a[f], b[f])
         else:
             verdict, note = "missing", "measured only in the " + ("baseline" if f in a else "other run")
@@ -164,6 +174,18 @@ def compare(runs: list[Run], force: bool = False) -> list[Comparison]:
                             "two measured cases")
     check_hosts(runs, force)
     return [comparison(runs[0], r) for r in runs[1:]]
+
+
+def exit_code(cmps: list[Comparison]) -> int:
+    """2 when a frame size is slower beyond the spread in any comparison; 3 when one may be slower but cannot be
+    judged (one search per size, or a size measured inconclusively); else 0."""
+    diffs = [d for c in cmps for d in c.frames]
+    if any(d.verdict == "slower" for d in diffs):
+        return 2
+    if any(d.verdict in ("unjudged", "inconclusive", "no-ndr") and (d.delta_pps is None or d.delta_pps < 0)
+           for d in diffs):
+        return 3
+    return 0
 
 
 def _v(v: object) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zeroloss.results.summary import FrameRow, Run, frame_rows
+from zeroloss.results.verdict import SizeVerdict, size_verdicts, verdict
 
 # (key, unit or meaning, value of a row); rates are frames/s per direction, as everywhere in zeroloss
 COLUMNS: list[tuple[str, str, Callable[[FrameRow], Any]]] = [
@@ -32,6 +33,14 @@ COLUMNS: list[tuple[str, str, Callable[[FrameRow], Any]]] = [
     ("lat_max_us", "latency at NDR, maximum, us", lambda r: r.lat_us and round(r.lat_us[2], 2)),
     ("flags", "warnings about the number (see the report)", lambda r: " ".join(r.flags)),
 ]
+# a frame size's sign-off (results/verdict.py), beside its numbers
+VERDICT_COLUMNS: list[tuple[str, str, Callable[[SizeVerdict | None], Any]]] = [
+    ("verdict", "PASS, FAIL or INCONCLUSIVE against --require-ndr; MEASURED without one",
+     lambda v: v.status if v else None),
+    ("ndr_lower_bound", "true when the NDR is only a lower bound (the table shows ≥)",
+     lambda v: v.bound if v else None),
+    ("verdict_reasons", "why the size failed or is inconclusive", lambda v: "; ".join(v.reasons) if v else None),
+]
 FORMATS = ("json", "csv", "markdown")
 
 
@@ -44,8 +53,11 @@ def records(runs: list[Run]) -> list[dict[str, Any]]:
     """One flat record per run and frame size, keyed by COLUMNS (plus the run's label)."""
     out = []
     for run in runs:
+        sizes = size_verdicts(run.record)
         for row in frame_rows(run.record):
-            out.append({"run": run.label, **{key: get(row) for key, _, get in COLUMNS}})
+            v = sizes.get(row.frame)
+            out.append({"run": run.label, **{key: get(row) for key, _, get in COLUMNS},
+                        **{key: get_v(v) for key, _, get_v in VERDICT_COLUMNS}})
     return out
 
 
@@ -54,12 +66,13 @@ def _run_json(r: Run) -> dict[str, Any]:
     c = r.record.config
     return {"label": r.label, "source": r.source, "topology": c.get("topology", "p2p"),
             "link_speed_gbps": r.record.link_speed_gbps, "ndr_loss_pct": c["ndr_loss_pct"],
-            "pdr_loss_pct": c["pdr_loss_pct"], "state": r.record.state}
+            "pdr_loss_pct": c["pdr_loss_pct"], "state": r.record.state, "verdict": verdict(r.record).to_dict()}
 
 
 def to_json(runs: list[Run]) -> str:
     """The columns with their units, the runs, and one row per run and frame size."""
-    doc = {"columns": {key: unit for key, unit, _ in COLUMNS}, "runs": [_run_json(r) for r in runs],
+    units = {key: unit for key, unit, _ in COLUMNS} | {key: unit for key, unit, _ in VERDICT_COLUMNS}
+    doc = {"columns": units, "runs": [_run_json(r) for r in runs],
            "rows": records(runs)}
     return json.dumps(doc, indent=1)
 
@@ -67,37 +80,43 @@ def to_json(runs: list[Run]) -> str:
 def to_csv(runs: list[Run]) -> str:
     """The rows as CSV with a header line; an empty cell where a value is unknown."""
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=["run", *(key for key, _, _ in COLUMNS)], lineterminator="\n")
+    keys = [key for key, _, _ in COLUMNS] + [key for key, _, _ in VERDICT_COLUMNS]
+    w = csv.DictWriter(buf, fieldnames=["run", *keys], lineterminator="\n")
     w.writeheader()
     for rec in records(runs):
         w.writerow({k: "" if v is None else v for k, v in rec.items()})
     return buf.getvalue()
 
 
-def _md_cells(r: FrameRow) -> list[str]:
-    """A frame size's cells of the Markdown table."""
+def _md_cells(r: FrameRow, v: SizeVerdict | None) -> list[str]:
+    """A frame size's cells of the Markdown table; an NDR that is only a lower bound reads "≥ X"."""
     spread = f" ± {r.ndr_sd:,.0f}" if len(r.ndrs) > 1 else ""
     lat = " / ".join(f"{v:.1f}" for v in r.lat_us) if r.lat_us else "-"
+    status = v.status if v else "-"
+    ge = "≥ " if v is not None and v.bound else ""
     if not r.found:
-        return [str(r.frame), "none", "-", "-", "-", "-", lat, ", ".join(r.flags)]
-    return [str(r.frame), f"{r.ndr_pps:,.0f}{spread}", f"{r.line_rate_pct:.2f}", f"{r.l1_gbps:.3f}",
+        return [str(r.frame), "none", "-", "-", "-", "-", lat, status, ", ".join(r.flags)]
+    return [str(r.frame), f"{ge}{r.ndr_pps:,.0f}{spread}", f"{ge}{r.line_rate_pct:.2f}", f"{r.l1_gbps:.3f}",
             f"{r.pdr_pps:,.0f}" if r.pdr_pps else "-",
-            f"{r.val_lost:,} / {r.val_tx:,}" if r.val_tx is not None else "-", lat, ", ".join(r.flags)]
+            f"{r.val_lost:,} / {r.val_tx:,}" if r.val_tx is not None else "-", lat, status, ", ".join(r.flags)]
 
 
 def to_markdown(runs: list[Run]) -> str:
     """One table per run, with a caption line that says what the numbers are."""
     out = []
     head = ["frame B", "NDR pps", "% line rate", "L1 Gb/s", "PDR pps", "val. lost / sent", "lat p50 / p99 / max us",
-            "flags"]
+            "verdict", "flags"]
     for run in runs:
         c = run.record.config
         out.append(f"**{run.label}**: {c.get('topology', 'p2p')}, NDR (loss ≤ {c['ndr_loss_pct']:g} %) and PDR "
                    f"(≤ {c['pdr_loss_pct']:g} %) per direction, % of {run.record.link_speed_gbps:g} Gb/s line rate")
         out.append("")
+        out.append(verdict(run.record).line)
+        out.append("")
         out.append("| " + " | ".join(head) + " |")
-        out.append("|" + "|".join(["---:"] * (len(head) - 1) + [":---"]) + "|")
-        out += ["| " + " | ".join(_md_cells(r)) + " |" for r in frame_rows(run.record)]
+        out.append("|" + "|".join(["---:"] * (len(head) - 2) + [":---", ":---"]) + "|")
+        sizes = size_verdicts(run.record)
+        out += ["| " + " | ".join(_md_cells(r, sizes.get(r.frame))) + " |" for r in frame_rows(run.record)]
         out.append("")
     return "\n".join(out)
 

@@ -62,13 +62,14 @@ class DirectionOutcome(Record):
 @dataclass(frozen=True, kw_only=True)
 class OutcomeRecord(Record):
     directions: tuple[DirectionOutcome, ...] = ()
+    disturbed: str | None = None  # the host stall the trial met (a resumed search replays it as it was judged)
 
     @classmethod
     def of(cls, o: Outcome) -> OutcomeRecord:
-        return cls(directions=tuple(DirectionOutcome.of(d) for d in o.directions))
+        return cls(directions=tuple(DirectionOutcome.of(d) for d in o.directions), disturbed=o.disturbed)
 
     def outcome(self) -> Outcome:
-        return Outcome(tuple(d.direction() for d in self.directions))
+        return Outcome(tuple(d.direction() for d in self.directions), disturbed=self.disturbed)
 
     @property
     def lost(self) -> int:
@@ -84,6 +85,7 @@ class TrialDirection(Record):
     tx_refused: int | None = None
     pace_skipped: int | None = None
     pace_restarts: int | None = None
+    pace_max_late_ns: int | None = None  # the generator's longest lateness behind its TX schedule
     reordered: int | None = None
     ledger: JsonObject | None = None  # {sent, received, lost, counted, unexplained} (v1: other keys)
     latency_ns: JsonObject | None = None  # {count, mean, min, max, p50, p90, p99, p99_9, p99_99}
@@ -109,6 +111,7 @@ class TrialEntry(Record):
     ledger: list[JsonObject] | None = None  # per direction, hop by hop (ledger.py)
     diagnosis: list[JsonObject] | None = None  # findings (diagnose.py)
     dut_state: JsonObject | None = None
+    interference: JsonObject | None = None  # the host's stalls of the bench's threads and cores over the trial
 
     @classmethod
     def of(cls, rec: TrialRecord) -> TrialEntry:
@@ -143,7 +146,7 @@ class Validation(Record):
 class GoalRecord(Record):
     """A goal's answer (NDR or PDR) as stored: the rate, its bracket and the validation."""
 
-    NULLABLE: ClassVar[frozenset[str]] = frozenset({"rate_pps", "upper_pps"})
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"rate_pps", "upper_pps", "clean_fail_pps"})
 
     goal: str | None = None
     loss_pct: float | None = None
@@ -157,12 +160,14 @@ class GoalRecord(Record):
     l1_gbps: float | None = None
     l2_gbps: float | None = None
     validation: Validation | None = None
+    best_delivered_pps: float | None = None  # highest rate a trial >= the validation's length delivered meeting it
+    clean_fail_pps: float | None = None  # lowest rate the DUT missed the goal at, generator on time, no host stall
 
     @classmethod
     def from_search(cls, g: GoalResult, frame: int, link_bps: float) -> GoalRecord:
         """The stored answer of a goal. The rate is what zlgen delivered in the deciding trial, never more: a trial
-        passes with the generator up to gen_tolerance_pct short of the requested rate, and the DUT then forwarded
-        only what it was given."""
+        passes with the generator up to the search's resolution (SearchConfig.shortfall_pct) short of the requested
+        rate, and the DUT then forwarded only what it was given."""
         rate, requested = g.rate_pps, None
         if g.rate_pps and g.validation is not None:
             offered = math.floor(min(d.achieved_pps for d in g.validation.outcome.directions))
@@ -178,7 +183,9 @@ class GoalRecord(Record):
             tx=sum(d.tx for d in v.outcome.directions), loss_ratio=v.loss_ratio)
         return cls(goal=g.goal, loss_pct=g.loss_pct, rate_pps=rate, requested_pps=requested, lower_pps=g.lower_pps,
                    upper_pps=g.upper_pps, generator_bound=g.generator_bound, conditional_pps=g.conditional_pps,
-                   validation=val, line_rate_pct=pct, l1_gbps=l1, l2_gbps=l2)
+                   validation=val, line_rate_pct=pct, l1_gbps=l1, l2_gbps=l2,
+                   best_delivered_pps=None if g.best_delivered_pps is None else float(math.floor(g.best_delivered_pps)),
+                   clean_fail_pps=g.clean_fail_pps)
 
     @property
     def found(self) -> bool:
@@ -203,7 +210,7 @@ class LatencyAtNdr(Record):
 class SearchOutcome(Record):
     """A finished search's answer: NDR, PDR, flags, what it cost."""
 
-    NULLABLE: ClassVar[frozenset[str]] = frozenset({"pdr"})
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"pdr", "gen_limit_pps"})
 
     ndr: GoalRecord = field(default_factory=GoalRecord)
     pdr: GoalRecord | None = None
@@ -212,6 +219,7 @@ class SearchOutcome(Record):
     strategy: str | None = None
     trial_seconds: float | None = None
     ndr_latency_ns: LatencyAtNdr | None = None
+    gen_limit_pps: float | None = None  # the generator could not offer more (None: it offered every rate asked)
 
     @classmethod
     def of(cls, res: SearchResult, frame: int, link_bps: float,
@@ -219,7 +227,8 @@ class SearchOutcome(Record):
         return cls(ndr=GoalRecord.from_search(res.ndr, frame, link_bps),
                    pdr=None if res.pdr is None else GoalRecord.from_search(res.pdr, frame, link_bps),
                    flags=tuple(res.flags), trials=len(res.trials), strategy=res.strategy,
-                   trial_seconds=sum(t.duration_s for t in res.trials), ndr_latency_ns=latency)
+                   trial_seconds=sum(t.duration_s for t in res.trials), ndr_latency_ns=latency,
+                   gen_limit_pps=res.gen_limit_pps)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,6 +1,20 @@
-"""The one-line sign-off verdict of a run: PASS/FAIL against --require-ndr, the lowest NDR and its size.
+"""The sign-off verdict of a run and of each frame size: PASS, FAIL or INCONCLUSIVE, never blaming the DUT for the
+generator or the host.
 
-Pure: reads a run's records (results/records.py). The run table, `zeroloss run --json` and the HTML report lead with it.
+Pure: reads a run's records (results/records.py). The run table, `zeroloss run --json`, the exports and the HTML
+report lead with it; `zeroloss run` exits with its code (EXIT_CODES).
+
+Per search, against the required NDR R (frames/s; --require-ndr, % of line rate):
+- PASS: the NDR (what the deciding validation delivered) is at least R.
+- FAIL: the DUT lost frames at or below R in a *clean* trial: the generator delivered the rate to within the
+  search's resolution and no host stall touched it (trial verdicts "pass"/"fail", search/trials.py), and the
+  cores were not found shared.
+- INCONCLUSIVE: neither is shown. The reasons say what stood in the way (the generator could not offer the
+  rate, host stalls on the DUT's cores decided trials, the cores are shared, most trial time went to trials
+  that count for nothing) and the NDR found is kept as a lower bound (shown "≥ X").
+Without a requirement a search is MEASURED when its NDR is bracketed by a clean DUT loss (or sits at the
+generator's own ceiling, a lower bound the generator cannot push), else INCONCLUSIVE for the same reasons.
+A size takes its worst search (FAIL before INCONCLUSIVE before PASS/MEASURED); the run its worst required size.
 """
 
 from __future__ import annotations
@@ -8,52 +22,231 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from zeroloss.results.records import RunRecord
-from zeroloss.results.summary import frame_rows
+from zeroloss.results.codec import Record
+from zeroloss.results.records import RunRecord, SearchEntry
+from zeroloss.text import si
+
+PASS, FAIL, INCONCLUSIVE, MEASURED = "PASS", "FAIL", "INCONCLUSIVE", "MEASURED"
+NONE, INCOMPLETE = "NONE", "INCOMPLETE"  # run statuses: no requirement given (all measured); no search finished
+# the exit code of `zeroloss run` per run status (1 is an error: a bad input, a component that died)
+EXIT_CODES = {PASS: 0, NONE: 0, FAIL: 2, INCONCLUSIVE: 3, INCOMPLETE: 3}
+_RANK = {FAIL: 0, INCONCLUSIVE: 1, PASS: 2, MEASURED: 2}
+# a generator limit this close below the search's top is the generator's ceiling on this path, not a stall
+CEILING_SLACK = 0.05
+# more than this share of a search's trial seconds went to generator failures or disturbed trials
+WASTED_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class SearchJudgement:
+    """One search judged: its status, the NDR it found (a lower bound unless conclusive) and why."""
+
+    status: str
+    ndr_pps: float  # 0: none found
+    bound: bool  # the NDR is only a lower bound: shown "≥ X"
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SizeVerdict:
+    """A frame size's verdict: its worst search's status, the worst NDR (% of line rate), the reasons."""
+
+    frame: int
+    status: str
+    required_pct: float | None
+    ndr_pct: float | None  # the worst repeat's NDR, % of line rate (None: no NDR)
+    bound: bool
+    reasons: tuple[str, ...]
+
+    @property
+    def shown(self) -> str:
+        """The NDR as the table shows it: "≥ 1.20 %" when only a lower bound is known, "none" when nothing."""
+        if self.ndr_pct is None:
+            return "none"
+        return ("≥ " if self.bound else "") + f"{self.ndr_pct:.2f} %"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "required_pct": self.required_pct, "ndr_line_rate_pct": self.ndr_pct,
+                "lower_bound": self.bound, "reasons": list(self.reasons)}
 
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str  # "PASS" | "FAIL" | "NONE" (no requirement given) | "INCOMPLETE" (no search finished)
+    status: str  # PASS | FAIL | INCONCLUSIVE | NONE (no requirement, every size measured) | INCOMPLETE
     required: dict[int, float]  # frame size -> % of line rate the NDR must reach
-    missed: dict[int, float | None]  # frame size -> the NDR's % of line rate (None: no NDR or not measured)
-    lowest_pct: float | None  # the lowest NDR of the run, % of line rate (lowest repeat of each size)
+    sizes: dict[int, SizeVerdict]
+    lowest_pct: float | None  # the lowest conclusive NDR of the run, % of line rate (lowest repeat of each size)
     lowest_frame: int | None
     line: str
 
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    @property
+    def missed(self) -> dict[int, float | None]:
+        """Required sizes that did not pass: frame -> the NDR's % of line rate (None: no NDR or not measured)."""
+        return {f: (self.sizes[f].ndr_pct if f in self.sizes else None) for f in sorted(self.required)
+                if f not in self.sizes or self.sizes[f].status != PASS}
+
     def to_dict(self) -> dict[str, Any]:
         """The verdict as `zeroloss run --json` prints it."""
-        return {"status": self.status, "required_pct": {str(k): v for k, v in self.required.items()},
-                "missed": {str(k): v for k, v in self.missed.items()}, "lowest_ndr_pct": self.lowest_pct,
-                "lowest_ndr_frame": self.lowest_frame, "line": self.line}
+        return {"status": self.status, "exit_code": self.exit_code,
+                "required_pct": {str(k): v for k, v in self.required.items()},
+                "missed": {str(k): v for k, v in self.missed.items()},
+                "sizes": {str(f): v.to_dict() for f, v in sorted(self.sizes.items())},
+                "lowest_ndr_pct": self.lowest_pct, "lowest_ndr_frame": self.lowest_frame, "line": self.line}
+
+
+def _has(rec: Record, key: str) -> bool:
+    """Whether a record carries key: built in code (every field), or read from a file that wrote it."""
+    return rec.keys is None or key in rec.keys
+
+
+def _clean_fail(s: SearchEntry) -> float | None:
+    """The lowest rate at which the DUT lost frames (missed NDR) in a clean trial. Files written before the
+    verdicts (no clean_fail_pps) read it from the trials, or without trials from the NDR's upper bound."""
+    ndr = s.ndr
+    assert ndr is not None
+    if _has(ndr, "clean_fail_pps"):
+        return ndr.clean_fail_pps
+    if not s.trials:
+        return ndr.upper_pps
+    fails = [t.rate_pps for t in s.trials if t.verdict in ("pass", "fail") and (
+        "ndr" not in t.passes if t.passes is not None else t.verdict == "fail" and t.goal in (None, "ndr"))]
+    return min(fails, default=None)
+
+
+def _gen_limit(s: SearchEntry) -> float | None:
+    """The generator's limit in a search: stored by this zeroloss; in older files, what the generator achieved at
+    the lowest rate it still failed after its retries (a failure the next trial did not retry at the same rate)."""
+    res = s.result
+    assert res is not None
+    if _has(res, "gen_limit_pps"):
+        return res.gen_limit_pps
+    trials = s.trials
+    final = [t for i, t in enumerate(trials) if t.verdict == "generator-failure"
+             and (i + 1 == len(trials) or trials[i + 1].rate_pps != t.rate_pps)]
+    got = [min([t.rate_pps, *(d.achieved_pps for d in t.outcome.directions)]) for t in final]
+    return min(got, default=None)
+
+
+def _wasted_share(s: SearchEntry) -> float:
+    """The share of a search's trial seconds spent on trials that count for nothing (generator, host)."""
+    total = sum(t.duration_s for t in s.trials)
+    lost = sum(t.duration_s for t in s.trials if t.verdict in ("generator-failure", "disturbed"))
+    return lost / total if total else 0.0
+
+
+def _obstacles(s: SearchEntry, clean: float | None, shared: bool) -> list[str]:
+    """What kept a search from a clean answer: between its NDR and its clean DUT loss (or above the NDR, without
+    one), the generator's limit or a disturbed trial; shared cores; trial time mostly wasted."""
+    res = s.result
+    assert res is not None and s.ndr is not None
+    ndr = s.ndr.rate_pps or 0.0
+    top = clean if clean is not None else float("inf")
+    out = []
+    limit = _gen_limit(s)
+    ceiling = s.max_rate_pps or 0.0
+    if limit is not None and ndr <= limit < top and limit < ceiling * (1 - CEILING_SLACK):
+        out.append(f"the generator could not offer more than {si(limit, 'pps')}, having offered "
+                   f"{si(ceiling, 'pps')} before the search: a stalled or busy generator core")
+    disturbed = [t.rate_pps for t in s.trials if t.verdict == "disturbed" and "ndr" not in (t.passes or ())]
+    final = [r for r in disturbed if ndr <= r < top]
+    if final:
+        stall = next((t.outcome.disturbed for t in s.trials if t.verdict == "disturbed" and t.outcome.disturbed), "")
+        out.append(f"host stalls on the DUT's cores decided trials from {si(min(final), 'pps')}"
+                   + (f" ({stall})" if stall else ""))
+    if shared:
+        out.append("the bench's cores share a physical core (core probe)")
+    wasted = _wasted_share(s)
+    if wasted > WASTED_SHARE:
+        out.append(f"{100 * wasted:.0f} % of the trial time went to generator failures or host-disturbed trials")
+    return out
+
+
+def judge_search(s: SearchEntry, required_pps: float | None, shared: bool = False) -> SearchJudgement:
+    """One finished search against the required rate (None: no requirement)."""
+    res = s.result
+    assert res is not None and s.ndr is not None
+    ndr = s.ndr.rate_pps or 0.0
+    clean = _clean_fail(s)
+    obstacles = _obstacles(s, clean, shared)
+    at_ceiling = bool(s.ndr.generator_bound) and not obstacles
+    if required_pps is not None:
+        if ndr and ndr >= required_pps:
+            return SearchJudgement(PASS, ndr, False, ())
+        if clean is not None and clean <= required_pps and not shared:
+            return SearchJudgement(FAIL, ndr, False, (f"the DUT lost frames at {si(clean, 'pps')} with the "
+                                                      "generator on schedule and no host stall",))
+        why = obstacles or ["no clean trial at or below the required rate lost frames"]
+        return SearchJudgement(INCONCLUSIVE, ndr, True, tuple(why))
+    if obstacles or (clean is None and not at_ceiling):
+        return SearchJudgement(INCONCLUSIVE, ndr, True, tuple(obstacles or ["no clean trial lost frames above the "
+                                                                            "NDR"]))
+    return SearchJudgement(MEASURED, ndr, at_ceiling and clean is None, ())
+
+
+def _shared_frames(run: RunRecord) -> set[int]:
+    return {f for p in run.core_probes or () if p.shared for f in p.frames}
+
+
+def size_verdicts(run: RunRecord) -> dict[int, SizeVerdict]:
+    """Every measured frame size's verdict, from its finished searches."""
+    required = {int(k): float(v) for k, v in (run.config.get("require_ndr") or {}).items()}
+    shared = _shared_frames(run)
+    by_frame: dict[int, list[SearchEntry]] = {}
+    for s in run.finished():
+        by_frame.setdefault(s.frame, []).append(s)
+    out = {}
+    for frame, searches in sorted(by_frame.items()):
+        line = searches[0].line_rate_pps or 0.0
+        need = required.get(frame)
+        need_pps = need / 100 * line if need is not None and line else None
+        judged = [judge_search(s, need_pps, frame in shared) for s in searches]
+        worst = min(judged, key=lambda j: (_RANK[j.status], j.ndr_pps))
+        pct = 100 * worst.ndr_pps / line if worst.ndr_pps and line else None
+        out[frame] = SizeVerdict(frame, worst.status, need, pct, worst.bound, worst.reasons)
+    return out
+
+
+def _size_text(v: SizeVerdict) -> str:
+    need = f" (required {v.required_pct:g} %)" if v.required_pct is not None else ""
+    if v.status == FAIL:
+        got = "no NDR" if v.ndr_pct is None else f"{v.ndr_pct:.2f} %"
+        return f"{v.frame} B {got} < {v.required_pct:g} %: " + "; ".join(v.reasons)
+    return f"{v.frame} B NDR {v.shown}{need}: " + "; ".join(v.reasons)
 
 
 def verdict(run: RunRecord) -> Verdict:
-    """Each required size's lowest NDR (the worst repeat: a sign-off is as good as its worst search) against
-    its requirement; a size with no NDR, or not measured, misses."""
+    """The run's verdict: each required size's worst search against its requirement (a sign-off is as good as its
+    worst search); without a requirement, whether every size was measured conclusively."""
     required = {int(k): float(v) for k, v in (run.config.get("require_ndr") or {}).items()}
-    rows = {r.frame: r for r in frame_rows(run)}
-    worst = {f: (100 * min(r.ndrs) / r.line_rate_pps if r.ndrs and len(r.ndrs) == r.searches else None)
-             for f, r in rows.items()}
-    measured = [(pct, f) for f, pct in worst.items() if pct is not None]
-    lowest_pct, lowest_frame = min(measured) if measured else (None, None)
-    missed = {f: got for f, need in sorted(required.items()) if (got := worst.get(f)) is None or got < need}
-    if not rows:
-        status = "INCOMPLETE"
-    elif not required:
-        status = "NONE"
-    else:
-        status = "FAIL" if missed else "PASS"
+    sizes = size_verdicts(run)
+    sure = [(v.ndr_pct, f) for f, v in sizes.items() if v.ndr_pct is not None and v.status != INCONCLUSIVE]
+    lowest_pct, lowest_frame = min(sure) if sure else (None, None)
+    unsure = [v for v in sizes.values() if v.status == INCONCLUSIVE]
     low = (f"lowest NDR {lowest_pct:.2f} % of line rate at {lowest_frame} B" if lowest_pct is not None
-           else "no frame size found an NDR in every search")
-    if status == "PASS":
-        line = f"PASS: every frame size reached its required NDR; {low}"
-    elif status == "FAIL":
-        parts = [f"{f} B {'no NDR' if got is None else f'{got:.2f} %'} < {required[f]:g} %"
-                 for f, got in missed.items()]
-        line = "FAIL: " + "; ".join(parts) + f"; {low}"
-    elif status == "NONE":
-        line = f"NO REQUIREMENT (--require-ndr): {low}"
+           else "no frame size has a conclusive NDR")
+    if unsure:
+        low += f"; {len(unsure)} size(s) inconclusive"
+    if not sizes:
+        return Verdict(INCOMPLETE, required, sizes, None, None, "INCOMPLETE: no search finished")
+    if required:
+        judged = {f: sizes.get(f) for f in required}
+        fails = [v for v in judged.values() if v is not None and v.status == FAIL]
+        open_ = [v for v in judged.values() if v is None or v.status == INCONCLUSIVE]
+        if fails:
+            status, parts = FAIL, [_size_text(v) for v in fails]
+        elif open_:
+            status = INCONCLUSIVE
+            parts = [_size_text(v) if v is not None else f"{f} B not measured" for f, v in
+                     ((f, judged[f]) for f in sorted(required)) if v is None or v.status == INCONCLUSIVE]
+        else:
+            status, parts = PASS, ["every frame size reached its required NDR"]
+    elif unsure:
+        status, parts = INCONCLUSIVE, [_size_text(v) for v in unsure]
     else:
-        line = "INCOMPLETE: no search finished"
-    return Verdict(status, required, missed, lowest_pct, lowest_frame, line)
+        status, parts = NONE, []
+    head = "NO REQUIREMENT (--require-ndr)" if status == NONE else status
+    return Verdict(status, required, sizes, lowest_pct, lowest_frame, f"{head}: " + "; ".join([*parts, low]))

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from zeroloss.search.trials import TrialLog
+from zeroloss.search.trials import DISTURBED, TrialLog, best_delivered, clean_fail
 from zeroloss.search.types import NDR, PDR, GoalResult, Kind, SearchConfig, SearchResult, TrialFn, TrialRecord
 
 __all__ = ["binary_search", "max_trials"]
@@ -156,7 +156,9 @@ class _Search(TrialLog):
             or (limit is not None and limit - rate <= self.step))
         return GoalResult(
             goal=goal, loss_pct=loss_pct, rate_pps=rate, lower_pps=rate if rate is not None else 0.0,
-            upper_pps=self.lowest_fail(goal), validation=validation, generator_bound=bound)
+            upper_pps=self.lowest_fail(goal), validation=validation, generator_bound=bound,
+            best_delivered_pps=best_delivered(self.final, goal, self.cfg.validation_s),
+            clean_fail_pps=clean_fail(self.final, goal))
 
     def lowest_fail(self, goal: str) -> float | None:
         return min((r.rate_pps for r in self.counted() if goal not in r.passes), default=None)
@@ -193,5 +195,7 @@ def binary_search(
         flags.add("noisy")
     if any(d.anomalous for r in s.records for d in r.outcome.directions):
         flags.add("anomalies")
-    return SearchResult(
-        ndr=results[NDR], pdr=results.get(PDR), trials=tuple(s.records), flags=tuple(sorted(flags)), strategy="binary")
+    if any(r.verdict == DISTURBED for r in s.records):
+        flags.add("disturbed")
+    return SearchResult(ndr=results[NDR], pdr=results.get(PDR), trials=tuple(s.records), flags=tuple(sorted(flags)),
+                        strategy="binary", gen_limit_pps=s.gen_limit())

@@ -23,13 +23,12 @@ from typing import Any
 
 from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossRatioSearch, SearchGoal
 
-from zeroloss.search.trials import ANOMALY, GEN_FAIL, TrialLog
+from zeroloss.search.trials import ANOMALY, DISTURBED, GEN_FAIL, TrialLog, best_delivered, clean_fail
 from zeroloss.search.types import (
     NDR,
     PDR,
     GoalResult,
     Kind,
-    SearchAborted,
     SearchConfig,
     SearchResult,
     TrialFn,
@@ -64,6 +63,7 @@ class _Measurer(AbstractMeasurer):
             achieved = min(d.achieved_pps for d in rec.outcome.directions)
             raise _GeneratorLimit(min(achieved, rec.rate_pps))
         tx = sum(d.tx for d in rec.outcome.directions)
+        # a counted anomaly passes nothing; a trial disturbed even after its retries misses what it missed
         ratio = 1.0 if rec.verdict == ANOMALY else rec.loss_ratio
         # the worst direction's loss ratio over the trial's frames (ceil: a lost frame is never rounded away)
         loss = tx if ratio >= 1 else min(tx, math.ceil(max(0.0, ratio) * tx))
@@ -104,7 +104,7 @@ def mlr_search(cfg: SearchConfig, trial: TrialFn,
     limited = False
     for _ in range(MAX_ROUNDS):
         if max_load <= floor:
-            break
+            break  # the generator cannot offer even the lowest load: no goal has a rate, the verdict says why
         mcfg = Config()
         mcfg.goals = list(by_name.values())
         mcfg.min_load = floor
@@ -119,9 +119,7 @@ def mlr_search(cfg: SearchConfig, trial: TrialFn,
             max_load = float(math.floor(min(lim.rate, max_load - floor)))
             continue
         return _result(cfg, log, by_name, found, max_load, limited)
-    raise SearchAborted(f"the generator could not offer {max_load:.0f} pps or more in {MAX_ROUNDS} rounds of "
-                        "MLRsearch", tuple(log.records), "see the generator failures in the trials: a shared or "
-                        "busy core; lower the rates (max_rate_pps) or free the generator's core")
+    return _result(cfg, log, by_name, {}, max_load, limited)  # a lower bound of 0: results/verdict.py explains
 
 
 def _quiet(_msg: str) -> None:
@@ -133,18 +131,20 @@ def _result(cfg: SearchConfig, log: TrialLog, by_name: dict[str, SearchGoal], fo
     counted = [r for r in log.final if r.verdict != GEN_FAIL]
     out: dict[str, GoalResult] = {}
     for name, pct in cfg.goals:
-        res = found[by_name[name]]
-        lower = res.relevant_lower_bound
-        upper = res.relevant_upper_bound
+        res = found.get(by_name[name])
+        lower = res.relevant_lower_bound if res is not None else None
+        upper = res.relevant_upper_bound if res is not None else None
         rate = float(max(1, round(float(lower)))) if lower is not None else None  # the whole rate trialled
         validation = _validation(counted, name, rate)
-        cond = res.conditional_throughput
+        cond = res.conditional_throughput if res is not None else None
         bound = rate is not None and (max_load - rate <= max(cfg.step_pps, rate * cfg.granularity_pct / 100)) and (
             limited or cfg.ceiling_is_generator)
         out[name] = GoalResult(goal=name, loss_pct=pct, rate_pps=rate, lower_pps=rate or 0.0,
                                upper_pps=float(max(1, round(float(upper)))) if upper is not None else None,
                                validation=validation,
-                               generator_bound=bound, conditional_pps=float(cond) if cond is not None else None)
+                               generator_bound=bound, conditional_pps=float(cond) if cond is not None else None,
+                               best_delivered_pps=best_delivered(log.final, name, cfg.validation_s),
+                               clean_fail_pps=clean_fail(log.final, name))
     flags = set()
     if any(g.generator_bound for g in out.values()):
         flags.add("generator-bound")
@@ -154,8 +154,10 @@ def _result(cfg: SearchConfig, log: TrialLog, by_name: dict[str, SearchGoal], fo
         flags.add("noisy")
     if any(d.anomalous for r in log.records for d in r.outcome.directions):
         flags.add("anomalies")
+    if any(r.verdict == DISTURBED for r in log.records):
+        flags.add("disturbed")
     return SearchResult(ndr=out[NDR], pdr=out.get(PDR), trials=tuple(log.records), flags=tuple(sorted(flags)),
-                        strategy="mlr")
+                        strategy="mlr", gen_limit_pps=max_load if limited else None)
 
 
 def _validation(counted: list[TrialRecord], goal: str, rate: float | None) -> TrialRecord | None:

@@ -12,18 +12,42 @@ from zeroloss.search.types import Kind, Outcome, SearchAborted, SearchConfig, Tr
 
 GEN_FAIL = "generator-failure"
 ANOMALY = "anomaly"
+DISTURBED = "disturbed"
+RETRIED = (GEN_FAIL, DISTURBED)  # verdicts that blame the generator or the host, never the DUT: retried
 
 
 def judge(cfg: SearchConfig, outcome: Outcome, goal: str) -> tuple[str, tuple[str, ...]]:
-    """Verdict for `goal` and the goals passed; generator failures and anomalies pass nothing."""
+    """Verdict for `goal` and the goals passed. A direction that delivered less than requested by more than the
+    search's resolution is a generator failure and passes nothing (a pass short of the rate would report a rate
+    the DUT was never offered); an anomaly passes nothing; a trial that missed a goal while a DUT core stalled
+    longer than its RX ring covers is disturbed (the host's loss, not the DUT's) and keeps the goals it met."""
     dirs = outcome.directions
-    tol = cfg.gen_tolerance_pct / 100
+    tol = cfg.shortfall_pct / 100
     if any(d.achieved_pps < d.requested_pps * (1 - tol) for d in dirs):
         return GEN_FAIL, ()
     if any(d.anomalous for d in dirs):
         return ANOMALY, ()
     passes = tuple(g for g, pct in cfg.goals if all(d.lost * 100 <= pct * d.tx for d in dirs))
+    if outcome.disturbed and len(passes) < len(cfg.goals):
+        return DISTURBED, passes
     return ("pass" if goal in passes else "fail"), passes
+
+
+def delivered(rec: TrialRecord) -> float:
+    """What the generator put on the wire in the trial's slowest direction, frames/s."""
+    return min(d.achieved_pps for d in rec.outcome.directions)
+
+
+def best_delivered(final: list[TrialRecord], goal: str, min_s: float) -> float | None:
+    """The highest rate delivered by a counted trial at least min_s long that met goal, disturbed ones aside."""
+    ok = [delivered(r) for r in final if r.verdict in ("pass", "fail") and goal in r.passes
+          and r.duration_s >= min_s - 1e-9]
+    return max(ok, default=None)
+
+
+def clean_fail(final: list[TrialRecord], goal: str) -> float | None:
+    """The lowest requested rate at which the DUT missed goal with the generator on schedule and no host stall."""
+    return min((r.rate_pps for r in final if r.verdict in ("pass", "fail") and goal not in r.passes), default=None)
 
 
 def _anomaly_text(outcome: Outcome) -> str:
@@ -43,7 +67,8 @@ def _anomaly_text(outcome: Outcome) -> str:
 
 class TrialLog:
     """Every trial a search ran, in order, and the retry rules both search strategies share: a generator
-    failure is retried and never judged as DUT loss, an anomaly follows cfg.anomaly_policy."""
+    failure or a host-disturbed trial is retried and never judged as DUT loss, an anomaly follows
+    cfg.anomaly_policy."""
 
     def __init__(self, cfg: SearchConfig, trial: TrialFn, on_trial: Callable[[TrialRecord], None] | None,
                  max_records: int):
@@ -60,7 +85,9 @@ class TrialLog:
         return judge(self.cfg, outcome, goal)
 
     def run(self, rate: float, duration: float, kind: Kind, goal: str) -> TrialRecord:
-        """Run one trial, retrying generator failures and (policy "retry") anomalies; the last record."""
+        """Run one trial, retrying generator failures, disturbed trials and (policy "retry") anomalies; the last
+        record. A trial still disturbed after the retries counts as missing the goals it missed (the search must
+        go on), and the verdicts (results/verdict.py) never take it as the DUT's loss."""
         for attempt in range(self.cfg.max_retries + 1):
             if len(self.records) >= self.max_records:
                 raise SearchAborted(
@@ -82,6 +109,8 @@ class TrialLog:
                 if last:
                     self.final.append(rec)  # the generator cannot deliver this rate: a new ceiling
                     return rec
+                continue
+            if verdict == DISTURBED and not last:
                 continue
             if verdict == ANOMALY:
                 if self.cfg.anomaly_policy == "abort":

@@ -48,9 +48,11 @@ class Direction:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What the trial callback returns: one Direction per traffic direction."""
+    """What the trial callback returns: one Direction per traffic direction, and when a DUT core stalled longer
+    than its RX ring covers during the trial, the sentence naming it (host/interference.py)."""
 
     directions: tuple[Direction, ...]
+    disturbed: str | None = None
 
 
 def _bad(name: str, value: object, allowed: str) -> ValueError:
@@ -68,7 +70,9 @@ class SearchConfig:
     pdr_loss_pct: float | None = 0.1  # PDR tolerance in %; None = no PDR goal
     trial_s: float = 2.0  # search trial duration
     validation_s: float = 10.0  # final validation trial duration
-    gen_tolerance_pct: float = 5.0  # achieved < requested * (1 - x/100) in any direction: generator failure
+    # a direction that delivered less than requested by more than min(gen_tolerance_pct, granularity_pct) % is a
+    # generator failure: a trial never passes short of the rate by more than the search's resolution
+    gen_tolerance_pct: float = 5.0
     max_retries: int = 3  # retries of a trial after a generator failure or a retried anomaly
     anomaly_policy: str = "retry"  # negative loss, duplicates or late frames: "fail" | "retry" | "abort"
     ceiling_is_generator: bool = True  # max_rate_pps came from the generator's measured ceiling
@@ -111,6 +115,12 @@ class SearchConfig:
             raise _bad("anomaly_policy", self.anomaly_policy, "one of " + ", ".join(repr(p) for p in ANOMALY_POLICIES))
 
     @property
+    def shortfall_pct(self) -> float:
+        """How far below the requested rate a direction may deliver and the trial still count: the search's
+        resolution, or gen_tolerance_pct when that is tighter."""
+        return min(self.gen_tolerance_pct, self.granularity_pct)
+
+    @property
     def step_pps(self) -> float:
         """The search granularity in pps."""
         return self.granularity_pct / 100 * self.max_rate_pps
@@ -141,7 +151,7 @@ class TrialRecord:
     kind: Kind
     goal: str  # "ndr" or "pdr": the goal whose bounds this trial was chosen to narrow
     outcome: Outcome
-    verdict: str  # "pass" | "fail" (for `goal`) | "generator-failure" | "anomaly"
+    verdict: str  # "pass" | "fail" (for `goal`) | "generator-failure" | "anomaly" | "disturbed"
     loss_ratio: float  # worst direction
     passes: tuple[str, ...]  # goals this trial passes, e.g. ("ndr", "pdr"), ("pdr",) or ()
 
@@ -156,6 +166,10 @@ class GoalResult:
     validation: TrialRecord | None
     generator_bound: bool  # within one step of the generator's ceiling or of a generator-limited rate
     conditional_pps: float | None = None  # MLRsearch: the conditional throughput at the lower bound (RFC 9971)
+    # the highest rate any trial at least as long as the validation delivered while meeting the goal (min over
+    # directions of what the generator put on the wire), host-disturbed trials excluded
+    best_delivered_pps: float | None = None
+    clean_fail_pps: float | None = None  # lowest rate where the DUT missed the goal, generator on time, no stall
 
 
 @dataclass(frozen=True)
@@ -163,8 +177,9 @@ class SearchResult:
     ndr: GoalResult
     pdr: GoalResult | None
     trials: tuple[TrialRecord, ...]
-    flags: tuple[str, ...]  # sorted, from: "generator-bound", "generator-limited", "noisy", "anomalies"
+    flags: tuple[str, ...]  # sorted: "generator-bound", "generator-limited", "noisy", "anomalies", "disturbed"
     strategy: str = "binary"  # "binary" | "mlr"
+    gen_limit_pps: float | None = None  # highest rate the generator reached where it failed to offer a rate
 
 
 class SearchAborted(ZeroLossError):
