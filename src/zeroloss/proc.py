@@ -16,6 +16,9 @@ from .fileio import open_log
 from .session import record_child
 
 PR_SET_PDEATHSIG = 1
+STOPPED = ("T", "t")   # /proc/PID/stat states: stopped by a signal (SIGSTOP, SIGTSTP), held by a debugger
+KILLED_S = 5.0         # how long a SIGKILLed process may take to be reaped (a debugger's is reaped by it)
+CONFIRM_S = 0.15       # a process is stopped when it is still stopped this long after (a passing ptrace is not)
 
 
 def _die_with_parent(parent: int):
@@ -35,6 +38,16 @@ def signal_name(code: int) -> str:
         return signal.Signals(-code).name
     except ValueError:
         return f"signal {-code}"
+
+
+def proc_state(pid: int) -> str | None:
+    """The state letter of /proc/PID/stat (R, S, D, T, t, Z, ...); None when there is no such process."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[-1].split()
+    return fields[0] if fields else None
 
 
 class ComponentDied(ZeroLossError):
@@ -62,6 +75,7 @@ class ManagedProcess:
         self.stdin_pipe = stdin_pipe
         self.proc: subprocess.Popen | None = None
         self._log: IO[bytes] | None = None
+        self.held = False  # stopped on purpose by its owner (TestPmd.pause): not a fault while held
 
     def start(self) -> ManagedProcess:
         self._log = open_log(self.log_path)
@@ -87,14 +101,52 @@ class ManagedProcess:
         return self.log_path.with_name(self.log_path.name + ".pid")
 
     def died(self) -> str | None:
-        """None while the process runs (or was never started); else how it ended and its log's last line,
-        in one line, for an error that names it."""
-        if self.proc is None or self.proc.poll() is None:
+        """None while the process runs (or was never started); else how it ended, or that it is stopped (a
+        stopped process forwards and answers nothing: as good as dead), and its log's last line, in one line,
+        for an error that names it."""
+        if self.proc is None:
             return None
-        code = self.proc.returncode
-        how = f"was killed by {signal_name(code)}" if code < 0 else f"exited with code {code}"
+        if self.proc.poll() is None:
+            state = self.stopped()
+            if state is None:
+                return None
+            how = f"is stopped (SIGSTOP or a debugger): state {state}"
+        else:
+            code = self.proc.returncode
+            how = f"was killed by {signal_name(code)}" if code < 0 else f"exited with code {code}"
         return (f"{self.name} (pid {self.proc.pid}) {how}; its log's last line: '{self.last_line()}' "
                 f"(log: {self.log_path})")
+
+    def stopped(self, confirm_s: float = CONFIRM_S) -> str | None:
+        """Its state letter (T or t) when it runs but is stopped, and still is confirm_s later (a debugger or
+        profiler that attaches for a moment is not a fault); None otherwise, and while its owner holds it."""
+        if self.held or not self.alive():
+            return None
+        if proc_state(self.proc.pid) not in STOPPED:
+            return None
+        if confirm_s:
+            time.sleep(confirm_s)
+        state = proc_state(self.proc.pid)
+        return state if state in STOPPED and not self.held and self.alive() else None
+
+    def thaw(self) -> bool:
+        """Lets it run again if it is stopped (SIGCONT), so that it can be asked to quit; whether it now runs.
+        False when it is gone or stays stopped (held by a debugger: only SIGKILL ends it then)."""
+        if not self.alive():
+            return False
+        if proc_state(self.proc.pid) not in STOPPED:
+            return True
+        try:
+            os.kill(self.proc.pid, signal.SIGCONT)
+        except ProcessLookupError:
+            return False
+        self.held = False
+        deadline = time.monotonic() + CONFIRM_S
+        while time.monotonic() < deadline:
+            if proc_state(self.proc.pid) not in STOPPED:
+                return self.alive()
+            time.sleep(0.01)
+        return False
 
     def last_line(self) -> str:
         lines = [ln.strip() for ln in self.log_tail(20).splitlines() if ln.strip()]
@@ -151,7 +203,8 @@ class ManagedProcess:
         return lines[-1] if lines else "no output"
 
     def stop(self, timeout: float = 10.0) -> int | None:
-        """Stops the process: SIGTERM (SIGINT for DPDK apps is the same), then SIGKILL after timeout."""
+        """Stops the process: SIGTERM (SIGINT for DPDK apps is the same) and SIGCONT (a stopped process acts on
+        SIGTERM only once it runs), then SIGKILL after timeout, or at once when it stays stopped (a debugger)."""
         if self.proc is None:
             return None
         if self.proc.poll() is None:
@@ -160,20 +213,43 @@ class ManagedProcess:
                     self.proc.stdin.close()
             except OSError:
                 pass
-            try:
-                os.kill(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+            for sig in (signal.SIGTERM, signal.SIGCONT):
+                try:
+                    os.kill(self.proc.pid, sig)
+                except ProcessLookupError:
+                    pass
+            self.held = False
+            if not self._wait_exit(timeout):
+                try:
+                    os.kill(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                try:
+                    self.proc.wait(KILLED_S)
+                except subprocess.TimeoutExpired:
+                    pass  # killed, but a debugger holds it: the debugger reaps it, not us
         if self._log:
             self._log.close()
             self._log = None
         self.pidfile.unlink(missing_ok=True)
         return self.proc.returncode
+
+    def _wait_exit(self, timeout: float) -> bool:
+        """Whether it exited within timeout; False early when it stays stopped after SIGCONT (traced)."""
+        deadline = time.monotonic() + timeout
+        stopped_since: float | None = None
+        while self.proc.poll() is None:
+            now = time.monotonic()
+            if now > deadline:
+                return False
+            if proc_state(self.proc.pid) in STOPPED:
+                stopped_since = stopped_since or now
+                if now - stopped_since > 2 * CONFIRM_S:
+                    return False
+            else:
+                stopped_since = None
+            time.sleep(0.02)
+        return True
 
     def __enter__(self) -> ManagedProcess:
         return self.start() if self.proc is None else self

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from .errors import ZeroLossError
 
+CHECK_S = 0.25  # how often a client with a check asks it while it waits for a reply
+
 
 class PeerClosed(ConnectionError):
     """The other end closed the connection (a read returned nothing)."""
@@ -27,12 +29,13 @@ class UnixClient:
     """One connection to a Unix socket: ``UnixClient(path, "zlgen's control socket", remedy).connect(10)``."""
 
     def __init__(self, path: Path | str, what: str, remedy: str, kind: int = socket.SOCK_STREAM,
-                 timeout: float = 5.0):
+                 timeout: float = 5.0, check: Callable[[], None] | None = None):
         self.path = str(path)
         self.what = what
         self.remedy = remedy
         self.kind = kind
         self.timeout = timeout
+        self.check = check  # the server's health, called every CHECK_S while a reply is awaited (it raises)
         self.sock: socket.socket | None = None
         self._buf = b""
 
@@ -79,7 +82,8 @@ class UnixClient:
         """One message (SOCK_SEQPACKET) or whatever a stream has ready, waiting up to timeout (default: the
         client's)."""
         s = self._open()
-        s.settimeout(self.timeout if timeout is None else timeout)
+        left = self._await(self.timeout if timeout is None else timeout)
+        s.settimeout(left)
         try:
             data = s.recv(max_len)
         finally:
@@ -97,7 +101,7 @@ class UnixClient:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError(f"{self.what} at {self.path} did not answer in time")
-                s.settimeout(left)
+                s.settimeout(self._await(left))
                 chunk = s.recv(65536)
                 if not chunk:
                     raise PeerClosed(f"{self.what} at {self.path} closed the connection")
@@ -107,6 +111,18 @@ class UnixClient:
                 self.sock.settimeout(self.timeout)
         line, self._buf = self._buf.split(b"\n", 1)
         return line
+
+    def _await(self, timeout: float) -> float:
+        """With a check: waits until the socket is readable, calling check every CHECK_S (TimeoutError after
+        timeout). The time left of timeout, for the read that follows (at least a moment)."""
+        if self.check is None:
+            return timeout
+        deadline = time.monotonic() + timeout
+        while not select.select([self._open()], [], [], min(CHECK_S, max(0.0, deadline - time.monotonic())))[0]:
+            self.check()
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{self.what} at {self.path} did not answer in time")
+        return max(0.01, deadline - time.monotonic())
 
     def wait_readable(self, timeout: float) -> bool:
         """Whether a line or message is ready to read, waiting at most timeout for one."""

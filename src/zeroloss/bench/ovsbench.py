@@ -28,7 +28,7 @@ from ..dpdk.vnf import Vnf
 from ..dut.ovs import Ovs, OvsSettings
 from ..errors import ZeroLossError
 from ..gen import Zlgen, ZlgenConfig
-from ..proc import check_alive
+from ..proc import ComponentDied, check_alive
 from ..stream import Stream
 from ..vnf.domain import VmInterface, VmSpec, kernel_cmdline
 from ..vnf.vm import GuestVm, guest_files, qemu_binary, resolve_accel
@@ -407,11 +407,14 @@ class OvsBench:
 
     def counters(self) -> dict:
         """Counters of every stage for the loss ledger: OVS's (live) and each VNF's ethdev counters through its
-        DPDK telemetry socket. A VNF that does not answer (stopped, paused) is left out."""
+        DPDK telemetry socket. A VNF paused on purpose does not answer: it is left out; a stopped or dead one
+        raises ComponentDied."""
         procs = {}
         for k, vnf in enumerate(self.vnfs):
             try:
                 procs[f"vnf{k}"] = vnf.port_stats()
+            except ComponentDied:
+                raise
             except (ZeroLossError, OSError, ValueError):  # not answering: left out of this reading
                 pass
         # the time of the reading, so that a PMD's busy share can be taken over the trial's TX window
@@ -434,16 +437,21 @@ class OvsBench:
 
     def check(self) -> None:
         """Raises ComponentDied naming a process of the bench (OVS's two, each VNF, zlgen) that is no longer
-        running: watched around every trial, so that a dead VNF never reads as 100 % loss."""
-        check_alive(self.ovs.processes() if self.ovs else [])
+        running or is stopped: watched around every trial, so that a dead or frozen VNF never reads as 100 % loss."""
+        if self.ovs:
+            self.ovs.health()
         for v in self.vnfs:
             v.health()
         check_alive([self.gen.proc] if self.gen else [])
 
     def stop(self) -> None:
-        """Stops zlgen, the VNFs and OVS, in reverse order of start."""
+        """Stops zlgen, the VNFs and OVS, in reverse order of start. Every stopped one is let run first: a peer
+        that quits talks to OVS over vhost-user, and would wait for a frozen OVS to answer."""
         for v in self.vnfs:
             v.close_stats()
+        for proc in [*(self.ovs.processes() if self.ovs else []), *(v.proc for v in self.vnfs),
+                     *([self.gen.proc] if self.gen else [])]:
+            proc.thaw()
         self._stack.close()
 
     def __enter__(self) -> OvsBench:

@@ -116,11 +116,16 @@ class SoftBench:
                          drain_ms=200)
 
     def check(self) -> None:
-        """Raises ComponentDied naming a bench process that is no longer running."""
+        """Raises ComponentDied naming a bench process that is no longer running or is stopped."""
         check_alive([x.proc for x in (self.gen, self.dut) if x is not None])
 
     def stop(self) -> None:
-        self._stack.close()  # zlgen first, then the DUT (reverse order of start)
+        """Stops zlgen, then the DUT (reverse order of start), each let run first if it was stopped: a peer that
+        quits may wait for the other end of its wire."""
+        for x in (self.gen, self.dut):
+            if x is not None:
+                x.proc.thaw()
+        self._stack.close()
 
     def streams(self, frame_size: int = 64, flows: int = 1, rate_pps: float = 0,
                 bidirectional: bool = True, imix: Imix | None = None, first_port: int = 0) -> list[Stream]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
@@ -52,11 +53,12 @@ class EthdevTelemetry(ABC):
 
 
 class Telemetry(EthdevTelemetry):
-    """One connection to a DPDK process's telemetry socket (SOCK_SEQPACKET, one JSON reply per query)."""
+    """One connection to a DPDK process's telemetry socket (SOCK_SEQPACKET, one JSON reply per query); check, when
+    given, is the process's health, asked while a reply is awaited (a stopped process is named, not waited for)."""
 
-    def __init__(self, path: Path, timeout: float = 5.0):
+    def __init__(self, path: Path, timeout: float = 5.0, check: Callable[[], None] | None = None):
         super().__init__(UnixClient(path, "DPDK telemetry", "is the DPDK process running with telemetry enabled?",
-                                    socket.SOCK_SEQPACKET, timeout))
+                                    socket.SOCK_SEQPACKET, timeout, check))
         self.max_len = 16384
         self.info: dict = {}
 

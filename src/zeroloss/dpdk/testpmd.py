@@ -94,8 +94,10 @@ class TestPmd(Vnf):
         self.proc.send(line)
 
     def pause(self) -> None:
-        """Freezes the whole process (SIGSTOP): frames wait in its RX rings, nothing is flushed."""
+        """Freezes the whole process (SIGSTOP): frames wait in its RX rings, nothing is flushed. Held on purpose,
+        it is not a stopped component to its health check until resume."""
         if self.proc.alive():
+            self.proc.held = True
             os.kill(self.proc.pid, signal.SIGSTOP)
             # SIGSTOP lands asynchronously: wait until every thread of the process is stopped
             tasks = Path(f"/proc/{self.proc.pid}/task")
@@ -110,20 +112,21 @@ class TestPmd(Vnf):
         """Lets a paused testpmd run again (SIGCONT)."""
         if self.proc.alive():
             os.kill(self.proc.pid, signal.SIGCONT)
+            self.proc.held = False
 
     def telemetry(self, timeout: float = 5.0) -> Telemetry:
-        """A new connection to its DPDK telemetry socket, waiting up to timeout for it."""
-        return Telemetry(self.cfg.eal.telemetry_socket, timeout=timeout).connect(wait_s=timeout)
+        """A new connection to its DPDK telemetry socket, waiting up to timeout for it; while a reply is awaited
+        its health is checked (a stopped testpmd is named at once, not after the timeout)."""
+        return Telemetry(self.cfg.eal.telemetry_socket, timeout=timeout, check=self.health).connect(wait_s=timeout)
 
     def placement(self) -> Placement:
         """A host process on its EAL lcores."""
         return Placement(kind="process", cpus=parse_list(self.cfg.eal.lcores))
 
     def stop(self) -> None:
-        """Asks testpmd to quit (resumed first: a paused testpmd cannot), then stops the process."""
+        """Asks testpmd to quit (resumed first: a paused or stopped testpmd cannot), then stops the process."""
         self.close_stats()
-        self.resume()
-        if self.proc.alive():
+        if self.proc.thaw():
             try:
                 self.proc.send("quit")
                 self.proc.proc.wait(10)

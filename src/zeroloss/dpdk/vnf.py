@@ -84,7 +84,7 @@ class Vnf(ABC):
             self._stats = None
 
     def health(self) -> None:
-        """Raises ComponentDied when its process is no longer running."""
+        """Raises ComponentDied when its process is no longer running or is stopped (SIGSTOP, a debugger)."""
         check_alive([self.proc])
 
     def __enter__(self) -> Self:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ZeroLossError
-from ..proc import ManagedProcess
+from ..proc import ComponentDied, ManagedProcess, check_alive
 from .ovsstats import (
     parse_coverage_drops,
     parse_dump_ports,
@@ -29,6 +29,10 @@ from .unixctl import Unixctl
 
 VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+CALL_S = 30.0   # how long a configuration call (ovs-vsctl, ovs-ofctl, ovs-appctl) may go unanswered
+READ_S = 3.0    # the same for the readings around each trial: a daemon that does not answer is a fault
+EXIT_S = 15.0   # how long `ovs-appctl exit --cleanup` may take when OVS stops
+CHECK_S = 0.25  # how often a call that has not returned asks the daemons' health
 
 
 @dataclass(frozen=True)
@@ -161,10 +165,16 @@ class Ovs:
             self._unixctl = None
 
     def stop(self) -> None:
+        """Stops both daemons: vswitchd through `exit --cleanup` when both run (a stopped one is let run again
+        first; one held by a debugger is only signalled), then by signal."""
         self.close_unixctl()
         # exit --cleanup removes the datapath's ports through OVSDB: pointless (and slow) when it is gone
-        if self.vswitchd and self.vswitchd.alive() and self.ovsdb and self.ovsdb.alive():
-            self._run(["ovs-appctl", "-t", str(self.vswitchd_ctl), "exit", "--cleanup"], check=False, timeout=15)
+        if self.vswitchd and self.ovsdb and self.ovsdb.thaw() and self.vswitchd.thaw():
+            try:
+                self._run(["ovs-appctl", "-t", str(self.vswitchd_ctl), "exit", "--cleanup"], check=False,
+                          timeout=EXIT_S, guard=False)
+            except ZeroLossError:
+                pass  # it is signalled below
         if self.vswitchd:
             self.vswitchd.stop()
         if self.ovsdb:
@@ -176,6 +186,10 @@ class Ovs:
         """ovsdb-server and ovs-vswitchd-dpdk as they run now (vswitchd is a new process after a restart)."""
         return [p for p in (self.ovsdb, self.vswitchd) if p is not None]
 
+    def health(self) -> None:
+        """Raises ComponentDied naming a daemon that is no longer running or is stopped."""
+        check_alive(self.processes())
+
     def __enter__(self) -> Ovs:
         return self.start()
 
@@ -183,19 +197,22 @@ class Ovs:
         self.stop()
 
     # configuration ----------------------------------------------------------------------------------------
-    def vsctl(self, *args: str) -> str:
-        # --no-wait: never block on a vswitchd that is down or busy (BRIEF §7)
-        return self._run(["ovs-vsctl", f"--db=unix:{self.db_sock}", "--no-wait", "--timeout=20", *args])
+    def vsctl(self, *args: str, timeout: float = CALL_S) -> str:
+        """An ovs-vsctl command to our database (--no-wait: never blocks on a vswitchd that is down or busy,
+        BRIEF §7); ComponentDied when ovsdb-server does not answer within timeout."""
+        return self._run(["ovs-vsctl", f"--db=unix:{self.db_sock}", "--no-wait", *args], timeout=timeout)
 
-    def appctl(self, *args: str) -> str:
+    def appctl(self, *args: str, timeout: float = CALL_S) -> str:
         """An ovs-appctl command to our vswitchd, through the OVS Python unixctl client."""
         if self._unixctl is None:
-            self._unixctl = Unixctl(self.vswitchd_ctl)
-        return self._unixctl.call(*args)
+            who = f"{self.vswitchd.name} (pid {self.vswitchd.pid})" if self.vswitchd else "ovs-vswitchd"
+            self._unixctl = Unixctl(self.vswitchd_ctl, who, check=self.health)
+        return self._unixctl.call(*args, timeout=timeout)
 
-    def ofctl(self, cmd: str, bridge: str, *args: str, version: str = "OpenFlow13") -> str:
+    def ofctl(self, cmd: str, bridge: str, *args: str, version: str = "OpenFlow13", timeout: float = CALL_S) -> str:
+        """An ovs-ofctl command to one of our bridges."""
         return self._run(["ovs-ofctl", "-O", version, "--names", cmd, f"unix:{self.rundir / (bridge + '.mgmt')}",
-                          *args])
+                          *args], timeout=timeout)
 
     def add_bridge(self, name: str) -> None:
         self.vsctl("add-br", name, "--", "set", "bridge", name, "datapath_type=netdev")
@@ -311,7 +328,7 @@ class Ovs:
         """Every interface's OVSDB statistics column (rx_dropped, tx_dropped, ovs_tx_failure_drops,
         ovs_tx_retries, ovs_tx_mtu_exceeded_drops...), in one call. OVS refreshes it every 5 s."""
         out = self.vsctl("--format=csv", "--data=bare", "--no-headings", "--columns=name,statistics",
-                         "list", "Interface")
+                         "list", "Interface", timeout=READ_S)
         return parse_interface_statistics(out)
 
     def bridges(self) -> list[str]:
@@ -325,24 +342,26 @@ class Ovs:
         ports: dict[str, dict] = {}
         meters: dict[str, dict] = {}
         for br in self.bridges():
-            ports.update(parse_dump_ports(self.ofctl("dump-ports", br, version="OpenFlow14")))
+            ports.update(parse_dump_ports(self.ofctl("dump-ports", br, version="OpenFlow14", timeout=READ_S)))
             if br in self.meters:
-                for mid, m in parse_meter_stats(self.ofctl("meter-stats", br)).items():
+                for mid, m in parse_meter_stats(self.ofctl("meter-stats", br, timeout=READ_S)).items():
                     meters[f"{br}/{mid}"] = m
         return {"ports": ports, "meters": meters,
-                "coverage": parse_coverage_drops(self.appctl("coverage/show")),
-                "pmds": parse_pmd_stats(self.appctl("dpif-netdev/pmd-stats-show"))}
+                "coverage": parse_coverage_drops(self.appctl("coverage/show", timeout=READ_S)),
+                "pmds": parse_pmd_stats(self.appctl("dpif-netdev/pmd-stats-show", timeout=READ_S))}
 
     def meter_config(self) -> dict[str, dict]:
         return {f"{br}/{mid}": m for br in self.meters for mid, m in
-                parse_meter_config(self.ofctl("dump-meters", br)).items()}
+                parse_meter_config(self.ofctl("dump-meters", br, timeout=READ_S)).items()}
 
     def mempools(self, ports: list[str]) -> dict[str, dict]:
         """Each DPDK port's mempool (name, mbufs, in use) from netdev-dpdk/get-mempool-info."""
         out = {}
         for port in ports:
             try:
-                out[port] = parse_mempool(self.appctl("netdev-dpdk/get-mempool-info", port))
+                out[port] = parse_mempool(self.appctl("netdev-dpdk/get-mempool-info", port, timeout=READ_S))
+            except ComponentDied:
+                raise
             except ZeroLossError:
                 continue
         return out
@@ -355,7 +374,9 @@ class Ovs:
                           ("coverage_drops", ("coverage/show",)),
                           ("dpctl_show", ("dpctl/show",))):
             try:
-                text = self.appctl(*args)
+                text = self.appctl(*args, timeout=READ_S)
+            except ComponentDied:
+                raise
             except ZeroLossError as e:
                 text = f"unavailable: {e}"
             if key == "coverage_drops":
@@ -364,23 +385,38 @@ class Ovs:
         return out
 
     # helpers ----------------------------------------------------------------------------------------------
-    def _run(self, argv: list[str], check: bool = True, timeout: float = 30) -> str:
+    def _run(self, argv: list[str], check: bool = True, timeout: float = CALL_S, guard: bool = True) -> str:
+        """An OVS tool's output, the tool killed after timeout (ComponentDied naming the daemon that does not
+        answer); with guard, the daemons' health is asked every CHECK_S while it runs."""
         try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            # name the daemon that does not answer, not only the tool that waited for it
-            daemon = self.ovsdb if argv[0] == "ovs-vsctl" else self.vswitchd
-            who = f"{daemon.name} (pid {daemon.pid})" if daemon and daemon.alive() else "OVS"
-            raise ZeroLossError(f"{who} did not answer {' '.join(_short(a) for a in argv[:3])} in {timeout:.0f} s",
-                                f"see {self.rundir}") from e
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         except OSError as e:
             raise ZeroLossError(f"cannot run {argv[0]}: {e.strerror}", "run 'make setup'") from e
-        if check and r.returncode != 0:
-            msg = (r.stderr.strip() or r.stdout.strip()).splitlines()
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    out, err = p.communicate(timeout=max(0.0, min(CHECK_S, deadline - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if guard:
+                        self.health()  # a stopped or dead daemon is named now, not after the timeout
+                    if time.monotonic() >= deadline:
+                        # name the daemon that does not answer, not only the tool that waited for it
+                        daemon = self.ovsdb if argv[0] == "ovs-vsctl" else self.vswitchd
+                        who = f"{daemon.name} (pid {daemon.pid})" if daemon and daemon.alive() else "OVS"
+                        raise ComponentDied(f"{who} did not answer {' '.join(_short(a) for a in argv[:3])} in "
+                                            f"{timeout:.0f} s (see {self.rundir})") from None
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        if check and p.returncode != 0:
+            msg = (err.strip() or out.strip()).splitlines()
             what = next((ln for ln in msg if "server returned an error" not in ln), msg[-1] if msg else "")
             raise ZeroLossError(f"{' '.join(_short(a) for a in argv[:4])} failed: "
-                                f"{what or 'exit ' + str(r.returncode)}")
-        return r.stdout
+                                f"{what or 'exit ' + str(p.returncode)}")
+        return out
 
     def _wait_path(self, path: Path, proc: ManagedProcess, timeout: float) -> None:
         deadline = time.monotonic() + timeout

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ZeroLossError
+from ..proc import ComponentDied
+
+CHECK_S = 0.25  # how often a call that has not returned asks the daemon's health
 
 # the ovs library logs its connection troubles through `logging`; our errors say it in one line instead
 for _name in ("unixctl_client", "stream", "jsonrpc", "poller", "reconnect", "fatal-signal"):
@@ -17,14 +22,17 @@ for _name in ("unixctl_client", "stream", "jsonrpc", "poller", "reconnect", "fat
 
 
 class Unixctl:
-    """A unixctl connection to one OVS daemon's control socket; reconnects after an error."""
+    """A unixctl connection to one OVS daemon's control socket; reconnects after an error. check, when given, is
+    the daemon's health: asked while a call waits, so that a stopped or dead daemon is named at once."""
 
-    def __init__(self, path: Path, name: str = "ovs-vswitchd"):
+    def __init__(self, path: Path, name: str = "ovs-vswitchd", check: Callable[[], None] | None = None):
         self.path = path
         self.name = name
+        self.check = check
         self._client = None
 
     def call(self, command: str, *args: str, timeout: float = 30) -> str:
+        """The daemon's reply to one command; ComponentDied when it does not answer within timeout."""
         import ovs.unixctl.client
 
         if self._client is None:
@@ -42,10 +50,14 @@ class Unixctl:
 
         t = threading.Thread(target=transact, daemon=True)
         t.start()
-        t.join(timeout)
-        if t.is_alive():
+        try:
+            self._join(t, timeout)
+        except BaseException:
             self._client = None  # the blocked call keeps its connection; a new call opens another
-            raise ZeroLossError(f"{self.name} did not answer '{command}' in {timeout:.0f} s")
+            raise
+        if t.is_alive():
+            self._client = None
+            raise ComponentDied(f"{self.name} did not answer '{command}' in {timeout:.0f} s (socket {self.path})")
         if "error" in out:
             self.close()
             raise ZeroLossError(f"{self.name} '{command}' failed: {out['error']}")
@@ -57,7 +69,18 @@ class Unixctl:
             raise ZeroLossError(f"{self.name} {command} failed: {error.strip().splitlines()[0] if error else ''}")
         return result or ""
 
+    def _join(self, t: threading.Thread, timeout: float) -> None:
+        """Waits up to timeout for the call's thread, asking check every CHECK_S meanwhile."""
+        deadline = time.monotonic() + timeout
+        while True:
+            t.join(max(0.0, min(CHECK_S, deadline - time.monotonic())))
+            if not t.is_alive() or time.monotonic() >= deadline:
+                return
+            if self.check is not None:
+                self.check()
+
     def close(self) -> None:
+        """Closes the connection (a blocked call's is left to its thread)."""
         if self._client is not None:
             try:
                 self._client.close()

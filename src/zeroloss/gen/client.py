@@ -11,11 +11,13 @@ from pathlib import Path
 
 from ..errors import ZeroLossError
 from ..model import TrialResult
+from ..proc import ComponentDied
 from ..stream import Stream
 from ..unixsock import PeerClosed, UnixClient
 
 PROTO = 1
 WATCH_S = 1.0  # how often a watched trial checks the bench's processes
+CONTROL_S = 5.0  # how long a request of a trial (start, the result after its end) may go unanswered
 
 
 class ZlgenError(ZeroLossError):
@@ -25,9 +27,10 @@ class ZlgenError(ZeroLossError):
 class ZlgenClient:
     """One connection to a running zlgen."""
 
-    def __init__(self, path: Path | str, timeout: float = 30.0):
+    def __init__(self, path: Path | str, timeout: float = 30.0, guard: Callable[[], None] | None = None):
         self.path = str(path)
         self.timeout = timeout
+        self.guard = guard  # zlgen's own health (Zlgen.check): a stopped or dead zlgen is named while awaited
         self._ids = itertools.count(1)
         self.conn = UnixClient(path, "zlgen's control socket", "is zlgen running? its log says why not",
                                timeout=timeout)
@@ -48,24 +51,25 @@ class ZlgenClient:
 
     def send_raw(self, line: bytes, watch: Callable[[], None] | None = None, timeout: float | None = None) -> dict:
         """Sends one raw line (tests use it for malformed input) and returns the parsed reply, waiting up to timeout
-        (default: the client's). watch, when given, is called every WATCH_S while the reply is awaited; zlgen is
-        not disturbed meanwhile (no extra request)."""
+        (default: the client's). The client's guard and watch, when given, are called every WATCH_S while the
+        reply is awaited; zlgen is not disturbed meanwhile (no extra request)."""
         if not self.conn.connected:
             raise ZeroLossError("not connected to zlgen")
         wait = self.timeout if timeout is None else timeout
+        checks = [c for c in (self.guard, watch) if c is not None]
         try:
             self.conn.send(line + b"\n")
-            if watch is not None:
-                deadline = time.monotonic() + wait
-                try:
-                    while not self.conn.wait_readable(WATCH_S):
-                        watch()
-                        if time.monotonic() > deadline:
-                            raise TimeoutError
-                except BaseException:
-                    self.close()  # its reply is still due: the connection is out of step, never reuse it
-                    raise
-            reply = self.conn.readline(wait)
+            deadline = time.monotonic() + wait
+            try:
+                while not self.conn.wait_readable(min(WATCH_S, max(0.0, deadline - time.monotonic()))):
+                    for check in checks:
+                        check()
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError
+            except BaseException:
+                self.close()  # its reply is still due: the connection is out of step, never reuse it
+                raise
+            reply = self.conn.readline(max(0.0, deadline - time.monotonic()) + 0.1)
         except TimeoutError:
             raise
         except PeerClosed as e:
@@ -82,10 +86,11 @@ class ZlgenClient:
         """Sends a command and returns the reply; raises ZlgenError when zlgen says ok: false."""
         rid = next(self._ids)
         msg = {"cmd": cmd, "id": rid, "proto": PROTO, **fields}
+        wait = self.timeout if timeout is None else timeout
         try:
-            reply = self.send_raw(json.dumps(msg).encode(), watch, timeout)
+            reply = self.send_raw(json.dumps(msg).encode(), watch, wait)
         except TimeoutError as e:
-            raise ZeroLossError(f"zlgen did not answer '{cmd}' in time") from e
+            raise ComponentDied(f"zlgen did not answer '{cmd}' in {wait:.0f} s (control socket {self.path})") from e
         if reply.get("id") != rid:
             raise ZeroLossError(f"zlgen answered request {reply.get('id')} to request {rid}")
         if not reply.get("ok"):
@@ -106,7 +111,8 @@ class ZlgenClient:
         return self.request("configure", **fields)["streams"]
 
     def start(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
-              rate_pps: float | list[float] | None = None, trial: int | None = None) -> int:
+              rate_pps: float | list[float] | None = None, trial: int | None = None,
+              watch: Callable[[], None] | None = None) -> int:
         fields: dict = {"drain_ms": drain_ms}
         if duration_s is not None:
             fields["duration_s"] = duration_s
@@ -116,7 +122,7 @@ class ZlgenClient:
             fields["rate_pps"] = rate_pps
         if trial is not None:
             fields["trial"] = trial
-        return self.request("start", **fields)["trial"]
+        return self.request("start", timeout=CONTROL_S, watch=watch, **fields)["trial"]
 
     def status(self) -> dict:
         return self.request("status")
@@ -124,18 +130,27 @@ class ZlgenClient:
     def stop(self) -> None:
         self.request("stop")
 
-    def result(self, wait_s: float = 0.0, watch: Callable[[], None] | None = None) -> TrialResult:
-        reply = self.request("result", timeout=wait_s + self.timeout, watch=watch, wait_s=wait_s)
+    def result(self, wait_s: float = 0.0, watch: Callable[[], None] | None = None,
+               slack_s: float | None = None) -> TrialResult:
+        """The last trial's result, zlgen waiting up to wait_s for it to end; its reply may take slack_s more
+        (default: the client's timeout)."""
+        slack = self.timeout if slack_s is None else slack_s
+        reply = self.request("result", timeout=wait_s + slack, watch=watch, wait_s=wait_s)
         return TrialResult.from_dict(reply["result"])
 
     def run_trial(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
                   rate_pps: float | list[float] | None = None, trial: int | None = None,
                   watch: Callable[[], None] | None = None) -> TrialResult:
         """Starts a trial and waits for its final counters (after the drain). watch, when given, is called every
-        WATCH_S while the trial runs (it raises to end the wait: a process of the bench died mid-trial)."""
-        self.start(duration_s=duration_s, frames=frames, drain_ms=drain_ms, rate_pps=rate_pps, trial=trial)
-        budget = (duration_s or 0) + drain_ms / 1000 + 60
-        return self.result(wait_s=budget, watch=watch)
+        WATCH_S while the trial runs (it raises to end the wait: a process of the bench died mid-trial). A trial
+        of duration_s is answered within CONTROL_S of its end, or zlgen is not answering; one of frames may
+        take a minute more (its duration depends on its rate)."""
+        self.start(duration_s=duration_s, frames=frames, drain_ms=drain_ms, rate_pps=rate_pps, trial=trial,
+                   watch=watch)
+        end = drain_ms / 1000
+        if duration_s is None or frames is not None:
+            return self.result(wait_s=(duration_s or 0) + end + 60, watch=watch)
+        return self.result(wait_s=duration_s + end + CONTROL_S / 2, watch=watch, slack_s=CONTROL_S / 2)
 
     def shutdown(self) -> None:
         try:

@@ -58,7 +58,7 @@ class Zlgen:
     def __init__(self, cfg: ZlgenConfig, log_path: Path):
         self.cfg = cfg
         self.proc = ManagedProcess("zlgen", cfg.argv(), log_path)
-        self.client = ZlgenClient(cfg.ctl_path)
+        self.client = ZlgenClient(cfg.ctl_path, guard=self.check)
 
     def start(self, timeout: float = 30.0) -> Zlgen:
         self.proc.start()
@@ -71,12 +71,14 @@ class Zlgen:
         return self
 
     def check(self) -> None:
-        """Raises ComponentDied when zlgen is no longer running."""
+        """Raises ComponentDied when zlgen is no longer running or is stopped."""
         check_alive([self.proc])
 
     def stop(self) -> int | None:
-        """Asks zlgen to shut down (ports stopped, hugepages freed); signals it if it does not."""
-        if self.proc.alive() and self.client.sock is not None:
+        """Asks zlgen to shut down (ports stopped, hugepages freed), let run again first if it was stopped;
+        signals it if it does not."""
+        self.client.guard = None  # it is being stopped: its exit is no fault
+        if self.proc.thaw() and self.client.sock is not None:
             self.client.shutdown()
             try:
                 self.proc.proc.wait(10)

@@ -136,9 +136,9 @@ class GuestTelemetry(EthdevTelemetry):
     queries as dpdk.telemetry.Telemetry. A paused guest does not answer: the query times out (OSError), and a
     reply that comes late is told apart by its request id and dropped."""
 
-    def __init__(self, path: Path, timeout: float = 1.0):
+    def __init__(self, path: Path, timeout: float = 1.0, check: Callable[[], None] | None = None):
         super().__init__(UnixClient(path, "the guest's telemetry channel", "is the VNF VM running? see its console",
-                                    timeout=timeout))
+                                    timeout=timeout, check=check))
         self.seq = 0
 
     def connect(self, wait_s: float = 0.0) -> Self:
@@ -266,8 +266,9 @@ class GuestVm(Vnf):
             self.paused = False
 
     def telemetry(self, timeout: float = 1.0) -> GuestTelemetry:
-        """A new connection to the guest testpmd's telemetry, through the relay."""
-        return GuestTelemetry(Path(self.spec.telemetry_socket), timeout).connect()
+        """A new connection to the guest testpmd's telemetry, through the relay; QEMU's health is checked while a
+        reply is awaited."""
+        return GuestTelemetry(Path(self.spec.telemetry_socket), timeout, self.health).connect()
 
     def placement(self) -> Placement:
         """A VM: its vCPUs' and emulator threads' host CPUs, its domain XML and boot time."""
@@ -275,8 +276,12 @@ class GuestVm(Vnf):
         return Placement(kind="vm", cpus=cpus, domain_xml=self.xml, boot_s=self.boot_s)
 
     def stop(self) -> None:
-        """testpmd quits and the guest powers off; QMP quit, then kill, if it does not within seconds."""
+        """testpmd quits and the guest powers off; QMP quit, then kill, if it does not within seconds. A QEMU
+        stopped by a signal is let run first; one held by a debugger is killed."""
         self.close_stats()
+        if not self.proc.thaw():
+            self.ctl = self._close(self.ctl)
+            self.qmp = self._close(self.qmp)
         try:
             self.resume()
         except (ZeroLossError, OSError):
@@ -293,8 +298,13 @@ class GuestVm(Vnf):
                 self.proc.proc.wait(3)
             except Exception:
                 pass
-        for s in (self.ctl, self.qmp):
-            if s is not None:
-                s.close()
-        self.ctl = self.qmp = None
+        self.ctl = self._close(self.ctl)
+        self.qmp = self._close(self.qmp)
         self.proc.stop()
+
+    @staticmethod
+    def _close(conn: UnixClient | Qmp | None) -> None:
+        """Closes a connection to QEMU, if open; None, for the attribute that held it."""
+        if conn is not None:
+            conn.close()
+        return None

@@ -1,0 +1,59 @@
+"""A hung component is a dead component (issue 28 Must 4): SIGSTOP of a process of a running search (the VNF,
+ovs-vswitchd, ovsdb-server, zlgen, P2P's testpmd) ends the run within a trial + 5 s of the stop with one line naming
+it, exit 1, the file `failed` with no result made of the frozen path, and no process of ours left behind (the
+stopped one included)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from zeroloss.results.resultfile import read_doc
+
+from .test_faults import leftovers, one_error_line, pid_of, runtime_dirs, start, trials, wait_trials
+
+TRIAL_S = 1.0
+SEARCH = ["--frame-sizes", "64", "--trial", str(TRIAL_S), "--validation", str(TRIAL_S), "--drain-ms", "100",
+          "--flows", "16", "--warmup", "0", "--granularity", "0.2"]
+
+# the topology, the pid file beside the component's log, the name the error must give
+CASES = [
+    ("pvp", "vnf0.log.pid", "VNF 1 (dpdk-testpmd)"),
+    ("pvp", "vswitchd.out.pid", "ovs-vswitchd-dpdk"),
+    ("pvp", "ovsdb.out.pid", "ovsdb-server"),
+    ("pvp", "zlgen.log.pid", "zlgen"),
+    ("p2p", "testpmd.log.pid", "DUT (dpdk-testpmd)"),
+]
+
+
+@pytest.mark.parametrize("topology, pidfile, name", CASES, ids=[c[2].split()[0] + "-" + c[0] for c in CASES])
+def test_sigstop_of_a_component_is_one_line_within_a_trial_and_5_s(tmp_path, topology, pidfile, name):
+    out, rundir = tmp_path / "r.json", tmp_path / "run"
+    p = start(out, rundir, "--topology", topology, *(["--vnf", "process"] if topology == "pvp" else []), *SEARCH)
+    try:
+        kept = wait_trials(p, out, 1)
+        pid = pid_of(rundir, pidfile)
+        os.kill(pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        _, err = p.communicate(timeout=120)
+        took = time.monotonic() - stopped
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 1, err
+    line = one_error_line(err)
+    assert f"{name} (pid {pid}) is stopped (SIGSTOP or a debugger): state T" in line, line
+    assert "its log's last line" in line and f"zeroloss run --resume {out}" in line, line
+    print(f"{name}: {took:.1f} s from the stop to the line")
+    assert took < TRIAL_S + 5, f"{took:.1f} s from the stop to the line: {line}"
+    doc = read_doc(out)
+    assert doc["state"] == "failed"
+    assert trials(out) >= kept, "finished trials lost"
+    assert all(s["result"] is None for s in doc["searches"]), "a stopped component made a result"
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
+    assert leftovers(tmp_path) == []
+    assert runtime_dirs(p.pid) == []
