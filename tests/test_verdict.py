@@ -203,3 +203,11 @@ def test_most_trial_time_on_generator_failures_is_too_few_valid_trials():
     trials += [trial(3, 5e6, "fail"), trial(4, 4e6, "pass", ["ndr"], seconds=10)]
     v = verdict(search_run(trials, 4e6, require=None))
     assert v.status == "INCONCLUSIVE" and "% of the trial time went to generator failures" in v.line
+
+
+def test_no_loss_up_to_the_line_rate_is_a_measured_ndr_not_a_bound():
+    """A search whose top is the line rate and which lost nothing there has measured 100 % of line rate."""
+    top = [trial(0, LINE64, "pass", ["ndr"], seconds=10)]
+    v = verdict(search_run(top, LINE64, require=None, max_rate=LINE64))
+    assert v.status == "NONE" and v.sizes[64].status == "MEASURED" and not v.sizes[64].bound
+    assert v.sizes[64].ndr_pct == pytest.approx(100)

@@ -19,6 +19,7 @@ from .model import line_rate_pps
 from .proc import ComponentDied
 from .results.records import Ceiling, CoreProbe, LatencyAtNdr, OutcomeRecord, SearchOutcome, TrialEntry, Warmup
 from .results.resultfile import ResultFile
+from .results.verdict import SearchJudgement, judge_search
 from .search import SearchConfig, SearchResult, TrialRecord, binary_search
 from .search.mlr import mlr_search
 from .target import Loopback, Target, guarded
@@ -224,7 +225,16 @@ class Run:
         wall_s = round(time.monotonic() - started, 3)  # the search's own time, warm-up excluded
         outcome = SearchOutcome.of(result, frame, self.link_bps, ndr_latency(result, saved))
         self.rf.finish_search(frame, rep, outcome, wall_s)
-        self.progress("done", {"frame": frame, "repeat": rep, "result": outcome})
+        self.progress("done", {"frame": frame, "repeat": rep, "result": outcome, "verdict": self._judge(frame, rep)})
+
+    def _judge(self, frame: int, rep: int) -> SearchJudgement:
+        """A finished search's verdict against the run's requirement (results/verdict.py), for the progress line."""
+        entry = self.rf.search(frame, rep)
+        assert entry is not None
+        need = (self.cfg.require_ndr or {}).get(frame)
+        line = entry.line_rate_pps or line_rate_pps(self.link_bps, frame)
+        shared = any(p.shared and frame in p.frames for p in self.rf.run.core_probes or ())
+        return judge_search(entry, need / 100 * line if need is not None else None, shared, self.cfg.granularity_pct)
 
     def _warm_up(self, frame: int, rep: int, runner: TrialRunner, max_rate: float) -> None:
         """One trial before the search (trafficgen's warm-up trial), never given to it: rings, page faults,

@@ -17,6 +17,7 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.results.resultfile import read_doc
 
 from .test_run import ZEROLOSS
+from .verdicts import assert_ran
 
 SEARCH = ["--trial", "0.3", "--validation", "0.6", "--drain-ms", "100", "--flows", "64", "--warmup", "0"]
 
@@ -127,7 +128,7 @@ def test_kill_9_of_each_pvp_component_fails_the_run_and_resume_goes_on(tmp_path)
     assert read_doc(out)["state"] == "running"
     r = subprocess.run([*ZEROLOSS, "run", "--resume", str(out), "-q", "--json"], capture_output=True, text=True,
                        env=dict(os.environ, ZEROLOSS_RUNDIR=str(rundir)), timeout=600)
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     assert f"cleaned the session of zeroloss pid {p.pid}, which is gone" in r.stderr
     assert runtime_dirs(p.pid) == []
     doc = read_doc(out)

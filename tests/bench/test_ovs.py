@@ -16,13 +16,14 @@ from zeroloss.stream import Stream
 
 from .test_cli_bench import our_processes
 from .test_run import FAST, run
+from .verdicts import assert_ran
 
 
 def test_pvp_run_accounts_for_every_frame(tmp_path):
     env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"))
     out = tmp_path / "r.json"
     r = run("--topology", "pvp", "--frame-sizes", "64,9000", *FAST, "-o", str(out), "--json", env=env)
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     doc = read_doc(out)
     assert doc["state"] == "complete"
     place = doc["placement"]["pvp"]
@@ -57,7 +58,7 @@ def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path, str
                  else ["--trial", "2", "--validation", "5"])
     r = run("--topology", "pvp", "--set", "meter_pps=30000", "--frame-sizes", "64", *durations,
             "--granularity", "0.5", "--pdr-loss", "-1", "--flows", "64", "-o", str(out), "--search", strategy)
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     doc = read_doc(out)
     search = doc["searches"][0]
     res = search["result"]["ndr"]
@@ -131,7 +132,7 @@ def test_dual_bridge_vlan_translation_two_queues(tmp_path):
     out = tmp_path / "r.json"
     r = run("--topology", "pvp", "--set", "bridges=2", "--set", "vlan=100", "--set", "dut_rxq=2",
             "--frame-sizes", "1518", *FAST, "-o", str(out))
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     doc = read_doc(out)
     (s,) = doc["searches"]
     assert s["result"]["ndr"]["rate_pps"]
@@ -165,7 +166,7 @@ def test_bonded_pvp_balance_slb_spreads_over_both_members(tmp_path):
     out = tmp_path / "r.json"
     r = run("--topology", "pvp", "--set", "bridges=2", "--set", "vlan=100", "--bond", "balance-slb",
             "--frame-sizes", "1518", *FAST, "-o", str(out))
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     doc = read_doc(out)
     assert doc["placement"]["pvp"]["zlgen_ports"] == ["g0", "g1", "g2", "g3"]
     assert len(_conserved(doc)) >= 4
@@ -185,7 +186,7 @@ def test_bonded_active_backup_sends_on_the_active_member_only(tmp_path):
     out = tmp_path / "r.json"
     r = run("--topology", "pvp", "--set", "bridges=2", "--set", "vlan=100", "--set", "dut_rxq=2",
             "--bond", "active-backup", "--frame-sizes", "4096", *FAST, "-o", str(out))
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     doc = read_doc(out)
     _conserved(doc)
     last = doc["searches"][0]["trials"][-1]
@@ -199,7 +200,7 @@ def test_bonded_active_backup_sends_on_the_active_member_only(tmp_path):
 def test_pvvp_chains_two_vnfs(tmp_path):
     out = tmp_path / "r.json"
     r = run("--topology", "pvvp", "--frame-sizes", "1518", *FAST, "-o", str(out))
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     doc = read_doc(out)
     assert doc["placement"]["pvvp"]["vnfs"] == 2
     _conserved(doc)
@@ -219,7 +220,7 @@ def test_ovs_p2p_dual_bridge_vlan(tmp_path):
     out = tmp_path / "r.json"
     r = run("--topology", "ovs-p2p", "--set", "bridges=2", "--set", "vlan=7", "--frame-sizes", "128", *FAST,
             "-o", str(out))
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     doc = read_doc(out)
     _conserved(doc)
     assert doc["searches"][0]["result"]["ndr"]["rate_pps"] > 0

@@ -17,6 +17,7 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.results.resultfile import read_doc
 
 from .test_cli_bench import our_processes
+from .verdicts import assert_ran
 
 ZEROLOSS = [sys.executable, "-m", "zeroloss.cli"]
 FAST = ["--trial", "0.3", "--validation", "0.6", "--drain-ms", "100", "--granularity", "5", "--flows", "64",
@@ -30,7 +31,7 @@ def run(*args, timeout=600, env=None):
 def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
     out = tmp_path / "r.json"
     r = run("--frame-sizes", "64,9000", *FAST, "-o", str(out), "--json")
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     summary = json.loads(r.stdout)
     doc = read_doc(out)
     assert doc["format"] == "zeroloss-result" and doc["version"] == 2 and doc["state"] == "complete"
@@ -73,7 +74,7 @@ def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
 
 def test_repeated_searches_report_their_spread(tmp_path):
     r = run("--frame-sizes", "256", "--repeat", "3", *FAST, "-o", str(tmp_path / "r.json"))
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     lines = r.stdout.splitlines()
     assert lines[0].startswith("NO REQUIREMENT (--require-ndr): lowest NDR")  # the verdict leads
     header = lines[2]
@@ -114,7 +115,7 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path):
     assert len(before) >= 3
 
     r = run("--resume", str(out), env=env)
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     assert "replayed" in r.stderr
     done = read_doc(out)
     assert done["state"] == "complete"
@@ -194,7 +195,7 @@ def test_external_dut_mode_drives_only_zlgen(tmp_path):
     with TestPmd(TestPmdConfig(eal=eal), tmp_path / "userdut.log"):
         r = run("--dut", "external", "--port", w0.b, "--port", w1.b, "--max-rate", "200k",
                 "--frame-sizes", "64", *FAST, "-o", str(tmp_path / "r.json"), "--json")
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     doc = read_doc(tmp_path / "r.json")
     (s,) = doc["searches"]
     assert s["link"] == "external" and s["max_rate_pps"] == 200_000
@@ -206,14 +207,18 @@ def test_external_dut_mode_drives_only_zlgen(tmp_path):
 
 
 def test_require_ndr_fails_the_run_naming_the_size(tmp_path):
-    """Sign-off: 99 % of 25 GbE line rate at 64 B is out of the bench's reach: exit 2, the verdict names the
-    size; the result file is complete (a missed requirement is a result, not an error)."""
+    """Sign-off against a DUT of known capacity: an OVS meter passing 30 kpps per direction, 1 % of 25 GbE line
+    rate at 64 B (372 kpps) required. The DUT loses frames cleanly far below the requirement: exit 2, the verdict
+    names the size and the clean loss; the result file is complete (a missed requirement is a result)."""
     out = tmp_path / "r.json"
-    r = run("--frame-sizes", "64", *FAST, "--require-ndr", "99", "--search", "mlr", "-o", str(out), "--json")
-    assert r.returncode == 2, r.stderr
+    r = run("--topology", "ovs-p2p", "--set", "meter_pps=30000", "--frame-sizes", "64", *FAST, "--require-ndr",
+            "1", "--search", "mlr", "-o", str(out), "--json")
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr
     v = json.loads(r.stdout)["verdict"]
     assert v["status"] == "FAIL" and list(v["missed"]) == ["64"] and v["lowest_ndr_frame"] == 64
-    assert read_doc(out)["state"] == "complete"
+    assert v["sizes"]["64"]["status"] == "FAIL" and "the DUT lost frames at" in v["line"]
+    s = read_doc(out)
+    assert s["state"] == "complete" and s["searches"][0]["result"]["ndr"]["clean_fail_pps"] <= 372_024
 
 
 def test_zlgen_joined_to_itself_is_generator_bound():

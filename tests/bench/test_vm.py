@@ -22,6 +22,7 @@ from zeroloss.vnf.vm import GUEST_DIR, kvm_usable
 from .test_faults import ZEROLOSS, one_error_line, pid_of, start, trials, wait_trials
 from .test_ovs import _conserved
 from .test_run import run
+from .verdicts import assert_ran
 
 why = kvm_usable() or (None if (GUEST_DIR / "initrd.gz").exists() else "the guest is not built (make setup)")
 pytestmark = pytest.mark.skipif(why is not None, reason=f"no VM here: {why}")
@@ -42,7 +43,7 @@ def test_vm_path_accounts_for_every_frame(tmp_path, topology, vnfs, sizes, queue
     out = tmp_path / "r.json"
     r = run("--topology", topology, "--frame-sizes", sizes, *VM, "--set", f"vnf_queues={queues}", "-o", str(out),
             "--json", env=env, timeout=900)
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)
     doc = read_doc(out)
     place = doc["placement"][topology]
     assert place["vnf"] == "vm" and len(place["vnf_domains"]) == vnfs and all(place["vnf_boot_s"])

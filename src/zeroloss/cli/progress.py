@@ -85,9 +85,14 @@ class Progress:
         rate = si(ndr.rate_pps, "pps") if ndr.rate_pps else "none"
         pct = f" ({ndr.line_rate_pct:.2f} % of line rate)" if ndr.line_rate_pct else ""
         flags = f"  [{', '.join(res.flags)}]" if res.flags else ""
+        judged = data.get("verdict")
+        if judged is not None and judged.bound and ndr.rate_pps:
+            rate = "≥ " + rate  # only a lower bound is known
         if self.tty:
             self.out.write("\r\033[K")
         self._line(f"{data['frame']:>5} B  NDR {self._paint(rate, '1')}{pct} after {res.trials} trials{flags}")
+        if judged is not None and judged.status in ("FAIL", "INCONCLUSIVE"):
+            self._line(f"        {judged.status}: " + "; ".join(judged.reasons))
 
     def _line(self, text: str) -> None:
         self.out.write(text + "\n")

@@ -165,14 +165,19 @@ def _obstacles(s: SearchEntry, clean: float | None, shared: bool) -> list[str]:
     return out
 
 
-def judge_search(s: SearchEntry, required_pps: float | None, shared: bool = False) -> SearchJudgement:
-    """One finished search against the required rate (None: no requirement)."""
+def judge_search(s: SearchEntry, required_pps: float | None, shared: bool = False,
+                 granularity_pct: float = 0.5) -> SearchJudgement:
+    """One finished search against the required rate (None: no requirement); granularity_pct: the run's."""
     res = s.result
     assert res is not None and s.ndr is not None
     ndr = s.ndr.rate_pps or 0.0
     clean = _clean_fail(s)
     obstacles = _obstacles(s, clean, shared)
-    at_ceiling = bool(s.ndr.generator_bound) and not obstacles
+    # nothing was lost up to the search's top (line rate, the generator's ceiling, or above the DUT's MRR): the
+    # NDR is that top, a lower bound only when the top is the generator's
+    top = s.max_rate_pps or 0.0
+    at_top = bool(ndr) and (bool(s.ndr.generator_bound) or ndr >= top * (1 - granularity_pct / 100) - 1)
+    at_ceiling = at_top and not obstacles
     if required_pps is not None:
         if ndr and ndr >= required_pps:
             return SearchJudgement(PASS, ndr, False, ())
@@ -184,7 +189,7 @@ def judge_search(s: SearchEntry, required_pps: float | None, shared: bool = Fals
     if obstacles or (clean is None and not at_ceiling):
         return SearchJudgement(INCONCLUSIVE, ndr, True, tuple(obstacles or ["no clean trial lost frames above the "
                                                                             "NDR"]))
-    return SearchJudgement(MEASURED, ndr, at_ceiling and clean is None, ())
+    return SearchJudgement(MEASURED, ndr, bool(s.ndr.generator_bound) and clean is None, ())
 
 
 def _shared_frames(run: RunRecord) -> set[int]:
@@ -195,6 +200,8 @@ def size_verdicts(run: RunRecord) -> dict[int, SizeVerdict]:
     """Every measured frame size's verdict, from its finished searches."""
     required = {int(k): float(v) for k, v in (run.config.get("require_ndr") or {}).items()}
     shared = _shared_frames(run)
+    gran = run.config.get("granularity_pct")
+    gran = float(gran) if isinstance(gran, (int, float)) and not isinstance(gran, bool) else 0.5
     by_frame: dict[int, list[SearchEntry]] = {}
     for s in run.finished():
         by_frame.setdefault(s.frame, []).append(s)
@@ -203,7 +210,7 @@ def size_verdicts(run: RunRecord) -> dict[int, SizeVerdict]:
         line = searches[0].line_rate_pps or 0.0
         need = required.get(frame)
         need_pps = need / 100 * line if need is not None and line else None
-        judged = [judge_search(s, need_pps, frame in shared) for s in searches]
+        judged = [judge_search(s, need_pps, frame in shared, gran) for s in searches]
         worst = min(judged, key=lambda j: (_RANK[j.status], j.ndr_pps))
         pct = 100 * worst.ndr_pps / line if worst.ndr_pps and line else None
         out[frame] = SizeVerdict(frame, worst.status, need, pct, worst.bound, worst.reasons)
