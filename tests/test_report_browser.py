@@ -55,7 +55,8 @@ def test_report_renders_in_chromium(tmp_path):
     assert all(h > 100 for h in v["trace_boxes"])
     rows = [frame_rows(r) for r in recs]
     assert v["result_rows"] == [len(r) for r in rows]
-    assert v["first_ndr"].startswith(f"{rows[0][0].ndr_pps:,.0f}")
+    # the baseline's 64 B NDR is only a lower bound (its searches were mostly generator failures): "≥ X"
+    assert v["first_ndr"].removeprefix("≥ ").startswith(f"{rows[0][0].ndr_pps:,.0f}")
     chosen = [c for r in recs for c in select(r, None, None, None)]
     assert chosen and v["lossy_trials"] == len(chosen) and v["ledgers"] >= len(chosen) and v["findings"] >= 1
     assert v["page_width"] <= 1280  # wide tables scroll in their box, the page does not

@@ -41,6 +41,8 @@ class Probe:
     threads: Callable[[], list[ThreadRef]] = list
     # per host core, the smallest RX ring (slots) a poller there drains: ring_ms(size, per-queue rate)
     rings: dict[int, int] = field(default_factory=dict)
+    # OVS's PMDs' iterations and cycles/iteration histograms (dut/ovsstats.pmd_perf), read around each trial
+    perf: Callable[[], dict[str, dict]] | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from dataclasses import asdict, replace
 
 from .config import RunConfig
 from .diagnose import analyse
+from .dut.ovsstats import pmd_perf_delta
 from .errors import ZeroLossError
 from .host.interference import Interference, delta, ring_ms, snapshot
 from .ledger import counter_delta, summary
@@ -76,7 +77,9 @@ class TrialRunner:
         health = self.probe.health
         health()
         refs = guarded(health, self.probe.threads)
+        perf = self.probe.perf
         before = guarded(health, self.probe.counters)
+        perf_before = guarded(health, perf) if perf else None
         start = snapshot(refs)
         r = guarded(health, lambda: self.client.run_trial(
             duration_s=duration_s, drain_ms=self.cfg.drain_ms,
@@ -88,6 +91,8 @@ class TrialRunner:
         self.detail = guarded(health, lambda: self._details(r, before, after, rate_pps))
         self.detail["interference"] = {**stalls.to_json(), "stall_ms": stalls.stall_ms_by_core(),
                                        "disturbed": disturbed}
+        if perf and perf_before is not None:  # each PMD's longest iteration: its own stalls, whatever caused them
+            self.detail["interference"]["pmd_perf"] = pmd_perf_delta(perf_before, guarded(health, perf))
         return replace(out, disturbed=disturbed)
 
     def disturbance(self, out: Outcome, stalls: Interference, rate_pps: float) -> str | None:

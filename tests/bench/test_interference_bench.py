@@ -56,3 +56,33 @@ def test_ovs_p2p_pmd_threads_found():
     assert list(perf) == ["0"] and perf["0"]["iterations"] > 0 and perf["0"]["rx_packets"] >= r.tx_pkts, perf
     assert perf["0"]["max_iteration_cycles_gt"] >= 0 and "max_iteration_ms_le" in perf["0"], perf
     assert read_s < 0.5
+
+
+def test_every_run_trial_keeps_its_interference_and_ovs_pmd_iterations(tmp_path):
+    """A real `zeroloss run` on ovs-p2p: every trial stores the stalls of its pollers (PMD, zlgen), the cores'
+    steal, and each PMD's iterations over the trial (pmd-perf-metrics on: its longest iteration's bounds); a
+    disturbed trial, if the host caused one, names its core and never counts as the DUT's loss."""
+    import subprocess
+    import sys
+
+    from zeroloss.results.resultfile import read_doc
+
+    from .verdicts import assert_ran
+
+    out = tmp_path / "r.json"
+    r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "run", "--topology", "ovs-p2p", "--frame-sizes", "64",
+                        "--trial", "0.5", "--validation", "1", "--granularity", "10", "--warmup", "0", "--flows", "64",
+                        "-q", "-o", str(out)], capture_output=True, text=True, timeout=600)
+    assert_ran(r)
+    (search,) = read_doc(out)["searches"]
+    assert search["trials"]
+    for t in search["trials"]:
+        inter = t["interference"]
+        assert {x["role"] for x in inter["threads"]} >= {"pmd", "zlgen"}, inter["threads"]
+        assert inter["cores"] and set(map(int, inter["stall_ms"])) == {c["core"] for c in inter["cores"]}
+        assert inter["pmd_perf"] and all(p["iterations"] > 0 for p in inter["pmd_perf"].values())
+        assert all("max_iteration_ms_gt" in p for p in inter["pmd_perf"].values())
+        assert (t["verdict"] == "disturbed") == bool(t["outcome"].get("disturbed")) or t["verdict"] in (
+            "generator-failure", "anomaly")
+        if t["verdict"] == "disturbed":
+            assert "stalled" in t["outcome"]["disturbed"] and inter["disturbed"] == t["outcome"]["disturbed"]

@@ -253,7 +253,8 @@ def ovs_probe(bench: OvsBench) -> Probe:
     return Probe(bench.paths(), bench.counters, bench.state, context={
         "queues": spec.queues, "vnf_ring": spec.vnf_ring if spec.vnf_ports else None,
         "pmd_cpu_mask": spec.pmd_cpu_mask, "vnfs": [f"vnf{k}" for k in range(VNFS[spec.topology])], "bench": True},
-        health=bench.check, threads=lambda: ovs_threads(bench), rings=ovs_rings(spec))
+        health=bench.check, threads=lambda: ovs_threads(bench), rings=ovs_rings(spec),
+        perf=bench.ovs.pmd_perf if bench.ovs else None)
 
 
 def ovs_threads(bench: OvsBench) -> list[ThreadRef]:

@@ -24,6 +24,7 @@ from .ovsstats import (
     parse_meter_config,
     parse_meter_stats,
     parse_pmd_stats,
+    pmd_perf,
 )
 from .unixctl import Unixctl
 
@@ -46,6 +47,9 @@ class OvsSettings:
     pmd_cpu_mask: str = "0x1"       # PMD threads polling the ports
     rxq_assign: str = "cycles"      # cycles | roundrobin | group
     extra: tuple[str, ...] = ()
+    # the PMDs' cycles-per-iteration histograms (dpif-netdev/pmd-perf-show): how long their longest iteration
+    # ran, read around each trial (host interference); a slight cost per iteration, as the OVS docs say
+    perf_metrics: bool = True
 
     def other_config(self) -> dict[str, str]:
         extra = " ".join((f"--file-prefix={self.file_prefix}", "--in-memory", "--no-pci", *self.extra))
@@ -54,6 +58,8 @@ class OvsSettings:
                "pmd-rxq-assign": self.rxq_assign, "dpdk-extra": extra}
         if self.socket_limit_mb:
             out["dpdk-socket-limit"] = str(self.socket_limit_mb)
+        if self.perf_metrics:
+            out["pmd-perf-metrics"] = "true"
         return out
 
 
@@ -349,6 +355,10 @@ class Ovs:
         return {"ports": ports, "meters": meters,
                 "coverage": parse_coverage_drops(self.appctl("coverage/show", timeout=READ_S)),
                 "pmds": parse_pmd_stats(self.appctl("dpif-netdev/pmd-stats-show", timeout=READ_S))}
+
+    def pmd_perf(self) -> dict[str, dict]:
+        """Each PMD's iterations and cycles-per-iteration histogram (dpif-netdev/pmd-perf-show), per core."""
+        return pmd_perf(self.appctl("dpif-netdev/pmd-perf-show", timeout=READ_S))
 
     def meter_config(self) -> dict[str, dict]:
         return {f"{br}/{mid}": m for br in self.meters for mid, m in

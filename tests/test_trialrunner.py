@@ -1,0 +1,42 @@
+"""The trial runner's disturbance rule over a trial's outcome and its host readings (no bench)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from zeroloss.host.interference import CoreDelta, Interference, ThreadDelta
+from zeroloss.search import Direction, Outcome
+from zeroloss.target import Probe
+from zeroloss.trialrunner import TrialRunner
+
+
+def _runner(rings: dict[int, int], lanes: int = 1) -> SimpleNamespace:
+    return SimpleNamespace(probe=Probe([], rings=rings), lanes=lanes)
+
+
+def _stalls(delay_ms: float, preemptions: int, steal_ms: float = 0.0) -> Interference:
+    t = ThreadDelta("testpmd", 10, "rte-worker-0", 0, 900.0, delay_ms, 100, preemptions)
+    return Interference(1.0, (t,), (CoreDelta(0, steal_ms, 0.0, 0.0, 0),))
+
+
+def _out(lost: int) -> Outcome:
+    return Outcome((Direction(1e6, 1e6, 1_000_000, 1_000_000 - lost),))
+
+
+def test_a_lossy_trial_with_a_stall_longer_than_the_ring_is_disturbed():
+    # 1024 slots at 1 Mpps hold 1.024 ms; a poller preempted 4 times for 20 ms waited 5 ms each on average
+    text = TrialRunner.disturbance(_runner({0: 1024}), _out(5), _stalls(20.0, 4), 1e6)
+    assert text is not None and text.startswith("testpmd core 0 stalled 5.0 ms") and "covers 1.0 ms" in text
+
+
+def test_no_loss_short_stalls_or_unknown_rings_are_not_disturbed():
+    assert TrialRunner.disturbance(_runner({0: 1024}), _out(0), _stalls(20.0, 4), 1e6) is None
+    assert TrialRunner.disturbance(_runner({0: 1024}), _out(5), _stalls(20.0, 400), 1e6) is None  # 0.05 ms each
+    assert TrialRunner.disturbance(_runner({}), _out(5), _stalls(20.0, 4), 1e6) is None
+
+
+def test_the_ring_holds_one_lane_of_the_direction_and_steal_counts():
+    # two lanes: each queue sees 500 kpps, 1024 slots hold 2 ms; 3 ms of steal is beyond it
+    assert TrialRunner.disturbance(_runner({0: 1024}, lanes=2), _out(5), _stalls(1.0, 1), 1e6) is None
+    text = TrialRunner.disturbance(_runner({0: 1024}, lanes=2), _out(5), _stalls(1.0, 1, steal_ms=3.0), 1e6)
+    assert text is not None and "steal 3.0 ms" in text and "covers 2.0 ms" in text
