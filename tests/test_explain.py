@@ -148,3 +148,22 @@ def test_run_progress_prints_the_explanation_under_a_failed_validation():
     out = io.StringIO()
     Progress(out=out)("trial", {"frame": 64, "record": TrialEntry.from_json(clean_trial(0)), "max_rate_pps": 1.0})
     assert len(out.getvalue().splitlines()) == 1
+
+
+def test_a_disturbed_trial_is_explained_as_the_hosts_loss():
+    from zeroloss.explain import host_lines
+    from zeroloss.results.records import TrialEntry
+
+    t = TrialEntry.from_json({
+        "index": 3, "rate_pps": 1e6, "duration_s": 1, "kind": "search", "verdict": "disturbed", "loss_ratio": 0.01,
+        "outcome": {"directions": [{"achieved_pps": 1e6, "tx": 1000, "rx": 990}],
+                    "disturbed": "testpmd core 0 stalled 5.0 ms (run delay 20 ms over 4 preemption(s), steal 0 ms), "
+                                 "its RX ring covers 1.0 ms at this rate"},
+        "interference": {"threads": [{"name": "rte-worker-0", "run_delay_ms": 20.0, "nonvoluntary": 4}],
+                         "cores": [{"core": 0, "steal_ms": 0.0}, {"core": 1, "steal_ms": 3.0}],
+                         "pmd_perf": {"1": {"max_iteration_ms_gt": 2.5, "max_iteration_ms_le": 5.0}}}})
+    lines = host_lines(t)
+    assert lines[0].startswith("host: DISTURBED, testpmd core 0 stalled 5.0 ms") and "not the DUT's" in lines[0]
+    assert "rte-worker-0 5.00 ms x 4" in lines[1] and "steal core 1 3 ms" in lines[1]
+    assert lines[2] == "OVS PMD longest iteration: core 1 2.5-5.0 ms"
+    assert host_lines(TrialEntry.from_json({"outcome": {"directions": []}})) == []

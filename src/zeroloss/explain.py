@@ -76,6 +76,29 @@ def findings_text(diag: list[dict], limit: int | None = None) -> list[str]:
     return out
 
 
+def host_lines(t: TrialEntry) -> list[str]:
+    """What the host did to the trial: a stall that disturbed it (the host's loss, not the DUT's), the pollers'
+    longest mean wait and the cores' steal, and each OVS PMD's longest iteration."""
+    inter = t.interference or {}
+    out = []
+    if t.outcome.disturbed:
+        out.append(f"host: DISTURBED, {t.outcome.disturbed}: the frames lost are the host's, not the DUT's "
+                   "(retried; never counted against the DUT)")
+    steal = [f"core {c['core']} {c['steal_ms']:g} ms" for c in inter.get("cores", []) if c.get("steal_ms")]
+    waits = [f"{x['name']} {x['run_delay_ms'] / max(1, x['nonvoluntary']):.2f} ms x {x['nonvoluntary']}"
+             for x in inter.get("threads", []) if x.get("nonvoluntary")]
+    if steal or waits:
+        out.append("host: " + "; ".join(
+            ([f"preempted pollers (mean wait x times): {', '.join(waits)}"] if waits else [])
+            + ([f"steal {', '.join(steal)}"] if steal else [])))
+    perf = inter.get("pmd_perf") or {}
+    longest = [f"core {k} {v['max_iteration_ms_gt']:g}-{v['max_iteration_ms_le'] or '…'} ms"
+               for k, v in sorted(perf.items()) if v.get("max_iteration_ms_gt") is not None]
+    if longest:
+        out.append("OVS PMD longest iteration: " + ", ".join(longest))
+    return out
+
+
 def trial_text(frame: int, t: TrialEntry, leds: list, diag: list, limit: int | None = None,
                compact: bool = False) -> str:
     """A trial's ledger, direction by direction, then its diagnosis."""
@@ -90,6 +113,7 @@ def trial_text(frame: int, t: TrialEntry, leds: list, diag: list, limit: int | N
     if load:
         lines.append("OVS PMD load while zlgen sent: " + ", ".join(f"core {k} {v:.0f} % busy"
                                                                 for k, v in sorted(load.items())))
+    lines += host_lines(t)
     if diag:
         lines.append("diagnosis:")
         lines += findings_text(diag, limit)
