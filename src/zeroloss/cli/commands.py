@@ -128,6 +128,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         from zeroloss.searchbench import parse_cases, parse_strategies, search_bench
 
+        args.cases = args.cases or "p2p:64,p2p:1518,p2p:9000,pvp:64"
         try:
             cases = parse_cases(args.cases)
         except ValueError:
@@ -136,13 +137,27 @@ def cmd_bench(args: argparse.Namespace) -> int:
             strategies = parse_strategies(args.strategies)
         except ValueError as e:
             raise ZeroLossError(f"--strategies '{args.strategies}': {e}") from None
-        lines = search_bench(cases, args.repeats, args.trial, args.validation, args.granularity,
+        lines = search_bench(cases, args.repeats or 3, args.trial, args.validation, args.granularity,
                              Path(f"results/bench-search-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json,
                              strategies=strategies)
+    elif args.noisy:
+        import time
+        from pathlib import Path
+
+        from zeroloss import noisybench
+
+        try:
+            cases = noisybench.parse_cases(args.cases or ",".join(noisybench.CASES))
+        except ValueError as e:
+            raise ZeroLossError(f"--cases '{args.cases}': {e}", f"use some of {', '.join(noisybench.CASES)}") \
+                from None
+        lines = noisybench.noisy_bench(cases, args.repeats or 5, args.meter_pps, args.trial, args.validation,
+                                       args.granularity, Path(f"results/bench-noisy-{time.strftime('%Y%m%d-%H%M%S')}"),
+                                       json_out=args.json)
     else:
         from zeroloss.benchmark import run_benchmarks
 
-        lines = run_benchmarks(seconds=args.seconds, repeats=args.repeats, json_out=args.json)
+        lines = run_benchmarks(seconds=args.seconds, repeats=args.repeats or 3, json_out=args.json)
     for line in lines:
         print(line, flush=True)
     return 0

@@ -374,8 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "at 10 %, 50 % and 90 % of its maximum.")
     b.add_argument("--seconds", type=float, default=3.0, metavar="S",
                    help="measurement window per run in seconds (default 3)")
-    b.add_argument("--repeats", type=_positive_int, default=3, metavar="N",
-                   help="alternating runs per tool; the median is reported (default 3)")
+    b.add_argument("--repeats", type=_positive_int, metavar="N",
+                   help="alternating runs per tool; the median is reported (default 3; --noisy: meter searches per "
+                        "strategy, default 5)")
     b.add_argument("--json", action="store_true", help="print one JSON object at the end")
     b.add_argument("--search", action="store_true",
                    help="instead: the search strategies side by side on the bench (trial-seconds, wall time, "
@@ -383,6 +384,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--vnf", action="store_true",
                    help="instead: PVP with the VNF as a VM against the VNF as a host process, per frame size, and "
                         "the VM with virtio rings 256 and 1024 (NDRs, ratios, guest boot time)")
+    b.add_argument("--noisy", action="store_true",
+                   help="instead: a short run quiet, then with a CPU hog pinned to the generator's and to the DUT's "
+                        "core (verdicts, wasted trial time, exit status), and OVS meter searches of known capacity on "
+                        "ovs-p2p and pvp per strategy (within 1 %%, spread)")
+    b.add_argument("--meter-pps", type=_positive_int, default=30000, metavar="PPS",
+                   help="--noisy: the meter's rate per direction (default 30000)")
     b.add_argument("--lab", metavar="FILE", help="the cost of reading a lab node (OVS + VNF counters, OVS state) "
                                                  "over SSH, beside the bench's local reading of the same OVS when "
                                                  "the node is this host")
@@ -393,14 +400,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--readings", type=_positive_int, default=50, metavar="N",
                    help="--lab: readings timed per kind (default 50)")
     add_run_flag(b, "frame_sizes", flag="--frames", dest="frames", default=[64, 1518, 9000], scope="--vnf, --tune")
-    b.add_argument("--cases", default="p2p:64,p2p:1518,p2p:9000,pvp:64", metavar="TOPO:SIZE,...",
-                   help="--search: the cases (default p2p:64,p2p:1518,p2p:9000,pvp:64)")
+    b.add_argument("--cases", metavar="TOPO:SIZE,...",
+                   help="--search: the cases (default p2p:64,p2p:1518,p2p:9000,pvp:64); --noisy: of quiet, hog-gen, "
+                        "hog-dut, ovs-p2p, pvp (default all)")
     b.add_argument("--strategies", default="binary,mlr,rfc2544", metavar="NAME[:KEY=VALUE...],...",
                    help="--search: binary (short trials, one validation), mlr (MLRsearch), rfc2544 (the binary "
                         "search with every trial as long as --validation); default all three. Run settings for one "
                         "entry follow its name, e.g. mlr:mlr_duration_sum_s=15 beside mlr")
     run_defaults = RunConfig()  # the bench's searches take run's defaults, but shorter search trials
-    scope = "--search, --vnf, --tune"
+    scope = "--search, --vnf, --tune, --noisy"
     add_run_flag(b, "trial_s", dest="trial", default=1.0, scope=scope)
     add_run_flag(b, "validation_s", dest="validation", default=run_defaults.validation_s, scope=scope)
     add_run_flag(b, "granularity_pct", dest="granularity", default=run_defaults.granularity_pct, scope=scope)
