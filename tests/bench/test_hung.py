@@ -57,3 +57,34 @@ def test_sigstop_of_a_component_is_one_line_within_a_trial_and_5_s(tmp_path, top
     assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
     assert leftovers(tmp_path) == []
     assert runtime_dirs(p.pid) == []
+
+
+def test_sigstop_of_the_vnf_vm_is_one_line_within_a_trial_and_5_s(tmp_path):
+    """The VNF as a VM (QEMU under TCG here: its boot is the cost of this test): QEMU stopped mid-search."""
+    from zeroloss.vnf.vm import GUEST_DIR, kvm_usable
+
+    why = kvm_usable() or (None if (GUEST_DIR / "initrd.gz").exists() else "the guest is not built (make setup)")
+    if why:
+        pytest.skip(f"no VM here: {why}")
+    out, rundir = tmp_path / "r.json", tmp_path / "run"
+    vm = ["--vnf", "vm", "--trial", "0.5", "--validation", "1", "--drain-ms", "300", "--granularity", "10",
+          "--flows", "16", "--warmup", "0"]
+    p = start(out, rundir, "--topology", "pvp", "--frame-sizes", "64", *vm)
+    try:
+        kept = wait_trials(p, out, 1, timeout=300)
+        pid = pid_of(rundir, "vnf0.log.pid")
+        os.kill(pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        _, err = p.communicate(timeout=120)
+        took = time.monotonic() - stopped
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 1, err
+    line = one_error_line(err)
+    assert f"VNF 1 (qemu-system-x86_64) (pid {pid}) is stopped (SIGSTOP or a debugger): state T" in line, line
+    print(f"VNF VM: {took:.1f} s from the stop to the line")
+    assert took < 1 + 5, f"{took:.1f} s from the stop to the line: {line}"
+    assert read_doc(out)["state"] == "failed" and trials(out) >= kept
+    assert leftovers(tmp_path) == [] and runtime_dirs(p.pid) == []

@@ -61,6 +61,8 @@ class Zlgen:
         self.client = ZlgenClient(cfg.ctl_path, guard=self.check)
 
     def start(self, timeout: float = 30.0) -> Zlgen:
+        """Starts zlgen and connects; its health is asked while any request awaits its reply."""
+        self.client.guard = self.check
         self.proc.start()
         try:
             self.proc.wait_for_log("zlgen: ready", timeout)
