@@ -6,8 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from zeroloss.errors import ZeroLossError
+
+if TYPE_CHECKING:
+    from zeroloss.results.soak import SoakRecord
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -58,18 +62,44 @@ def _check_ledger(args: argparse.Namespace) -> int:
     return 0 if all(c.passed for c in cases) else 2
 
 
+def _explain_soak(args: argparse.Namespace, rec: SoakRecord) -> int:
+    """`zeroloss explain SOAK.json`: the soak's totals and worst interval, then where the whole trial lost frames
+    and why (its ledger and diagnosis)."""
+    from pathlib import Path
+
+    from zeroloss.explain import direction_text, findings_text
+    from zeroloss.results.soak import summary_lines
+    from zeroloss.results.summary import stem
+
+    if args.json:
+        print(json.dumps({"kind": "zeroloss-soak", "frame": rec.frame, "totals": rec.totals(),
+                          "ledger": rec.ledger or [], "diagnosis": rec.diagnosis or []}, indent=1))
+        return 0
+    lines = summary_lines(rec, stem(Path(args.file)))
+    for led in rec.ledger or []:
+        lines += direction_text(led)
+    if rec.diagnosis:
+        lines += ["diagnosis:", *findings_text(rec.diagnosis)]
+    elif rec.ledger is None:
+        lines.append("(no ledger: the soak did not finish)")
+    print("\n".join(lines))
+    return 0
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from zeroloss.explain import select, trial_analysis, trial_text
-    from zeroloss.results import schema
+    from zeroloss.results import schema, soak
     from zeroloss.results.campaigns import CampaignRecord
     from zeroloss.results.records import RunRecord
     from zeroloss.results.resultfile import read_json, records
 
     doc = read_json(Path(args.file), "result file")
+    if soak.is_soak(doc):
+        return _explain_soak(args, soak.read(doc, args.file))
     if not isinstance(doc, dict) or doc.get("format") not in ("zeroloss-result", "zeroloss-campaign"):
-        raise ZeroLossError(f"{schema.shown(args.file)} is not a zeroloss result or campaign file")
+        raise ZeroLossError(f"{schema.shown(args.file)} is not a zeroloss result, campaign or soak file")
     schema.check(doc, schema.EXPLAIN, args.file)
     kind = CampaignRecord if doc["format"] == "zeroloss-campaign" else RunRecord
     chosen = select(records(kind, doc, args.file), args.frame, args.trial, args.case)

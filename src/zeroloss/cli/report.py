@@ -48,6 +48,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     fmt = args.format or (SUFFIX_FORMAT.get(out.suffix.lower(), "html") if out else "html")
     if out is not None and any(out.resolve() == Path(f).resolve() for f in args.files):
         raise ZeroLossError(f"-o {out} is one of the result files: it would be overwritten", "name another file")
+    soak = _soak(args.files)
+    if soak is not None:
+        return _report_soak(args, soak, out, fmt)
     runs = load_runs(args.files)  # read first: a default name is made of a file's name, once it is a result file
     if out is None and fmt == "html":
         first = Path(args.files[0])
@@ -80,6 +83,54 @@ def _cmd_report(args: argparse.Namespace) -> int:
                                 "choose a writable folder (--plots)") from e
         for p in written:
             print(f"wrote {p}")
+    return 0
+
+
+def _soak(files: list[str]) -> Any:
+    """The soak record when the one file given is a soak file (`trial --lab --interval`), else None."""
+    from zeroloss.results import soak
+    from zeroloss.results.resultfile import read_json
+
+    docs = [(f, read_json(Path(f), "result file")) for f in files]
+    soaks = [(f, d) for f, d in docs if soak.is_soak(d)]
+    if not soaks:
+        return None
+    if len(files) > 1:
+        raise ZeroLossError(f"{soaks[0][0]} is a soak file: report it on its own",
+                            "give one soak file, or result and campaign files only")
+    return soak.read(soaks[0][1], soaks[0][0])
+
+
+def _report_soak(args: argparse.Namespace, rec: Any, out: Path | None, fmt: str) -> int:
+    """`zeroloss report SOAK.json`: its HTML page (the timeline plot), or its intervals as JSON/CSV/Markdown."""
+    from zeroloss.results import soak
+    from zeroloss.results.summary import stem
+
+    first = Path(args.files[0])
+    label = stem(first)
+    if fmt == "html":
+        from zeroloss.report.html import render_soak
+
+        out = out or first.with_name(label + ".html")
+        text = render_soak(rec, label, args.title)
+    else:
+        text = soak.export(rec, label, fmt)
+    if out is None:
+        print(text, end="" if text.endswith("\n") else "\n")
+    else:
+        write_text_atomic(out, text)
+        print(f"wrote {out} ({len(text.encode()) / 1024:,.0f} KiB, {fmt})")
+    if args.plots:
+        from zeroloss.report import plots
+
+        try:
+            folder = Path(args.plots)
+            folder.mkdir(parents=True, exist_ok=True)
+            written = plots.save(plots.soak_figure(rec, label), folder / ("soak-" + _slug(label)), args.plot_format)
+            print(f"wrote {written}")
+        except OSError as e:
+            raise ZeroLossError(f"cannot write the plots to {args.plots}: {e.strerror or e}",
+                                "choose a writable folder (--plots)") from e
     return 0
 
 

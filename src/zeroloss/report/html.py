@@ -19,6 +19,7 @@ from zeroloss.ledger import REASONS
 from zeroloss.report import plots
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
+from zeroloss.results.soak import SoakRecord, summary_lines
 from zeroloss.results.summary import (
     PERCENTILES,
     Run,
@@ -379,6 +380,35 @@ def render(runs: list[Run], title: str | None = None, progress: Callable[[int], 
             f'<div class="fig" id="fig-latency">{lat}</div></section>',
             *_tune_section(runs, tick),
             *(part for i, r in enumerate(runs) for part in _run_section(i, r, tick))]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"generator\" content=\"zeroloss {__version__}\"><title>{escape(title)}</title>"
+            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def render_soak(rec: SoakRecord, label: str, title: str | None = None) -> str:
+    """The report page of a soak file: what it was, its totals, the timeline plot, the intervals, the ledger and
+    the diagnosis of the whole trial."""
+    from zeroloss.explain import direction_text, findings_text
+
+    title = title or f"zeroloss soak report: {label}"
+    head, *rest = summary_lines(rec, label)
+    rows = [[f"{r['t_s']:g}", r["direction"], f"{r['tx_pps'] or 0:,.0f}", f"{r['rx_pps'] or 0:,.0f}",
+             f"{r['lost'] or 0:,}", f"{r['loss_pct'] or 0:.3f}"] for r in rec.rows()]
+    ledger = [line for led in rec.ledger or [] for line in direction_text(led)]
+    diag = findings_text(rec.diagnosis or [])
+    body = [f"<h1>{escape(title)}</h1>", f"<p class=\"verdict\">{escape(head)}</p>",
+            f'<p class="meta">Made by zeroloss {__version__} on {time.strftime("%Y-%m-%d %H:%M %Z")} from '
+            "the soak file only. Rates are frames per second per direction; frame sizes include the 4 B FCS.</p>",
+            "<pre>" + escape("\n".join(rest)) + "</pre>",
+            f'<div class="fig" id="fig-soak">{plots.svg_inline(plots.soak_figure(rec, label), "soak")}</div>',
+            "<h2>Intervals</h2>", _table(["t s", "direction", "sent pps", "received pps", "lost", "loss %"], rows,
+                                          "soak", left=2)]
+    if ledger:
+        body += ["<h2>Where frames were lost (the whole trial)</h2>", "<pre>" + escape("\n".join(ledger)) + "</pre>"]
+    if diag:
+        body += ["<h2>Diagnosis</h2>", "<pre>" + escape("\n".join(diag)) + "</pre>"]
+    if rec.placement:
+        body.append(_lab_block("lab", rec.placement.get("lab") or rec.placement))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"generator\" content=\"zeroloss {__version__}\"><title>{escape(title)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from zeroloss.fileio import write_text_atomic
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import SearchEntry
+from zeroloss.results.soak import SoakRecord
 from zeroloss.results.summary import Run, frame_rows, latency_rows, line_gbps
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -201,4 +202,32 @@ def tune_figure(tune: TuneRecord) -> Figure:
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize="small")
     fig.suptitle("zeroloss tune: NDR per step")
+    return fig
+
+
+def soak_figure(rec: SoakRecord, title: str) -> Figure:
+    """A soak's timeline: per direction what was sent and received each interval (top) and its loss (bottom)."""
+    fig = Figure(figsize=(9, 3.6), layout="constrained")
+    rate_ax, loss_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
+    rows = list(rec.rows())
+    for i, key in enumerate(rec.directions()):
+        mine = [r for r in rows if r["direction"] == key]
+        ts = [r["t_s"] for r in mine]
+        color = COLORS[i % len(COLORS)]
+        rate_ax.plot(ts, [(r["tx_pps"] or 0) / 1e6 for r in mine], color=color, linewidth=1, label=f"{key} sent")
+        rate_ax.plot(ts, [(r["rx_pps"] or 0) / 1e6 for r in mine], color=color, linewidth=1, linestyle="--",
+                     label=f"{key} received")
+        loss_ax.plot(ts, [max(0.0, r["loss_pct"] or 0.0) for r in mine], color=color, marker=".", linewidth=0.8)
+    if rec.rate_pps:
+        rate_ax.axhline(rec.rate_pps / 1e6, color="#555555", linestyle=":", linewidth=1, label="requested")
+    rate_ax.set_ylabel("Mpps")
+    rate_ax.set_ylim(bottom=0)
+    rate_ax.grid(alpha=0.3)
+    fig.legend(*rate_ax.get_legend_handles_labels(), fontsize="x-small", loc="outside right upper")
+    loss_ax.set_yscale("symlog", linthresh=1e-4)
+    loss_ax.set_ylim(bottom=0)
+    loss_ax.set_ylabel("loss, %")
+    loss_ax.set_xlabel("time, s")
+    loss_ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize="medium")
     return fig
