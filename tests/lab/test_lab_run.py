@@ -65,7 +65,7 @@ def test_search_through_the_node_balances_and_changes_are_restored(tmp_path, lab
     r = zl("run", "--lab", f, "--frame-sizes", "64", *FAST, "--max-rate", "100k", "-o", str(out), "--json",
            "--dut-set", "Open_vSwitch:.:other_config:pmd-rxq-assign=roundrobin", "--allow-dut-changes")
     no_traceback(r)
-    assert r.returncode in (0, 2), r.stderr
+    assert r.returncode in (0, 3), r.stderr  # a run without --require-ndr: measured, or inconclusive (never FAIL)
     doc = read_doc(out)
     assert doc["state"] == "complete"
     place = doc["placement"]["lab"]
@@ -147,6 +147,14 @@ def test_soak_reports_intervals_and_a_clean_ledger(tmp_path, lab, sshd):
         assert led["sent"] == led["received"] + led["counted"] + led["unexplained"]
         assert all(h["counters"] for h in led["hops"])  # the VNF's counters came over its own session
     assert doc["counters"]["procs"]["vnf1"][0]["ipackets"] > 0
+    # the real soak file reads in report (its timeline page, its intervals as CSV) and explain
+    page = tmp_path / "soak.html"
+    for args in (["report", str(tmp_path / "soak.json"), "-o", str(page)],
+                 ["report", str(tmp_path / "soak.json"), "--format", "csv"], ["explain", str(tmp_path / "soak.json")]):
+        r = zl(*args)
+        no_traceback(r)
+        assert r.returncode == 0, r.stderr
+    assert page.read_text().count("<svg") == 1 and len(r.stdout.splitlines()) >= 3
 
 
 @pytest.mark.parametrize("case", ["mtu", "meter", "vnf-stop", "overload"])
@@ -223,7 +231,7 @@ def test_lost_ssh_mid_search_is_one_line_and_resumable(tmp_path, lab, sshd):
     assert doc["state"] == "failed" and doc["searches"][0]["trials"]
     r = zl("run", "--resume", str(out), "--json")
     no_traceback(r)
-    assert r.returncode in (0, 2), r.stderr
+    assert r.returncode in (0, 3), r.stderr
     doc = read_doc(out)
     assert doc["state"] == "complete" and doc["searches"][0]["result"]["ndr"] is not None
 
