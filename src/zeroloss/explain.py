@@ -40,7 +40,7 @@ def hop_rows(led: dict, compact: bool) -> list[list[str]]:
     could not account for frames."""
     rows = []
     for hop in led["hops"]:
-        cells = [hop["name"], _n(hop["in"]), _n(hop["out"])]
+        cells = [hop["name"] + ("" if hop["counters"] else " (no counters)"), _n(hop["in"]), _n(hop["out"])]
         items = [(d["frames"], f"{d['reason']}: {d['counter']}") for d in hop["drops"]]
         items += [(-d["frames"], f"{d['reason']} (extra frames): {d['counter']}") for d in hop["extra"]]
         if hop["unexplained"]:

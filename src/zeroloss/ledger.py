@@ -119,11 +119,14 @@ def _sender_drops(c: dict[str, Any], sender: dict[str, Any], names: str) -> list
 
 
 def _read_ovs_rx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
-    """OVS receiving on its ports (bond members summed): the sender's refusals and the ports' RX drops."""
+    """OVS receiving on its ports (bond members summed): the sender's refusals and the ports' RX drops. A port
+    without counters (OVS 3.1 reports none for a dpdkvhostuser server port) still gets what zlgen counted itself:
+    the frames its full ring refused."""
     rows = _ovs_ports(c, h["ports"])
-    if rows is None:
-        return _Hop(None, None)
     names = "+".join(h["ports"])
+    if rows is None:
+        refused = _sender_drops(c, h["sender"], names) if "gen" in h["sender"] else []
+        return _Hop(None, None, [d for d in refused if d["frames"]])
     drops = _sender_drops(c, h["sender"], names)
     qos = _sum(rows, "ovs_rx_qos_drops")
     drops.append(_drop("rx_qos", qos, f"{names} ovs_rx_qos_drops"))
