@@ -21,10 +21,11 @@ class Wire:
 def memif_wire(index: int, sock: Path, ring_log2: int = 12, jumbo: bool = False, b_index: int | None = None) -> Wire:
     """A memif cable: end a is the server, end b the client, both on the socket, interface id index.
     Deep rings (2^ring_log2 slots) absorb scheduling stalls on a shared core. b_index names the
-    client's device differently when both ends live in one process."""
+    client's device differently when both ends live in one process. The socket is a file at sock (in the
+    session's 0700 folder), not DPDK's default abstract name, which any local user could connect to."""
     if not 1 <= ring_log2 <= 14:
         raise ZeroLossError(f"memif ring size 2^{ring_log2} is outside 2^1..2^14")
-    opts = f"id={index},socket={sock},rsize={ring_log2}"
+    opts = f"id={index},socket={sock},socket-abstract=no,rsize={ring_log2}"
     if jumbo:
         opts += ",bsize=10240"
     b = index if b_index is None else b_index
