@@ -68,6 +68,39 @@ def test_meter_finding_shows_the_meters_rate_and_the_offered_rate():
     assert "offered 40,000 pps on this direction" in f["evidence"]
 
 
+def _meter_case(rate: int, burst: int, offered: int, dropped: int) -> dict:
+    """The recorded meter trial with the meter's config and the offered rate replaced (one direction, 1 s)."""
+    doc = fixture("meter")
+    doc["dut_state"]["meters"]["br0/1"].update(rate=rate, burst_size=burst)
+    doc["rate_pps"] = offered
+    c = doc["counters"]
+    c["gen"]["dirs"]["0"].update(offered=offered, tx=offered, rx_unique=offered - dropped)
+    c["gen"]["ports"][0]["opackets"] = offered
+    c["ovs"]["meters"]["br0/1"].update(packets_in=offered, dropped=dropped)
+    return doc
+
+
+def test_a_meter_dropping_below_its_rate_names_its_burst_size_not_the_rate():
+    """3000 pps meter, 16-frame burst, 2000 pps offered: its drops come from batches above the burst."""
+    doc = _meter_case(rate=3000, burst=16, offered=2000, dropped=300)
+    leds, diag = run(doc)
+    f = next(f for f in diag if f["reason"] == "meter")
+    assert f["frames"] == 300
+    assert "burst_size 16" in f["cause"] and "not the rate (3000 pps)" in f["cause"]
+    assert f["remedies"][0] == ("raise burst_size: ovs-ofctl -O OpenFlow13 mod-meter br0 meter=1,pktps,burst,"
+                                "band=type=drop,rate=3000,burst_size=64")
+    assert not any("rate=2200" in r for r in f["remedies"])
+
+
+def test_a_meter_over_its_rate_is_the_rate_and_with_far_more_drops_the_burst_too():
+    _, diag = run(_meter_case(rate=3000, burst=16, offered=4000, dropped=1000))  # the 1000 pps excess in 1 s
+    f = next(f for f in diag if f["reason"] == "meter")
+    assert f["remedies"][0].startswith("raise it: ") and "rate=4400,burst_size=16" in f["remedies"][0]
+    _, diag = run(_meter_case(rate=3000, burst=16, offered=3100, dropped=900))  # 100 pps over: 9x too many drops
+    f = next(f for f in diag if f["reason"] == "meter")
+    assert f["remedies"][0].startswith("raise burst_size: ") and "rate=3410,burst_size=64" in f["remedies"][0]
+
+
 def test_overload_shows_the_pmd_load_and_its_queues():
     doc = fixture("overload")
     _, diag = run(doc)

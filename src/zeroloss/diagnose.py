@@ -187,22 +187,46 @@ def _tx_mtu(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
              f"{need} in the VM)"])
 
 
-def _meter(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
+PMD_BATCH = 32  # frames an OVS PMD hands its pipeline (and a meter) at once: NETDEV_MAX_BURST
+
+
+def _meter(hop: dict, drop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
     bridge, _, mid = (hop.get("meter") or "?/?").partition("/")
     conf = ((x.state.get("meters") or {}).get(hop.get("meter") or "") or {})
-    rate = conf.get("rate")
+    rate, burst = conf.get("rate"), conf.get("burst_size")
     offered = x.ctx.get("rate_pps")
     unit = conf.get("unit", "pktps")
     what = f"{rate} {'pps' if unit == 'pktps' else unit}" if rate else "its band rate"
-    ev = [f"meter {mid} on {bridge}: drop band at {what}, burst {conf.get('burst_size', '?')}"]
+    ev = [f"meter {mid} on {bridge}: drop band at {what}, burst {burst if burst is not None else '?'}"]
     if offered:
         ev.append(f"offered {offered:,.0f} pps on this direction")
+    take_off = (f"or take it off the path: remove meter:{mid} from the flow's actions (ovs-ofctl -O OpenFlow13 "
+                f"dump-flows {bridge})")
+    if _burst_bound(rate, burst, unit, offered, drop["frames"], (x.c.get("gen") or {}).get("window_s")):
+        new_burst = max(2 * burst, 2 * PMD_BATCH)
+        over = offered > rate
+        excess = f"{offered - rate:,.0f} pps over it" if over else "the offered rate is within it"
+        ev.append(f"the meter dropped {drop['frames']:,} frames, more than its rate explains ({excess}): frames "
+                  f"reach it in batches (up to {PMD_BATCH} per PMD poll) larger than its burst_size {burst}")
+        rate_new = int(offered * 1.1) if over else rate
+        return (f"OpenFlow meter {mid} on bridge {bridge} drops bursts above its burst_size {burst}"
+                + (f" (and polices this direction to {what})" if over else f", not the rate ({what})"), ev,
+                [f"raise burst_size: ovs-ofctl -O OpenFlow13 mod-meter {bridge} meter={mid},pktps,burst,"
+                 f"band=type=drop,rate={rate_new},burst_size={new_burst}", take_off])
     new = f"{int(offered * 1.1)}" if offered else "<rate>"
     return (f"OpenFlow meter {mid} on bridge {bridge} polices this direction to {what}", ev,
             [f"raise it: ovs-ofctl -O OpenFlow13 mod-meter {bridge} meter={mid},pktps,burst,band=type=drop,"
-             f"rate={new},burst_size={conf.get('burst_size', 1000)}",
-             f"or take it off the path: remove meter:{mid} from the flow's actions (ovs-ofctl -O OpenFlow13 "
-             f"dump-flows {bridge})"])
+             f"rate={new},burst_size={burst if burst is not None else 1000}", take_off])
+
+
+def _burst_bound(rate, burst, unit: str, offered, dropped: int, window_s) -> bool:
+    """True when a packet meter's burst_size, not its rate, explains its drops: the offered rate is within the
+    meter's rate, or the drops are more than twice what the excess over the rate could cause in the TX window."""
+    if unit != "pktps" or not rate or burst is None or not offered:
+        return False
+    if offered <= rate:
+        return dropped > 0
+    return bool(window_s) and dropped > 2 * (offered - rate) * window_s
 
 
 DATAPATH = {"datapath_drop_upcall_error": "the flow miss could not be handed to the slow path (upcall error)",
@@ -280,7 +304,7 @@ def _finding(hop: dict, drop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]
     if reason == "tx_dropped" and hop.get("receiver") == "vnf":
         return _tx_vring_down(hop, x)
     if reason == "meter":
-        return _meter(hop, x)
+        return _meter(hop, drop, x)
     if reason == "datapath":
         return _datapath(hop, drop, x)
     if reason == "rx_nombuf":
