@@ -1,11 +1,22 @@
 """The lab file: a valid one parses into the generator's port order; every fault is one line naming the key."""
 
 import copy
+import os
+import subprocess
+import sys
 
 import pytest
 
+from zeroloss import session
+from zeroloss.config import yaml_load
 from zeroloss.errors import ZeroLossError
-from zeroloss.lab.labfile import parse, pci_or_vdev
+from zeroloss.host.ssh import SshTarget
+from zeroloss.lab.labfile import EXAMPLE, parse, pci_or_vdev
+
+
+def zeroloss(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "zeroloss.cli", *args], capture_output=True, text=True, timeout=60,
+                          env=env)
 
 GOOD = {
     "dut": {"ssh": "compute-0", "ovs": {"rundir": "/run/ovs"},
@@ -31,6 +42,9 @@ def test_good_file_orders_ports_by_pair():
     (lambda d: d.pop("dut"), "dut' is missing"),
     (lambda d: d["dut"].update(ssh=""), "dut.ssh"),
     (lambda d: d["dut"].update(colour="red"), "unknown key 'colour'"),
+    (lambda d: d["dut"].update(ssh="-oProxyCommand=touch /tmp/x"), "dut.ssh: '-oProxyCommand=touch /tmp/x' is not "
+                                                                   "an ssh destination"),
+    (lambda d: d["dut"]["vnfs"][0].update(ssh="-F/tmp/evil"), "dut.vnfs.0.ssh: '-F/tmp/evil' is not an ssh dest"),
     (lambda d: d["generator"]["ports"][0].update(dst_mac="02:00:00:00:00"), "not a MAC address"),
     (lambda d: d["generator"]["ports"][0].update(ip="300.1.1.1"), "not an IPv4 address"),
     (lambda d: d["generator"]["ports"][0].update(vlan=5000), "generator.ports.0.vlan"),
@@ -68,6 +82,52 @@ def test_cli_rejects_bad_lab_file_in_one_line(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.strip().count("\n") == 0 and "generator.ports" in r.stderr
+
+
+def test_the_example_passes_the_check_and_the_cli_prints_it(tmp_path):
+    lab = parse(yaml_load(EXAMPLE, "example"), "example")
+    assert [p.name for p in lab.ports] == ["A", "B"] and lab.dut.target == "compute-0" and len(lab.vnfs) == 1
+    r = zeroloss("lab", "--example")
+    assert r.returncode == 0 and r.stdout == EXAMPLE and r.stdout.startswith("# ")
+    f = tmp_path / "lab.yaml"
+    f.write_text(r.stdout)
+    r = zeroloss("lab", "--check", str(f))
+    assert r.returncode == 0 and r.stdout.startswith(f"{f}: ok: 2 generator ports in 1 pair(s)"), r.stderr
+    f.write_text("- a list, not a lab file\n")  # one line naming the fault, and the example to start from
+    r = zeroloss("lab", "--check", str(f))
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "zeroloss lab --example" in r.stderr
+
+
+def test_a_broken_lab_file_is_named_even_when_the_bench_is_in_use(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZEROLOSS_RUNDIR", str(tmp_path / "run"))
+    monkeypatch.setenv("ZEROLOSS_LOCKDIR", str(tmp_path / "lock"))
+    f = tmp_path / "lab.yaml"
+    f.write_text(EXAMPLE.replace("dst_mac: fa:16:3e:44:55:66", "dst_mac: nowhere"))
+    with session.BENCH:  # another zeroloss holds the bench
+        r = zeroloss("run", "--lab", str(f), "-o", str(tmp_path / "r.json"), env=dict(os.environ))
+    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+    assert "generator.ports.1.dst_mac: 'nowhere' is not a MAC address" in r.stderr and "in use" not in r.stderr
+
+
+def test_an_ssh_destination_beginning_with_a_dash_never_reaches_ssh_as_an_option(tmp_path):
+    planted = tmp_path / "planted"
+    target = SshTarget(f"-oProxyCommand=touch {planted}")
+    argv = target.argv(["true"])
+    assert argv[-3:-1] == ["--", target.target] and argv.count("--") == 1  # no option is read after '--'
+    with pytest.raises(ZeroLossError):
+        target.run(["true"], timeout=30)  # real ssh: an invalid host name, never a ProxyCommand
+    assert not planted.exists()
+    r = zeroloss("host", "audit", f"--host=-oProxyCommand=touch {planted}")
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "is not an ssh destination" in r.stderr
+    assert not planted.exists()
+
+
+def test_the_unreachable_hint_names_the_ssh_config_used(tmp_path):
+    config = tmp_path / "ssh_config"
+    config.write_text("Host nowhere\n    HostName 127.0.0.1\n    Port 1\n    BatchMode yes\n")
+    with pytest.raises(ZeroLossError) as e:
+        SshTarget("nowhere", ssh_config=str(config)).run(["true"], timeout=30)
+    assert e.value.remedy == f"check that `ssh -F {config} nowhere true` works without a password prompt"
 
 
 def test_dut_changes_need_permission():

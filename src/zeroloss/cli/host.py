@@ -67,8 +67,9 @@ def _remote_inventory(args, with_ovs: bool):
 
     from zeroloss.host import remote
     from zeroloss.host.ovsstate import read_captured
-    from zeroloss.host.ssh import SshTarget
+    from zeroloss.host.ssh import SshTarget, check_destination
 
+    check_destination(args.host, "--host")
     target = SshTarget(args.host, ssh_config=args.ssh_config)
     doc = remote.run_collector(target, args.ovs_rundir)
     with tempfile.TemporaryDirectory(prefix="zeroloss-host-") as tmp:

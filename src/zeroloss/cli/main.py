@@ -127,6 +127,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from zeroloss import config as config_mod
     from zeroloss import hostinfo
+    from zeroloss.cli.lab import check_lab_file
     from zeroloss.cli.progress import Progress
     from zeroloss.cores import check_cores
     from zeroloss.fmt import queue_lines, run_table
@@ -148,6 +149,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         cfg = config_mod.load(Path(args.config) if args.config else None, overrides)
         check_cores(cfg)
+        check_lab_file(cfg.lab)  # a broken lab file is its fault, not "the bench is in use"
         path = Path(args.output or f"results/zeroloss-{time.strftime('%Y%m%d-%H%M%S')}.json")
     with ResultLock(path), BENCH:  # one writer per result file, one zeroloss on the bench
         if args.resume:
@@ -414,9 +416,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_flag(b, "granularity_pct", dest="granularity", default=run_defaults.granularity_pct, scope=scope)
     b.set_defaults(func=commands.cmd_bench)
     from zeroloss.cli.host import register as register_host
+    from zeroloss.cli.lab import register as register_lab
     from zeroloss.cli.report import register as register_report
     register_report(sub)
     register_host(sub)
+    register_lab(sub)
     return p
 
 

@@ -43,9 +43,9 @@ class SshTarget:
             out += ["-F", self.ssh_config]
         for opt in self.options:
             out += ["-o", opt]
-        out.append(self.target)
+        out += ["--", self.target]  # ends ssh's options: a destination beginning with '-' stays a destination
         if remote is not None:
-            out += ["--", self.wrap(remote)]
+            out.append(self.wrap(remote))  # after '--' ssh reads no more options: the rest is the command
         return out
 
     def wrap(self, remote: list[str]) -> str:
@@ -66,7 +66,7 @@ class SshTarget:
         except subprocess.TimeoutExpired as e:
             raise ZeroLossError(f"{self.target} did not finish `{shlex.join(remote)[:60]}` in {timeout:.0f} s") from e
         if r.returncode == 255:
-            raise unreachable(self.target, r.stderr)
+            raise unreachable(self.target, r.stderr, self.ssh_config)
         if r.returncode != 0:
             why = last_line(r.stderr) or f"exit {r.returncode}"
             raise ZeroLossError(f"{self.target}: `{shlex.join(remote)[:60]}` failed: {why}", sudo_hint(r.stderr))
@@ -86,6 +86,20 @@ def sudo_hint(err: bytes | str) -> str | None:
     return None
 
 
-def unreachable(target: str, err: bytes | str) -> ZeroLossError:
+def unreachable(target: str, err: bytes | str, ssh_config: str | None = None) -> ZeroLossError:
+    """The one-line error for an ssh that exited 255, its hint naming the ssh config file used."""
     return ZeroLossError(f"cannot reach {target} over SSH: {last_line(err) or 'ssh exited 255'}",
-                         f"check that `ssh {target} true` works without a password prompt")
+                         unreachable_hint(target, ssh_config))
+
+
+def unreachable_hint(target: str, ssh_config: str | None = None) -> str:
+    """What to try by hand: the same ssh login, with the same -F FILE."""
+    config = f"-F {shlex.quote(ssh_config)} " if ssh_config else ""
+    return f"check that `ssh {config}{shlex.quote(target)} true` works without a password prompt"
+
+
+def check_destination(target: str, what: str) -> None:
+    """Refuses an ssh destination ssh would read as an option (a leading '-') or that is empty."""
+    if not target.strip() or target.startswith("-"):
+        raise ZeroLossError(f"{what} {target!r} is not an ssh destination (it must not be empty or begin with '-')",
+                            "give a Host of your ssh config, or [user@]host")

@@ -1,42 +1,6 @@
 """The lab file: a compute node zeroloss did not build, the generator ports cabled to it, its OVS and VNFs, and
 the traffic. YAML, checked against LAB_SCHEMA (jsonschema) and then for consistency; every fault is one line
-naming the key.
-
-    dut:
-      ssh: compute-0                  # ssh destination: a Host of ~/.ssh/config (keys, ProxyJump apply) or user@host
-      ssh_config: ~/.ssh/lab_config   # optional: another ssh config file
-      sudo: auto                      # auto (sudo -n unless root) | always | never
-      ovs:
-        rundir: /var/run/openvswitch  # where ovs-vswitchd's control socket and the bridges' .mgmt sockets are
-        db: unix:/var/run/openvswitch/db.sock
-        spare_cpus: "6,7"             # optional: CPUs zeroloss tune may add to pmd-cpu-mask (none otherwise)
-      vnfs:
-        - name: vnf1
-          ports: [vhu0, vhu1]         # the OVS ports of the VNF's DPDK ports 0 and 1
-          telemetry: /var/run/dpdk/rte/dpdk_telemetry.v2   # its DPDK telemetry socket
-          ssh: vnf1-guest             # optional: reach the socket through this ssh destination (e.g. ProxyJump
-                                      # through the compute node) instead of the node itself
-          forward: mac                # mac (rewrites the destination MAC) | io (forwards frames unchanged)
-          peer_macs: [02:00:00:00:00:0a, 02:00:00:00:00:0b]   # mac: the destination MAC its ports 0, 1 send to
-    generator:
-      lcores: "1"
-      ports:
-        - name: A
-          device: 0000:5e:00.0        # EAL device: PCI address or vdev arguments
-          dut_port: dpdk0             # the OVS port it is cabled to
-          mac: 3c:fd:fe:00:00:01      # optional: the port's own
-          dst_mac: fa:16:3e:00:00:01  # where its frames go (the VNF's port, or the gateway)
-          ip: 198.18.0.1
-          dst_ip: 198.19.0.1
-          vlan: 100                   # optional, -1 untagged
-          speed_gbps: 25              # optional: the port's reported link speed otherwise
-        - name: B
-          ...
-    traffic:
-      pairs: [[A, B]]                 # device pairs (generator port names), any number
-      direction: bidirectional        # | unidirectional (first -> second) | reverse (second -> first)
-      flows: 1024                     # optional: the run's flows otherwise
-      learning: {rate_pps: 1000, seconds: 1}   # frames that teach the DUT's MAC tables before each search
+naming the key. EXAMPLE (`zeroloss lab --example`) is a commented lab file that passes the check.
 """
 
 from __future__ import annotations
@@ -55,6 +19,48 @@ MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 IPV4 = r"^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$"
 NAME = r"^[A-Za-z0-9_.-]{1,32}$"
 CPU_LIST = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
+SSH_DEST = r"^[^-\s]\S*$"  # an ssh destination: ssh would read one beginning with '-' as an option
+
+EXAMPLE = """\
+# A zeroloss lab file (docs/lab.md): the compute node, the generator ports cabled to it, and the traffic.
+# Check it with: zeroloss lab --check FILE; run with: zeroloss run --lab FILE
+dut:
+  ssh: compute-0                  # ssh destination: a Host of ~/.ssh/config (its keys, ProxyJump apply) or user@host
+  # ssh_config: ~/.ssh/lab_config # optional: another ssh config file
+  # ssh_options: [Port=2222]      # optional: extra `ssh -o` settings
+  sudo: auto                      # auto (sudo -n unless the login is root) | always | never
+  ovs:
+    rundir: /var/run/openvswitch  # OVS's run directory (its control socket, the bridges' .mgmt sockets)
+    db: unix:/var/run/openvswitch/db.sock
+    # spare_cpus: "6,7"           # optional: CPUs zeroloss tune may add to pmd-cpu-mask (none otherwise)
+  vnfs:                           # optional: the VNFs on the path, read through their DPDK telemetry
+    - name: vnf1
+      ports: [vhu0a1b2c3d-4e, vhu5f6a7b8c-9d]   # the OVS ports of the VNF's DPDK ports 0 and 1
+      telemetry: /var/run/dpdk/rte/dpdk_telemetry.v2
+      # ssh: vnf1-guest           # optional: reach the socket through this ssh destination (e.g. the guest)
+      forward: mac                # mac (rewrites the destination MAC) | io (forwards frames unchanged)
+      peer_macs: [3c:fd:fe:00:00:01, 3c:fd:fe:00:00:02]   # mac: where its ports 0 and 1 send
+generator:
+  lcores: "1"                     # zlgen's worker cores on this machine
+  ports:
+    - name: A
+      device: 0000:3b:00.0        # EAL device: a PCI address, or vdev arguments
+      dut_port: dpdk0             # the node's OVS port it is cabled to
+      dst_mac: fa:16:3e:11:22:33  # where its frames go (the VNF's port on that network, or the gateway)
+      ip: 198.18.0.1              # optional (default: the RFC 2544 benchmark range)
+      dst_ip: 198.19.0.1
+      vlan: -1                    # optional: 802.1Q VLAN id of a tagged port, -1 untagged
+      # speed_gbps: 25            # optional: the port's reported link speed otherwise
+    - name: B
+      device: 0000:3b:00.1
+      dut_port: dpdk1
+      dst_mac: fa:16:3e:44:55:66
+traffic:
+  pairs: [[A, B]]                 # generator port pairs, any number
+  direction: bidirectional        # | unidirectional (first -> second of each pair) | reverse
+  # flows: 1024                   # optional: the run's --flows otherwise
+  learning: {rate_pps: 1000, seconds: 1}   # frames that teach the node's MAC tables before each search; or false
+"""
 
 LAB_SCHEMA = {
     "type": "object",
@@ -64,7 +70,7 @@ LAB_SCHEMA = {
         "dut": {
             "type": "object", "additionalProperties": False, "required": ["ssh"],
             "properties": {
-                "ssh": {"type": "string", "minLength": 1},
+                "ssh": {"type": "string", "pattern": SSH_DEST},
                 "ssh_config": {"type": "string", "minLength": 1},
                 "ssh_options": {"type": "array", "items": {"type": "string"}},
                 "sudo": {"enum": ["auto", "always", "never"]},
@@ -79,7 +85,7 @@ LAB_SCHEMA = {
                         "ports": {"type": "array", "items": {"type": "string", "minLength": 1},
                                   "minItems": 2, "maxItems": 2},
                         "telemetry": {"type": "string", "minLength": 1},
-                        "ssh": {"type": "string", "minLength": 1},
+                        "ssh": {"type": "string", "pattern": SSH_DEST},
                         "forward": {"enum": ["mac", "io"]},
                         "peer_macs": {"type": "array", "items": {"type": "string", "pattern": MAC},
                                       "minItems": 2, "maxItems": 2}}}},
@@ -197,7 +203,9 @@ def _message(err: jsonschema.ValidationError) -> str:
     if v == "pattern":
         kind = {MAC: "a MAC address like 02:00:00:00:00:01", IPV4: "an IPv4 address",
                 NAME: "a name of letters, digits, _ . - (at most 32)",
-                CPU_LIST: "a CPU list like 2-3,6"}.get(err.validator_value, err.validator_value)
+                CPU_LIST: "a CPU list like 2-3,6",
+                SSH_DEST: "an ssh destination (a Host of your ssh config or [user@]host; not empty, no spaces, "
+                          "not beginning with '-')"}.get(err.validator_value, err.validator_value)
         return f"{err.instance!r} is not {kind}"
     if v == "enum":
         return f"{err.instance!r} is not one of {', '.join(map(str, err.validator_value))}"
@@ -268,7 +276,7 @@ def load(path: str | os.PathLike) -> Lab:
 
     p = Path(path)
     try:
-        text = p.read_text()
+        text = read_yaml(p, "lab file").decode()
     except (OSError, UnicodeDecodeError) as e:
         why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
         raise ZeroLossError(f"cannot read lab file {p}: {why}") from None

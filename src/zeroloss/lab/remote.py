@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..host.ssh import SshTarget, last_line, python_argv, sudo_hint
+from ..host.ssh import SshTarget, last_line, python_argv, sudo_hint, unreachable_hint
 from ..proc import ComponentDied
 
 AGENT = Path(__file__).with_name("agent.py")
@@ -75,7 +75,7 @@ class RemoteAgent:
                 return SshLost(f"{self.name} has no python3, which zeroloss's reader needs",
                                "install python3 on the host (the distribution's package)")
             return SshLost(f"cannot reach {self.name} over SSH: {line or f'ssh exited {rc}'}",
-                           f"check that `ssh {self.name} true` works without a password prompt")
+                           unreachable_hint(self.target.target, self.target.ssh_config))
         return SshLost(f"lost the SSH connection to {self.name}" + (f": {line}" if line else
                                                                    f" (ssh exited {rc})" if rc is not None else ""))
 
