@@ -36,6 +36,16 @@ def test_cross_makes_every_combination(tmp_path):
     assert len(cases) == 8 and cases[-1]["config"].flows == 8 and cases[-1]["config"].vnf_ring == 4096
 
 
+def test_the_case_cap_counts_cases_times_cross_values(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("name: x\ncases: [{name: a}, {name: b}]\ncross:\n  flows: [" +
+                 ", ".join(str(i + 1) for i in range(5000)) + "]\n")
+    assert len(expand(read(str(f)), {})) == 10_000
+    f.write_text(f.read_text().replace("[{name: a}, {name: b}]", "[{name: a}, {name: b}, {name: c}]"))
+    with pytest.raises(ZeroLossError, match="makes 15,000 cases"):
+        expand(read(str(f)), {})
+
+
 @pytest.mark.parametrize("text, message", [
     ("cases: [{name: a, set: {flows: 0}}]\n", "campaign case 'a': config: flows must be in 1..1048576, got 0"),
     ("colour: red\n", "unknown key 'colour'"),

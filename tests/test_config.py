@@ -78,8 +78,9 @@ def test_hex_masks_and_lcore_lists_given_as_numbers_are_text(tmp_path):
     ("flows: !!python/name:os.system\n", "could not determine a constructor"),
     ("\"a\\nb\": 1\n", r"unknown key 'a\nb'"),
     ("yes: 1\n", "unknown key True"),
-    ("a: &x [*x]\n", "unknown key 'a'"),
-    ("ports: &x [*x]\n", "ports must be a list of strings"),
+    ("a: &x [*x]\n", "c.yaml: the alias *x is inside the node it names (a cycle), at line 1"),
+    ("ports: [&x [1], *x, *x]\n", "ports must be a list of strings"),
+    ("flows: &x 20\ndut_rxq: *x\n", "dut_rxq must be in 1..16, got 20"),
     ("flows: !!set {a, b}\n", "flows must be a whole number"),
     ("trial_s: .nan\n", "trial_s must be in 0.1..86400 s, got nan"),
 ])

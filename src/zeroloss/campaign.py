@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,14 @@ from zeroloss.results.resultfile import (
     resolve_own_link,
 )
 
-from . import __version__
+from . import __version__, yamlio
 from .config import RunConfig, load, stored, yaml_load
 from .errors import ZeroLossError
 
 FORMAT = "zeroloss-campaign"
 VERSION = 1
 BUILTIN = Path(__file__).parent / "campaigns"
+MAX_CASES = 10_000  # each case is a whole run (minutes): more is a mistake, and its list would not fit in memory
 
 
 def builtin_names() -> list[str]:
@@ -49,7 +51,7 @@ def read(name_or_path: str) -> dict:
             if not path.exists():
                 raise ZeroLossError(f"no campaign file or built-in campaign {schema.short(name_or_path)}",
                                     f"built-in: {', '.join(builtin_names())}")
-        text = path.read_bytes()
+        text = yamlio.read(path, "campaign")
     except (OSError, ValueError) as e:  # a name too long, a folder, a NUL byte
         raise ZeroLossError(f"cannot read campaign {shown}: {getattr(e, 'strerror', None) or e}") from e
     shown = schema.shown(path)
@@ -68,6 +70,7 @@ def expand(spec: dict, overrides: dict[str, Any]) -> list[dict]:
     """Every case crossed with every combination of `cross`: name, settings (checked), or skip reason."""
     cross = spec.get("cross") or {}
     keys = list(cross)
+    _check_count(spec, [len(cross[k]) for k in keys])
     combos = list(itertools.product(*(cross[k] for k in keys))) if keys else [()]
     out = []
     for case in spec.get("cases") or [{"name": spec["name"]}]:
@@ -86,6 +89,19 @@ def expand(spec: dict, overrides: dict[str, Any]) -> list[dict]:
                 raise ZeroLossError(f"campaign case {name!r}: {e}") from e
             out.append({"name": name, "settings": settings, "config": cfg})
     return out
+
+
+def _check_count(spec: dict, lengths: list[int]) -> None:
+    """Refuses a campaign of more than MAX_CASES cases, counted before any is made (cases x every cross value)."""
+    from zeroloss.results import schema
+
+    cases = len(spec.get("cases") or [None])
+    count = cases * math.prod(lengths)
+    if count > MAX_CASES:
+        crossed = " x ".join(map(str, lengths))
+        raise ZeroLossError(f"campaign {schema.short(spec.get('name'))} makes {count:,} cases ({cases} case(s) x "
+                            f"{crossed} cross values), more than the {MAX_CASES:,} zeroloss runs",
+                            "cross fewer values, or split it into several campaigns")
 
 
 class CampaignFile:

@@ -91,8 +91,8 @@ class RunConfig:
                    choices=("auto", "memif", "vhost"), flag="--link")
     ports: list[str] = _f((), "external mode: the two ports as EAL device arguments (PCI address or vdev)",
                           flag="--port", metavar="DEVARGS")
-    max_rate_pps: float = _f(0.0, "external mode: the highest rate to try per direction (0 = line rate)", 0, 1e10,
-                             unit="pps", flag="--max-rate")
+    max_rate_pps: float = _f(0.0, "external and lab mode: the highest rate to try per direction (0 = line rate)",
+                             0, 1e10, unit="pps", flag="--max-rate")
     search: str = _f("binary", "search strategy: binary (RFC 2544 / trafficgen: short trials, one long validation) or "
                                "mlr (MLRsearch, RFC 9971: FD.io CSIT's controller; its goals: mlr_exceed_ratio, "
                                "mlr_duration_sum_s, mlr_preceding_targets)", choices=("binary", "mlr"),
@@ -345,12 +345,10 @@ def load(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
     """Defaults, then the YAML file, then the flags (only those the user gave)."""
     values: dict[str, Any] = {}
     if path is not None:
+        from . import yamlio
+
         shown = _shown_path(path)
-        try:
-            text = Path(path).read_bytes()
-        except OSError as e:
-            raise ZeroLossError(f"cannot read config file {shown}: {e.strerror or e}") from e
-        data = yaml_load(text, f"config file {shown}")
+        data = yaml_load(yamlio.read(path, "config file"), f"config file {shown}")
         if data is None:
             data = {}
         if not isinstance(data, dict):
@@ -383,28 +381,13 @@ def setting(text: str, where: str = "--set") -> tuple[str, Any]:
 
 
 def yaml_load(text: bytes | str, where: str, key: str | None = None) -> Any:
-    """YAML text as Python values, or one line naming `where` and the fault. The values of TEXT_KEYS (anywhere in
-    the document, or the whole document when `key` is one) stay the text they were written as: an unquoted 0x6 is
-    '0x6', not the number 6, and 10 is the mask '10' as OVS reads it."""
-    import yaml
+    """YAML text as Python values through the bounded loader (yamlio: size, nesting, aliases), or one line naming
+    `where` and the fault. The values of TEXT_KEYS (anywhere in the document, or the whole document when `key` is
+    one) stay the text they were written as: an unquoted 0x6 is '0x6', not the number 6, and 10 is the mask '10' as
+    OVS reads it."""
+    from . import yamlio
 
-    loader = None
-    try:
-        loader = yaml.SafeLoader(text)
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _keep_text(node, key in TEXT_KEYS)
-        return loader.construct_document(node)
-    except yaml.YAMLError as e:
-        raise ZeroLossError(f"{where}: not valid YAML ({_yaml_fault(e)})") from e
-    except RecursionError as e:
-        raise ZeroLossError(f"{where}: nested too deeply") from e
-    except (ValueError, TypeError, OverflowError) as e:  # a scalar no Python value holds: 2024-13-45, 5000 digits
-        raise ZeroLossError(f"{where}: a value YAML cannot convert ({' '.join(str(e).split(':')[0].split())})") from e
-    finally:
-        if loader is not None:
-            loader.dispose()
+    return yamlio.load(text, where, lambda node: _keep_text(node, key in TEXT_KEYS))
 
 
 def _keep_text(node: Any, whole: bool) -> None:
@@ -424,17 +407,6 @@ def _keep_text(node: Any, whole: bool) -> None:
             stack += [(item, text) for item in n.value]
         elif isinstance(n, yaml.MappingNode):
             stack += [(v, text or isinstance(k, yaml.ScalarNode) and k.value in TEXT_KEYS) for k, v in n.value]
-
-
-def _yaml_fault(e: Exception) -> str:
-    """A YAML error in one line: where (line, column) and what."""
-    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-    what = ", ".join(str(x) for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or \
-        getattr(e, "reason", None) or str(e)
-    at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-    if getattr(e, "position", None) is not None and not mark:  # a reader error: bad bytes or characters
-        at = f"at character {e.position}: "
-    return at + " ".join(str(what).split())
 
 
 _repr = reprlib.Repr()

@@ -21,6 +21,7 @@ import re
 import yaml
 
 from ..errors import ZeroLossError
+from ..yamlio import BoundedLoader
 from .cpuset import MAX_CPUS
 from .ovsstate import MAX_NODES, MAX_QUEUES, PmdPoll
 from .rxq import ALGORITHMS, Pmd, PmdLoad, Rxq, parse_affinity
@@ -74,7 +75,7 @@ def _pmds(value, source: str) -> list[Pmd]:
     return pmds
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(BoundedLoader):
     """YAML that refuses a key given twice in one map (PyYAML would keep the last silently)."""
 
     def construct_mapping(self, node, deep=False):
