@@ -273,6 +273,7 @@ def parse(doc: object, path: str = "lab file") -> Lab:
 
 def load(path: str | os.PathLike) -> Lab:
     from ..config import yaml_load
+    from ..yamlio import read as read_yaml
 
     p = Path(path)
     try:
