@@ -107,6 +107,11 @@ def test_a_broken_lab_file_is_named_even_when_the_bench_is_in_use(tmp_path, monk
         r = zeroloss("run", "--lab", str(f), "-o", str(tmp_path / "r.json"), env=dict(os.environ))
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
     assert "generator.ports.1.dst_mac: 'nowhere' is not a MAC address" in r.stderr and "in use" not in r.stderr
+    campaign = tmp_path / "campaign.yaml"
+    campaign.write_text(f"name: lab-sizes\nbase: {{lab: {f}}}\ncases: [{{name: small, set: {{frame_sizes: [64]}}}}]\n")
+    with session.BENCH:
+        r = zeroloss("campaign", str(campaign), "-o", str(tmp_path / "c.json"), env=dict(os.environ))
+    assert r.returncode == 1 and "is not a MAC address" in r.stderr and "in use" not in r.stderr, r.stderr
 
 
 def test_an_ssh_destination_beginning_with_a_dash_never_reaches_ssh_as_an_option(tmp_path):

@@ -203,6 +203,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
 
     from zeroloss import hostinfo
     from zeroloss.campaign import CampaignFile, builtin_names, expand, read
+    from zeroloss.cli.lab import check_lab_file
     from zeroloss.session import BENCH, ResultLock
 
     if args.list or not (args.campaign or args.resume):
@@ -218,6 +219,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         spec = read(args.campaign)
         overrides = dict(args.set or [])
         cases = expand(spec, overrides)
+        for lab in sorted({c["config"].lab for c in cases if "config" in c and c["config"].lab}):
+            check_lab_file(lab)  # before the bench is taken, as run does
         path = Path(args.output or f"results/campaign-{spec['name']}-{time.strftime('%Y%m%d-%H%M%S')}.json")
     with ResultLock(path), BENCH:  # one writer per campaign file, one zeroloss on the bench
         if args.resume:
