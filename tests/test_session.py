@@ -122,6 +122,125 @@ def test_a_result_left_running_by_a_dead_writer_is_marked_interrupted(dirs):
     assert list((dirs / "lock" / "locks").iterdir()) == []
 
 
+KILLED_WRITER = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from zeroloss.fileio import write_text_atomic
+from zeroloss.session import ResultLock
+ResultLock(sys.argv[1]).__enter__()
+print("locked", flush=True)
+while True:
+    write_text_atomic(sys.argv[1], "x" * 20_000_000)
+"""
+
+
+def killed_mid_write(out: Path) -> Path:
+    """A zeroloss writer of out killed by SIGKILL while its temporary file exists: the file it leaves behind."""
+    for _ in range(20):
+        p = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(out), str(REPO / "src")],
+                             stdout=subprocess.PIPE, env=os.environ)
+        assert p.stdout.readline() == b"locked\n"
+        deadline = time.monotonic() + 10
+        while not list(out.parent.glob(f".{out.name}.*.tmp")) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        p.kill()
+        p.wait()
+        p.stdout.close()
+        left = list(out.parent.glob(f".{out.name}.*.tmp"))
+        if left:
+            return left[0]
+    raise AssertionError("the writer was never killed with its temporary file in place")
+
+
+def others_beside(out: Path) -> list[str]:
+    """Files like a killed writer's temporary file that are not ours to remove."""
+    d = out.parent
+    (d / f".{out.name}.zzzzzzzz.tmp").write_text("another user's")
+    os.chown(d / f".{out.name}.zzzzzzzz.tmp", 1000, 1000)
+    (d / f".other-{out.name}.abcdefgh.tmp").write_text("another result file's")
+    (d / f".{out.name}.short.tmp").write_text("not a mkstemp name")
+    (d / f"{out.name}.tmp").write_text("not a mkstemp name")
+    (d / f".{out.name}.dirdirdi.tmp").mkdir()
+    (d / "target").write_text("a symlink's target")
+    (d / f".{out.name}.linklink.tmp").symlink_to(d / "target")
+    return sorted(p.name for p in d.iterdir())
+
+
+def test_the_temporary_file_of_a_killed_writer_is_removed_by_the_next_clean_up(dirs, monkeypatch):
+    out = dirs / "results" / "r.json"
+    out.parent.mkdir()
+    left = killed_mid_write(out)
+    others = others_beside(out)
+    monkeypatch.setattr(session, "_result_marker", session._no_marker)  # the file's state is another test's
+    notes = session.reap(dirs / "run")
+    assert notes == [f"removed 1 temporary file(s) a zeroloss killed while writing {out} left beside it "
+                     f"({left.name})"]
+    assert sorted(p.name for p in out.parent.iterdir()) == [n for n in others if n != left.name]
+    assert (out.parent / "target").read_text() == "a symlink's target"
+    assert list((dirs / "lock" / "locks").iterdir()) == []
+
+
+def test_the_next_writer_of_the_file_removes_the_temporary_file_a_killed_one_left(dirs, capsys):
+    out = dirs / "r.json"
+    left = killed_mid_write(out)
+    others = others_beside(out)
+    with session.ResultLock(out):  # a --resume of the same file: its lock is ours, the clean-up passes it by
+        assert not left.exists()
+        assert session.reap(dirs / "run") == []
+    assert sorted(p.name for p in dirs.iterdir()) == sorted(n for n in others if n != left.name)
+    assert capsys.readouterr().err == (f"zeroloss: removed 1 temporary file(s) a zeroloss killed while writing {out} "
+                                       f"left beside it ({left.name})\n")
+
+
+def fill(disk: Path) -> None:
+    """Writes into disk until it has no space left."""
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"x" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A tiny tmpfs with no space left (unmounted after the test)."""
+    disk = tmp_path / "full"
+    disk.mkdir()
+    mount_tmpfs(disk, "size=64k")
+    try:
+        (disk / "locks").mkdir()
+        fill(disk)
+        yield disk
+    finally:  # lazy: a descriptor left open on it (the fault under test) must not leave it mounted
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+def test_a_full_lock_folder_is_one_line_with_the_remedy(dirs, full_disk, monkeypatch):
+    monkeypatch.setenv("ZEROLOSS_LOCKDIR", str(full_disk))
+    for take in (session.BENCH.acquire, session.ResultLock(dirs / "r.json").__enter__, Workspace):
+        with pytest.raises(ZeroLossError) as e:
+            take()
+        assert e.value.message.startswith(f"cannot write the lock {full_disk}/") and \
+            e.value.message.endswith(": No space left on device"), e.value.message
+        assert e.value.remedy == session.RUN_REMEDY and "\n" not in str(e.value)
+    assert session.BENCH.depth == 0
+    (full_disk / "filler").unlink()  # room again: nothing was left held
+    with session.ResultLock(dirs / "r.json"), Workspace():
+        pass
+
+
+def test_a_full_run_folder_is_one_line_with_the_remedy(dirs, full_disk, monkeypatch):
+    monkeypatch.setenv("ZEROLOSS_RUNDIR", str(full_disk))
+    with pytest.raises(ZeroLossError) as e:
+        Workspace()
+    assert e.value.message.startswith(f"cannot write {full_disk}/s") and "No space left on device" in str(e.value)
+    assert e.value.remedy == session.RUN_REMEDY and "\n" not in str(e.value)
+    assert session.BENCH.depth == 0
+
+
 def test_one_writer_per_result_file(dirs):
     out = dirs / "r.json"
     with session.ResultLock(out):

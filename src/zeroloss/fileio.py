@@ -12,6 +12,8 @@ import gzip
 import io
 import json
 import os
+import re
+import stat
 import tempfile
 import time
 import zlib
@@ -73,6 +75,30 @@ def write_text_atomic(path: Path, text: str | bytes, mode: int = 0o600) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def remove_temps(path: Path) -> list[Path]:
+    """Removes the temporary files write_text_atomic left beside path when its writer was killed mid-write: named as
+    mkstemp names them (.NAME.XXXXXXXX.tmp), regular files owned by this user; nothing else. Only for a caller that
+    holds path's writer lock (a live writer's temporary file looks the same). Returns what it removed."""
+    path = Path(path)
+    ours = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    removed = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return []
+    for entry in entries:
+        if not ours.fullmatch(entry.name):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
 
 
 def write_json_atomic(path: Path, doc: Any, mode: int = 0o600) -> None:

@@ -28,11 +28,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import ZeroLossError
-from .fileio import open_lockfile, overwrite_fd, write_text_atomic
+from .fileio import open_lockfile, overwrite_fd, remove_temps, write_text_atomic
 
 DPDK_RUNTIME = Path("/var/run/dpdk")
 KEEP_SESSIONS = 10
 KEEP_DAYS = 7
+RUN_REMEDY = ("free space there (df), or set ZEROLOSS_RUNDIR and ZEROLOSS_LOCKDIR to a folder with room "
+              "(default /run/zeroloss)")
 
 
 def rundir() -> Path:
@@ -72,6 +74,11 @@ def me() -> dict:
             "since": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
+def _run_error(what: str, path: Path, e: OSError) -> ZeroLossError:
+    """A run or lock folder that refused a write (full, read-only) as one line with the remedy."""
+    return ZeroLossError(f"cannot {what} {path}: {e.strerror or e}", RUN_REMEDY)
+
+
 def _mkdir(path: Path) -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -93,7 +100,7 @@ class FileLock:
             try:
                 fd = open_lockfile(self.path)
             except OSError as e:
-                raise ZeroLossError(f"cannot open the lock {self.path}: {e.strerror}") from e
+                raise _run_error("open the lock", self.path, e) from e
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -107,9 +114,13 @@ class FileLock:
             if same:
                 break
             os.close(fd)
-        self.fd = fd
-        self.previous = _read_info(fd)
-        overwrite_fd(fd, json.dumps(info).encode())
+        previous = _read_info(fd)
+        try:
+            overwrite_fd(fd, json.dumps(info).encode())
+        except OSError as e:  # a full run folder: the lock is not taken (closing drops the flock)
+            os.close(fd)
+            raise _run_error("write the lock", self.path, e) from e
+        self.fd, self.previous = fd, previous
         return None
 
     def release(self, remove: bool = False) -> None:
@@ -200,6 +211,8 @@ class ResultLock:
             raise ZeroLossError(f"{self.path} is being written by {_holder_text(holder)}",
                                 "wait for it to finish; two writers would lose each other's trials")
         self.lock = lock
+        for line in _remove_temps(Path(os.path.realpath(self.path))):  # ours alone now: a killed writer's
+            print(f"zeroloss: {line}", file=sys.stderr)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -277,8 +290,19 @@ def _reap_result_lock(path: Path) -> list[str]:
     result = prev.get("result")
     if result:
         notes += _result_marker(Path(result))
+        notes += _remove_temps(Path(result))
     lock.release(remove=True)
     return notes
+
+
+def _remove_temps(result: Path) -> list[str]:
+    """The temporary files a writer killed mid-write left beside its result file, removed (called holding that
+    file's lock: no live writer has one)."""
+    removed = remove_temps(result)
+    if not removed:
+        return []
+    return [f"removed {len(removed)} temporary file(s) a zeroloss killed while writing {result} left beside it "
+            f"({', '.join(p.name for p in removed[:3])}{', ...' if len(removed) > 3 else ''})"]
 
 
 def _no_marker(path: Path) -> list[str]:
@@ -313,7 +337,10 @@ def _prune_logs(base: Path) -> None:
 
 def write_owner(root: Path, tag: str) -> None:
     """The session's owner.json: this zeroloss, and the DPDK file prefix its processes use."""
-    write_text_atomic(root / "owner.json", json.dumps({**me(), "tag": tag}))
+    try:
+        write_text_atomic(root / "owner.json", json.dumps({**me(), "tag": tag}))
+    except ZeroLossError as e:  # the run folder is full or read-only: its remedy, not the result file's (-o)
+        raise ZeroLossError(e.message, RUN_REMEDY) from e
 
 
 def record_child(pidfile: Path, pid: int, name: str) -> None:
