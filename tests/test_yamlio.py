@@ -156,3 +156,12 @@ def test_a_file_at_the_limit_is_read_and_one_over_it_is_not(tmp_path):
     f.write_text(f.read_text() + "#" * (yamlio.MAX_BYTES - size + 1))
     with pytest.raises(ZeroLossError, match=f"config file {f} is 65537 bytes, more than the 65536 zeroloss reads"):
         config.load(f, {})
+
+
+def test_the_largest_lab_file_read_full_of_faults_is_one_line_in_bounded_time(tmp_path):
+    """64 KiB of wrong ssh options (32,000 schema faults): one line, exit 1, within the limits."""
+    lab = tmp_path / "lab.yaml"
+    head, tail = "dut:\n  ssh: node\n  ssh_options: [", "1]\ngenerator: {}\ntraffic: {}\n"
+    lab.write_text(head + "1," * ((yamlio.MAX_BYTES - len(head) - len(tail)) // 2) + tail)
+    assert yamlio.MAX_BYTES - 2 <= lab.stat().st_size <= yamlio.MAX_BYTES
+    assert_one_line(cli(tmp_path, "trial", "--lab", str(lab)), f"{lab}: ")
