@@ -149,3 +149,12 @@ def test_bad_cases_are_one_line():
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == ["zeroloss: error: --cases 'quiet,p2p': unknown case 'p2p': use some of "
                                              "quiet, hog-gen, hog-dut, ovs-p2p, pvp"], r.stderr
+
+
+def test_an_interrupted_bench_says_so_under_its_tables():
+    doc = {"date": "2026-11-25 13:00:00 UTC", "hog": [], "meter": [_meter("pvp", "mlr", [30_000])],
+           "meter_pps": 30_000, "meter_burst": 1000, "validation_s": 5.0, "out_dir": "d", "wall_s": 90.0,
+           "interrupted": True}
+    lines = list(nb.render(doc))
+    assert lines[-1] == "interrupted (Ctrl-C): only the cases that finished; wall time 1.5 min; result files in d"
+    assert "target: spread <= 2 % per topology and strategy: worst -: NOT met" in lines  # one search: no spread

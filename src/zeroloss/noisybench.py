@@ -231,25 +231,40 @@ def noisy_bench(cases: list[str], repeats: int, meter_pps: int, trial_s: float, 
             f"{METER_BURST} frames), {repeats} search(es) per strategy; result files in {out_dir}")
     yield from say(head)
     t0 = time.monotonic()
+    cut = False
+    try:
+        for line in _run_cases(doc, host, out_dir):
+            yield from say(line)
+    except KeyboardInterrupt:
+        cut = True  # the cases that finished still make the tables; the hog is gone (hog's finally)
+    doc["wall_s"] = time.monotonic() - t0
+    doc["interrupted"] = cut
+    doc["targets"] = [{"target": t, "measured": m, "met": ok} for t, m, ok in targets(doc)]
+    if json_out:
+        yield json.dumps(doc, indent=2)
+    else:
+        yield ""
+        yield from render(doc)
+    if cut:
+        raise KeyboardInterrupt
+
+
+def _run_cases(doc: dict[str, Any], host: dict, out_dir: Path) -> Iterator[str]:
+    """The document's cases, each added to it as it finishes; a progress line each."""
+    trial_s, validation_s, granularity_pct = doc["trial_s"], doc["validation_s"], doc["granularity_pct"]
+    cases, meter_pps = doc["cases"], doc["meter_pps"]
     if any(c in HOG_CASES for c in cases):
         for case in _hog_part(cases, trial_s, validation_s, granularity_pct, out_dir, host):
             doc["hog"].append(case)
-            yield from say(f"  {case['case']}: exit {case['exit_code']}, {case['wall_s']:.0f} s: {case['line']}")
+            yield f"  {case['case']}: exit {case['exit_code']}, {case['wall_s']:.0f} s: {case['line']}"
     for topo in (c for c in cases if c in METER_TOPOLOGIES):
         for strategy in STRATEGIES:
-            cfg = _meter_config(topo, strategy, repeats, meter_pps, trial_s, validation_s, granularity_pct)
+            cfg = _meter_config(topo, strategy, doc["repeats"], meter_pps, trial_s, validation_s, granularity_pct)
             run, wall, error = _execute(cfg, out_dir / f"meter-{topo}-{strategy}.json", host)
             c = meter_case(topo, strategy, run, wall, meter_pps, METER_BURST, validation_s, error)
             doc["meter"].append(c)
             ndrs = ", ".join(f"{n:,.0f}" for n in c["ndrs"]) or "none"
-            yield from say(f"  meter {topo} {strategy}: NDRs {ndrs} pps, {wall:.0f} s" + (f": {error}" * bool(error)))
-    doc["wall_s"] = time.monotonic() - t0
-    doc["targets"] = [{"target": t, "measured": m, "met": ok} for t, m, ok in targets(doc)]
-    if json_out:
-        yield json.dumps(doc, indent=2)
-        return
-    yield ""
-    yield from render(doc)
+            yield f"  meter {topo} {strategy}: NDRs {ndrs} pps, {wall:.0f} s" + (f": {error}" * bool(error))
 
 
 def _pct(x: float | None) -> str:
@@ -294,4 +309,5 @@ def render(doc: dict[str, Any]) -> Iterator[str]:
     yield ""
     for what, measured, met in targets(doc):
         yield f"target: {what}: {measured}: {'met' if met else 'NOT met'}"
-    yield f"wall time {doc.get('wall_s', 0) / 60:.1f} min; result files in {doc['out_dir']}"
+    cut = "interrupted (Ctrl-C): only the cases that finished; " if doc.get("interrupted") else ""
+    yield f"{cut}wall time {doc.get('wall_s', 0) / 60:.1f} min; result files in {doc['out_dir']}"
