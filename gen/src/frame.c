@@ -45,10 +45,9 @@ zl_frame_min_len(const struct zl_frame_spec *spec)
 {
 	uint32_t l2 = ZL_ETH_LEN + (spec->vlan >= 0 ? ZL_VLAN_LEN : 0);
 	uint32_t need = l2 + ZL_IP_LEN + ZL_UDP_LEN + sizeof(struct zl_sig) + ZL_FCS_LEN;
-	/* a tagged frame stays at least 64 B when the DUT pops its tag */
-	uint32_t min = ZL_MIN_FRAME + (spec->vlan >= 0 ? ZL_VLAN_LEN : 0);
 
-	return need < min ? min : need;
+	/* 64 B, tagged or not: a DUT popping the tag of a 64 B frame leaves 56 B, padded to 60 B on a wire */
+	return need < ZL_MIN_FRAME ? ZL_MIN_FRAME : need;
 }
 
 const char *
@@ -75,8 +74,7 @@ zl_frame_spec_check(const struct zl_frame_spec *spec, uint32_t min_frame)
 	if ((spec->flow_mask & ZL_FLOW_DST_PORT) && (uint32_t)spec->dst_port + n - 1 > 65535)
 		return "dst_port + flows - 1 passes 65535: lower dst_port or flows, or step IPs too";
 	if (min_frame < zl_frame_min_len(spec))
-		return spec->vlan >= 0 ? "frames with a VLAN tag must be at least 68 bytes"
-			: "frames must be at least 64 bytes";
+		return "frames must be at least 64 bytes";
 	return NULL;
 }
 
@@ -101,6 +99,10 @@ zl_frame_tmpl_init(struct zl_frame_tmpl *t, const struct zl_frame_spec *spec,
 		t->l2_len = ZL_ETH_LEN;
 	}
 	t->hdr_len = t->l2_len + ZL_IP_LEN + ZL_UDP_LEN;
+	h[t->hdr_len] = ZL_MAGIC0;
+	h[t->hdr_len + 1] = ZL_MAGIC1;
+	h[t->hdr_len + 2] = ZL_FRAME_VERSION;
+	h[t->hdr_len + 3] = 0; /* flags */
 	ip = h + t->l2_len;
 	ip[0] = 0x45;           /* version 4, IHL 5 */
 	ip[1] = 0;              /* DSCP/ECN */
@@ -119,7 +121,7 @@ zl_frame_tmpl_init(struct zl_frame_tmpl *t, const struct zl_frame_spec *spec,
 
 		put32(ip + 12, sip);
 		put32(ip + 16, dip);
-		/* total length and checksum are zero in the template: added per frame */
+		/* total length, ID and checksum are zero in the template: added per frame */
 		flows[i].ip_sum = word_sum(ip, ZL_IP_LEN);
 		put32(b, sip);
 		memcpy(&flows[i].src_ip_be, b, 4);
@@ -164,7 +166,7 @@ zl_frame_parse(const uint8_t *buf, uint32_t len, struct zl_frame_info *info)
 	if (sig->magic[0] != ZL_MAGIC0 || sig->magic[1] != ZL_MAGIC1)
 		return ZL_FRAME_FOREIGN;
 
-	info->trial_id = sig->trial_id;
+	info->trial_id = (uint16_t)get16(ip + 4);
 	info->stream_id = sig->stream_id;
 	info->seq = sig->seq;
 	info->tx_tsc = sig->tx_tsc;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* zlgen on-wire test frame: Ethernet [802.1Q] IPv4 UDP + 16-byte signature. */
+/* zlgen on-wire test frame: Ethernet [802.1Q] IPv4 UDP + 14-byte signature, trial id in the IPv4 ID. */
 #ifndef ZL_FRAME_H
 #define ZL_FRAME_H
 
@@ -9,7 +9,7 @@
 
 #define ZL_MAGIC0 0x5A /* 'Z' */
 #define ZL_MAGIC1 0x4C /* 'L' */
-#define ZL_FRAME_VERSION 1
+#define ZL_FRAME_VERSION 2
 #define ZL_FCS_LEN 4
 #define ZL_ETH_LEN 14
 #define ZL_VLAN_LEN 4
@@ -26,16 +26,20 @@
  *
  * offset size field
  *      0    2 magic      'Z' 'L'
- *      2    1 version    ZL_FRAME_VERSION
+ *      2    1 version    ZL_FRAME_VERSION (2)
  *      3    1 flags      0 (reserved)
- *      4    2 trial_id   trial the frame belongs to (wraps at 65536)
- *      6    2 stream_id  index of the stream in the current configuration
- *      8    4 seq        per-stream sequence number, starts at 0 each trial
- *     12    4 tx_tsc     low 32 bits of the TSC when the burst was built
+ *      4    2 stream_id  index of the stream in the current configuration
+ *      6    4 seq        per-stream sequence number, starts at 0 each trial
+ *     10    4 tx_tsc     low 32 bits of the TSC when the burst was built
  *
- * 16 bytes fit a 64 B frame: 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 16 = 58 B,
- * plus 2 B padding and the 4 B FCS added by the wire. With an 802.1Q tag the
- * smallest frame that carries the signature is 68 B.
+ * The trial id (wraps at 65536) is the IPv4 Identification field, network
+ * order: the frames are atomic (DF set, never fragmented), whose ID may hold
+ * any value (RFC 6864 4.1), and the IPv4 checksum covers it.
+ *
+ * 14 bytes fit a 64 B frame with an 802.1Q tag: 18 (Ethernet + tag) + 20 (IPv4)
+ * + 8 (UDP) + 14 = 60 B, plus the 4 B FCS added by the wire; untagged, 4 B of
+ * padding follow the signature. Version 1 (a 16-byte signature holding the
+ * trial id at offset 4) needed 68 B tagged frames; zlgen no longer reads it.
  */
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "zlgen writes the signature in native order and assumes a little-endian host"
@@ -45,17 +49,18 @@ struct zl_sig {
 	uint8_t magic[2];
 	uint8_t version;
 	uint8_t flags;
-	uint16_t trial_id;
 	uint16_t stream_id;
 	uint32_t seq;
 	uint32_t tx_tsc;
 } __attribute__((packed));
 
-static_assert(sizeof(struct zl_sig) == 16, "zl_sig must be 16 bytes on the wire");
-static_assert(offsetof(struct zl_sig, trial_id) == 4, "trial_id at offset 4");
-static_assert(offsetof(struct zl_sig, stream_id) == 6, "stream_id at offset 6");
-static_assert(offsetof(struct zl_sig, seq) == 8, "seq at offset 8");
-static_assert(offsetof(struct zl_sig, tx_tsc) == 12, "tx_tsc at offset 12");
+static_assert(sizeof(struct zl_sig) == 14, "zl_sig must be 14 bytes on the wire");
+static_assert(offsetof(struct zl_sig, version) == 2, "version at offset 2");
+static_assert(offsetof(struct zl_sig, stream_id) == 4, "stream_id at offset 4");
+static_assert(offsetof(struct zl_sig, seq) == 6, "seq at offset 6");
+static_assert(offsetof(struct zl_sig, tx_tsc) == 10, "tx_tsc at offset 10");
+static_assert(ZL_ETH_LEN + ZL_VLAN_LEN + ZL_IP_LEN + ZL_UDP_LEN + sizeof(struct zl_sig) + ZL_FCS_LEN
+		== ZL_MIN_FRAME, "a 64 B tagged frame carries the signature");
 
 /* Which header fields are stepped to make flows (bit mask). */
 #define ZL_FLOW_SRC_IP   0x1
@@ -83,12 +88,12 @@ struct zl_flow {
 	uint32_t dst_ip_be;
 	uint16_t src_port_be;
 	uint16_t dst_port_be;
-	uint32_t ip_sum;       /* IPv4 header word sum without total length and checksum */
+	uint32_t ip_sum;       /* IPv4 header word sum without total length, ID and checksum */
 };
 
 /* Header template of one stream. */
 struct zl_frame_tmpl {
-	uint8_t hdr[64];       /* Ethernet [VLAN] IPv4 UDP, zeros where patched */
+	uint8_t hdr[64];       /* Ethernet [VLAN] IPv4 UDP, signature magic, version and flags; zeros where patched */
 	uint16_t l2_len;       /* 14 or 18 */
 	uint16_t hdr_len;      /* l2_len + 28: where the signature starts */
 	uint32_t nb_flows;
@@ -103,7 +108,7 @@ enum zl_frame_kind {
 };
 
 struct zl_frame_info {
-	uint16_t trial_id;
+	uint16_t trial_id;     /* the IPv4 Identification */
 	uint16_t stream_id;
 	uint32_t seq;
 	uint32_t tx_tsc;
@@ -152,7 +157,9 @@ zl_frame_write(uint8_t *buf, const struct zl_frame_tmpl *t, uint32_t flow,
 	__builtin_memcpy(buf, t->hdr, 64);
 	ip[2] = (uint8_t)(ip_len >> 8);
 	ip[3] = (uint8_t)ip_len;
-	csum = zl_csum_fold(f->ip_sum + ip_len);
+	ip[4] = (uint8_t)(trial_id >> 8);
+	ip[5] = (uint8_t)trial_id;
+	csum = zl_csum_fold(f->ip_sum + ip_len + trial_id);
 	ip[10] = (uint8_t)(csum >> 8);
 	ip[11] = (uint8_t)csum;
 	__builtin_memcpy(ip + 12, &f->src_ip_be, 4);
@@ -164,11 +171,7 @@ zl_frame_write(uint8_t *buf, const struct zl_frame_tmpl *t, uint32_t flow,
 	/* UDP checksum 0: "no checksum", allowed for IPv4 (RFC 768) */
 	udp[6] = 0;
 	udp[7] = 0;
-	sig->magic[0] = ZL_MAGIC0;
-	sig->magic[1] = ZL_MAGIC1;
-	sig->version = ZL_FRAME_VERSION;
-	sig->flags = 0;
-	sig->trial_id = trial_id;
+	/* magic, version and flags came with the template */
 	sig->stream_id = stream_id;
 	sig->seq = seq;
 	sig->tx_tsc = tx_tsc;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Prints one zlgen frame as hex, for the Python parser's test:
+ * Prints one zlgen frame (the current format version) as hex, for the Python parser's test:
  * dump_frame FRAME_LEN VLAN FLOW TRIAL STREAM SEQ TSC   (VLAN -1: untagged)
  */
 #include <stdio.h>

@@ -116,7 +116,7 @@ check_frame(const uint8_t *b, size_t size, const struct zl_frame_spec *sp, uint3
 	CHECK_EQ_U64(ip[0], 0x45);
 	CHECK_EQ_U64(ip[1], 0);
 	CHECK_EQ_U64(be16_at(ip + 2), ip_len);
-	CHECK_EQ_U64(be16_at(ip + 4), 0);         /* identification */
+	CHECK_EQ_U64(be16_at(ip + 4), trial);     /* identification: the trial id */
 	CHECK_EQ_U64(be16_at(ip + 6), 0x4000);    /* DF, offset 0 */
 	CHECK_EQ_U64(ip[8], 64);
 	CHECK_EQ_U64(ip[9], 17);
@@ -131,16 +131,15 @@ check_frame(const uint8_t *b, size_t size, const struct zl_frame_spec *sp, uint3
 	CHECK_EQ_U64(be16_at(udp + 2), dport & 0xffff);
 	CHECK_EQ_U64(be16_at(udp + 4), ip_len - 20);
 	CHECK_EQ_U64(be16_at(udp + 6), 0);
-	/* signature, at hdr_len = l2 + 28 */
+	/* signature (version 2), at hdr_len = l2 + 28 */
 	CHECK_EQ_U64(sig[0], 'Z');
 	CHECK_EQ_U64(sig[1], 'L');
-	CHECK_EQ_U64(sig[2], 1);
+	CHECK_EQ_U64(sig[2], 2);
 	CHECK_EQ_U64(sig[3], 0);
-	CHECK_EQ_U64(le16_at(sig + 4), trial);
-	CHECK_EQ_U64(le16_at(sig + 6), stream);
-	CHECK_EQ_U64(le32_at(sig + 8), seq);
-	CHECK_EQ_U64(le32_at(sig + 12), tsc);
-	for (i = l2 + 28 + 16; i < size; i++)
+	CHECK_EQ_U64(le16_at(sig + 4), stream);
+	CHECK_EQ_U64(le32_at(sig + 6), seq);
+	CHECK_EQ_U64(le32_at(sig + 10), tsc);
+	for (i = l2 + 28 + 14; i < size; i++)
 		if (b[i] != 0)
 			rest_zero = 0;
 	CHECK(rest_zero);
@@ -150,10 +149,9 @@ check_frame(const uint8_t *b, size_t size, const struct zl_frame_spec *sp, uint3
 static void
 test_spec(const struct spec_case *c)
 {
-	static const uint32_t sizes_plain[] = { 64, 65, 128, 1518, 9000, 9728 };
-	static const uint32_t sizes_vlan[] = { 68, 69, 128, 1518, 9000, 9728 };
+	/* tagged or not, from 64 B */
+	static const uint32_t sizes[] = { 64, 65, 128, 1518, 9000, 9728 };
 	const struct zl_frame_spec *sp = &c->spec;
-	const uint32_t *sizes = sp->vlan >= 0 ? sizes_vlan : sizes_plain;
 	struct zl_flow *flows = calloc(sp->nb_flows, sizeof(*flows));
 	struct zl_frame_tmpl t;
 	uint32_t picks[5], s, k, f;
@@ -273,13 +271,28 @@ test_parse_cases(void)
 
 	/* wrong version byte: ours by magic, but malformed; fields still reported */
 	memcpy(c, b, sizeof(c));
-	c[42 + 2] = 2;
+	c[42 + 2] = 3;
 	memset(&info, 0, sizeof(info));
 	CHECK_EQ_U64(zl_frame_parse(c, 124, &info), ZL_FRAME_MALFORMED);
 	CHECK_EQ_U64(info.trial_id, 9);
 	CHECK_EQ_U64(info.seq, 77);
 	c[42 + 2] = 0;
 	CHECK_EQ_U64(zl_frame_parse(c, 124, &info), ZL_FRAME_MALFORMED);
+	c[42 + 2] = 1;
+	CHECK_EQ_U64(zl_frame_parse(c, 124, &info), ZL_FRAME_MALFORMED);
+	/* a version 1 frame (16-byte signature, trial id in it: tests/fixtures/frame_v1_64B_flow3.hex) */
+	{
+		static const char v1[] = "02000000000202000000000108004500002e000040004011ae94c6120004c6130001"
+			"04000803001a00005a4c010007000200ffffffff785634120000";
+		unsigned int k, x;
+
+		for (k = 0; k < 60; k++) {
+			sscanf(v1 + 2 * k, "%2x", &x);
+			c[k] = (uint8_t)x;
+		}
+		CHECK_EQ_U64(rfc1071(c + 14, 20), 0);
+		CHECK_EQ_U64(zl_frame_parse(c, 60, &info), ZL_FRAME_MALFORMED);
+	}
 
 	/* corrupted IP checksum, and a header byte changed under a valid checksum */
 	memcpy(c, b, sizeof(c));
@@ -331,7 +344,8 @@ test_parse_cases(void)
 	CHECK_EQ_U64(zl_frame_parse(b, 0, &info), ZL_FRAME_FOREIGN);
 	CHECK_EQ_U64(zl_frame_parse(b, 13, &info), ZL_FRAME_FOREIGN);
 	CHECK_EQ_U64(zl_frame_parse(b, 14, &info), ZL_FRAME_FOREIGN);
-	CHECK_EQ_U64(zl_frame_parse(b, 57, &info), ZL_FRAME_FOREIGN);
+	CHECK_EQ_U64(zl_frame_parse(b, 55, &info), ZL_FRAME_FOREIGN);
+	CHECK_EQ_U64(zl_frame_parse(b, 56, &info), ZL_FRAME_MALFORMED); /* holds the signature, truncated */
 	memcpy(c, b, sizeof(c));
 	c[12] = 0x81;
 	c[13] = 0x00;
@@ -346,16 +360,31 @@ test_parse_cases(void)
 	CHECK_EQ_U64(zl_frame_parse(c, 60, &info), ZL_FRAME_OURS);
 	CHECK_EQ_U64(info.l2_len, 14);
 	CHECK_EQ_U64(info.seq, 3);
-	/* smallest tagged frame with a signature (66 B): popped to 58 B, padded back to 60 B */
-	memset(b, 0, sizeof(b));
-	zl_frame_write(b, &tv, 0, 66, 1, 2, 5, 4);
-	CHECK_EQ_U64(zl_frame_parse(b, 62, &info), ZL_FRAME_OURS);
-	memset(c, 0, sizeof(c));
+	/* a tagged 64 B frame: the signature ends where the FCS begins */
+	memset(b, 0xa5, sizeof(b));
+	zl_frame_write(b, &tv, 0, 64, 0xbeef, 2, 5, 4);
+	memset(&info, 0, sizeof(info));
+	CHECK_EQ_U64(zl_frame_parse(b, 60, &info), ZL_FRAME_OURS);
+	CHECK_EQ_U64(info.trial_id, 0xbeef);
+	CHECK_EQ_U64(info.stream_id, 2);
+	CHECK_EQ_U64(info.seq, 5);
+	CHECK_EQ_U64(info.tx_tsc, 4);
+	CHECK_EQ_U64(info.l2_len, 18);
+	CHECK_EQ_U64(info.frame_len, 60);
+	CHECK_EQ_U64(be16_at(b + 18 + 2), 42);     /* IP total length */
+	CHECK_EQ_U64(be16_at(b + 18 + 20 + 4), 22); /* UDP length */
+	CHECK_EQ_U64(rfc1071(b + 18, 20), 0);
+	CHECK_EQ_U64(zl_frame_parse(b, 59, &info), ZL_FRAME_FOREIGN); /* too short for the signature */
+	/* its tag popped by the DUT: 56 B (a virtio or memif port), or padded back to 60 B (a wire) */
+	memset(c, 0xa5, sizeof(c));
 	memcpy(c, b, 12);
-	memcpy(c + 12, b + 16, 62 - 16);
-	c[58] = c[59] = 0; /* Ethernet padding */
-	CHECK_EQ_U64(zl_frame_parse(c, 60, &info), ZL_FRAME_OURS);
+	memcpy(c + 12, b + 16, 60 - 16);
+	CHECK_EQ_U64(zl_frame_parse(c, 56, &info), ZL_FRAME_OURS);
 	CHECK_EQ_U64(info.l2_len, 14);
+	CHECK_EQ_U64(info.trial_id, 0xbeef);
+	CHECK_EQ_U64(info.seq, 5);
+	c[56] = c[57] = c[58] = c[59] = 0; /* Ethernet padding */
+	CHECK_EQ_U64(zl_frame_parse(c, 60, &info), ZL_FRAME_OURS);
 	CHECK_EQ_U64(info.seq, 5);
 	CHECK_EQ_U64(info.frame_len, 60);
 	/* padding past 60 B is not padding */
@@ -395,6 +424,31 @@ test_parse_cases(void)
 	c[15] = 0x08;
 	memcpy(c + 16, b + 12, 132 - 12);
 	CHECK_EQ_U64(zl_frame_parse(c, 136, &info), ZL_FRAME_FOREIGN);
+}
+
+/* Every trial id in the IPv4 ID, on the flows with the largest header sums: checksum and parse. */
+static void
+test_trial_ids(const struct zl_frame_spec *sp)
+{
+	struct zl_flow *flows = calloc(sp->nb_flows, sizeof(*flows));
+	struct zl_frame_tmpl t;
+	struct zl_frame_info info;
+	uint8_t b[64];
+	uint32_t trial, flow, bad = 0;
+
+	if (flows == NULL)
+		exit(2);
+	zl_frame_tmpl_init(&t, sp, flows);
+	for (flow = sp->nb_flows - 4; flow < sp->nb_flows; flow++) {
+		for (trial = 0; trial < 65536; trial++) {
+			zl_frame_write(b, &t, flow, 64, (uint16_t)trial, 1, trial, 0);
+			if (rfc1071(b + 14, 20) != 0 || zl_frame_parse(b, 60, &info) != ZL_FRAME_OURS ||
+					info.trial_id != trial || be16_at(b + 18) != trial)
+				bad++;
+		}
+	}
+	CHECK_EQ_U64(bad, 0);
+	free(flows);
 }
 
 /* Spec validation and minimum frame lengths. */
@@ -476,23 +530,22 @@ test_spec_check(void)
 
 	/* VLAN id and priority */
 	sp.vlan = 4096;
-	CHECK(zl_frame_spec_check(&sp, 68) != NULL);
-	sp.vlan = 4095;
-	CHECK(zl_frame_spec_check(&sp, 68) == NULL);
-	sp.vlan = 0;
-	CHECK(zl_frame_spec_check(&sp, 68) == NULL);
-	sp.vlan_pcp = 7;
-	CHECK(zl_frame_spec_check(&sp, 68) == NULL);
-	sp.vlan_pcp = 8;
-	CHECK(zl_frame_spec_check(&sp, 68) != NULL);
-	sp.vlan_pcp = 0;
-	/* a tagged stream needs 68 B frames */
 	CHECK(zl_frame_spec_check(&sp, 64) != NULL);
-	CHECK(zl_frame_spec_check(&sp, 67) != NULL);
-	CHECK(zl_frame_spec_check(&sp, 68) == NULL);
-	CHECK_EQ_U64(zl_frame_min_len(&sp), 68);
+	sp.vlan = 4095;
+	CHECK(zl_frame_spec_check(&sp, 64) == NULL);
+	sp.vlan = 0;
+	CHECK(zl_frame_spec_check(&sp, 64) == NULL);
+	sp.vlan_pcp = 7;
+	CHECK(zl_frame_spec_check(&sp, 64) == NULL);
+	sp.vlan_pcp = 8;
+	CHECK(zl_frame_spec_check(&sp, 64) != NULL);
+	sp.vlan_pcp = 0;
+	/* a tagged stream takes 64 B frames, as every tester sends them */
+	CHECK(zl_frame_spec_check(&sp, 63) != NULL);
+	CHECK(zl_frame_spec_check(&sp, 64) == NULL);
+	CHECK_EQ_U64(zl_frame_min_len(&sp), 64);
 	sp.vlan = 100;
-	CHECK_EQ_U64(zl_frame_min_len(&sp), 68);
+	CHECK_EQ_U64(zl_frame_min_len(&sp), 64);
 	sp.vlan = -1;
 	CHECK_EQ_U64(zl_frame_min_len(&sp), 64);
 }
@@ -601,6 +654,7 @@ main(void)
 	}
 
 	test_parse_cases();
+	test_trial_ids(&cases[5].spec);
 	test_spec_check();
 	return check_report();
 }

@@ -168,10 +168,6 @@ class RunConfig:
                 "dst_port" in self.flow_fields and 1024 + self.flows - 1 > 65535:
             raise ZeroLossError(f"{self.flows} flows stepping a UDP port from 1024 pass port 65535",
                                 "use at most 64512 flows, or step src_ip/dst_ip")
-        if self.vlan >= 0 and min(self.frame_sizes, default=MIN_FRAME + 4) < MIN_FRAME + 4:
-            raise ZeroLossError(f"config: with vlan {self.vlan}, frame sizes must be at least {MIN_FRAME + 4} B "
-                                f"(a {MIN_FRAME} B frame has no room for the 4 B tag and zlgen's signature), got "
-                                f"{min(self.frame_sizes)}", "drop 64 from frame_sizes, or use 68")
         if self.vnf == "vm" and self.vnf_ring not in (256, 512, 1024):
             raise ZeroLossError(f"config: a VM's virtio ring cannot hold {self.vnf_ring} descriptors: QEMU's "
                                 f"virtio-net takes 256, 512 or 1024", "use --vnf-ring 1024, or --vnf process for 4096")

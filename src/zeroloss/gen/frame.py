@@ -1,7 +1,11 @@
 """The zlgen test frame, parsed in Python (for captures and to pin the C layout from this side).
 
-Layout (gen/src/frame.h): Ethernet [802.1Q ...] IPv4 UDP, then 16 bytes, little-endian:
-magic 'ZL' (2), version (1), flags (1), trial id (2), stream id (2), sequence (4), TX TSC low 32 bits (4).
+Layout (gen/src/frame.h): Ethernet [802.1Q ...] IPv4 UDP, then the signature, little-endian.
+Format history:
+- version 2: the trial id is the IPv4 Identification field; 14 bytes: magic 'ZL' (2), version (1), flags (1),
+  stream id (2), sequence (4), TX TSC low 32 bits (4). A 64 B frame with an 802.1Q tag holds it.
+- version 1: 16 bytes: magic 'ZL' (2), version (1), flags (1), trial id (2), stream id (2), sequence (4),
+  TX TSC low 32 bits (4); tagged frames needed 68 B. Still read here (stored captures); zlgen no longer does.
 """
 
 from __future__ import annotations
@@ -10,9 +14,10 @@ import struct
 from dataclasses import dataclass
 
 MAGIC = b"ZL"
-VERSION = 1
-SIGNATURE = struct.Struct("<2sBBHHII")
-assert SIGNATURE.size == 16
+VERSION = 2
+SIGNATURE = struct.Struct("<2sBBHII")      # version 2
+SIGNATURE_V1 = struct.Struct("<2sBBHHII")
+assert SIGNATURE.size == 14 and SIGNATURE_V1.size == 16
 
 ETH_IPV4 = 0x0800
 ETH_VLANS = (0x8100, 0x88A8)
@@ -38,8 +43,24 @@ def _ip(b: bytes) -> str:
     return ".".join(str(x) for x in b)
 
 
+def _fields(frame: bytes, l2: int) -> tuple[int, int, int, int, int, int] | None:
+    """(version, flags, trial, stream, seq, tsc) of the signature at l2 + 28, or None if it is not one we read."""
+    at = l2 + 28
+    if len(frame) < at + SIGNATURE.size or frame[at:at + 2] != MAGIC:
+        return None
+    version = frame[at + 2]
+    if version == 2:
+        _, _, flags, stream, seq, tsc = SIGNATURE.unpack_from(frame, at)
+        (trial,) = struct.unpack_from("!H", frame, l2 + 4)
+        return version, flags, trial, stream, seq, tsc
+    if version == 1 and len(frame) >= at + SIGNATURE_V1.size:
+        _, _, flags, trial, stream, seq, tsc = SIGNATURE_V1.unpack_from(frame, at)
+        return version, flags, trial, stream, seq, tsc
+    return None
+
+
 def parse(frame: bytes) -> Signature | None:
-    """Returns the signature of a zlgen frame (bytes without FCS), or None for any other frame."""
+    """The signature of a zlgen frame (bytes without FCS, version 1 or 2), or None for any other frame."""
     if len(frame) < 14:
         return None
     l2 = 14
@@ -49,14 +70,13 @@ def parse(frame: bytes) -> Signature | None:
         (tci, ethertype) = struct.unpack_from("!HH", frame, l2)
         vlan = tci & 0x0FFF if vlan is None else vlan
         l2 += 4
-    if ethertype != ETH_IPV4 or len(frame) < l2 + 28 + SIGNATURE.size:
+    if ethertype != ETH_IPV4 or len(frame) < l2 + 28:
         return None
     ip = frame[l2:l2 + 20]
     if ip[0] != 0x45 or ip[9] != 17:
         return None
-    magic, version, flags, trial, stream, seq, tsc = SIGNATURE.unpack_from(frame, l2 + 28)
-    if magic != MAGIC:
+    sig = _fields(frame, l2)
+    if sig is None:
         return None
     sport, dport = struct.unpack_from("!HH", frame, l2 + 20)
-    return Signature(version, flags, trial, stream, seq, tsc, l2, _ip(ip[12:16]), _ip(ip[16:20]),
-                     sport, dport, vlan)
+    return Signature(*sig, l2, _ip(ip[12:16]), _ip(ip[16:20]), sport, dport, vlan)
