@@ -12,15 +12,17 @@ from pathlib import Path
 import pytest
 import yaml
 
+from zeroloss.host.cpuset import format_list
 from zeroloss.host.plan import Intent, make_plan
 from zeroloss.host.render import FORMATS, render
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
+R740_INTENT = Intent(mtu=9000, pmd_cores_per_node=4)
 
 
 @pytest.fixture(scope="module")
 def plan(r740xd):
-    return make_plan(r740xd, Intent(mtu=9000, pmd_cores_per_node=4))
+    return make_plan(r740xd, R740_INTENT)
 
 
 def test_ovs_vsctl(plan):
@@ -62,10 +64,40 @@ def test_tripleo_environment_parses_with_the_usual_names(plan):
         "NovaComputeCpuDedicatedSet": "5,7,9-35,41,43,45-71", "NovaComputeCpuSharedSet": "0-1,36-37",
         "OvsDpdkSocketMemory": "3072,1024", "OvsDpdkMemoryChannels": "6",
         "NovaReservedHugePages": ["node:0,size:1GB,count:3", "node:1,size:1GB,count:1"],
-        "NovaReservedHostMemory": 4096, "NumDpdkInterfaceRxQueues": 2, "NovaLibvirtRxQueueSize": 1024,
+        "NovaReservedHostMemory": 4096, "NovaLibvirtRxQueueSize": 1024,
         "NovaLibvirtTxQueueSize": 1024, "OvsPmdAutoLb": True, "OvsPmdLoadThreshold": "70",
         "OvsPmdImprovementThreshold": "25", "OvsPmdRebalInterval": "5"}
     assert "install zeroloss-hugepages.service" in render(plan, "tripleo")
+    # a global parameter (tripleo-heat-templates overcloud.j2.yaml), beside the role's, not inside them
+    assert doc["parameter_defaults"]["NumDpdkInterfaceRxQueues"] == 2
+
+
+def test_per_port_memory_reaches_the_deployer_outputs(r740xd):
+    plan = make_plan(r740xd, dataclasses.replace(R740_INTENT, per_port_memory=True))
+    assert "other_config:per-port-memory=true" in render(plan, "ovs-vsctl")
+    for fmt in ("tripleo", "edpm"):
+        text = " ".join(render(plan, fmt).replace("#", " ").split())
+        assert "ovs-vsctl set Open_vSwitch . other_config:per-port-memory=true" in text, fmt
+    assert "per-port-memory" not in render(make_plan(r740xd, R740_INTENT), "tripleo")
+
+
+def test_edpm_has_no_lcore_list_removed_upstream(plan):
+    # edpm-ansible PR #876 (2025-02-07) removed edpm_ovs_dpdk_lcore_list from roles/edpm_ovs_dpdk
+    assert "edpm_ovs_dpdk_lcore_list" not in render(plan, "edpm")
+
+
+@pytest.mark.parametrize("version, ovs_dpdk", [("", False), ("4.22", False), ("4.23", True), ("5.0.1", True)])
+def test_performance_profile_ovs_dpdk_cpus_by_openshift_version(r740xd, version, ovs_dpdk):
+    plan = make_plan(r740xd, dataclasses.replace(R740_INTENT, ocp_version=version))
+    text = render(plan, "performance-profile")
+    cpu = yaml.safe_load(text)["spec"]["cpu"]
+    if ovs_dpdk:  # cluster-node-tuning-operator release-4.23: spec.cpu.ovsDpdk, no set overlapping another
+        assert cpu == {"isolated": format_list(plan.vm_cpus), "ovsDpdk": format_list(plan.pmd_cpus),
+                       "reserved": "0-1,36-37"}
+    else:
+        assert cpu == {"isolated": "2-35,38-71", "reserved": "0-1,36-37"}
+        assert "give --ocp-version 4.23" in " ".join(text.split())
+    assert "OpenShift has no PerformanceProfile field for OVS-DPDK" not in text
 
 
 def test_flavor(plan):
@@ -134,7 +166,7 @@ def test_edpm_variables(plan):
     assert v == {
         "edpm_kernel_args": " ".join(plan.kernel_args), "edpm_tuned_profile": "cpu-partitioning",
         "edpm_tuned_isolated_cores": "2-35,38-71", "edpm_nova_libvirt_qemu_group": "hugetlbfs",
-        "edpm_ovs_dpdk_pmd_core_list": "2-4,6,8,38-40,42,44", "edpm_ovs_dpdk_lcore_list": "0-1,36-37",
+        "edpm_ovs_dpdk_pmd_core_list": "2-4,6,8,38-40,42,44",
         "edpm_ovs_dpdk_socket_memory": "3072,1024", "edpm_ovs_dpdk_memory_channels": 6,
         "edpm_ovs_dpdk_pmd_auto_lb": True, "edpm_ovs_dpdk_pmd_load_threshold": "70",
         "edpm_ovs_dpdk_pmd_improvement_threshold": "25", "edpm_ovs_dpdk_pmd_rebal_interval": "5",

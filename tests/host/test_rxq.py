@@ -209,7 +209,7 @@ def test_r740xd_capture_round_trip():
 def test_parse_pmds():
     assert parse_pmds("3,21", {21: 1}) == [Pmd(3, 0), Pmd(21, 1)]
     assert parse_pmds("3:1, 4:0", {}) == [Pmd(3, 1), Pmd(4, 0)]
-    with pytest.raises(ZeroLossError, match="'x' in --pmds is not CORE or CORE:NODE"):
+    with pytest.raises(ZeroLossError, match="'x' in --pmds: core 'x' is not a whole number"):
         parse_pmds("x", {})
 
 

@@ -44,7 +44,9 @@ def test_tripleo_environment_uses_host_plans_parameter_names():
     doc = yaml.safe_load(out)
     params = doc["parameter_defaults"]["ComputeOvsDpdkParameters"]
     assert params == {"OvsPmdCoreList": "0-1", "OvsDpdkSocketMemory": "3072", "OvsDpdkMemoryChannels": "6",
-                      "NumDpdkInterfaceRxQueues": 2, "NovaLibvirtRxQueueSize": 1024, "NovaLibvirtTxQueueSize": 1024}
+                      "NovaLibvirtRxQueueSize": 1024, "NovaLibvirtTxQueueSize": 1024}
+    assert doc["parameter_defaults"]["NumDpdkInterfaceRxQueues"] == 2  # global in THT's overcloud.j2.yaml
+    assert "NovaLibvirtRxQueueSize: 512" in render({"vnf_ring": 700}, "tripleo")  # THT allows 256, 512, 1024
     source = inspect.getsource(host_render.tripleo)
     assert all(f'"{name}"' in source for name in params)  # the names `host plan --format tripleo` writes
     assert "the bench kept 4096; libvirt takes at most 1024" in out

@@ -9,16 +9,18 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.model import MAX_FRAME, MIN_FRAME
 
 
-def whole_number(lowest: int | None = None) -> Callable[[str], int]:
-    """A type for whole numbers (of at least `lowest` when given)."""
+def whole_number(lowest: int | None = None, highest: int | None = None) -> Callable[[str], int]:
+    """A type for whole numbers (of at least `lowest` and at most `highest` when given)."""
 
     def parse(text: str) -> int:
         try:
-            v = int(text)
+            v = int(text) if len(text) <= 40 else int("x")
         except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+            raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a whole number") from None
         if lowest is not None and v < lowest:
             raise argparse.ArgumentTypeError(f"{v} must be at least {lowest}")
+        if highest is not None and v > highest:
+            raise argparse.ArgumentTypeError(f"{v} must be at most {highest:,}")
         return v
 
     return parse

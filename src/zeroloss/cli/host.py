@@ -1,12 +1,11 @@
-"""`zeroloss host inventory|plan|audit` and `zeroloss rxq-plan`: register(sub) adds them to the main parser."""
+"""`zeroloss host inventory|plan|audit|cores|fleet` and `zeroloss rxq-plan` (cli/rxqplan.py): register(sub) adds them
+to the main parser."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
-import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +22,38 @@ def _list(text: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in text.split(",") if x.strip())
 
 
-_nonneg = whole_number(0)
+def _bound(name: str):
+    """An argparse type for the plan intent `name`: a whole number within plan.BOUNDS (read when the flag is given,
+    so that every command does not import the planner)."""
+
+    def parse(text: str) -> int:
+        from zeroloss.host.plan import BOUNDS
+
+        return whole_number(*BOUNDS[name])(text)
+
+    return parse
+
+
+def _ocp(text: str) -> str:
+    """--ocp-version: an OpenShift release X.Y."""
+    from zeroloss.host.render_deploy import ocp_version
+
+    try:
+        ocp_version(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def _ring(text: str) -> int:
+    """--vhost-ring: one of the virtio ring sizes TripleO and nova accept."""
+    from zeroloss.host.plan import VHOST_RINGS
+
+    value = whole_number()(text)
+    if value not in VHOST_RINGS:
+        raise argparse.ArgumentTypeError(f"{value} is not one of {', '.join(map(str, VHOST_RINGS))} (the ring sizes "
+                                         "TripleO's NovaLibvirtRxQueueSize and nova accept)")
+    return value
 
 
 def _root(args):
@@ -124,7 +154,7 @@ def _intent(args):
                   vhost_ports=args.vhost_ports, vhost_ring=args.vhost_ring, memory_channels=args.memory_channels,
                   socket_mem_formula=args.socket_mem_formula, socket_mem_mb=args.socket_mem,
                   per_port_memory=args.per_port_memory, low_latency=not args.keep_cstates,
-                  pmd_auto_lb=not args.no_pmd_auto_lb)
+                  pmd_auto_lb=not args.no_pmd_auto_lb, ocp_version=getattr(args, "ocp_version", None) or "")
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
@@ -183,133 +213,6 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     return doc["exit_code"]
 
 
-PMD_RXQ_SHOW = ("ovs-appctl", "--timeout=5", "dpif-netdev/pmd-rxq-show")
-
-
-def _read_text(spec: str, live: tuple[str, ...] = PMD_RXQ_SHOW, name: str = "pmd-rxq-show") -> tuple[str, str]:
-    """The text of FILE, stdin ('-') or the live command's output, and how to name it; ZeroLossError when it is
-    not UTF-8."""
-    from zeroloss.host.ovsstate import read_utf8
-
-    if spec == "-":
-        stdin = getattr(sys.stdin, "buffer", None)  # a test may put a text stream there
-        try:
-            return (stdin.read().decode() if stdin else sys.stdin.read()), "stdin"
-        except UnicodeDecodeError as e:
-            raise ZeroLossError(f"stdin is not UTF-8 text (byte {e.start})", "pipe the command's text output") from None
-    if spec == "live":
-        from zeroloss.host.ovsstate import db_socket
-
-        if not db_socket().exists():
-            raise ZeroLossError(f"no OVS database socket at {db_socket()}", f"give a {name} file instead")
-        argv = list(live)
-        try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise ZeroLossError(f"`{' '.join(argv)}` failed: {e}", "is ovs-vswitchd running with DPDK?") from None
-        if r.returncode:
-            raise ZeroLossError(f"`{' '.join(argv)}` exited {r.returncode}: {r.stderr.strip()}")
-        return r.stdout, f"live {name}"
-    return read_utf8(spec), spec
-
-
-def _rxq_order(args, pmds, rxqs, opts):
-    """(queues numbered with their datapath port numbers, the modelled visit order, its JSON description)."""
-    from zeroloss.host.rxqorder import DPIF_SHOW, detect_build, number_ports, parse_dpif_show, visit_order
-
-    if args.dpif_show == "-" and "-" in (args.loads, args.pmd_rxq_show):
-        raise ZeroLossError("stdin can feed only one input", "give --dpif-show as a file")
-    dp_ports, complete = opts.get("dp_ports"), bool(opts.get("dp_ports_complete"))
-    live = "live" in (args.pmd_rxq_show, args.dpif_show)
-    if args.dpif_show or (args.pmd_rxq_show == "live" and not dp_ports):
-        try:
-            text, where = _read_text(args.dpif_show or "live", tuple(DPIF_SHOW), "dpif/show")
-            dp_ports, complete = parse_dpif_show(text, where), True
-        except ZeroLossError:
-            if args.dpif_show:
-                raise  # given explicitly; read along with a live pmd-rxq-show only when it can be
-    if args.hash_build != "auto":
-        build, how, assumed = args.hash_build, "given with --hash-build", False
-    elif live:
-        build, how, assumed = detect_build()
-    else:
-        build, how, assumed = "plain", "not read from a live OVS, plain assumed", True
-    if dp_ports:
-        rxqs = number_ports(rxqs, dp_ports)
-    order = visit_order(rxqs, pmds, dp_ports, build, how, assumed, complete)
-    doc = {"ports": list(order.ports) if order.ports is not None else None, "numas": list(order.numas),
-           "hash_build": build, "hash_build_source": how, "dp_ports": dp_ports, "assumptions": list(order.notes)}
-    return rxqs, order, doc
-
-
-def _cmd_rxq(args: argparse.Namespace) -> int:
-    from zeroloss.host.ovsstate import parse_pmd_rxq_show
-    from zeroloss.host.report import alb_lines, assignment_text, compare_rows
-    from zeroloss.host.rxq import ALGORITHMS, alb_estimate, assign, from_assignment, split_queues
-    from zeroloss.host.rxqinput import parse_loads, parse_pmds
-
-    if bool(args.loads) == bool(args.pmd_rxq_show):
-        raise ZeroLossError("give exactly one of --loads FILE and --pmd-rxq-show FILE|-|live")
-    current = None
-    notes: list[str] = []
-    if args.loads:
-        text, source = _read_text(args.loads)
-        pmds, rxqs, opts = parse_loads(text, source)
-    else:
-        from zeroloss.host.rxqinput import from_pmd_rxq_show
-
-        text, source = _read_text(args.pmd_rxq_show)
-        port_numa = {}
-        for item in _list(args.port_numa or ""):
-            name, _, node = item.partition("=")
-            if not re.fullmatch(r"-?[0-9]{1,4}", node):
-                raise ZeroLossError(f"'{item}' in --port-numa is not NAME=NODE", "e.g. --port-numa dpdk0=0,dpdk1=1")
-            port_numa[name] = int(node)
-        pmds, rxqs, placed, notes = from_pmd_rxq_show(parse_pmd_rxq_show(text, source), port_numa)
-        current = from_assignment(placed)
-        opts = {}
-    if args.pmds:
-        pmds = parse_pmds(args.pmds, {p.core: p.numa for p in pmds})
-    if not pmds:
-        raise ZeroLossError(f"{source} names no PMD", "add 'pmds:' to the file or give --pmds")
-    algorithm = args.algorithm or opts.get("algorithm") or "cycles"
-    isolate = bool(opts.get("isolate", True)) and not args.no_isolate
-    rxqs, order, order_doc = _rxq_order(args, pmds, rxqs, opts)
-    chosen = assign(pmds, rxqs, algorithm, isolate, order)
-    cases = [(f"{a}{' (chosen)' if a == algorithm else ''}", assign(pmds, rxqs, a, isolate, order))
-             for a in ALGORITHMS]
-    if current is not None:
-        cases.insert(0, ("current (pmd-rxq-show)", current))
-    for n in args.rxq or [1, 2, 4]:
-        cases.append((f"{algorithm}, {n} rxq/port", assign(pmds, split_queues(rxqs, n), algorithm, isolate, order)))
-    alb = alb_estimate(current, chosen) if current is not None else []
-    if args.json:
-        doc = {"source": source, "algorithm": algorithm, "isolate": isolate, "notes": notes, "visit_order": order_doc,
-               "assignment": dataclasses.asdict(chosen),
-               "compare": [{"case": n, "assignment": dataclasses.asdict(a)} for n, a in cases], "auto_lb": alb}
-        print(json.dumps(doc, indent=1))
-        return 0
-    ports = len({q.port for q in rxqs})
-    print(f"{source}: {len(rxqs)} RX queue(s) on {ports} port(s), {len(pmds)} PMD(s); OVS 3.1 "
-          f"pmd-rxq-assign={algorithm}, pmd-rxq-isolate={'true' if isolate else 'false'}")
-    print(assignment_text(chosen))
-    for line in chosen.log:
-        print(f"  {line}")
-    print("\nother algorithms and queue counts (queues split evenly, as RSS aims for):")
-    print(compare_rows(cases))
-    if alb:
-        print("\nauto load balance (pmd-auto-lb) estimate against the current placement:")
-        print("\n".join(alb_lines(alb)))
-    if order_doc["ports"] and len(order_doc["ports"]) > 1 or len(order.numas) > 1:
-        print(f"\nOVS visit order ({order_doc['hash_build']} hash: {order_doc['hash_build_source']}): ports "
-              f"{', '.join(order.ports) if order.ports else 'as input'}; NUMA nodes {', '.join(map(str, order.numas))}")
-    for n in notes:
-        print(f"note: {n}")
-    for n in order.notes:
-        print(f"caveat: {n}")
-    return 0
-
-
 def _add_root(p: argparse.ArgumentParser, ovs: bool = True) -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--root", metavar="DIR",  # default None, so that '--root / --host X' is refused
@@ -333,27 +236,31 @@ def _add_intent(p: argparse.ArgumentParser) -> None:
     """The operator's intent for a plan (host plan, host fleet)."""
     p.add_argument("--ports", type=_list, metavar="PCI|NAME,...",
                    help="DPDK ports by PCI address or interface name (default: NICs bound to vfio-pci)")
-    p.add_argument("--mtu", type=int, default=1500, metavar="BYTES", help="mtu_request of the DPDK ports, L3 bytes "
+    p.add_argument("--mtu", type=_bound("mtu"), default=1500, metavar="BYTES",
+                   help="mtu_request of the DPDK ports, L3 bytes "
                    "(frames are MTU + 18 B; default 1500)")
-    p.add_argument("--pmd-cores-per-node", type=int, default=1, metavar="N",
+    p.add_argument("--pmd-cores-per-node", type=_bound("pmd_cores_per_node"), default=1, metavar="N",
                    help="physical cores (all their threads) for PMDs on each node with DPDK ports (default 1)")
-    p.add_argument("--pmd-cores-other-nodes", type=_nonneg, default=1, metavar="N",
+    p.add_argument("--pmd-cores-other-nodes", type=_bound("pmd_cores_other_nodes"), default=1, metavar="N",
                    help="PMD cores on nodes without DPDK ports (default 1, as TripleO)")
-    p.add_argument("--vm-memory-gb", type=_nonneg, metavar="GB",
+    p.add_argument("--vm-memory-gb", type=_bound("vm_memory_gb"), metavar="GB",
                    help="guest memory per NUMA node in GB of 1 GB pages (default: node memory - host reserve - OVS)")
-    p.add_argument("--host-reserve-gb", type=_nonneg, default=4, metavar="GB",
+    p.add_argument("--host-reserve-gb", type=_bound("host_reserve_gb"), default=4, metavar="GB",
                    help="memory per node kept for the host, GB (default 4)")
-    p.add_argument("--rxq", type=int, metavar="N", help="RX queues per DPDK port (default 2)")
-    p.add_argument("--descriptors", type=int, default=4096, metavar="N",
+    p.add_argument("--rxq", type=_bound("rxq"), metavar="N", help="RX queues per DPDK port (default 2)")
+    p.add_argument("--descriptors", type=_bound("descriptors"), default=4096, metavar="N",
                    help="n_rxq_desc and n_txq_desc, a power of 2 up to 4096 (default 4096)")
-    p.add_argument("--vhost-ports", type=_nonneg, default=0, metavar="N",
+    p.add_argument("--vhost-ports", type=_bound("vhost_ports"), default=0, metavar="N",
                    help="vhost-user ports per node with DPDK ports, for the OVS mempool model (default 0)")
-    p.add_argument("--vhost-ring", type=int, default=1024, metavar="N", help="guest virtio ring size (default 1024)")
-    p.add_argument("--memory-channels", type=int, metavar="N", help="memory channels per socket (default: from DMI, "
+    p.add_argument("--vhost-ring", type=_ring, default=1024, metavar="N",
+                   help="guest virtio ring size: 256, 512 or 1024 (default 1024)")
+    p.add_argument("--memory-channels", type=_bound("memory_channels"), metavar="N",
+                   help="memory channels per socket, 1..16 (default: from DMI, "
                    "else 4)")
     p.add_argument("--socket-mem-formula", choices=["tripleo", "per-port"], default="tripleo",
                    help="dpdk-socket-mem from distinct MTUs per node (tripleo, default) or from every port (per-port)")
-    p.add_argument("--socket-mem", type=int, metavar="MB", help="use this dpdk-socket-mem (MB) on nodes with DPDK "
+    p.add_argument("--socket-mem", type=_bound("socket_mem_mb"), metavar="MB",
+                   help="use this dpdk-socket-mem (MB) on nodes with DPDK "
                    "ports instead of a formula; the plan warns if OVS's mempools would not fit")
     p.add_argument("--per-port-memory", action="store_true", help="plan for OVS other_config:per-port-memory=true")
     p.add_argument("--keep-cstates", action="store_true", help="do not limit C-states on the kernel command line")
@@ -382,7 +289,8 @@ def register(sub) -> None:
                                   "PMD threads or a generator: a guest's CPU topology cannot tell. Run it while "
                                   "nothing else polls those cores. Exit status 3 when shared.")
     c.add_argument("--cores", required=True, metavar="LIST", help="two or more cores, DPDK -l syntax (e.g. 0,1 or 2-5)")
-    c.add_argument("--rounds", type=int, default=5, metavar="N", help="rounds, the median is kept (default 5)")
+    c.add_argument("--rounds", type=whole_number(1, 100), default=5, metavar="N",
+                   help="rounds, the median is kept (default 5)")
     c.add_argument("--json", action="store_true", help="print the reading as JSON")
     c.set_defaults(func=_cmd_cores)
 
@@ -396,6 +304,8 @@ def register(sub) -> None:
     _add_root(p, ovs=False)
     _add_intent(p)
     p.add_argument("--format", choices=[*PLAN_FORMATS, "all"], default="all", help=FORMAT_HELP)
+    p.add_argument("--ocp-version", type=_ocp, metavar="X.Y", help="the OpenShift release the PerformanceProfile is "
+                   "for: from 4.23 the PMD CPUs go to spec.cpu.ovsDpdk (default: not given, the pre-4.23 layout)")
     p.set_defaults(func=_cmd_plan)
 
     a = hs.add_parser("audit", help="check a host against the OVS-DPDK zero-loss practices (exit 0 clean, 2 findings)",
@@ -407,9 +317,10 @@ def register(sub) -> None:
                                   "error.")
     _add_root(a)
     a.add_argument("--domain-xml", metavar="FILE", help="a guest's libvirt XML (virsh dumpxml VM)")
-    a.add_argument("--flows", type=_nonneg, metavar="N", help="flows per port the host carries (a single RX queue "
+    a.add_argument("--flows", type=whole_number(0, 2**32), metavar="N",
+                   help="flows per port the host carries (a single RX queue "
                    "is flagged for more than 1)")
-    a.add_argument("--vm-memory-gb", type=_nonneg, default=0, metavar="GB",
+    a.add_argument("--vm-memory-gb", type=_bound("vm_memory_gb"), default=0, metavar="GB",
                    help="guest memory still to be started per node with DPDK ports, GB (default 0)")
     a.set_defaults(func=_cmd_audit)
 
@@ -440,31 +351,6 @@ def register(sub) -> None:
     _add_intent(f)
     f.set_defaults(func=_cmd_fleet)
 
-    r = sub.add_parser("rxq-plan", help="simulate OVS 3.1's RX queue to PMD assignment",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description="Places RX queues on PMD threads as OVS 3.1 does (roundrobin, cycles, group; "
-                                   "pinned queues and isolation; cross-NUMA fallback), prints per-PMD queues and "
-                                   "load (% of one PMD), and compares other algorithms and queue counts. With "
-                                   "pmd-rxq-show input it also estimates what auto load balance would do.",
-                       epilog="--loads file (YAML or JSON):\n  pmds: {3: 0, 7: 0, 8: 0}   # core: NUMA node\n"
-                              "  ports:\n    - {name: dpdk0, numa: 0, loads: [30, 80, 60, 70, 10]}   "
-                              "# % of one PMD per queue\n"
-                              "    - {name: vhu0, numa: 0, loads: {0: 20}, affinity: \"0:8\"}")
-    src = r.add_mutually_exclusive_group()
-    src.add_argument("--loads", metavar="FILE", help="queue loads (YAML/JSON, see below; - = stdin)")
-    src.add_argument("--pmd-rxq-show", metavar="FILE|-|live",
-                     help="output of ovs-appctl dpif-netdev/pmd-rxq-show (- = stdin, live = run it read-only)")
-    r.add_argument("--algorithm", choices=["roundrobin", "cycles", "group"],
-                   help="pmd-rxq-assign to simulate (default: the file's, else cycles as OVS)")
-    r.add_argument("--pmds", metavar="CORE[:NODE],...", help="simulate these PMD cores instead of the input's")
-    r.add_argument("--rxq", type=int, action="append", metavar="N",
-                   help="what-if queue count per port (repeatable; default 1, 2 and 4)")
-    r.add_argument("--no-isolate", action="store_true", help="pmd-rxq-isolate=false (only honoured with group)")
-    r.add_argument("--port-numa", metavar="NAME=NODE,...", help="NUMA node of ports in pmd-rxq-show input")
-    r.add_argument("--dpif-show", metavar="FILE|-|live", help="output of ovs-appctl dpif/show: the datapath port "
-                   "numbers that set OVS's port order (read live along with --pmd-rxq-show live)")
-    r.add_argument("--hash-build", choices=["auto", "plain", "sse42"], default="auto",
-                   help="OVS's hash functions: plain, or sse42 (built with SSE4.2, e.g. -march=x86-64-v2: CRC32C); "
-                        "auto = from the installed package when reading live, else plain (default auto)")
-    r.add_argument("--json", action="store_true", help="print JSON only")
-    r.set_defaults(func=_cmd_rxq)
+    from zeroloss.cli.rxqplan import register as register_rxq
+
+    register_rxq(sub)

@@ -36,6 +36,33 @@ def parse_list(text: str) -> tuple[int, ...]:
     return tuple(sorted(cpus))
 
 
+def parse_kernel_list(text: str) -> tuple[int, ...]:
+    """A CPU list as the kernel reads it on its command line (lib/bitmap-str.c bitmap_parselist; "CPU lists" in
+    Documentation/admin-guide/kernel-parameters.rst): parse_list's items, and a range in groups, 'a-b:used/group':
+    from a, the first `used` CPUs of every `group` up to b ('2-35:2/4' -> 2,3,6,7,...,34,35). ValueError as
+    parse_list, or for a group of 0 or fewer CPUs than used (the kernel's -EINVAL)."""
+    plain: list[str] = []
+    cpus: set[int] = set()
+    for item in text.strip().split(","):
+        span, sep, groups = item.strip().partition(":")
+        if not sep:
+            plain.append(item)
+            continue
+        used, slash, size = groups.partition("/")
+        try:
+            first, last = parse_list(span)[0], parse_list(span)[-1]
+            used_n, size_n = int(used), int(size)
+        except (ValueError, IndexError):
+            raise ValueError(f"{shown(item)} in CPU list {shown(text)} is not FIRST-LAST:USED/GROUP") from None
+        if not slash or "-" not in span or size_n <= 0 or not 0 <= used_n <= size_n:
+            raise ValueError(f"{shown(item)} in CPU list {shown(text)}: the group must hold 1 or more CPUs and at "
+                             "least the used ones")
+        cpus.update(c for start in range(first, last + 1, size_n) for c in range(start, min(start + used_n, last + 1)))
+    if plain:
+        cpus.update(parse_list(",".join(plain)))
+    return tuple(sorted(cpus))
+
+
 def format_list(cpus: Iterable[int]) -> str:
     """(0, 1, 2, 8, 10, 11) -> '0-2,8,10-11' (sorted, duplicates dropped, ranges of 2 or more joined)."""
     ordered = sorted(set(cpus))

@@ -7,7 +7,7 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from .cpuset import parse_list
+from .cpuset import parse_kernel_list, shown
 from .hostfacts import PcieLink, Proc, interrupt_counts, kernel_release, pcie_link, processes
 from .ovsstate import OvsState
 from .sysfs import Root
@@ -146,12 +146,13 @@ class Inventory:
         return args
 
     def cmdline_cpus(self, key: str) -> tuple[int, ...]:
-        """CPUs named by a kernel argument such as isolcpus=managed_irq,domain,2-35 (flags skipped)."""
+        """CPUs named by a kernel argument such as isolcpus=managed_irq,domain,2-35 or 2-35:2/4 (flags skipped; a list
+        the kernel would refuse names none, as the kernel then isolates none)."""
         cpus: set[int] = set()
         for value in self.cmdline_args().get(key, []):
             items = [i for i in value.split(",") if i and (i[0].isdigit())]
             try:
-                cpus.update(parse_list(",".join(items)))
+                cpus.update(parse_kernel_list(",".join(items)))
             except ValueError:
                 continue
         return tuple(sorted(cpus))
@@ -201,12 +202,13 @@ def _siblings(root: Root, topo: str, cid: int, online: bool) -> tuple[int, ...]:
 def _meminfo(root: Root, rel: str) -> dict[str, int]:
     """'Node 0 MemTotal:  123 kB' or 'MemTotal: 123 kB' lines -> {'MemTotal': 123} (kB or pages)."""
     out = {}
-    for line in (root.text(rel) or "").splitlines():
-        m = re.match(r"^(?:Node \d+ )?(\w+(?:\(\w+\))?):\s+([0-9]+)", line)
-        if m:
-            if len(m.group(2)) > 20:
-                raise root.fault(rel, f"{m.group(1)} is {len(m.group(2))} digits long")
-            out[m.group(1)] = int(m.group(2))
+    for no, line in enumerate((root.text(rel) or "").splitlines(), start=1):
+        if not line.strip():
+            continue
+        m = re.fullmatch(r"(?:Node \d+ )?(\w+(?:\(\w+\))?):\s*([0-9]{1,20})(?: kB)?\s*", line)
+        if not m:  # the kernel writes only 'Key: N kB' or 'Key: N' lines here: 'nan', '-5' or garbage is damage
+            raise root.fault(rel, f"line {no} {shown(line)} is not 'Key: N kB'")
+        out[m.group(1)] = int(m.group(2))
     return out
 
 
@@ -226,10 +228,14 @@ def _nodes(root: Root, cpus: list[Cpu]) -> list[Node]:
         if not re.fullmatch(r"node\d+", name):
             continue
         mi = _meminfo(root, f"{NODE_DIR}/{name}/meminfo")
+        if root.exists(f"{NODE_DIR}/{name}/meminfo") and not mi.get("MemTotal"):
+            raise root.fault(f"{NODE_DIR}/{name}/meminfo", "has no MemTotal (or 0 kB): the node's memory is unknown")
         nodes.append(Node(int(name[4:]), root.cpus(f"{NODE_DIR}/{name}/cpulist") or (),
                           mi.get("MemTotal", 0), mi.get("MemFree", 0), _pools(root, f"{NODE_DIR}/{name}/hugepages")))
     if not nodes:  # a kernel without NUMA: one node holding everything
         mi = _meminfo(root, "proc/meminfo")
+        if root.exists("proc/meminfo") and not mi.get("MemTotal"):
+            raise root.fault("proc/meminfo", "has no MemTotal (or 0 kB): the host's memory is unknown")
         nodes.append(Node(0, tuple(c.id for c in cpus), mi.get("MemTotal", 0), mi.get("MemFree", 0),
                           _pools(root, "sys/kernel/mm/hugepages")))
     return sorted(nodes, key=lambda n: n.id)

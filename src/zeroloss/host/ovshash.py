@@ -19,6 +19,7 @@ Facts taken from OVS (the code here is ours, not OVS's):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 BUILDS = ("plain", "sse42")
@@ -153,6 +154,21 @@ def numa_visit_order(numa_ids: Iterable[int], build: str) -> list[int]:
     """NUMA nodes in the order the scheduler's numa list (hmap keyed by hash_int(numa_id, 0)) is walked.
 
     The list is filled in the order PMD threads come out of dp->poll_threads (a cmap); that order is taken as
-    ascending node id here. It only matters for nodes whose hashes share a bucket."""
+    ascending node id here. It only matters for nodes whose hashes share a bucket: see numa_visit_orders."""
     ids = sorted(set(numa_ids))
     return [ids[i] for i in hmap_order([hash_int(n, 0, build) for n in ids])]
+
+
+def numa_visit_orders(numa_ids: Iterable[int], build: str, limit: int = 7) -> list[tuple[int, ...]]:
+    """Every order the scheduler's numa list may be walked in, the ascending-insertion one first.
+
+    OVS inserts the nodes in the order its poll-thread cmap yields the PMDs, and a cmap rehashes its keys with a
+    basis drawn by random_uint32() when it is created (lib/cmap.c): that order, and so the walk order of nodes
+    sharing a bucket, may change at each start of ovs-vswitchd. Up to `limit` nodes every insertion order is
+    tried; beyond, ascending and descending only."""
+    ids = sorted(set(numa_ids))
+    inserts = itertools.permutations(ids) if len(ids) <= limit else iter([tuple(ids), tuple(reversed(ids))])
+    orders: dict[tuple[int, ...], None] = {}
+    for ins in inserts:
+        orders.setdefault(tuple(ins[i] for i in hmap_order([hash_int(n, 0, build) for n in ins])), None)
+    return list(orders)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ZeroLossError
-from .cpuset import MAX_CPUS, parse_mask
+from .cpuset import MAX_CPUS, parse_mask, shown
 
 # file name in a captured directory -> the read-only command that produced it
 CAPTURE = {
@@ -259,7 +259,7 @@ def parse_pmd_rxq_show(text: str, source: str = "the pmd-rxq-show text") -> list
         if cur is not None:
             pmds.append(PmdPoll(cur["core"], cur["numa"], cur["isolated"], tuple(cur["queues"])))
 
-    for line in text.splitlines():
+    for no, line in enumerate(text.splitlines(), start=1):
         m = _PMD_LINE.match(line)
         if m:
             flush()
@@ -274,6 +274,10 @@ def parse_pmd_rxq_show(text: str, source: str = "the pmd-rxq-show text") -> list
         if q:
             usage = None if q.group(4) == "NOT AVAIL" else int(q.group(4).split()[0])
             cur["queues"].append(PolledQueue(q.group(1), int(q.group(2)), q.group(3) == "enabled", usage))
+        elif line.lstrip().startswith("port:"):  # 'nan %', '-5 %': a queue OVS never prints so, not one to drop
+            raise ZeroLossError(f"{source}: line {no} {shown(line, 100)} is not 'port: NAME queue-id: N (enabled) pmd "
+                                "usage: N %' (N 0..999) or 'NOT AVAIL'", "give the output of `ovs-appctl "
+                                "dpif-netdev/pmd-rxq-show` as printed")
     flush()
     if text.strip() and not pmds:
         raise ZeroLossError(f"no 'pmd thread numa_id N core_id M:' lines in {source}",

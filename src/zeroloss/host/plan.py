@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 
 from ..errors import ZeroLossError
 from . import memory as mem
-from .cpuset import format_list
+from .cpuset import MAX_CPUS, format_list
 from .hostfacts import kernel_version
 from .inventory import Inventory, Nic
+from .ovsstate import MAX_QUEUES
 
 HUGEPAGE_1G_KB = 1048576
 NODE_HUGEPAGES_SYNTAX = (5, 16)  # hugepages=N:C,... per node (commit b5389086, Linux 5.16)
@@ -21,6 +22,22 @@ BOOT_HEADROOM_GB = 2  # memory a node keeps while the boot allocation holds the 
 ALB_LOAD_PCT = 70
 ALB_IMPROVEMENT_PCT = 25
 ALB_INTERVAL_MIN = 5
+# tripleo-heat-templates deployment/nova/nova-compute-container-puppet.yaml: NovaLibvirtRxQueueSize and
+# NovaLibvirtTxQueueSize constraints allowed_values [256, 512, 1024] (nova's [libvirt] rx/tx_queue_size choices too)
+VHOST_RINGS = (256, 512, 1024)
+# every numeric intent: (lowest, highest); the CLI's flags and make_plan() refuse a value outside, one line each
+BOUNDS = {
+    "mtu": (mem.MIN_MTU, mem.MAX_MTU),
+    "pmd_cores_per_node": (1, MAX_CPUS // 2),
+    "pmd_cores_other_nodes": (0, MAX_CPUS // 2),
+    "vm_memory_gb": (0, 65536),  # 64 TiB on one node
+    "host_reserve_gb": (0, 65536),
+    "rxq": (1, MAX_QUEUES),  # DPDK's RTE_MAX_QUEUES_PER_PORT
+    "descriptors": (1, mem.MAX_DESC),
+    "vhost_ports": (0, 1024),  # per node: each is a mempool user in OVS's model
+    "memory_channels": (1, 16),  # DPDK -n: servers have up to 12 channels per socket
+    "socket_mem_mb": (1024, 2**20),  # dpdk-socket-mem per node, MB: 1 GB pages back it
+}
 
 
 @dataclass(frozen=True)
@@ -41,6 +58,7 @@ class Intent:
     per_port_memory: bool = False  # OVS other_config:per-port-memory
     low_latency: bool = True  # add C-state limits to the kernel command line
     pmd_auto_lb: bool = True  # OVS other_config:pmd-auto-lb and its thresholds
+    ocp_version: str = ""  # OpenShift release the PerformanceProfile is for ('4.23'); '' = not given
 
 
 @dataclass(frozen=True)
@@ -120,6 +138,20 @@ def _select_ports(inv: Inventory, intent: Intent) -> list[Nic]:
     return nics
 
 
+def _check_bounds(intent: Intent) -> None:
+    """Every numeric intent within BOUNDS and the vhost ring one THT allows (an API caller, e.g. fleet, gets the
+    CLI's checks too)."""
+    for name, (low, high) in BOUNDS.items():
+        value = getattr(intent, name)
+        if value is not None and not (isinstance(value, int) and low <= value <= high):
+            flag = "--" + name.replace("_mb", "").replace("_", "-")
+            raise ZeroLossError(f"{flag} {str(value)[:40]} is outside {low}..{high}", f"give {flag} {low}..{high}")
+    if intent.vhost_ring not in VHOST_RINGS:
+        raise ZeroLossError(f"--vhost-ring {str(intent.vhost_ring)[:40]} is not one of "
+                            f"{', '.join(map(str, VHOST_RINGS))}", "TripleO (NovaLibvirtRxQueueSize) and nova "
+                            "accept only these virtio ring sizes")
+
+
 def _check_intent(intent: Intent) -> None:
     if not mem.MIN_MTU <= intent.mtu <= mem.MAX_MTU:
         raise ZeroLossError(f"--mtu {intent.mtu} is outside {mem.MIN_MTU}..{mem.MAX_MTU} B",
@@ -131,6 +163,7 @@ def _check_intent(intent: Intent) -> None:
         raise ZeroLossError(f"unknown socket memory formula '{intent.socket_mem_formula}'", "use tripleo or per-port")
     if intent.pmd_cores_per_node < 1:
         raise ZeroLossError("--pmd-cores-per-node must be at least 1", "every node with DPDK ports needs a PMD")
+    _check_bounds(intent)
 
 
 def _partition(inv: Inventory, intent: Intent, port_nodes: set[int], nodes: list[int], plan_reasons: dict[str, str],
@@ -298,6 +331,9 @@ def _hugepages(inv: Inventory, intent: Intent, socket_mem: dict[int, int], reaso
     vm_mem: dict[int, int] = {}
     hugepages: dict[int, int] = {}
     for node in inv.nodes:
+        if node.mem_total_kb <= 0:
+            raise ZeroLossError(f"node {node.id}: its memory is unknown (no MemTotal in its meminfo): 1 GB pages "
+                                "cannot be planned", "read the host itself, or recapture its sys/ and proc/")
         ovs_gb = socket_mem[node.id] // 1024
         total_gb = node.mem_total_kb // (1024 * 1024)
         left = max(0, total_gb - intent.host_reserve_gb - ovs_gb)
@@ -323,13 +359,13 @@ def _hugepages(inv: Inventory, intent: Intent, socket_mem: dict[int, int], reaso
 
 def _device_settings(inv: Inventory, intent: Intent, reasons: dict[str, str]) -> int:
     """The memory channels (given, estimated from DMI, else 4), with the reasons for them and the queue settings."""
-    channels = intent.memory_channels or inv.memory_channels or 4
+    channels = intent.memory_channels if intent.memory_channels is not None else inv.memory_channels or 4
     reasons["memory_channels"] = (
-        "as given" if intent.memory_channels else
+        "as given" if intent.memory_channels is not None else
         f"{len(inv.dimms)} populated DIMMs over {inv.sockets} socket(s), one DIMM per channel assumed (DMI type 17)"
         if inv.memory_channels else "not readable here (DMI needs root); 4 is the DPDK/TripleO default, check "
         "dmidecode -t memory and pass --memory-channels")
-    reasons["rxq"] = ("as given" if intent.rxq else
+    reasons["rxq"] = ("as given" if intent.rxq is not None else
                       "2 RX queues per port and per vhost port: the Dell/Intel fix that took jumbo ZPL from 99.2 % to "
                       "100 % of 25 GbE line rate (Table 1); the generator must vary IPs so RSS spreads flows")
     reasons["descriptors"] = (f"n_rxq_desc = n_txq_desc = {intent.descriptors}: a power of 2 up to 4096 "
@@ -348,7 +384,7 @@ def make_plan(inv: Inventory, intent: Intent) -> Plan:
     warnings: list[str] = []
     reasons: dict[str, str] = {}
     nodes = [n.id for n in inv.nodes]
-    rxq = intent.rxq or 2
+    rxq = 2 if intent.rxq is None else intent.rxq
     ports = _plan_ports(nics, intent, nodes, rxq, warnings)
     port_nodes = {p.node for p in ports}
     housekeeping, pmd_by_node, vm_cpus = _partition(inv, intent, port_nodes, nodes, reasons, warnings)

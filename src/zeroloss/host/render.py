@@ -110,7 +110,10 @@ def tuned(plan: Plan) -> str:
 
 
 def tripleo(plan: Plan, role: str = "ComputeOvsDpdk") -> str:
-    """A heat environment file with TripleO's OVS-DPDK role parameters (values quoted as TripleO expects)."""
+    """A heat environment file with TripleO's OVS-DPDK role parameters (values quoted as TripleO expects), and
+    NumDpdkInterfaceRxQueues among the global ones: tripleo-heat-templates overcloud.j2.yaml declares it a
+    top-level parameter (it is read by the network config templates, not a role's service), so it goes directly
+    under parameter_defaults, not under {role}Parameters."""
     reserved = [f"node:{n},size:1GB,count:{plan.socket_mem[n] // 1024}" for n in plan.nodes]
     params = [
         ("KernelArgs", json.dumps(" ".join(plan.kernel_args)), "kernel_args"),
@@ -124,7 +127,6 @@ def tripleo(plan: Plan, role: str = "ComputeOvsDpdk") -> str:
         ("OvsDpdkMemoryChannels", json.dumps(str(plan.memory_channels)), "memory_channels"),
         ("NovaReservedHugePages", json.dumps(reserved), None),
         ("NovaReservedHostMemory", str(plan.intent.host_reserve_gb * 1024), None),
-        ("NumDpdkInterfaceRxQueues", str(plan.rxq), "rxq"),
         ("NovaLibvirtRxQueueSize", str(plan.vhost_ring), "vhost_ring"),
         ("NovaLibvirtTxQueueSize", str(plan.vhost_ring), None),
         ("OvsPmdAutoLb", "true" if plan.pmd_auto_lb else "false", "pmd_auto_lb"),
@@ -135,12 +137,19 @@ def tripleo(plan: Plan, role: str = "ComputeOvsDpdk") -> str:
                    ("OvsPmdImprovementThreshold", json.dumps(alb["pmd-auto-lb-improvement-threshold"]),
                     "pmd_auto_lb_improvement"),
                    ("OvsPmdRebalInterval", json.dumps(alb["pmd-auto-lb-rebal-interval"]), "pmd_auto_lb_interval")]
-    lines = ["# TripleO heat environment written by `zeroloss host plan`", "parameter_defaults:",
-             f"  {role}Parameters:"]
+    lines = ["# TripleO heat environment written by `zeroloss host plan`", "parameter_defaults:"]
+    lines += _wrap("a global parameter (tripleo-heat-templates overcloud.j2.yaml), not a role one: "
+                   + plan.reasons["rxq"], 110, "  # ")
+    lines += [f"  NumDpdkInterfaceRxQueues: {plan.rxq}", f"  {role}Parameters:"]
     for name, value, key in params:
         if key:
             lines += _wrap(plan.reasons[key], 110, "    # ")
         lines.append(f"    {name}: {value}")
+    if plan.intent.per_port_memory:
+        lines += _wrap("per-port-memory: tripleo-heat-templates has no parameter for OVS other_config:per-port-memory "
+                       "(deployment/openvswitch/openvswitch-dpdk-baremetal-ansible.yaml): on these nodes, before OVS "
+                       "initialises DPDK, run ovs-vsctl set Open_vSwitch . other_config:per-port-memory=true (e.g. in "
+                       "a pre-network ExtraConfig script); OvsDpdkSocketMemory above is sized for it", 110, "# ")
     if plan.hugepages_sysfs:
         lines += _wrap(f"TripleO has no parameter for per-node pages on a kernel < 5.16: install {UNIT_NAME} (see "
                        "--format cmdline) on these nodes, e.g. with a first-boot script", 110, "# ")

@@ -6,11 +6,17 @@ Field and variable names were checked against their sources (named in each outpu
   (cpu.reserved/isolated, hugepages.defaultHugepagesSize/pages[].size/count/node, numa.topologyPolicy,
   realTimeKernel.enabled, workloadHints.realTime/highPowerConsumption/perPodPowerManagement,
   globallyDisableIrqLoadBalancing, nodeSelector, machineConfigPoolSelector, additionalKernelArgs) and the OpenShift
-  docs "PerformanceProfile [performance.openshift.io/v2]"; PPC output sorts keys, as here.
+  docs "PerformanceProfile [performance.openshift.io/v2]"; PPC output sorts keys, as here. cpu.ovsDpdk (CPUs for
+  OVS-DPDK PMD threads, none shared with reserved, isolated, shared or offlined; WorkloadPartitioning or kubelet's
+  strict-cpu-reservation first) came with commit 3cc5d864 "api: add spec.cpu.ovsDpdk" (2026-07), in release-4.23
+  and not in release-4.22: written only for --ocp-version 4.23 or later.
 - EDPM: openstack-k8s-operators/edpm-ansible roles/edpm_ovs_dpdk/defaults/main.yml (edpm_ovs_dpdk_pmd_core_list,
-  _lcore_list, _socket_memory, _memory_channels, _pmd_auto_lb, _pmd_load_threshold, _pmd_improvement_threshold,
+  _socket_memory, _memory_channels, _pmd_auto_lb, _pmd_load_threshold, _pmd_improvement_threshold,
   _pmd_rebal_interval, _vhost_postcopy_support, _enable_tso), roles/edpm_kernel (edpm_kernel_args), roles/edpm_tuned
   (edpm_tuned_profile, edpm_tuned_isolated_cores), docs "NFV OVS DPDK" (edpm_nova_libvirt_qemu_group: hugetlbfs).
+  edpm_ovs_dpdk_lcore_list was removed (edpm-ansible PR #876, commit b13d5b00, 2025-02-07: "strongly discouraged"),
+  so OVS's non-PMD threads are not pinned. The role has no variable for other_config:per-port-memory
+  (tasks/configure.yml builds other_config from its own variables only).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from .plan import Plan
 HUGEPAGE_DIR = "/sys/devices/system/node/node{node}/hugepages/hugepages-1048576kB/nr_hugepages"
 UNIT_NAME = "zeroloss-hugepages.service"
 PP_ROLE = "worker-cnf"
+OVS_DPDK_OCP = (4, 23)  # the first OpenShift whose PerformanceProfile has spec.cpu.ovsDpdk
 # kernel arguments the PerformanceProfile derives itself (cpu, hugepages, workload hints); the rest go to
 # additionalKernelArgs
 PP_DERIVED = ("default_hugepagesz", "hugepagesz", "hugepages", "isolcpus", "nohz", "nohz_full", "rcu_nocbs",
@@ -57,19 +64,51 @@ def hugepages_unit(plan: Plan) -> list[str]:
     return lines + ["", "[Install]", "WantedBy=multi-user.target"]
 
 
+def ocp_version(text: str) -> tuple[int, int] | None:
+    """'4.23' (or '4.23.1') -> (4, 23); '' -> None (not given); ValueError for anything else."""
+    if not text:
+        return None
+    parts = text.split(".")
+    if not (2 <= len(parts) <= 3 and all(p.isdigit() and len(p) <= 4 for p in parts)):
+        raise ValueError(f"'{text[:40]}' is not an OpenShift version X.Y (e.g. 4.23)")
+    return int(parts[0]), int(parts[1])
+
+
+def _pp_cpus(plan: Plan) -> tuple[list[str], list[tuple[str, str]]]:
+    """(the comment on the cpu sets, the cpu keys and values): spec.cpu.ovsDpdk for the PMD CPUs on OpenShift
+    >= 4.23 (with VM CPUs left for isolated, which may not be empty), else PMD and VM CPUs in isolated."""
+    version = ocp_version(plan.intent.ocp_version)
+    with_ovs = version is not None and version >= OVS_DPDK_OCP and bool(plan.vm_cpus)
+    target = f"OpenShift {plan.intent.ocp_version}" if version else "an OpenShift version not given (--ocp-version)"
+    if with_ovs:
+        keys = [("isolated", format_list(plan.vm_cpus)), ("ovsDpdk", format_list(plan.pmd_cpus))]
+        why = (f"For {target}: cpu.ovsDpdk = the PMD CPUs (OVS-DPDK's PMD threads, apart from the OS and Kubernetes; "
+               "set pmd-cpu-mask to them, see --format ovs-vsctl; the operator needs WorkloadPartitioning or "
+               "kubelet's strict-cpu-reservation for it); cpu.isolated = the VM CPUs; every online CPU in one set.")
+    else:
+        keys = [("isolated", format_list(plan.isolated))]
+        why = (f"For {target}: no cpu.ovsDpdk, so the PMD CPUs are in cpu.isolated with the VM CPUs "
+               + ("(OpenShift 4.23 and later have spec.cpu.ovsDpdk: give --ocp-version 4.23 for it)."
+                  if not version or version < OVS_DPDK_OCP else
+                  "(cpu.ovsDpdk needs a non-empty isolated set, and no CPU is left for VMs)."))
+    return [why], keys + [("reserved", format_list(plan.housekeeping))]
+
+
 def performance_profile(plan: Plan, name: str = "zeroloss-ovs-dpdk") -> str:
     """The plan as an OpenShift PerformanceProfile (performance.openshift.io/v2), laid out as PPC writes it."""
     extra = [a for a in plan.kernel_args if a.partition("=")[0] not in PP_DERIVED]
     low = plan.intent.low_latency
+    cpu_why, cpu_keys = _pp_cpus(plan)
     why = [
         "OpenShift PerformanceProfile written by `zeroloss host plan`, in the layout of the Performance Profile "
         "Creator (keys sorted). Fields: performance.openshift.io/v2 PerformanceProfileSpec (cluster-node-tuning-"
         "operator pkg/apis/performanceprofile/v2/performanceprofile_types.go; OpenShift docs 'PerformanceProfile "
         f"[performance.openshift.io/v2]'). Label the nodes node-role.kubernetes.io/{PP_ROLE}=\"\" and give them a "
         f"MachineConfigPool labelled machineconfiguration.openshift.io/role: {PP_ROLE} first.",
-        "cpu.reserved = the housekeeping CPUs (the first physical core of each node with its sibling threads); "
-        "cpu.isolated = the PMD + VM CPUs, the complement, so every online CPU is in one set (the operator's rule); "
-        "DPDK pods or VMs get theirs from isolated.",
+        "cpu.reserved = the housekeeping CPUs (the first physical core of each node with its sibling threads); the "
+        "other sets hold the rest, so every online CPU is in one set (the operator's rule); DPDK pods or VMs get "
+        "theirs from isolated.",
+        *cpu_why,
         "hugepages: the plan's 1 GB pages per node (OVS socket memory + guests); the operator allocates per-node "
         "pages at boot itself, on any kernel.",
         "numa.topologyPolicy single-numa-node, not PPC's default restricted: restricted admits a pod whose CPUs, "
@@ -84,17 +123,16 @@ def performance_profile(plan: Plan, name: str = "zeroloss-ovs-dpdk") -> str:
         "irq-on-isolated and irq-count-isolated rules), without per-pod annotations.",
         f"additionalKernelArgs: {' '.join(extra) or 'none'} (vfio-pci needs the IOMMU; the rest of the plan's "
         "kernel arguments the profile derives itself).",
-        "No OVS settings: OpenShift has no PerformanceProfile field for OVS-DPDK (dpdk-socket-mem, PMD masks, "
-        "pmd-auto-lb); use --format ovs-vsctl where OVS-DPDK runs.",
+        "OVS's own settings (dpdk-socket-mem, pmd-cpu-mask, pmd-auto-lb, per-port-memory) have no PerformanceProfile "
+        "field (spec.cpu.ovsDpdk only sets the CPUs apart); use --format ovs-vsctl where OVS-DPDK runs.",
     ]
     lines = [line for text in why for line in comment(text)]
     lines += ["apiVersion: performance.openshift.io/v2", "kind: PerformanceProfile", "metadata:", f"  name: {name}",
               "spec:"]
     if extra:
         lines += ["  additionalKernelArgs:"] + [f"  - {scalar(a)}" for a in extra]
-    lines += ["  cpu:", f"    isolated: {scalar(format_list(plan.isolated))}",
-              f"    reserved: {scalar(format_list(plan.housekeeping))}",
-              "  globallyDisableIrqLoadBalancing: true",
+    lines += ["  cpu:"] + [f"    {key}: {scalar(value)}" for key, value in cpu_keys]
+    lines += ["  globallyDisableIrqLoadBalancing: true",
               "  hugepages:", "    defaultHugepagesSize: 1G", "    pages:"]
     for node in plan.nodes:
         lines += [f"    - count: {plan.hugepages_1g[node]}", f"      node: {node}", "      size: 1G"]
@@ -117,7 +155,6 @@ def edpm(plan: Plan) -> str:
         ("edpm_tuned_isolated_cores", json.dumps(format_list(plan.isolated)), "isolated"),
         ("edpm_nova_libvirt_qemu_group", "hugetlbfs", None),
         ("edpm_ovs_dpdk_pmd_core_list", json.dumps(format_list(plan.pmd_cpus)), "pmd"),
-        ("edpm_ovs_dpdk_lcore_list", json.dumps(format_list(plan.housekeeping)), "housekeeping"),
         ("edpm_ovs_dpdk_socket_memory", json.dumps(plan.socket_mem_list()), "socket_mem"),
         ("edpm_ovs_dpdk_memory_channels", str(plan.memory_channels), "memory_channels"),
         ("edpm_ovs_dpdk_pmd_auto_lb", "true" if alb else "false", "pmd_auto_lb"),
@@ -161,6 +198,11 @@ def edpm(plan: Plan) -> str:
         f"{plan.rxq}, mtu: {plan.ports[0].mtu if plan.ports else 1500}; descriptors n_rxq_desc/n_txq_desc "
         f"{plan.descriptors} have no EDPM variable: ovs-vsctl set Interface (see --format ovs-vsctl).",
     ]
+    if plan.intent.per_port_memory:
+        tail.append("per-port-memory: edpm_ovs_dpdk has no variable for it (its tasks/configure.yml builds "
+                    "other_config from its own variables only): on each node, before OVS initialises DPDK, run "
+                    "ovs-vsctl set Open_vSwitch . other_config:per-port-memory=true (e.g. from an "
+                    "OpenStackDataPlaneService playbook); dpdk-socket-memory above is sized for it.")
     if plan.hugepages_sysfs:
         tail.append(f"per-node hugepages: the kernel is older than 5.16, so also install {UNIT_NAME} (see --format "
                     "cmdline), e.g. with an OpenStackDataPlaneService running a playbook")

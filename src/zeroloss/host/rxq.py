@@ -23,6 +23,8 @@ Without a VisitOrder (no datapath port numbers), ports are met in the given orde
 
 from __future__ import annotations
 
+import heapq
+import re
 from dataclasses import dataclass, field
 
 ALGORITHMS = ("roundrobin", "cycles", "group")
@@ -52,6 +54,7 @@ class VisitOrder:
     ports: tuple[str, ...] | None = None
     numas: tuple[int, ...] | None = None
     notes: tuple[str, ...] = ()
+    other_numas: tuple[tuple[int, ...], ...] = ()  # other node orders OVS may walk after another start
 
 
 def visit(rxqs: list[Rxq], order: VisitOrder | None = None) -> list[Rxq]:
@@ -60,8 +63,9 @@ def visit(rxqs: list[Rxq], order: VisitOrder | None = None) -> list[Rxq]:
     ports: dict[str, list[Rxq]] = {}
     for q in rxqs:
         ports.setdefault(q.port, []).append(q)
-    first = [p for p in (order.ports if order and order.ports else ()) if p in ports]
-    names = first + [p for p in ports if p not in first]
+    first = list(dict.fromkeys(p for p in (order.ports if order and order.ports else ()) if p in ports))
+    seen = set(first)
+    names = first + [p for p in ports if p not in seen]
     return [q for p in names for q in sorted(ports[p], key=lambda q: q.queue)]
 
 
@@ -76,11 +80,19 @@ class PmdLoad:
     core: int
     numa: int
     isolated: bool = False
-    queues: list[Rxq] = field(default_factory=list)
+    queues: list[Rxq] = field(default_factory=list)  # add() queues, so that load stays their sum
+
+    def __post_init__(self) -> None:
+        self._load = sum(q.load for q in self.queues)
+
+    def add(self, q: Rxq) -> None:
+        """Poll q here; the load is kept as a running sum (summing at every read made 50k queues take minutes)."""
+        self.queues.append(q)
+        self._load += q.load
 
     @property
     def load(self) -> float:
-        return sum(q.load for q in self.queues)
+        return self._load
 
 
 @dataclass
@@ -111,13 +123,19 @@ class Assignment:
 
 @dataclass
 class _Numa:
+    """A node's PMDs while queues are scheduled; isolation is settled (pins placed) before the first call here."""
+
     id: int
     pmds: list[PmdLoad]
     rr_index: int = 0
     rr_up: bool = True
+    _noniso: int | None = None
+    _heaps: dict[bool, list[tuple[float, int, int]]] = field(default_factory=dict)  # by_cycles -> (key, index, n)
 
     def noniso(self) -> int:
-        return sum(1 for p in self.pmds if not p.isolated)
+        if self._noniso is None:
+            self._noniso = sum(1 for p in self.pmds if not p.isolated)
+        return self._noniso
 
     def next_rr(self, updown: bool) -> PmdLoad:
         """sched_pmd_next_rr(): return the PMD at the cursor, then move it (wrap, or bounce when updown)."""
@@ -144,13 +162,23 @@ class _Numa:
         return None
 
     def lowest(self, by_cycles: bool) -> PmdLoad | None:
-        best = None
-        for p in self.pmds:
-            if p.isolated:
-                continue
-            if best is None or (p.load < best.load if by_cycles else len(p.queues) < len(best.queues)):
-                best = p
-        return best
+        """The non-isolated PMD with the least load (by_cycles) or the fewest queues, the first in core order on a
+        tie; a heap whose stale entries (a PMD given a queue since) are dropped, so each call is O(log PMDs)."""
+        heap = self._heaps.get(by_cycles)
+        if heap is None:
+            heap = self._heaps[by_cycles] = [self._entry(i, by_cycles) for i, p in enumerate(self.pmds)
+                                             if not p.isolated]
+            heapq.heapify(heap)
+        while heap:
+            _, i, n = heap[0]
+            if n == len(self.pmds[i].queues):
+                return self.pmds[i]
+            heapq.heapreplace(heap, self._entry(i, by_cycles))
+        return None
+
+    def _entry(self, i: int, by_cycles: bool) -> tuple[float, int, int]:
+        p = self.pmds[i]
+        return (p.load if by_cycles else len(p.queues), i, len(p.queues))
 
 
 def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate: bool = True,
@@ -183,7 +211,7 @@ def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate:
             continue
         if isolate:
             target.isolated = True
-        target.queues.append(q)
+        target.add(q)
         log.append(f"core {q.pin} (numa {target.numa}) pinned with {q.label}")
     if algorithm != "roundrobin":
         free.sort(key=lambda q: (-q.load, q.port_no, q.queue))
@@ -213,7 +241,7 @@ def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate:
         if pmd.numa != q.numa:
             log.append(f"no non-isolated PMD on numa {q.numa}: {q.label} goes to core {pmd.core} on numa {pmd.numa} "
                        "(cross-NUMA: slower)")
-        pmd.queues.append(q)
+        pmd.add(q)
     return result
 
 
@@ -251,17 +279,68 @@ def split_queues(rxqs: list[Rxq], n: int) -> list[Rxq]:
     return out
 
 
-def parse_affinity(text: str) -> dict[int, int]:
-    """pmd-rxq-affinity '0:3,1:7' -> {queue: core}; ValueError naming the bad item."""
-    pins = {}
-    for item in text.replace('"', "").split(","):
-        if not item.strip():
+# OVS 3.1 parses other_config:pmd-rxq-affinity in lib/dpif-netdev.c parse_affinity_list(): pairs come from
+# lib/ofp-parse.c ofputil_parse_key_value() (pairs separated by commas or white space; a key ends at ':', '=', '(',
+# ',' or white space; after ':' or '=' the value runs to the next comma or white space, after '(' to ')'), and each
+# key and value must pass lib/util.c str_to_int(s, 0): strtoll in base 0 (leading white space and a sign allowed,
+# 0x hex, 0 octal), nothing after the digits, within int; negative queue or core ids are refused. One bad pair
+# refuses the whole list (EINVAL: OVS keeps no pin from it); a queue id the port does not have is ignored; a queue
+# given twice keeps its last core.
+_PAIR_SEPARATORS = ", \t\r\n"
+_INT_MAX = 2**31 - 1
+
+
+def _c_int(text: str) -> int | None:
+    """str_to_int(text, 0) as OVS's lib/util.c: the int value, or None where OVS refuses it."""
+    m = re.fullmatch(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)", text)
+    if not m:
+        return None
+    digits = m.group(2)
+    if len(digits) > 40:  # far beyond any int: refused without converting a huge number
+        return None
+    base = 16 if digits[:2].lower() == "0x" else 8 if digits.startswith("0") and len(digits) > 1 else 10
+    value = int(digits, base) * (-1 if m.group(1) == "-" else 1)
+    return value if -_INT_MAX - 1 <= value <= _INT_MAX else None
+
+
+def _affinity_pairs(text: str):
+    """(key, value) pairs of an affinity list split as ofputil_parse_key_value() splits them."""
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in _PAIR_SEPARATORS:
+            i += 1
+        if i >= n:
+            return
+        start = i
+        while i < n and text[i] not in ":=(" + _PAIR_SEPARATORS:
+            i += 1
+        key, delim = text[start:i], text[i] if i < n else ""
+        i += 1 if delim else 0
+        if delim not in (":", "=", "("):
+            yield key, ""
             continue
-        q, sep, core = item.partition(":")
-        try:
-            pins[int(q)] = int(core)
-        except ValueError:
-            raise ValueError(f"'{item.strip()}' in pmd-rxq-affinity '{text}' is not QUEUE:CORE") from None
-        if not sep:
-            raise ValueError(f"'{item.strip()}' in pmd-rxq-affinity '{text}' is not QUEUE:CORE")
+        start = i
+        stop = ")" if delim == "(" else _PAIR_SEPARATORS
+        while i < n and text[i] not in stop:
+            i += 1
+        yield key, text[start:i]
+        i += 1 if i < n else 0
+
+
+def parse_affinity(text: str) -> dict[int, int]:
+    """pmd-rxq-affinity '0:3,1:7' (or '0:3 1:7', '0=3') -> {queue: core} as OVS 3.1 reads it; ValueError naming the
+    pair OVS refuses (then OVS applies none of the list)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':  # as ovs-vsctl prints the value
+        text = text[1:-1]
+    if len(text) > 100_000:
+        raise ValueError(f"pmd-rxq-affinity is {len(text):,} characters long (one pair per queue fits in far less)")
+    pins: dict[int, int] = {}
+    for key, value in _affinity_pairs(text):
+        queue, core = _c_int(key), _c_int(value)
+        if queue is None or core is None or queue < 0 or core < 0:
+            pair = f"{key}:{value}" if value else key
+            raise ValueError(f"'{pair[:40]}' in pmd-rxq-affinity is not QUEUE:CORE with ids 0..{_INT_MAX} (OVS "
+                             "refuses the whole list, EINVAL)")
+        pins[queue] = core
     return pins

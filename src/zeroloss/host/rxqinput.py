@@ -15,6 +15,7 @@ Loads file:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -25,6 +26,11 @@ from ..yamlio import BoundedLoader
 from .cpuset import MAX_CPUS
 from .ovsstate import MAX_NODES, MAX_QUEUES, PmdPoll
 from .rxq import ALGORITHMS, Pmd, PmdLoad, Rxq, parse_affinity
+
+MAX_PORTS = 65535  # a datapath numbers its ports 1..UINT16_MAX (lib/dpif-netdev.c choose_port), port 0 its own
+MAX_TOTAL_RXQ = 2**18  # queues simulated at once: MAX_PORTS ports x the 4 queues of the default what-if
+MAX_JSON_BYTES = 64 * 2**20
+MAX_YAML_BYTES = 2**20
 
 
 def _whole(value, what: str, low: int, high: int) -> int:
@@ -64,11 +70,15 @@ def _pmds(value, source: str) -> list[Pmd]:
     else:
         raise ZeroLossError(f"{source}: 'pmds' must be a list of cores or a map core: numa", "e.g. pmds: {2: 0, 3: 0}")
     pmds: list[Pmd] = []
+    cores: set[int] = set()
     try:
+        if len(items) > MAX_CPUS:
+            raise ValueError(f"{len(items):,} PMDs, more than the {MAX_CPUS} CPUs Linux can have")
         for c, n in items:
             pmd = Pmd(_whole(c, "core", 0, MAX_CPUS), _whole(n, f"core {c}: node", 0, MAX_NODES))
-            if any(p.core == pmd.core for p in pmds):
+            if pmd.core in cores:
                 raise ValueError(f"core {pmd.core} is listed twice")
+            cores.add(pmd.core)
             pmds.append(pmd)
     except ValueError as e:
         raise ZeroLossError(f"{source}: 'pmds': {e}", "cores and nodes are whole numbers, each core once") from None
@@ -80,8 +90,9 @@ class _Loader(BoundedLoader):
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
-            keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
-            twice = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+            seen: set[str] = set()  # a set: 200k datapath ports took minutes with a list
+            twice = next((k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)
+                          and (k.value in seen or seen.add(k.value))), None)
             if twice is not None:
                 raise yaml.constructor.ConstructorError(None, None, f"key {_shown(twice)} appears twice in a map",
                                                         node.start_mark)
@@ -124,12 +135,67 @@ def _dp_ports(doc: dict, dp_ports: dict[str, int], names: set[str], source: str)
     return {"dp_ports": every, "dp_ports_complete": "datapath_ports" in doc}
 
 
+def _document(text: str, source: str):
+    """The loads file's document: JSON through the json module (a 50k-port file in a second; a key given twice
+    refused), anything else through YAML, which is pure Python here and so bounded at MAX_YAML_BYTES."""
+    if len(text) > MAX_JSON_BYTES:
+        raise ZeroLossError(f"{source} is {len(text):,} characters, more than the {MAX_JSON_BYTES:,} a loads file "
+                            f"needs ({MAX_PORTS:,} ports, {MAX_TOTAL_RXQ:,} queues)", "is it the right file?")
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(text, object_pairs_hook=_json_map)
+        except RecursionError:
+            raise ZeroLossError(f"{source} is nested too deeply to be a loads file") from None
+        except json.JSONDecodeError:
+            pass  # not JSON after all (YAML's flow style looks alike): YAML reads it
+        except ValueError as e:  # a key given twice, a number of 5000 digits
+            raise ZeroLossError(f"{source}: {' '.join(str(e).split())[:200]}", "give each key once, numbers as "
+                                "numbers") from None
+    if len(text) > MAX_YAML_BYTES:
+        raise ZeroLossError(f"{source} is {len(text):,} characters of YAML, more than the {MAX_YAML_BYTES:,} read as "
+                            "YAML (a pure-Python parser: about 20 s a MiB)", "write larger loads files as JSON")
+    return _yaml(text, source)
+
+
+def _json_map(pairs: list) -> dict:
+    """A JSON object; ValueError when a key appears twice (json would keep the last silently)."""
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"key {_shown(twice)} appears twice in an object")
+    return out
+
+
+def _check_sizes(doc: dict, source: str) -> None:
+    """Refuse a document larger than any OVS datapath before any queue is built: ports, queues per port, queues in
+    all, datapath ports (OVS numbers ports up to 65535: lib/dpif-netdev.c choose_port)."""
+    ports = doc["ports"]
+    total = 0
+    fault = f"{len(ports):,} ports, more than the {MAX_PORTS:,} a datapath holds" if len(ports) > MAX_PORTS else ""
+    for no, port in enumerate(ports if not fault else ()):
+        loads = port.get("loads") if isinstance(port, dict) else None
+        n = len(loads) if isinstance(loads, list | dict) else 0
+        if n > MAX_QUEUES:
+            fault = f"port #{no + 1} has {n:,} loads, more than the {MAX_QUEUES} queues a DPDK port has"
+            break
+        total += n
+    if not fault and total > MAX_TOTAL_RXQ:
+        fault = f"{total:,} queues, more than the {MAX_TOTAL_RXQ:,} rxq-plan simulates"
+    others = doc.get("datapath_ports")
+    if not fault and isinstance(others, dict) and len(others) > MAX_PORTS:
+        fault = f"{len(others):,} datapath_ports, more than the {MAX_PORTS:,} a datapath holds"
+    if fault:
+        raise ZeroLossError(f"{source}: {fault}", "is it the right file?")
+
+
 def parse_loads(text: str, source: str = "loads file") -> tuple[list[Pmd], list[Rxq], dict]:
     """A loads file -> (PMDs, RX queues, options {'algorithm', 'isolate'} as given); ZeroLossError naming source
-    and the fault (no number, not finite, negative, a core, port or queue given twice)."""
-    doc = _yaml(text, source)
+    and the fault (no number, not finite, negative, a core, port or queue given twice, more than OVS holds)."""
+    doc = _document(text, source)
     if not isinstance(doc, dict) or not isinstance(doc.get("ports"), list):
         raise ZeroLossError(f"{source} has no 'ports' list", "see `zeroloss rxq-plan --help` for the format")
+    _check_sizes(doc, source)
     pmds = _pmds(doc.get("pmds", []), source)
     rxqs: list[Rxq] = []
     names: set[str] = set()
@@ -181,14 +247,20 @@ def from_pmd_rxq_show(polls: list[PmdPoll], port_numa: dict[str, int] | None = N
     a queue on an isolated PMD is taken as pinned there (only pinned queues land on isolated PMDs)."""
     port_numa = dict(port_numa or {})
     notes: list[str] = []
+    total = sum(len(p.queues) for p in polls)
+    if total > MAX_TOTAL_RXQ:
+        raise ZeroLossError(f"the pmd-rxq-show text lists {total:,} queues, more than the {MAX_TOTAL_RXQ:,} rxq-plan "
+                            "simulates", "is it the right file?")
     names = sorted({q.port for p in polls for q in p.queues})
+    home: dict[str, int] = {}  # the lowest node of a non-isolated PMD polling the port, else of any PMD
+    for p in sorted(polls, key=lambda p: (p.isolated, p.numa)):
+        for q in p.queues:
+            home.setdefault(q.port, p.numa)
     assumed = []
     for name in names:
         if name in port_numa:
             continue
-        homes = [p.numa for p in polls if not p.isolated for q in p.queues if q.port == name]
-        homes = homes or [p.numa for p in polls for q in p.queues if q.port == name]
-        port_numa[name] = min(homes)
+        port_numa[name] = home[name]
         assumed.append(f"{name}={port_numa[name]}")
     if assumed:
         notes.append(f"NUMA node of the ports taken from the PMDs polling them ({', '.join(assumed)}); give "
@@ -202,7 +274,7 @@ def from_pmd_rxq_show(polls: list[PmdPoll], port_numa: dict[str, int] | None = N
             rxq = Rxq(q.port, q.queue, port_numa[q.port], float(q.usage_pct or 0), p.core if p.isolated else None,
                       port_no[q.port])
             rxqs.append(rxq)
-            placed.queues.append(rxq)
+            placed.add(rxq)
         current.append(placed)
     if any(q.usage_pct is None for p in polls for q in p.queues):
         notes.append("some queues show 'NOT AVAIL' usage (no measurement yet): counted as 0 %")
@@ -211,18 +283,27 @@ def from_pmd_rxq_show(polls: list[PmdPoll], port_numa: dict[str, int] | None = N
 
 
 def parse_pmds(text: str, known: dict[int, int]) -> list[Pmd]:
-    """--pmds '3,7,8' or '3:0,21:1' -> PMDs; a bare core takes its node from known (core -> node), else 0."""
+    """--pmds '3,7,8' or '3:0,21:1' -> PMDs; a bare core takes its node from known (core -> node), else 0; cores
+    0..MAX_CPUS-1 once each, nodes 0..MAX_NODES-1."""
     out = []
-    for item in text.split(","):
+    cores: set[int] = set()
+    items = text.split(",")
+    if len(items) > MAX_CPUS:
+        raise ZeroLossError(f"--pmds lists {len(items):,} cores, more than the {MAX_CPUS} CPUs Linux can have")
+    for item in items:
         if not item.strip():
             continue
         core, sep, numa = item.partition(":")
         try:
-            c = int(core)
-            out.append(Pmd(c, int(numa) if sep else known.get(c, 0)))
-        except ValueError:
-            raise ZeroLossError(f"'{item.strip()}' in --pmds is not CORE or CORE:NODE", "e.g. --pmds 2,4 or 2:0,3:1"
+            c = _whole(core, "core", 0, MAX_CPUS)
+            pmd = Pmd(c, _whole(numa, f"core {c}: node", 0, MAX_NODES) if sep else known.get(c, 0))
+            if c in cores:
+                raise ValueError(f"core {c} is listed twice")
+        except ValueError as e:
+            raise ZeroLossError(f"'{item.strip()[:40]}' in --pmds: {e}", "e.g. --pmds 2,4 or 2:0,3:1"
                                 ) from None
+        cores.add(c)
+        out.append(pmd)
     if not out:
         raise ZeroLossError("--pmds names no core", "e.g. --pmds 2,4")
     return out

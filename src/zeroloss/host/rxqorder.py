@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import ZeroLossError
-from .ovshash import BUILDS, numa_visit_order, port_visit_order, shared_bucket
+from .ovshash import BUILDS, numa_visit_order, numa_visit_orders, port_visit_order, shared_bucket
 from .rxq import Pmd, Rxq, VisitOrder
 
 DPIF_SHOW = ["ovs-appctl", "--timeout=5", "dpif/show"]
@@ -136,7 +136,13 @@ def visit_order(rxqs: list[Rxq], pmds: list[Pmd], dp_ports: dict[str, int] | Non
                      "'port_no' in the loads file)")
     nodes = sorted({p.numa for p in pmds})
     numas = tuple(numa_visit_order(nodes, build))
+    others: tuple[tuple[int, ...], ...] = ()
     if shared_bucket(nodes, build):
-        notes.append(f"NUMA nodes {', '.join(map(str, nodes))} share hash buckets: their cross-NUMA walk order "
-                     "assumes the PMD threads were met by ascending node")
-    return VisitOrder(ports, numas, tuple(notes))
+        others = tuple(o for o in numa_visit_orders(nodes, build) if o != numas)
+        every = "; ".join(", ".join(map(str, o)) for o in (numas, *others))
+        notes.append(f"NUMA nodes {', '.join(map(str, nodes))} share hash buckets: the order OVS walks them in for "
+                     "cross-NUMA polling follows its poll-thread map, which is seeded at random at each start of "
+                     "ovs-vswitchd (lib/cmap.c), so it is random per start: "
+                     + (f"{'at least ' if len(nodes) > 7 else ''}{len(others) + 1} orders are possible ({every})"
+                        if others else "here every start gives the same order"))
+    return VisitOrder(ports, numas, tuple(notes), others)

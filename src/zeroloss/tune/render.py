@@ -23,6 +23,7 @@ OC = "ovs-vsctl --no-wait set Open_vSwitch . other_config:"
 DPDK_PORT = "<dpdk port>"
 VHOST_PORT = "<vhost port>"
 LIBVIRT_RING_MAX = 1024  # libvirt/QEMU: rx_queue_size and tx_queue_size of 256, 512 or 1024
+LIBVIRT_RINGS = (256, 512, LIBVIRT_RING_MAX)
 ROLE = "ComputeOvsDpdk"
 
 
@@ -114,14 +115,17 @@ def tripleo(keys: dict[str, Any], role: str = ROLE) -> str:
     channels = _channels(keys.get("ovs_dpdk_extra", ""))
     if channels:
         params.append(("OvsDpdkMemoryChannels", json.dumps(channels), None))
-    if "dut_rxq" in keys:
-        params.append(("NumDpdkInterfaceRxQueues", str(keys["dut_rxq"]), None))
     if "vnf_ring" in keys:
-        ring = min(int(keys["vnf_ring"]), LIBVIRT_RING_MAX)
-        note = (f"the bench kept {keys['vnf_ring']}; libvirt takes at most {LIBVIRT_RING_MAX}"
-                if int(keys["vnf_ring"]) > LIBVIRT_RING_MAX else None)
+        kept = int(keys["vnf_ring"])  # THT allows 256, 512, 1024 (NovaLibvirtRxQueueSize allowed_values)
+        ring = max([r for r in LIBVIRT_RINGS if r <= kept] or [LIBVIRT_RINGS[0]])
+        note = (f"the bench kept {kept}; libvirt takes at most {LIBVIRT_RING_MAX}" if kept > LIBVIRT_RING_MAX else
+                f"the bench kept {kept}; TripleO allows {', '.join(map(str, LIBVIRT_RINGS))}" if ring != kept else None)
         params += [("NovaLibvirtRxQueueSize", str(ring), note), ("NovaLibvirtTxQueueSize", str(ring), None)]
-    lines = ["# TripleO heat environment written by `zeroloss tune`", "parameter_defaults:", f"  {role}Parameters:"]
+    lines = ["# TripleO heat environment written by `zeroloss tune`", "parameter_defaults:"]
+    if "dut_rxq" in keys:  # a global parameter (tripleo-heat-templates overcloud.j2.yaml), not a role one
+        lines += comment("a global parameter (tripleo-heat-templates overcloud.j2.yaml), not a role one", 110, "  ")
+        lines.append(f"  NumDpdkInterfaceRxQueues: {keys['dut_rxq']}")
+    lines.append(f"  {role}Parameters:")
     for name, value, note in params:
         if note:
             lines += comment(note, 110, "    ")
