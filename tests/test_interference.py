@@ -176,7 +176,7 @@ def test_delta_arithmetic():
     # a thread without one core is in no core's stall; a core's stall is its poller's mean wait per preemption
     # (9.8 ms over 4 preemptions) or its steal, whichever is longer
     assert got.stall_ms_by_core() == {0: 30.0, 1: pytest.approx(9.8 / 4)}
-    assert got.causes()[0] == StallCause("VNF", 2.0, 30.0, 1, False)
+    assert got.causes()[0] == StallCause("VNF", 2.0, 30.0, 1, False, 2500.0)
     assert got.disturbance({1: 0.5, 0: 100.0}) == (
         "PMD core 1 stalled 2.5 ms (run delay 9.8 ms over 4 preemption(s), steal 0 ms), its RX ring covers "
         "0.5 ms at this rate")
@@ -196,8 +196,22 @@ def test_disturbance_rule():
     text = disturbance({1: 1.0}, {1: 0.032}, {1: StallCause("zlgen", 0.2, 1.0, 2)})
     assert text == ("zlgen core 1 stalled 1.0 ms (run delay 0.2 ms over 2 preemption(s), steal 1.0 ms), its RX "
                     "ring covers 0.032 ms at this rate")
-    shared = StallCause("PMD/VNF", 500.0, 0.0, 100, shared=True)
-    assert shared.stall_ms == 0.0  # PMD and VNF taking turns on one core by design: no host stall
+    shared = StallCause("PMD/VNF", 500.0, 0.0, 100, shared=True, window_ms=2000.0)
+    assert shared.stall_ms == 0.0 and not shared.overflows(0.5)  # PMD and VNF taking turns by design: no stall
+
+
+def test_a_poller_that_lost_its_core_to_the_host_is_disturbed_even_with_short_waits():
+    """Measured with a CPU hog pinned on testpmd's core (bench --noisy, 2026-11-25): testpmd waited 1,250 ms of a
+    2 s trial over 345 preemptions (3.6 ms each) while its memif ring held 7.8 ms: frames were lost, and the
+    mean wait alone is below the ring. It lost 62 % of its core: disturbed."""
+    hog = StallCause("testpmd", 1249.2, 0.0, 345, window_ms=2000.0)
+    assert hog.wait_ms < 7.8 and hog.overflows(7.8)
+    text = disturbance({0: hog.stall_ms}, {0: 7.8}, {0: hog})
+    assert text == ("testpmd core 0 lost 62 % of the trial to other tasks (run delay 1249.2 ms over 345 "
+                    "preemption(s), steal 0 ms), its RX ring covers 7.8 ms at this rate")
+    # a quiet host: zlgen waited 5 ms over 40 preemptions of a 1.5 s trial, and one 10 ms steal tick: no stall
+    quiet = StallCause("zlgen", 5.0, 10.0, 40, window_ms=1500.0)
+    assert not quiet.overflows(0.5)
 
 
 def test_ring_ms():

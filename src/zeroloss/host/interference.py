@@ -225,6 +225,9 @@ class CoreDelta:
     interrupts: int
 
 
+HOST_SHARE = 0.02  # a poller that lost more than this share of a trial to the host lost its core
+
+
 @dataclass(frozen=True)
 class StallCause:
     """Why a core's pollers may have stalled: who polls there, their run delay and preemptions, the core's steal,
@@ -235,6 +238,22 @@ class StallCause:
     steal_ms: float
     preemptions: int = 0
     shared: bool = False
+    window_ms: float = 0.0  # the trial's length: what share of it the host took
+
+    def taken_pct(self) -> float:
+        """The share of the trial the host took from the core's poller (its waits, or the core's steal), %."""
+        taken = max(0.0 if self.shared else self.run_delay_ms, self.steal_ms)
+        return 100 * taken / self.window_ms if self.window_ms else 0.0
+
+    def overflows(self, ring_ms: float) -> bool:
+        """Whether a stall surely outlasted the ring: the poller's mean wait is longer than the ring holds, or the
+        host took more than HOST_SHARE of the trial from it in waits or steal adding up to more than the ring
+        (a dedicated poller that loses that much of its core is not polling for ms at a time; steal is read in
+        10 ms ticks, so one tick alone is not a stall)."""
+        if self.wait_ms > ring_ms:
+            return True
+        taken = max(0.0 if self.shared else self.run_delay_ms, self.steal_ms)
+        return taken > ring_ms and self.taken_pct() > 100 * HOST_SHARE
 
     @property
     def wait_ms(self) -> float:
@@ -289,7 +308,7 @@ class Interference:
         for c in sorted(set(roles) | set(steal)):
             w = worst.get(c)
             out[c] = StallCause("/".join(roles.get(c, [])), w.run_delay_ms if w else 0.0, steal.get(c, 0.0),
-                                w.nonvoluntary if w else 0, count.get(c, 0) > 1)
+                                w.nonvoluntary if w else 0, count.get(c, 0) > 1, 1e3 * self.window_s)
         return out
 
     def stall_ms_by_core(self) -> dict[int, float]:
@@ -335,20 +354,28 @@ def _ms(v: float) -> str:
 
 def disturbance(stall_ms_by_core: Mapping[int, float], ring_ms_by_core: Mapping[int, float],
                 causes: Mapping[int, StallCause] | None = None) -> str | None:
-    """A sentence naming the worst core (largest stall over ring time) whose stall exceeds the time its RX ring
-    covers, or None when none does (cores without a known ring are not judged)."""
-    over = [(stall / ring_ms_by_core[c], c) for c, stall in stall_ms_by_core.items()
-            if c in ring_ms_by_core and stall > ring_ms_by_core[c]]
+    """A sentence naming the worst core (most over its ring) whose stall outlasted the time its RX ring covers, or
+    None when none did (cores without a known ring are not judged). With causes, a core's stall is judged by
+    StallCause.overflows (its mean wait, or the share of the trial the host took); without, by the stall given."""
+    over = []
+    for c, stall in stall_ms_by_core.items():
+        ring = ring_ms_by_core.get(c)
+        cause = (causes or {}).get(c)
+        if ring is None or not (cause.overflows(ring) if cause else stall > ring):
+            continue
+        over.append((max(stall, cause.taken_pct() * cause.window_ms / 100 if cause else 0.0) / ring, c))
     if not over:
         return None
     _, core = max(over)
     stall, ring = stall_ms_by_core[core], ring_ms_by_core[core]
     cause = (causes or {}).get(core)
     who = f"{cause.who} core" if cause and cause.who else "core"
-    parts = ""
-    if cause:
-        waits = (f"run delay {_ms(cause.run_delay_ms)} ms over {cause.preemptions} preemption(s)" if not cause.shared
-                 else "pollers sharing it by design not counted")
-        parts = f" ({waits}, steal {_ms(cause.steal_ms)} ms)"
-    return (f"{who} {core} stalled {_ms(stall)} ms{parts}, its RX ring covers {_ms(ring)} ms "
-            f"at this rate")
+    if cause is None:
+        return f"{who} {core} stalled {_ms(stall)} ms, its RX ring covers {_ms(ring)} ms at this rate"
+    waits = (f"run delay {_ms(cause.run_delay_ms)} ms over {cause.preemptions} preemption(s)" if not cause.shared
+             else "pollers sharing it by design not counted")
+    parts = f" ({waits}, steal {_ms(cause.steal_ms)} ms)"
+    if cause.wait_ms > ring:
+        return f"{who} {core} stalled {_ms(stall)} ms{parts}, its RX ring covers {_ms(ring)} ms at this rate"
+    return (f"{who} {core} lost {cause.taken_pct():.0f} % of the trial to other tasks{parts}, its RX ring covers "
+            f"{_ms(ring)} ms at this rate")
