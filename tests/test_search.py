@@ -303,10 +303,12 @@ def test_a_trial_short_of_the_rate_by_more_than_the_resolution_is_a_generator_fa
     cfg = SearchConfig(max_rate_pps=126_392, granularity_pct=0.5, pdr_loss_pct=None)
     res = binary_search(cfg, lagging)
     assert res.trials[0].verdict == "generator-failure" and res.trials[1].verdict == "pass"
-    assert cfg.shortfall_pct == 0.5
+    assert cfg.shortfall_pps(126_392) == pytest.approx(631.96)  # the step: 0.5 % of the top
     assert res.ndr.best_delivered_pps == pytest.approx(126_392 * 0.997)
-    coarse = SearchConfig(max_rate_pps=126_392, granularity_pct=10, gen_tolerance_pct=5, pdr_loss_pct=None)
-    assert coarse.shortfall_pct == 5  # gen_tolerance_pct when tighter than the resolution
+    # far below the top the step is a larger share of the rate: a shortfall within it changes no answer, but
+    # never more than gen_tolerance_pct of the rate
+    assert cfg.shortfall_pps(20_000) == pytest.approx(631.96)
+    assert cfg.shortfall_pps(5_000) == pytest.approx(250)
 
 
 def disturbed_at(dut, bad_calls: set[int]):

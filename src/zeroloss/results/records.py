@@ -166,7 +166,7 @@ class GoalRecord(Record):
     @classmethod
     def from_search(cls, g: GoalResult, frame: int, link_bps: float) -> GoalRecord:
         """The stored answer of a goal. The rate is what zlgen delivered in the deciding trial, never more: a trial
-        passes with the generator up to the search's resolution (SearchConfig.shortfall_pct) short of the requested
+        passes with the generator up to the search's resolution (SearchConfig.shortfall_pps) short of the requested
         rate, and the DUT then forwarded only what it was given."""
         rate, requested = g.rate_pps, None
         if g.rate_pps and g.validation is not None:

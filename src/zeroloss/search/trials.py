@@ -22,8 +22,7 @@ def judge(cfg: SearchConfig, outcome: Outcome, goal: str) -> tuple[str, tuple[st
     the DUT was never offered); an anomaly passes nothing; a trial that missed a goal while a DUT core stalled
     longer than its RX ring covers is disturbed (the host's loss, not the DUT's) and keeps the goals it met."""
     dirs = outcome.directions
-    tol = cfg.shortfall_pct / 100
-    if any(d.achieved_pps < d.requested_pps * (1 - tol) for d in dirs):
+    if any(d.requested_pps - d.achieved_pps > cfg.shortfall_pps(d.requested_pps) for d in dirs):
         return GEN_FAIL, ()
     if any(d.anomalous for d in dirs):
         return ANOMALY, ()

@@ -70,8 +70,9 @@ class SearchConfig:
     pdr_loss_pct: float | None = 0.1  # PDR tolerance in %; None = no PDR goal
     trial_s: float = 2.0  # search trial duration
     validation_s: float = 10.0  # final validation trial duration
-    # a direction that delivered less than requested by more than min(gen_tolerance_pct, granularity_pct) % is a
-    # generator failure: a trial never passes short of the rate by more than the search's resolution
+    # a direction that delivered less than requested by more than the search's resolution (its step, granularity_pct
+    # of max_rate_pps) or gen_tolerance_pct of the rate, whichever is less, is a generator failure: a trial never
+    # passes short of the rate by more than the answer's own resolution
     gen_tolerance_pct: float = 5.0
     max_retries: int = 3  # retries of a trial after a generator failure or a retried anomaly
     anomaly_policy: str = "retry"  # negative loss, duplicates or late frames: "fail" | "retry" | "abort"
@@ -114,11 +115,10 @@ class SearchConfig:
         if self.anomaly_policy not in ANOMALY_POLICIES:
             raise _bad("anomaly_policy", self.anomaly_policy, "one of " + ", ".join(repr(p) for p in ANOMALY_POLICIES))
 
-    @property
-    def shortfall_pct(self) -> float:
-        """How far below the requested rate a direction may deliver and the trial still count: the search's
-        resolution, or gen_tolerance_pct when that is tighter."""
-        return min(self.gen_tolerance_pct, self.granularity_pct)
+    def shortfall_pps(self, rate_pps: float) -> float:
+        """How far below rate_pps a direction may deliver and the trial still count: the search's resolution (the
+        binary search's step; the answer is known to that anyway), or gen_tolerance_pct of the rate when less."""
+        return min(self.step_pps, self.gen_tolerance_pct / 100 * rate_pps)
 
     @property
     def step_pps(self) -> float:
