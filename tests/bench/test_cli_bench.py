@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from .verdicts import assert_ran
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 ZEROLOSS = [sys.executable, "-m", "zeroloss.cli"]
 
@@ -37,10 +39,10 @@ def test_readme_main_command_runs(tmp_path):
     short = ["--frame-sizes", "64", "--trial", "0.3", "--validation", "0.6", "--granularity", "5",
              "-o", str(tmp_path / "r.json")]
     r = subprocess.run([*ZEROLOSS, *cmd, *short], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
+    assert_ran(r)  # 0, or 3 with the reason (this host's generator or cores) said
     assert "Zero-loss throughput" in r.stdout and "line rate %" in r.stdout
     row = next(line for line in r.stdout.splitlines() if line.startswith("64 "))
-    assert re.search(r"64\s+memif\s+[\d,]+", row)
+    assert re.search(r"64\s+memif\s+(≥ )?[\d,]+", row) and re.search(r"(PASS|MEASURED|INCONCLUSIVE)", row)
 
 
 def test_trial_command_runs():
