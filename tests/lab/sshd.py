@@ -1,8 +1,8 @@
 """A real OpenSSH server on 127.0.0.1 standing in for a lab host: its own keys, config and log in a work dir.
 
-Clients reach it as lab1, lab2 or labhost through the ssh_config it writes (root, its own key, no host key
-checks). drop_connections() kills the per-connection sshd processes, as a lost network would, while the
-listener keeps accepting new logins.
+Clients reach it as lab1, lab2 or labhost through the ssh_config it writes (root, its own key), which checks the
+server's host key against a real known_hosts holding it (StrictHostKeyChecking yes). drop_connections() kills the
+per-connection sshd processes, as a lost network would, while the listener keeps accepting new logins.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ class SshServer:
         self.host_key = self.workdir / "host_ed25519"
         self.config = self.workdir / "sshd_config"
         self.ssh_config = self.workdir / "ssh_config"
+        self.known_hosts = self.workdir / "known_hosts"
         self.log = self.workdir / "sshd.log"
         self.port = 0
         self.proc: subprocess.Popen | None = None
@@ -125,12 +126,18 @@ class SshServer:
             "    User root",
             f"    IdentityFile {self.key}",
             "    IdentitiesOnly yes",
-            "    StrictHostKeyChecking no",
-            "    UserKnownHostsFile /dev/null",
+            "    StrictHostKeyChecking yes",
+            f"    UserKnownHostsFile {self.known_hosts}",
             "    GlobalKnownHostsFile /dev/null",
             "    UpdateHostKeys no",
             "    LogLevel ERROR",
             "")))
+        self.known_hosts.write_text(self.known_hosts_line())
+
+    def known_hosts_line(self, key: Path | None = None) -> str:
+        """The known_hosts line of this server's address and port, with its host key (or another key's)."""
+        pub = Path(key or self.host_key).with_suffix(".pub").read_text().split()
+        return f"[127.0.0.1]:{self.port} {pub[0]} {pub[1]}\n"
 
     def _launch(self, timeout: float) -> bool:
         """Starts sshd; True once its port accepts, False when it exited because the port was taken."""

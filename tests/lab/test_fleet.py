@@ -12,27 +12,26 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.host.fleet import deviations, exit_code, safe_name
+from zeroloss.host.fleet import _message, deviations, exit_code, safe_name, ssh_environment
 from zeroloss.host.inventory import collect
 from zeroloss.host.ovsstate import read_captured
 from zeroloss.host.plan import Intent, make_plan
 from zeroloss.host.sysfs import Root
 
-from .sshd import free_port
+from .sshd import SshServer, free_port
 from .test_remote_host import ovsdb  # noqa: F401  (the module's private ovsdb-server fixture)
 
 ZEROLOSS = str(Path(sys.executable).with_name("zeroloss"))
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/host"
-# Ansible's own ssh settings (ControlPersist: its ssh masters end with the sshd fixture's connections)
-ENV = {**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "False"}
 
 
 def fixture(name: str):
     return collect(Root(FIXTURES / name), read_captured(FIXTURES / name / "ovs"))
 
 
-def fleet(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([ZEROLOSS, "host", "fleet", *args], capture_output=True, text=True, timeout=120, env=ENV)
+def fleet(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([ZEROLOSS, "host", "fleet", *args], capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env={**os.environ, **(env or {})})
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +93,26 @@ def test_exit_code_and_file_names():
         ["lab1", "10.0.0.1", "a_b", "_..", "_fleet"]
 
 
+def test_ssh_checks_host_keys_whatever_the_environment_says(monkeypatch):
+    """ansible-runner sets ANSIBLE_HOST_KEY_CHECKING=False when it is unset; ssh keeps an option's first value."""
+    monkeypatch.setenv("ANSIBLE_SSH_ARGS", "-o StrictHostKeyChecking=no -o ControlMaster=no")
+    env = ssh_environment()
+    assert env["ANSIBLE_HOST_KEY_CHECKING"] == "True"
+    assert env["ANSIBLE_SSH_ARGS"] == "-o StrictHostKeyChecking=yes -o StrictHostKeyChecking=no -o ControlMaster=no"
+    monkeypatch.delenv("ANSIBLE_SSH_ARGS")
+    assert ssh_environment(accept_new_host_keys=True)["ANSIBLE_SSH_ARGS"] == \
+        "-o StrictHostKeyChecking=accept-new -C -o ControlMaster=auto -o ControlPersist=60s"
+
+
+def test_host_key_failures_say_what_happened():
+    changed = ("Failed to connect to the host via ssh: @@@@@@@@\r\n@    WARNING: REMOTE HOST IDENTIFICATION HAS "
+               "CHANGED!     @\r\n...\r\nHost key verification failed.")
+    assert _message({"msg": changed}).startswith("its SSH host key has changed")
+    unknown = ("Failed to connect to the host via ssh: No ED25519 host key is known for [127.0.0.1]:2222 and you "
+               "have requested strict checking.\r\nHost key verification failed.")
+    assert "--accept-new-host-keys" in _message({"msg": unknown})
+
+
 def test_a_missing_inventory_is_one_line():
     r = fleet("--inventory", "/nonexistent/hosts.ini")
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "no Ansible inventory" in r.stderr
@@ -144,3 +163,58 @@ def test_fleet_exit_code_says_error_findings_when_every_host_answers(hosts, ovsd
     assert [h["host"] for h in doc["hosts"]] == ["lab1", "lab2"]
     assert all(h["counts"]["error"] >= 1 for h in doc["hosts"])
     assert doc["exit_code"] == 2
+
+
+# -- host keys, as OpenSSH checks them ---------------------------------------------------------------------------
+
+@pytest.fixture
+def keyhost(tmp_path):
+    """A fresh sshd (its own host key and port: no ssh master of another test is reused), a client config without
+    any StrictHostKeyChecking (zeroloss decides) and an empty known_hosts; yields (server, config, known_hosts)."""
+    if shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("ansible-core is not installed in the venv")
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    with SshServer(tmp_path / "sshd") as server:
+        config = tmp_path / "ssh_config"
+        config.write_text(f"Host keyhost\n    HostName 127.0.0.1\n    Port {server.port}\n    User root\n"
+                          f"    IdentityFile {server.key}\n    IdentitiesOnly yes\n    UserKnownHostsFile {known}\n"
+                          "    GlobalKnownHostsFile /dev/null\n    UpdateHostKeys no\n    LogLevel ERROR\n")
+        (tmp_path / "hosts.ini").write_text("keyhost\n")  # (ansible-runner writes 'h1,' to a file: one host 'h1,')
+        yield server, config, known
+
+
+def logins(server: SshServer) -> int:
+    return server.log.read_text(errors="replace").count("Accepted publickey")
+
+
+def test_fleet_refuses_a_changed_host_key_even_with_accept_new(keyhost, sshd, tmp_path):
+    server, config, known = keyhost
+    known.write_text(server.known_hosts_line(key=sshd.host_key))  # another host's key under this address
+    for accept in ((), ("--accept-new-host-keys",)):
+        r = fleet("--inventory", str(tmp_path / "hosts.ini"), "--ssh-config", str(config), *accept)
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "== keyhost: UNREACHABLE: its SSH host key has changed (REMOTE HOST IDENTIFICATION HAS CHANGED)" \
+            in r.stdout
+    assert logins(server) == 0  # the collector never ran
+    assert known.read_text() == server.known_hosts_line(key=sshd.host_key)
+
+
+def test_fleet_adds_an_unknown_host_key_only_when_asked(keyhost, tmp_path):
+    server, config, known = keyhost
+    r = fleet("--inventory", "hosts.ini", "--ssh-config", config.name, cwd=tmp_path)  # relative to the cwd
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "== keyhost: UNREACHABLE: its SSH host key is unknown (not in known_hosts): refused" in r.stdout
+    assert f"check that `ssh -F {config} keyhost true` works without a password prompt" in r.stdout
+    assert known.read_text() == "" and logins(server) == 0
+    plan = ("--ovs-rundir", str(tmp_path / "no-ovs"), "--ports", nic_name())
+    r = fleet("--inventory", "hosts.ini", "--ssh-config", config.name, "--accept-new-host-keys", *plan, cwd=tmp_path)
+    assert logins(server) >= 1 and server.known_hosts_line().split()[2] in known.read_text()
+    # no OVS on the host at this run directory: a finding (error), shown in the table, not "0 errors"
+    assert r.returncode == 2, r.stdout + r.stderr
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("keyhost "))
+    assert row.split()[1:4] == ["ok", "(no", "OVS)"]
+    assert "ERROR    ovs-unreadable: OVS could not be read" in r.stdout
+    # the key is known now: checked and accepted without the flag
+    again = fleet("--inventory", "hosts.ini", "--ssh-config", str(config), *plan, cwd=tmp_path)
+    assert again.returncode == 2, again.stdout + again.stderr

@@ -218,14 +218,27 @@ def test_host_report_is_one_login(sshd):
 def test_unreachable_host_is_one_line(sshd, tmp_path):
     config = tmp_path / "ssh_config"
     config.write_text(f"Host nowhere\n    HostName 127.0.0.1\n    Port {free_port()}\n    User root\n"
-                      f"    IdentityFile {sshd.key}\n    StrictHostKeyChecking no\n    UserKnownHostsFile /dev/null\n")
+                      f"    IdentityFile {sshd.key}\n    UserKnownHostsFile {sshd.known_hosts}\n")
     for command in ("inventory", "audit"):
         r = zeroloss("host", command, "--host", "nowhere", "--ssh-config", str(config))
         assert r.returncode == 1
         assert r.stdout == ""
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert "cannot reach nowhere over SSH" in r.stderr and "Connection refused" in r.stderr
+        assert f"check that `ssh -F {config} nowhere true` works" in r.stderr  # the config that was used
         assert "Traceback" not in r.stderr
+
+
+def test_audit_of_a_host_whose_ovs_is_down_is_an_error_finding(sshd, tmp_path):
+    r = zeroloss("host", "audit", "--host", "lab1", "--ssh-config", str(sshd.ssh_config), "--ovs-rundir",
+                 str(tmp_path / "no-ovs"))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"ERROR    ovs-unreadable: OVS could not be read, so none of its settings were audited: lab1: no OVS " \
+           f"database socket at {tmp_path / 'no-ovs' / 'db.sock'}" in r.stdout
+    assert "0 errors" not in r.stdout
+    r = zeroloss("host", "audit", "--host", "lab1", "--ssh-config", str(sshd.ssh_config), "--ovs-state", "none",
+                 "--json")
+    assert "ovs-unreadable" not in [f["rule"] for f in json.loads(r.stdout)["findings"]]  # OVS not asked for
 
 
 def test_host_options_are_checked():

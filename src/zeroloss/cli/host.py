@@ -188,6 +188,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         domain = parse_domain(data, str(path))
     report = run(Context(inv, inv.ovs, domain, flows=args.flows, vm_memory_gb=args.vm_memory_gb))
     report.notes.append(note)
+    if args.host and inv.ovs is None and args.ovs_state != "none":  # OVS down there is a finding, not "0 errors"
+        from zeroloss.host.fleet import ovs_unread
+
+        report.findings.insert(0, ovs_unread(note))
     if args.json:
         from zeroloss.host.remote import audit_dict
 
@@ -205,7 +209,8 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         print(f"  {line}", file=sys.stderr, flush=True)
 
     doc = fleet(args.inventory, _intent(args), Path(args.output) if args.output else None, args.limit,
-                args.ssh_config, args.ovs_rundir, progress if sys.stderr.isatty() and not args.json else None)
+                args.ssh_config, args.ovs_rundir, progress if sys.stderr.isatty() and not args.json else None,
+                args.accept_new_host_keys)
     if args.json:
         print(json.dumps(doc, indent=1, default=str))
     else:
@@ -347,6 +352,10 @@ def register(sub) -> None:
                    "'-F FILE'; overrides the inventory's)")
     f.add_argument("--ovs-rundir", metavar="DIR", help="the OVS run directory on the hosts (default $OVS_RUNDIR or "
                    "/var/run/openvswitch)")
+    f.add_argument("--accept-new-host-keys", action="store_true",
+                   help="add the SSH host key of a host never seen to known_hosts (StrictHostKeyChecking=accept-new); "
+                        "without it such a host is refused, as one whose key changed always is (ssh_args: "
+                        "StrictHostKeyChecking, then $ANSIBLE_SSH_ARGS or Ansible's default)")
     f.add_argument("--json", action="store_true", help="print JSON only (fleet.json with every host's result)")
     _add_intent(f)
     f.set_defaults(func=_cmd_fleet)

@@ -8,6 +8,11 @@ planned for the operator's intent, and compared setting by setting with the plan
 ansible-runner rather than a bare `ansible-playbook`: it hands back each host's outcome as structured events (ok with
 the task's stdout, unreachable, failed with Ansible's message), so no human-readable output is parsed and no callback
 plugin has to be installed; it also keeps the run's artifacts in one directory and applies a timeout.
+
+Host keys are checked as OpenSSH checks them: ansible-runner turns Ansible's checking off unless told otherwise
+(ANSIBLE_HOST_KEY_CHECKING=False), so zeroloss turns it on and puts StrictHostKeyChecking=yes (accept-new with
+--accept-new-host-keys) first among ssh's options, where no inventory or ssh config setting can override it: a changed
+key is refused, an unknown one too unless the user opts in.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import dataclasses
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 import tempfile
@@ -27,15 +33,17 @@ from ..errors import ZeroLossError
 from ..fileio import write_text_atomic
 from ..fmt import table
 from . import remote
-from .audit import SEVERITIES, Context, run
+from .audit import SEVERITIES, Context, Finding, run
 from .cpuset import format_list, parse_list, to_mask
 from .inventory import Inventory
 from .plan import HUGEPAGE_1G_KB, Intent, Plan, make_plan
+from .ssh import unreachable_hint
 
 PLAYBOOK = Path(__file__).resolve().parents[3] / "ansible" / "collect.yml"
 COLLECT_TASK = "Run the collector"  # the playbook task whose stdout is collect.py's document (name prefix)
-FLEET_FORMAT = 1  # 1: fleet.json {format, inventory, limit, intent, hosts: [...], exit_code}; HOST.json below
+FLEET_FORMAT = 1  # 1: fleet.json {format, inventory, limit, ssh_config, intent, hosts, exit_code}; HOST.json below
 RUN_TIMEOUT_S = 900
+ANSIBLE_SSH_ARGS = "-C -o ControlMaster=auto -o ControlPersist=60s"  # Ansible's default ssh_args (ssh connection)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -59,13 +67,49 @@ def _runner():
 
 def _message(res: dict) -> str:
     text = res.get("msg") or res.get("stderr") or res.get("stdout") or res.get("module_stderr") or "failed"
-    lines = [ln.strip() for ln in ANSI.sub("", str(text)).splitlines() if ln.strip()]
+    text = ANSI.sub("", str(text))
+    if "REMOTE HOST IDENTIFICATION HAS CHANGED" in text:
+        return ("its SSH host key has changed (REMOTE HOST IDENTIFICATION HAS CHANGED): refused; if the host was "
+                "reinstalled, check its new key and replace the line in known_hosts (ssh-keygen -R HOST)")
+    if "host key is known" in text:  # OpenSSH: No ED25519 host key is known for HOST and you have requested strict...
+        return ("its SSH host key is unknown (not in known_hosts): refused; check it and add it, or let zeroloss add "
+                "keys never seen with --accept-new-host-keys")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1][:300] if lines else "failed"
 
 
+def ovs_unread(note: str) -> Finding:
+    """The finding for a host whose OVS could not be read (OVS down, or not where --ovs-rundir says): without it the
+    OVS rules would be skipped and the host would pass with "0 errors"."""
+    why = note.removesuffix(": OVS rules skipped") or "no OVS state"
+    return Finding("ovs-unreadable", "error", f"OVS could not be read, so none of its settings were audited: {why}",
+                   note, "zeroloss: the OVS rules need ovs-vsctl/ovs-appctl answers from the running OVS",
+                   "start OVS (ovs-vswitchd and ovsdb-server), or give --ovs-rundir DIR (the folder holding db.sock "
+                   "there); --ovs-state none audits the host without OVS")
+
+
+def ssh_environment(accept_new_host_keys: bool = False) -> dict[str, str]:
+    """Ansible's settings that make ssh check host keys as OpenSSH does: Ansible's own checking on, and
+    StrictHostKeyChecking first among ssh's arguments (ssh keeps an option's first value), before the
+    ANSIBLE_SSH_ARGS of the environment (or Ansible's default ssh_args)."""
+    strict = "accept-new" if accept_new_host_keys else "yes"
+    rest = os.environ.get("ANSIBLE_SSH_ARGS") or ANSIBLE_SSH_ARGS
+    return {"ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_SSH_ARGS": f"-o StrictHostKeyChecking={strict} {rest}"}
+
+
+def ssh_config_path(ssh_config: str) -> str:
+    """--ssh-config as an absolute path (ansible-playbook runs in another folder); one line when it is missing."""
+    path = Path(ssh_config).expanduser().resolve()
+    if not path.is_file():
+        raise ZeroLossError(f"no ssh config file {ssh_config}", "give --ssh-config an existing ssh client config")
+    return str(path)
+
+
 def run_playbook(inventory: str, workdir: Path, limit: str | None = None, ssh_config: str | None = None,
-                 ovs_rundir: str | None = None, progress: Callable[[str], None] | None = None) -> list[Collected]:
-    """Runs ansible/collect.yml on the inventory's hosts; every host it tried, in inventory order of the events."""
+                 ovs_rundir: str | None = None, progress: Callable[[str], None] | None = None,
+                 accept_new_host_keys: bool = False) -> list[Collected]:
+    """Runs ansible/collect.yml on the inventory's hosts; every host it tried, in inventory order of the events.
+    Host keys are checked (a changed key refused; an unknown one refused unless accept_new_host_keys)."""
     if not PLAYBOOK.is_file():
         raise ZeroLossError(f"the playbook {PLAYBOOK} is missing", "run zeroloss from its source checkout")
     if "," not in inventory and not Path(inventory).exists():
@@ -73,12 +117,12 @@ def run_playbook(inventory: str, workdir: Path, limit: str | None = None, ssh_co
     runner = _runner()
     bindir = str(Path(sys.executable).parent)  # ansible-playbook sits next to the venv's python
     envvars = {"PATH": os.pathsep.join([bindir, os.environ.get("PATH", "")]), "ANSIBLE_NOCOLOR": "1",
-               "ANSIBLE_RETRY_FILES_ENABLED": "0"}
+               "ANSIBLE_RETRY_FILES_ENABLED": "0", **ssh_environment(accept_new_host_keys)}
     extravars = {"zeroloss_collector": str(remote.COLLECTOR)}
     if ovs_rundir:
         extravars["zeroloss_ovs_rundir"] = ovs_rundir
     if ssh_config:
-        extravars["ansible_ssh_common_args"] = f"-F {ssh_config}"
+        extravars["ansible_ssh_common_args"] = f"-F {shlex.quote(ssh_config_path(ssh_config))}"
     inv = inventory if "," in inventory else str(Path(inventory).resolve())
     workdir.mkdir(parents=True, exist_ok=True)
     results: dict[str, Collected] = {}
@@ -246,6 +290,8 @@ def host_result(c: Collected, intent: Intent, tree: Path) -> dict:
         return {**out, "status": "error", "message": str(e)}
     report = run(Context(inv, inv.ovs))
     report.notes.append(note)
+    if inv.ovs is None:
+        report.findings.insert(0, ovs_unread(note))
     out.update(hostname=doc.get("hostname"), tree=str(tree), collector_errors=doc["errors"],
                inventory=json.loads(json.dumps(inventory_dict(inv), default=str)),
                audit=remote.audit_dict(inv, report),
@@ -271,13 +317,15 @@ def exit_code(hosts: list[dict]) -> int:
 
 def fleet(inventory: str, intent: Intent, output: Path | None = None, limit: str | None = None,
           ssh_config: str | None = None, ovs_rundir: str | None = None,
-          progress: Callable[[str], None] | None = None) -> dict:
+          progress: Callable[[str], None] | None = None, accept_new_host_keys: bool = False) -> dict:
     """fleet.json's document with every host's result in 'hosts'; with output, writes OUTPUT/HOST.json, the host's
     tree OUTPUT/HOST/ (readable later with --root) and OUTPUT/fleet.json, each as soon as it is known."""
+    ssh_config = ssh_config_path(ssh_config) if ssh_config else None
     if output is not None:
         output.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="zeroloss-fleet-") as tmp:
-        collected = run_playbook(inventory, Path(tmp) / "ansible", limit, ssh_config, ovs_rundir, progress)
+        collected = run_playbook(inventory, Path(tmp) / "ansible", limit, ssh_config, ovs_rundir, progress,
+                                 accept_new_host_keys)
         base = output if output is not None else Path(tmp) / "trees"
         hosts = []
         for c in collected:
@@ -287,7 +335,8 @@ def fleet(inventory: str, intent: Intent, output: Path | None = None, limit: str
             else:
                 write_text_atomic(output / f"{safe_name(c.host)}.json", json.dumps(result, indent=1) + "\n")
             hosts.append(result)
-    doc = {"format": FLEET_FORMAT, "inventory": inventory, "limit": limit, "intent": dataclasses.asdict(intent),
+    doc = {"format": FLEET_FORMAT, "inventory": inventory, "limit": limit, "ssh_config": ssh_config,
+           "intent": dataclasses.asdict(intent),
            "hosts": [_summary(h) for h in hosts], "exit_code": exit_code(hosts)}
     if output is not None:
         write_text_atomic(output / "fleet.json", json.dumps(doc, indent=1) + "\n")
@@ -304,6 +353,10 @@ def _summary(h: dict) -> dict:
             "file": f"{safe_name(h['host'])}.json"}
 
 
+def _ovs_unread(h: dict) -> bool:
+    return any(f["rule"] == "ovs-unreadable" for f in (h.get("audit") or {}).get("findings", []))
+
+
 def fleet_text(doc: dict) -> str:
     """The combined report: one row per host, then per host its findings and where it deviates from the plan."""
     hosts = doc["results"]
@@ -317,7 +370,10 @@ def fleet_text(doc: dict) -> str:
     for h in hosts:
         counts = h.get("counts") or {}
         s = _summary(h)
-        rows.append([h["host"], h["status"] if not h.get("plan_error") else "no plan",
+        status = "no plan" if h.get("plan_error") else h["status"]
+        if _ovs_unread(h):
+            status += " (no OVS)"
+        rows.append([h["host"], status,
                      *(str(counts[k]) if counts else "-" for k in SEVERITIES),
                      f"{s['deviations']} of {s['compared']}" if s["compared"] else "-"])
     out += ["", table(["host", "status", "errors", "warnings", "info", "plan deviations"], rows)]
@@ -325,6 +381,8 @@ def fleet_text(doc: dict) -> str:
         out.append("")
         if h["status"] != "ok":
             out.append(f"== {h['host']}: {h['status'].upper()}: {h['message']}")
+            if h["status"] == "unreachable":
+                out.append(f"  {unreachable_hint(h['host'], doc.get('ssh_config'))}")
             continue
         counts = h["counts"]
         out.append(f"== {h['host']} (hostname {h.get('hostname') or '?'}): "
