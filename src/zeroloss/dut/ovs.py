@@ -89,6 +89,11 @@ def parse_interface_statistics(csv_text: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def vsctl_names(text: str) -> list[str]:
+    """ovs-vsctl list-br / list-ports output: one name a line (a name may hold spaces)."""
+    return [line for line in text.splitlines() if line.strip()]
+
+
 def parse_map(text: str) -> dict[str, int | str]:
     """ovs-vsctl's map output '{rx_packets=10, tx_dropped=0}' as a dict (numbers as int)."""
     out: dict[str, int | str] = {}
@@ -339,7 +344,7 @@ class Ovs:
 
     def bridges(self) -> list[str]:
         """Our bridges: those we gave OpenFlow rules (asking OVSDB costs a process per trial)."""
-        return list(self.flows) or self.vsctl("list-br").split()
+        return list(self.flows) or vsctl_names(self.vsctl("list-br"))
 
     def counters(self) -> dict:
         """Live counters for the loss ledger: every port's packets, drops and custom drop counters (OpenFlow 1.4

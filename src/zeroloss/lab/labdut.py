@@ -10,7 +10,7 @@ import json
 import shlex
 import time
 
-from ..dut.ovs import parse_interface_statistics
+from ..dut.ovs import parse_interface_statistics, vsctl_names
 from ..dut.ovsstats import (
     parse_coverage_drops,
     parse_dump_ports,
@@ -104,9 +104,10 @@ class LabDut:
     def topology(self) -> None:
         """Bridges, their ports and the datapath's port numbers."""
         a = self.agent()
-        brs = self.vsctl("list-br").split()
+        brs = vsctl_names(self.vsctl("list-br"))
         outs = a.batch([self._req_run(self.vsctl_argv("list-ports", b)) for b in brs] + [self._req_ctl("dpif/show")])
-        self.bridge_of = {p: b for b, r in zip(brs, outs[:-1], strict=True) for p in self._out(r, "list-ports").split()}
+        self.bridge_of = {p: b for b, r in zip(brs, outs[:-1], strict=True)
+                          for p in vsctl_names(self._out(r, "list-ports"))}
         for b in brs:
             self.bridge_of.setdefault(b, b)
         self.dp_names = {n: p for p, n in parse_dpif_show(self._out(outs[-1], "dpif/show"),
