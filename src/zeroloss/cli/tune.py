@@ -77,6 +77,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if base.lab and not base.allow_dut_changes:
             raise ZeroLossError("zeroloss tune changes the lab node's OVS settings (each restored after its step)",
                                 "add --allow-dut-changes")
+        if base.lab:  # a broken lab file is named before the bench is taken (it is not "the bench is in use")
+            from zeroloss.lab.labfile import load as load_lab
+
+            load_lab(base.lab)
         check_cores(base)
         path = Path(args.output or f"results/tune-{time.strftime('%Y%m%d-%H%M%S')}.json")
     progress = Progress(quiet=args.quiet)
