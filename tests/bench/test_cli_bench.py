@@ -42,7 +42,8 @@ def test_readme_main_command_runs(tmp_path):
     assert_ran(r)  # 0, or 3 with the reason (this host's generator or cores) said
     assert "Zero-loss throughput" in r.stdout and "line rate %" in r.stdout
     row = next(line for line in r.stdout.splitlines() if line.startswith("64 "))
-    assert re.search(r"64\s+memif\s+(≥ )?[\d,]+", row) and re.search(r"(PASS|MEASURED|INCONCLUSIVE)", row)
+    # an NDR (a lower bound: "≥ X") or, when the generator failed every rate on this host, none: never MEASURED
+    assert re.search(r"64\s+memif\s+((≥ )?[\d,]+\s.*(MEASURED|INCONCLUSIVE)|none\s.*INCONCLUSIVE)", row), row
 
 
 def test_trial_command_runs():
