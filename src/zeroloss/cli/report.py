@@ -48,10 +48,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     fmt = args.format or (SUFFIX_FORMAT.get(out.suffix.lower(), "html") if out else "html")
     if out is not None and any(out.resolve() == Path(f).resolve() for f in args.files):
         raise ZeroLossError(f"-o {out} is one of the result files: it would be overwritten", "name another file")
-    soak = _soak(args.files)
-    if soak is not None:
+    try:
+        runs = load_runs(args.files)  # read first: a default name is made of a file's name, once it is a result file
+    except ZeroLossError:
+        soak = _soak(args.files)  # read again only when a file is not a result file: a soak file, or a fault
+        if soak is None:
+            raise
         return _report_soak(args, soak, out, fmt)
-    runs = load_runs(args.files)  # read first: a default name is made of a file's name, once it is a result file
     if out is None and fmt == "html":
         first = Path(args.files[0])
         out = first.with_name(stem(first) + ".html")
