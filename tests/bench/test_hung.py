@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -29,21 +30,27 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("topology, pidfile, name", CASES, ids=[c[2].split()[0] + "-" + c[0] for c in CASES])
-def test_sigstop_of_a_component_is_one_line_within_a_trial_and_5_s(tmp_path, topology, pidfile, name):
-    out, rundir = tmp_path / "r.json", tmp_path / "run"
-    p = start(out, rundir, "--topology", topology, *(["--vnf", "process"] if topology == "pvp" else []), *SEARCH)
+def stop_mid_search(p: subprocess.Popen, out, rundir, pidfile: str, timeout: float = 180):
+    """SIGSTOP of the component behind pidfile once a trial is saved: (trials kept, its pid, the run's stderr,
+    seconds from the stop to the run's end); the run is killed if the test fails first."""
     try:
-        kept = wait_trials(p, out, 1)
+        kept = wait_trials(p, out, 1, timeout=timeout)
         pid = pid_of(rundir, pidfile)
         os.kill(pid, signal.SIGSTOP)
         stopped = time.monotonic()
         _, err = p.communicate(timeout=120)
-        took = time.monotonic() - stopped
+        return kept, pid, err, time.monotonic() - stopped
     finally:
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+@pytest.mark.parametrize("topology, pidfile, name", CASES, ids=[c[2].split()[0] + "-" + c[0] for c in CASES])
+def test_sigstop_of_a_component_is_one_line_within_a_trial_and_5_s(tmp_path, topology, pidfile, name):
+    out, rundir = tmp_path / "r.json", tmp_path / "run"
+    p = start(out, rundir, "--topology", topology, *(["--vnf", "process"] if topology == "pvp" else []), *SEARCH)
+    kept, pid, err, took = stop_mid_search(p, out, rundir, pidfile)
     assert p.returncode == 1, err
     line = one_error_line(err)
     assert f"{name} (pid {pid}) is stopped (SIGSTOP or a debugger): state T" in line, line
@@ -70,17 +77,7 @@ def test_sigstop_of_the_vnf_vm_is_one_line_within_a_trial_and_5_s(tmp_path):
     vm = ["--vnf", "vm", "--trial", "0.5", "--validation", "1", "--drain-ms", "300", "--granularity", "10",
           "--flows", "16", "--warmup", "0"]
     p = start(out, rundir, "--topology", "pvp", "--frame-sizes", "64", *vm)
-    try:
-        kept = wait_trials(p, out, 1, timeout=300)
-        pid = pid_of(rundir, "vnf0.log.pid")
-        os.kill(pid, signal.SIGSTOP)
-        stopped = time.monotonic()
-        _, err = p.communicate(timeout=120)
-        took = time.monotonic() - stopped
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
+    kept, pid, err, took = stop_mid_search(p, out, rundir, "vnf0.log.pid", timeout=300)
     assert p.returncode == 1, err
     line = one_error_line(err)
     assert f"VNF 1 (qemu-system-x86_64) (pid {pid}) is stopped (SIGSTOP or a debugger): state T" in line, line
