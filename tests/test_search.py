@@ -579,3 +579,53 @@ def test_trial_cap_raises_a_clear_error(monkeypatch):
 
 def test_default_cap_is_at_least_200():
     assert max_trials(SearchConfig(max_rate_pps=MAX)) >= 200
+
+
+# -- the latency criterion (--max-latency): the NDR is the highest rate meeting both loss and latency ----------
+
+@dataclass
+class LatencyDut(FakeDut):
+    """FakeDut whose p99 latency grows with the rate: 10 us, plus 1 us per 10,000 pps above 200,000 pps."""
+
+    def __call__(self, rate: float, duration: float, kind: Kind) -> Outcome:
+        out = super().__call__(rate, duration, kind)
+        p99 = 10_000 + max(0.0, rate - 200_000) / 10
+        lat = {"count": 1000, "p50": 5_000, "p99": p99, "max": 2 * p99}
+        return Outcome(tuple(replace(d, latency_ns=lat) for d in out.directions))
+
+
+@pytest.mark.parametrize("strategy", ["binary", "mlr"])
+def test_a_latency_bound_caps_the_ndr_below_the_loss_only_ndr(strategy):
+    from zeroloss.search.mlr import mlr_search
+
+    run = {"binary": binary_search, "mlr": mlr_search}[strategy]
+    base = dict(max_rate_pps=MAX, trial_s=1.0, validation_s=5.0)
+    loss_only = run(SearchConfig(**base), LatencyDut(800_000))
+    bounded = run(SearchConfig(**base, max_latency_ns=(("p99", 50_000),)), LatencyDut(800_000))
+    # p99 <= 50 us up to 600,000 pps: both goals are capped there, one step below
+    assert loss_only.ndr.rate_pps > 790_000
+    for g in (bounded.ndr, bounded.pdr):
+        assert g.rate_pps is not None and 594_000 <= g.rate_pps <= 600_000
+    over = [t for t in bounded.trials if t.rate_pps > 600_000 and t.verdict in ("pass", "fail")]
+    assert over and all(t.verdict == "fail" and t.passes == () for t in over)
+    assert all(t.reason and t.reason.startswith("p99 ") and t.reason.endswith("> 50 us (direction 0)")
+               for t in over if t.rate_pps <= 800_000)
+    assert all(t.reason is None for t in bounded.trials if t.rate_pps <= 600_000)
+
+
+def test_a_latency_bound_on_max_and_an_unmeasured_direction_fail_the_trial():
+    from zeroloss.search.trials import judge
+
+    cfg = SearchConfig(max_rate_pps=MAX, max_latency_ns=(("max", 1_000_000),))
+    ok = Direction(1e5, 1e5, 100, 100, latency_ns={"count": 100, "max": 900_000})
+    slow = replace(ok, latency_ns={"count": 100, "max": 2_500_000})
+    assert judge(cfg, Outcome((ok, ok)), "ndr") == ("pass", ("ndr", "pdr"), None)
+    assert judge(cfg, Outcome((ok, slow)), "pdr") == ("fail", (), "max 2.5 ms > 1 ms (direction 1)")
+    assert judge(cfg, Outcome((replace(ok, latency_ns=None),)), "ndr")[2] == "max not measured (bound 1 ms)"
+    # without a bound latency is not judged at all
+    assert judge(SearchConfig(max_rate_pps=MAX), Outcome((slow,)), "ndr") == ("pass", ("ndr", "pdr"), None)
+
+
+def test_a_bad_latency_bound_is_named():
+    with pytest.raises(ValueError, match="max_latency_ns"):
+        binary_search(SearchConfig(max_rate_pps=MAX, max_latency_ns=(("p98", 5.0),)), FakeDut(1))

@@ -10,7 +10,8 @@ The controller picks every load and trial duration; this module is its measurer 
 - Generator failures are never given to the controller as DUT loss: they are retried (TrialLog);
   one that persists means the generator cannot offer that load, so the controller is started
   again with max_load just below it (flag generator-limited). The trials of every round are kept.
-- Anomalies follow anomaly_policy; one that is counted passes no goal (loss ratio 1).
+- Anomalies follow anomaly_policy; one that is counted passes no goal (loss ratio 1), and so does a trial
+  above a latency bound (SearchConfig.max_latency_ns: the NDR meets both loss and latency).
 Pure like the binary search: no I/O and no clock of ours. The controller's own time limit is set
 far beyond any search, so the same outcomes replay to the same loads (resume works).
 """
@@ -64,7 +65,8 @@ class _Measurer(AbstractMeasurer):
             raise _GeneratorLimit(min(achieved, rec.rate_pps))
         tx = sum(d.tx for d in rec.outcome.directions)
         # a counted anomaly passes nothing; a trial disturbed even after its retries misses what it missed
-        ratio = 1.0 if rec.verdict == ANOMALY else rec.loss_ratio
+        # a trial above a latency bound (rec.reason) fails every goal, as a loss of every frame would
+        ratio = 1.0 if rec.verdict == ANOMALY or (rec.reason and not rec.passes) else rec.loss_ratio
         # the worst direction's loss ratio over the trial's frames (ceil: a lost frame is never rounded away)
         loss = tx if ratio >= 1 else min(tx, math.ceil(max(0.0, ratio) * tx))
         return MeasurementResult(intended_duration=intended_duration, intended_load=intended_load,

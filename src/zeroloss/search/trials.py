@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from zeroloss.latency import exceeded
 from zeroloss.search.types import Kind, Outcome, SearchAborted, SearchConfig, TrialFn, TrialRecord
 
 GEN_FAIL = "generator-failure"
@@ -16,20 +17,37 @@ DISTURBED = "disturbed"
 RETRIED = (GEN_FAIL, DISTURBED)  # verdicts that blame the generator or the host, never the DUT: retried
 
 
-def judge(cfg: SearchConfig, outcome: Outcome, goal: str) -> tuple[str, tuple[str, ...]]:
-    """Verdict for `goal` and the goals passed. A direction that delivered less than requested by more than the
-    search's resolution is a generator failure and passes nothing (a pass short of the rate would report a rate
-    the DUT was never offered); an anomaly passes nothing; a trial that missed a goal while a DUT core stalled
-    longer than its RX ring covers is disturbed (the host's loss, not the DUT's) and keeps the goals it met."""
+def judge(cfg: SearchConfig, outcome: Outcome, goal: str) -> tuple[str, tuple[str, ...], str | None]:
+    """Verdict for `goal`, the goals passed, and why a trial whose loss met them failed (a latency bound). A
+    direction that delivered less than requested by more than the search's resolution is a generator failure and
+    passes nothing (a pass short of the rate would report a rate the DUT was never offered); an anomaly passes
+    nothing; a direction above a latency bound (cfg.max_latency_ns) fails every goal as a loss would; a trial that
+    missed a goal while a DUT core stalled longer than its RX ring covers is disturbed (the host's loss, not the
+    DUT's) and keeps the goals it met."""
     dirs = outcome.directions
     if any(d.requested_pps - d.achieved_pps > cfg.shortfall_pps(d.requested_pps) for d in dirs):
-        return GEN_FAIL, ()
+        return GEN_FAIL, (), None
     if any(d.anomalous for d in dirs):
-        return ANOMALY, ()
+        return ANOMALY, (), None
     passes = tuple(g for g, pct in cfg.goals if all(d.lost * 100 <= pct * d.tx for d in dirs))
+    reason = latency_reason(cfg, outcome)
+    if reason is not None:
+        passes = ()
     if outcome.disturbed and len(passes) < len(cfg.goals):
-        return DISTURBED, passes
-    return ("pass" if goal in passes else "fail"), passes
+        return DISTURBED, passes, reason
+    return ("pass" if goal in passes else "fail"), passes, reason
+
+
+def latency_reason(cfg: SearchConfig, outcome: Outcome) -> str | None:
+    """The first latency bound a direction exceeds, 'p99 63 us > 50 us' (with the direction when there are
+    several), or None when every direction meets every bound."""
+    if not cfg.max_latency_ns:
+        return None
+    for i, d in enumerate(outcome.directions):
+        over = exceeded(cfg.max_latency_ns, d.latency_ns)
+        if over is not None:
+            return over + (f" (direction {i})" if len(outcome.directions) > 1 else "")
+    return None
 
 
 def delivered(rec: TrialRecord) -> float:
@@ -80,7 +98,7 @@ class TrialLog:
 
     # -- records -------------------------------------------------------------------------------
 
-    def judge(self, outcome: Outcome, goal: str) -> tuple[str, tuple[str, ...]]:
+    def judge(self, outcome: Outcome, goal: str) -> tuple[str, tuple[str, ...], str | None]:
         return judge(self.cfg, outcome, goal)
 
     def run(self, rate: float, duration: float, kind: Kind, goal: str) -> TrialRecord:
@@ -95,11 +113,11 @@ class TrialLog:
             outcome = self.trial(rate, duration, kind)
             if not outcome.directions:
                 raise ValueError(f"trial at {rate:.0f} pps returned no directions")
-            verdict, passes = self.judge(outcome, goal)
+            verdict, passes, reason = self.judge(outcome, goal)
             rec = TrialRecord(
                 index=len(self.records), rate_pps=rate, duration_s=duration, kind=kind, goal=goal,
                 outcome=outcome, verdict=verdict, loss_ratio=max(d.loss_ratio for d in outcome.directions),
-                passes=passes)
+                passes=passes, reason=reason)
             self.records.append(rec)
             if self.on_trial is not None:
                 self.on_trial(rec)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -12,6 +12,7 @@ from zeroloss.errors import ZeroLossError
 NDR = "ndr"
 PDR = "pdr"
 ANOMALY_POLICIES = ("fail", "retry", "abort")
+LATENCY_KEYS = ("p50", "p90", "p99", "p99_9", "p99_99", "max")  # what a latency bound may name
 
 
 class Kind(StrEnum):
@@ -31,6 +32,9 @@ class Direction:
     rx: int  # distinct frames received back
     duplicate: int = 0
     late: int = 0  # frames of an earlier trial seen during this one
+    # the direction's latency over the trial, all its streams merged ({count, mean, max, p50, p90, p99, p99_9,
+    # p99_99}, ns; zeroloss.latency); None: not measured. Judged against SearchConfig.max_latency_ns
+    latency_ns: Mapping[str, float] | None = None
 
     @property
     def lost(self) -> int:
@@ -82,6 +86,9 @@ class SearchConfig:
     exceed_ratio: float = 0.5
     duration_sum_s: float = 0.0
     preceding_targets: int = 2  # coarser phases before the final one (twice the width each, shorter trials)
+    # latency bounds every goal also needs, ((key, ns), ...), keys of zeroloss.latency.BOUND_NAMES' values: a
+    # direction above one fails the trial's goals as a loss would (--max-latency p99=50us)
+    max_latency_ns: tuple[tuple[str, float], ...] = ()
 
     def check(self) -> None:
         """Raise ValueError naming the first field outside its allowed range."""
@@ -112,6 +119,9 @@ class SearchConfig:
         if isinstance(self.preceding_targets, bool) or not isinstance(self.preceding_targets, int) \
                 or self.preceding_targets < 1:
             raise _bad("preceding_targets", self.preceding_targets, "an integer >= 1")
+        for key, ns in self.max_latency_ns:
+            if key not in LATENCY_KEYS or not (math.isfinite(ns) and ns > 0):
+                raise _bad("max_latency_ns", self.max_latency_ns, f"pairs (key, ns > 0), keys in {LATENCY_KEYS}")
         if self.anomaly_policy not in ANOMALY_POLICIES:
             raise _bad("anomaly_policy", self.anomaly_policy, "one of " + ", ".join(repr(p) for p in ANOMALY_POLICIES))
 
@@ -154,6 +164,7 @@ class TrialRecord:
     verdict: str  # "pass" | "fail" (for `goal`) | "generator-failure" | "anomaly" | "disturbed"
     loss_ratio: float  # worst direction
     passes: tuple[str, ...]  # goals this trial passes, e.g. ("ndr", "pdr"), ("pdr",) or ()
+    reason: str | None = None  # why it passed no goal when its loss would have: "p99 63 us > 50 us" (a bound)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,253 @@
+"""Latency histograms as zlgen keeps them (gen/src/hist.h), merged and read after the run: percentiles, CCDF,
+bounds. Pure: no I/O.
+
+zlgen's buckets are log-linear in nanoseconds (HdrHistogram-like): one per value below 128 ns, then each power of
+two [2^e, 2^(e+1)) split into 128 equal buckets (at most 0.78 % of the value wide). A stream exports its non-empty
+buckets as `latency_hist: [[bucket_low_ns, count], ...]` beside its summary (count, min, mean, max). Histograms of
+several streams (queues of a direction, directions) merge by adding counts bucket by bucket, which the worst
+queue's percentiles cannot do; a percentile is the middle of the bucket holding its rank, clamped to [min, max],
+exactly as zlgen computes it (zl_hist_percentile), so a merged histogram of one stream reproduces zlgen's numbers.
+
+Stored form (`to_json`): {"count", "min", "max", "mean", "buckets": [[low_ns, count], ...]}: sparse, sorted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zeroloss.errors import ZeroLossError
+
+SUB_BITS = 7
+SUB = 1 << SUB_BITS  # 128
+MAX_EXP = 40
+BUCKETS = SUB * (MAX_EXP - SUB_BITS + 2)
+
+# the percentiles a trial keeps, by key, and the percent each is
+PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99_9", 99.9), ("p99_99", 99.99))
+# the statistics a latency bound (--max-latency) may name, as the user writes them -> the stored key
+BOUND_NAMES = {"p50": "p50", "p90": "p90", "p99": "p99", "p99.9": "p99_9", "p99.99": "p99_99", "max": "max"}
+SHOWN = {v: k for k, v in BOUND_NAMES.items()}  # stored key -> as written (p99_9 -> p99.9)
+UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def bucket_index(v: int) -> int:
+    """The bucket of a value in ns (zl_hist_index)."""
+    if v < SUB:
+        return max(0, int(v))
+    e = int(v).bit_length() - 1
+    if e > MAX_EXP:
+        return BUCKETS - 1
+    return SUB * (e - SUB_BITS + 1) + (int(v) >> (e - SUB_BITS)) - SUB
+
+
+def bucket_low(i: int) -> int:
+    """The smallest value of bucket i, ns (zl_hist_bucket_low)."""
+    if i < SUB:
+        return i
+    return (SUB + i % SUB) << (i // SUB - 1)
+
+
+def bucket_width(i: int) -> int:
+    """The width of bucket i, ns (zl_hist_bucket_width)."""
+    return 1 if i < SUB else 1 << (i // SUB - 1)
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """A latency histogram: its non-empty buckets (low ns, count), sorted, and the summary zlgen keeps exactly."""
+
+    buckets: tuple[tuple[int, int], ...] = ()
+    count: int = 0
+    min: int = 0
+    max: int = 0
+    sum_ns: float = 0.0  # for the mean
+
+    @property
+    def mean(self) -> float:
+        return self.sum_ns / self.count if self.count else 0.0
+
+    @classmethod
+    def of_stream(cls, summary: Mapping[str, Any], buckets: Iterable[Sequence[int]]) -> Histogram:
+        """One stream's histogram from zlgen's summary (count, min, mean, max) and its sparse buckets. Raises
+        ValueError when the buckets do not add up to the count (an export zlgen did not make)."""
+        count = int(summary.get("count") or 0)
+        merged: dict[int, int] = {}
+        for low, n in buckets:
+            if int(n) < 0 or int(low) < 0:
+                raise ValueError(f"latency bucket [{low}, {n}]: negative")
+            i = bucket_index(int(low))
+            if bucket_low(i) != int(low):
+                raise ValueError(f"latency bucket low {low} ns is not a bucket boundary of zlgen's histogram")
+            if n:
+                merged[i] = merged.get(i, 0) + int(n)
+        if sum(merged.values()) != count:
+            raise ValueError(f"latency buckets hold {sum(merged.values())} values, the summary counts {count}")
+        if not count:
+            return cls()
+        return cls(buckets=tuple((bucket_low(i), merged[i]) for i in sorted(merged)), count=count,
+                   min=int(summary.get("min") or 0), max=int(summary.get("max") or 0),
+                   sum_ns=float(summary.get("mean") or 0.0) * count)
+
+    def to_json(self) -> dict[str, Any]:
+        """The compact stored form: the summary and the non-empty buckets as [low_ns, count] pairs."""
+        return {"count": self.count, "min": self.min, "max": self.max, "mean": round(self.mean, 3),
+                "buckets": [[low, n] for low, n in self.buckets]}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Histogram:
+        """A histogram from its stored form (ValueError when it does not add up)."""
+        h = cls.of_stream(doc, doc.get("buckets") or ())
+        return h
+
+    def percentile(self, pct: float) -> float:
+        """The value at pct (0..100) as zlgen computes it: the middle of the bucket holding the ceil(pct/100 *
+        count)-th smallest value, clamped to [min, max]; 0 for an empty histogram."""
+        if not self.count:
+            return 0
+        if pct <= 0:
+            return self.min
+        if pct >= 100:
+            return self.max
+        rank = max(1, math.ceil(pct / 100 * self.count))
+        seen = 0
+        for low, n in self.buckets:
+            seen += n
+            if seen >= rank:
+                i = bucket_index(low)
+                v = low + bucket_width(i) // 2
+                return min(max(v, self.min), self.max)
+        return self.max
+
+    def percentiles(self) -> dict[str, float]:
+        """{count, min, mean, max, p50, p90, p99, p99_9, p99_99}: the shape of a trial's latency_ns."""
+        out: dict[str, float] = {"count": self.count, "min": self.min if self.count else 0,
+                                 "mean": round(self.mean, 3), "max": self.max}
+        out.update({key: self.percentile(pct) for key, pct in PERCENTILES})
+        return out
+
+    def ccdf(self) -> list[tuple[float, float]]:
+        """The complementary CDF for a plot: (latency ns, share of values above it), one point at each non-empty
+        bucket's upper edge (the max for the last), after (min, 1). Empty for an empty histogram."""
+        if not self.count:
+            return []
+        out = [(float(self.min), 1.0)]
+        seen = 0
+        for low, n in self.buckets:
+            seen += n
+            edge = float(min(low + bucket_width(bucket_index(low)), self.max))
+            out.append((edge, (self.count - seen) / self.count))
+        return out
+
+
+def merge(hists: Iterable[Histogram]) -> Histogram:
+    """One histogram of several (the queues of a direction, the directions of a trial): counts added bucket by
+    bucket, min and max of all, the sum for the mean."""
+    hs = [h for h in hists if h.count]
+    if not hs:
+        return Histogram()
+    counts: dict[int, int] = {}
+    for h in hs:
+        for low, n in h.buckets:
+            counts[low] = counts.get(low, 0) + n
+    return Histogram(buckets=tuple(sorted(counts.items())), count=sum(h.count for h in hs),
+                     min=min(h.min for h in hs), max=max(h.max for h in hs), sum_ns=sum(h.sum_ns for h in hs))
+
+
+def of_streams(streams: Iterable[tuple[Mapping[str, Any], Sequence[Sequence[int]]]]) -> Histogram | None:
+    """The merged histogram of streams given as (summary, buckets) pairs, or None when a stream that measured
+    latency exported no buckets (a zlgen before the export: only its percentiles are known)."""
+    hists = []
+    for summary, buckets in streams:
+        if int(summary.get("count") or 0) and not buckets:
+            return None
+        try:
+            hists.append(Histogram.of_stream(summary, buckets))
+        except ValueError:
+            return None
+    return merge(hists)
+
+
+# -- numbers as people write and read them ---------------------------------------------------------------------
+
+def ns_text(ns: float) -> str:
+    """A latency as tables show it: 850 ns, 63 us, 12.5 us, 1.2 ms, 3 s (at most three significant digits)."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if abs(ns) >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def parse_duration_ns(text: str) -> int:
+    """'50us', '1.5 ms', '800ns' as whole ns (ValueError naming the text otherwise); a bare number is in us."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(ns|us|µs|ms|s)?\s*", text)
+    if not m:
+        raise ValueError(f"{text!r} is not a latency such as 50us, 800ns or 1.5ms")
+    value = float(m.group(1)) * UNITS[m.group(2) or "us"]
+    if not 0 < value <= 1e12:
+        raise ValueError(f"{text!r}: a latency bound must be above 0 and at most 1000 s")
+    return int(round(value))
+
+
+def parse_bounds(text: str) -> tuple[tuple[str, int], ...]:
+    """--max-latency 'p99=50us,max=1ms' as ((stored key, ns), ...) in the order given; '' or 'none': no bound.
+    One line naming the fault (ZeroLossError) otherwise."""
+    text = (text or "").strip()
+    if text.lower() in ("", "none"):
+        return ()
+    out: dict[str, int] = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        name = name.strip().lower()
+        if not sep or name not in BOUND_NAMES:
+            raise ZeroLossError(f"config: max_latency {part.strip()!r} is not STAT=LATENCY with STAT one of "
+                                f"{', '.join(BOUND_NAMES)}", "e.g. --max-latency p99=50us or p99=50us,max=1ms")
+        try:
+            ns = parse_duration_ns(value)
+        except ValueError as e:
+            raise ZeroLossError(f"config: max_latency {name}: {e}", "units: ns, us, ms") from None
+        if BOUND_NAMES[name] in out:
+            raise ZeroLossError(f"config: max_latency names {name} twice")
+        out[BOUND_NAMES[name]] = ns
+    return tuple(out.items())
+
+
+def bounds_text(bounds: Iterable[tuple[str, float]]) -> str:
+    """The bounds as the user wrote them: 'p99 <= 50 us, max <= 1 ms' ('' for none)."""
+    return ", ".join(f"{SHOWN.get(k, k)} <= {ns_text(v)}" for k, v in bounds)
+
+
+def exceeded(bounds: Iterable[tuple[str, float]], latency: Mapping[str, float] | None) -> str | None:
+    """The first bound a direction's latency exceeds, as 'p99 63 us > 50 us', or None when it meets them all.
+    Latency not measured (None, or no value counted) meets no bound."""
+    for key, limit in bounds:
+        if latency is None or not latency.get("count"):
+            return f"{SHOWN.get(key, key)} not measured (bound {ns_text(limit)})"
+        value = latency.get(key)
+        if value is None:
+            return f"{SHOWN.get(key, key)} not measured (bound {ns_text(limit)})"
+        if value > limit:
+            return f"{SHOWN.get(key, key)} {ns_text(value)} > {ns_text(limit)}"
+    return None
+
+
+def parse_loads(text: str) -> tuple[float, ...]:
+    """--latency-loads '10,50,90,100' as % of the NDR, in the order given; '0', 'none' or '' for none."""
+    text = (text or "").strip().lower()
+    if text in ("", "0", "none", "off"):
+        return ()
+    out: list[float] = []
+    for part in text.split(","):
+        try:
+            pct = float(part.strip().rstrip("%"))
+        except ValueError:
+            raise ZeroLossError(f"config: latency_loads {part.strip()!r} is not a percentage of the NDR",
+                                "e.g. --latency-loads 10,50,90,100, or none") from None
+        if not (math.isfinite(pct) and 0 < pct <= 100):
+            raise ZeroLossError(f"config: latency_loads {part.strip()!r} must be in (0, 100] % of the NDR")
+        if pct not in out:
+            out.append(pct)
+    return tuple(out)
