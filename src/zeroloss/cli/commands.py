@@ -144,6 +144,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         lines = tune_bench(args.frames, args.trial, args.validation, args.granularity, args.budget,
                            Path(f"results/bench-tune-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
+    elif args.neutron:
+        import time
+        from pathlib import Path
+
+        from zeroloss import neutronbench
+
+        try:
+            parts = neutronbench.parse_parts(args.parts)
+        except ValueError as e:
+            raise ZeroLossError(f"--parts '{args.parts}': {e}", f"use some of {', '.join(neutronbench.PARTS)}") \
+                from None
+        lines = neutronbench.neutron_bench(parts, args.trial, args.validation, args.granularity, args.budget,
+                                           Path(f"results/bench-neutron-{time.strftime('%Y%m%d-%H%M%S')}"),
+                                           json_out=args.json)
     elif args.vnf:
         import time
         from pathlib import Path

@@ -393,6 +393,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="instead: a short run quiet, then with a CPU hog pinned to the generator's and to the DUT's "
                         "core (verdicts, wasted trial time, exit status), and OVS meter searches of known capacity on "
                         "ovs-p2p and pvp per strategy (within 1 %%, spread)")
+    b.add_argument("--neutron", action="store_true",
+                   help="instead: Neutron's OVS on the bench: the neutron-matrix campaign (plain, conntrack, vxlan, "
+                        "both; 1k, 100k, 1M flows; ovs-p2p and pvp; 64 and 1518 B) with the diagnosis of each cell, "
+                        "a tune run from a 1M-flow case, and a latency-vs-load table (--parts to choose)")
+    b.add_argument("--parts", default="matrix,tune,latency", metavar="PART,...",
+                   help="--neutron: some of matrix, tune, latency (default all three)")
     b.add_argument("--meter-pps", type=_positive_int, default=30000, metavar="PPS",
                    help="--noisy: the meter's rate per direction (default 30000)")
     b.add_argument("--lab", metavar="FILE", help="the cost of reading a lab node (OVS + VNF counters, OVS state) "
