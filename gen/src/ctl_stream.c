@@ -96,12 +96,17 @@ stream_imix(json_t *v, struct zl_stream *s, char *err, const char *ctx)
 /* The fields a stream object may have. */
 static const char *const stream_keys[] = {
 	"port", "queue", "rx_port", "rate_pps", "frame_size", "imix", "flows", "flow_fields",
-	"src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "vlan", "vlan_pcp", NULL
+	"src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "vlan", "vlan_pcp", "vxlan", NULL
 };
 
-/* Refuses a field of o that is not in stream_keys; returns 0, or -1 with err set. */
+/* The fields of a stream's vxlan object. */
+static const char *const vxlan_keys[] = {
+	"vni", "src_mac", "dst_mac", "src_ip", "dst_ip", "udp_port", NULL
+};
+
+/* Refuses a field of o that is not in keys; returns 0, or -1 with err set. */
 static int
-stream_known_keys(json_t *o, char *err, const char *ctx)
+stream_known_keys(json_t *o, const char *const *keys, const char *what, char *err, const char *ctx)
 {
 	const char *key;
 	json_t *v;
@@ -109,10 +114,10 @@ stream_known_keys(json_t *o, char *err, const char *ctx)
 	json_object_foreach(o, key, v) {
 		const char *const *k;
 
-		for (k = stream_keys; *k && strcmp(*k, key) != 0; k++)
+		for (k = keys; *k && strcmp(*k, key) != 0; k++)
 			;
 		if (*k == NULL) {
-			snprintf(err, CTL_ERRLEN, "%s%s is not a stream field", ctx, key);
+			snprintf(err, CTL_ERRLEN, "%s%s is not a %s field", ctx, key, what);
 			return -1;
 		}
 	}
@@ -241,6 +246,50 @@ stream_header(json_t *o, struct zl_stream *s, char *err, const char *ctx)
 	return stream_flow_fields(o, s, err, ctx);
 }
 
+/*
+ * Reads the optional vxlan object of stream object o (the outer headers of a VTEP);
+ * returns 0, or -1 with err set. The outer MACs default to the stream's port and rx_port.
+ */
+static int
+stream_vxlan(json_t *o, struct zl_stream *s, char *err, const char *ctx)
+{
+	json_t *v = json_object_get(o, "vxlan");
+	char vctx[48];
+	int64_t x;
+
+	if (v == NULL)
+		return 0;
+	snprintf(vctx, sizeof(vctx), "%svxlan.", ctx);
+	if (!json_is_object(v)) {
+		snprintf(err, CTL_ERRLEN, "%svxlan must be an object {vni, src_ip, dst_ip, ...}", ctx);
+		return -1;
+	}
+	if (stream_known_keys(v, vxlan_keys, "vxlan", err, vctx) < 0)
+		return -1;
+	if (json_object_get(v, "vni") == NULL || json_object_get(v, "src_ip") == NULL ||
+			json_object_get(v, "dst_ip") == NULL) {
+		snprintf(err, CTL_ERRLEN, "%svni, src_ip and dst_ip are required", vctx);
+		return -1;
+	}
+	memcpy(s->vx_spec.src_mac, zl.ports[s->port].mac.addr_bytes, 6);
+	memcpy(s->vx_spec.dst_mac, zl.ports[s->rx_port].mac.addr_bytes, 6);
+	if (stream_mac(v, "src_mac", s->vx_spec.src_mac, err, vctx) < 0 ||
+			stream_mac(v, "dst_mac", s->vx_spec.dst_mac, err, vctx) < 0 ||
+			stream_ip(v, "src_ip", &s->vx_spec.src_ip, err, vctx) < 0 ||
+			stream_ip(v, "dst_ip", &s->vx_spec.dst_ip, err, vctx) < 0)
+		return -1;
+	x = 0;
+	if (ctl_req_int(v, "vni", 0, ZL_VXLAN_MAX_VNI, &x, err, vctx) < 0)
+		return -1;
+	s->vx_spec.vni = (uint32_t)x;
+	x = ZL_VXLAN_PORT;
+	if (ctl_req_int(v, "udp_port", 1, 65535, &x, err, vctx) < 0)
+		return -1;
+	s->vx_spec.udp_port = (uint16_t)x;
+	s->vxlan = true;
+	return 0;
+}
+
 /* Checks the frames fit their header and port, then allocates the flows; returns 0, or -1 with err set. */
 static int
 stream_finish(struct zl_stream *s, uint16_t idx, char *err, const char *ctx)
@@ -281,14 +330,15 @@ ctl_stream_parse(json_t *o, uint16_t idx, struct zl_stream *s, char *err)
 		snprintf(err, CTL_ERRLEN, "streams[%u] must be an object", idx);
 		return -1;
 	}
-	if (stream_known_keys(o, err, ctx) < 0)
+	if (stream_known_keys(o, stream_keys, "stream", err, ctx) < 0)
 		return -1;
 	memset(s, 0, sizeof(*s));
 	if (json_object_get(o, "port") == NULL) {
 		snprintf(err, CTL_ERRLEN, "%sport is required", ctx);
 		return -1;
 	}
-	if (stream_traffic(o, s, err, ctx) < 0 || stream_header(o, s, err, ctx) < 0)
+	if (stream_traffic(o, s, err, ctx) < 0 || stream_header(o, s, err, ctx) < 0 ||
+			stream_vxlan(o, s, err, ctx) < 0)
 		return -1;
 	return stream_finish(s, idx, err, ctx);
 }

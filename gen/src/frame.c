@@ -187,3 +187,73 @@ zl_frame_parse(const uint8_t *buf, uint32_t len, struct zl_frame_info *info)
 		return ZL_FRAME_MALFORMED;
 	return ZL_FRAME_OURS;
 }
+
+void
+zl_vxlan_tmpl_init(struct zl_vxlan_tmpl *t, const struct zl_vxlan_spec *spec)
+{
+	uint8_t *h = t->hdr;
+	uint8_t *ip = h + ZL_ETH_LEN;
+	uint8_t *udp = ip + ZL_IP_LEN;
+	uint8_t *vx = udp + ZL_UDP_LEN;
+
+	memset(t, 0, sizeof(*t));
+	memcpy(h, spec->dst_mac, 6);
+	memcpy(h + 6, spec->src_mac, 6);
+	put16(h + 12, ETHERTYPE_IPV4);
+	ip[0] = 0x45;           /* version 4, IHL 5 */
+	put16(ip + 6, 0x4000);  /* don't fragment; ID 0 (atomic datagram, RFC 6864) */
+	ip[8] = 64;             /* TTL */
+	ip[9] = 17;             /* UDP */
+	put32(ip + 12, spec->src_ip);
+	put32(ip + 16, spec->dst_ip);
+	/* total length and checksum are zero in the template: added per frame */
+	t->ip_sum = word_sum(ip, ZL_IP_LEN);
+	put16(udp + 2, spec->udp_port);
+	/* UDP checksum 0: RFC 7348 5 asks VTEPs to send zero over IPv4 */
+	vx[0] = ZL_VXLAN_FLAG_I;
+	vx[4] = (uint8_t)(spec->vni >> 16);
+	vx[5] = (uint8_t)(spec->vni >> 8);
+	vx[6] = (uint8_t)spec->vni;
+}
+
+enum zl_vxlan_kind
+zl_vxlan_parse(const uint8_t *buf, uint32_t len, const uint16_t *ports, unsigned int nb_ports,
+		uint32_t *inner_off, uint32_t *inner_len)
+{
+	uint32_t l2 = ZL_ETH_LEN, ihl, ip_len, off;
+	const uint8_t *ip, *udp;
+	uint16_t et, dport;
+	unsigned int i;
+
+	if (len < ZL_VXLAN_LEN + ZL_ETH_LEN)
+		return ZL_VXLAN_NONE;
+	et = get16(buf + 12);
+	while ((et == ETHERTYPE_VLAN || et == ETHERTYPE_QINQ) && l2 < ZL_ETH_LEN + 2 * ZL_VLAN_LEN) {
+		et = get16(buf + l2 + 2);
+		l2 += ZL_VLAN_LEN;
+	}
+	if (et != ETHERTYPE_IPV4)
+		return ZL_VXLAN_NONE;
+	ip = buf + l2;
+	ihl = (uint32_t)(ip[0] & 0x0f) * 4;
+	if ((ip[0] >> 4) != 4 || ihl < ZL_IP_LEN || ip[9] != 17)
+		return ZL_VXLAN_NONE;
+	off = l2 + ihl + ZL_UDP_LEN + ZL_VXLAN_HDR_LEN;
+	if (len < off + ZL_ETH_LEN)
+		return ZL_VXLAN_NONE;
+	udp = ip + ihl;
+	dport = get16(udp + 2);
+	for (i = 0; i < nb_ports && ports[i] != dport; i++)
+		;
+	if (i == nb_ports || !(udp[ZL_UDP_LEN] & ZL_VXLAN_FLAG_I))
+		return ZL_VXLAN_NONE;
+	ip_len = get16(ip + 2);
+	if ((get16(ip + 6) & 0x3fff) != 0 ||              /* a fragment (MF or offset): not reassembled */
+			l2 + ip_len > len || ip_len < off - l2 + ZL_ETH_LEN ||
+			get16(udp + 4) != ip_len - ihl ||
+			zl_csum_fold(word_sum(ip, ihl)) != 0)
+		return ZL_VXLAN_BAD;
+	*inner_off = off;
+	*inner_len = l2 + ip_len - off;
+	return ZL_VXLAN_INNER;
+}

@@ -181,4 +181,81 @@ zl_frame_write(uint8_t *buf, const struct zl_frame_tmpl *t, uint32_t flow,
 enum zl_frame_kind zl_frame_parse(const uint8_t *buf, uint32_t len,
 		struct zl_frame_info *info);
 
+/*
+ * VXLAN (RFC 7348): a stream may be sent as a remote VTEP sends it, each frame
+ * wrapped in outer Ethernet / IPv4 / UDP / VXLAN headers, ZL_VXLAN_LEN bytes in
+ * front of the inner frame (which is built exactly as a plain one). The outer
+ * IPv4 header has DF, TTL 64, ID 0 and a valid checksum; the outer UDP source
+ * port is ZL_VXLAN_SPORT_BASE + flow % 16384 (entropy per flow, as VTEPs hash
+ * the inner headers), its checksum 0; the VXLAN header has the I flag and the VNI.
+ */
+#define ZL_VXLAN_PORT 4789
+#define ZL_VXLAN_HDR_LEN 8
+#define ZL_VXLAN_LEN (ZL_ETH_LEN + ZL_IP_LEN + ZL_UDP_LEN + ZL_VXLAN_HDR_LEN)
+#define ZL_VXLAN_FLAG_I 0x08
+#define ZL_VXLAN_MAX_VNI 0xFFFFFFu
+#define ZL_VXLAN_SPORT_BASE 49152u
+
+static_assert(ZL_VXLAN_LEN == 50, "VXLAN adds 50 B to a frame");
+
+/* Outer addresses of a VXLAN stream, host byte order. */
+struct zl_vxlan_spec {
+	uint8_t src_mac[6];
+	uint8_t dst_mac[6];
+	uint32_t src_ip;
+	uint32_t dst_ip;
+	uint32_t vni;          /* 0..2^24-1 */
+	uint16_t udp_port;     /* outer UDP destination port */
+};
+
+/* Outer header template of a VXLAN stream. */
+struct zl_vxlan_tmpl {
+	uint8_t hdr[ZL_VXLAN_LEN]; /* zeros where patched: IPv4 total length and checksum, UDP source port and length */
+	uint32_t ip_sum;           /* outer IPv4 header word sum without total length and checksum */
+};
+
+/* Fills the outer header template of a VXLAN stream. */
+void zl_vxlan_tmpl_init(struct zl_vxlan_tmpl *t, const struct zl_vxlan_spec *spec);
+
+/*
+ * Writes the outer headers in front of an inner frame of inner_len bytes
+ * (without FCS) that starts at buf + ZL_VXLAN_LEN.
+ */
+static inline void
+zl_vxlan_write(uint8_t *buf, const struct zl_vxlan_tmpl *t, uint32_t flow, uint32_t inner_len)
+{
+	uint8_t *ip = buf + ZL_ETH_LEN;
+	uint8_t *udp = ip + ZL_IP_LEN;
+	uint32_t ip_len = inner_len + ZL_IP_LEN + ZL_UDP_LEN + ZL_VXLAN_HDR_LEN;
+	uint32_t udp_len = ip_len - ZL_IP_LEN;
+	uint16_t sport = (uint16_t)(ZL_VXLAN_SPORT_BASE + (flow & 16383u));
+	uint16_t csum = zl_csum_fold(t->ip_sum + ip_len);
+
+	__builtin_memcpy(buf, t->hdr, ZL_VXLAN_LEN);
+	ip[2] = (uint8_t)(ip_len >> 8);
+	ip[3] = (uint8_t)ip_len;
+	ip[10] = (uint8_t)(csum >> 8);
+	ip[11] = (uint8_t)csum;
+	udp[0] = (uint8_t)(sport >> 8);
+	udp[1] = (uint8_t)sport;
+	udp[4] = (uint8_t)(udp_len >> 8);
+	udp[5] = (uint8_t)udp_len;
+}
+
+/* Result of looking for a VXLAN header in a received frame. */
+enum zl_vxlan_kind {
+	ZL_VXLAN_NONE = 0,     /* not IPv4/UDP to one of the VXLAN ports with the I flag */
+	ZL_VXLAN_INNER = 1,    /* decapsulated: the inner frame is at *inner_off, *inner_len bytes */
+	ZL_VXLAN_BAD = 2       /* VXLAN to our port, but a bad outer checksum or length, or fragmented */
+};
+
+/*
+ * Looks for an outer Ethernet [up to two VLAN tags] IPv4 (any IHL) UDP VXLAN
+ * header whose UDP destination port is one of ports[0..nb_ports-1], in len
+ * bytes (no FCS, contiguous). The inner frame's length comes from the outer
+ * IPv4 total length (padding after it is ignored).
+ */
+enum zl_vxlan_kind zl_vxlan_parse(const uint8_t *buf, uint32_t len, const uint16_t *ports,
+		unsigned int nb_ports, uint32_t *inner_off, uint32_t *inner_len);
+
 #endif

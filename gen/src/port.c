@@ -40,10 +40,15 @@ port_init(struct zl_port *p, uint16_t port_id, const struct zl_port_opts *o)
 	struct rte_eth_dev_info info;
 	struct rte_eth_txconf txconf;
 	char pool_name[RTE_MEMPOOL_NAMESIZE];
-	/* 64 B of slack: PMDs add their own overhead to the MTU (virtio: VLAN tags and its net header) */
-	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(o->max_frame + 64, 64);
+	/*
+	 * Frames up to max_frame, plain or in VXLAN (ZL_VXLAN_LEN more): a stream of
+	 * max_frame sent or received through a tunnel fits one mbuf. 64 B of slack:
+	 * PMDs add their own overhead to the MTU (virtio: VLAN tags and its net header).
+	 */
+	uint32_t wire_max = o->max_frame + ZL_VXLAN_LEN;
+	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(wire_max + 64, 64);
 	uint32_t nb_mbufs = o->nb_mbufs ? o->nb_mbufs : pool_size(o, rte_lcore_count());
-	uint32_t mtu = o->max_frame - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
+	uint32_t mtu = wire_max - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
 	uint32_t max_mtu;
 	uint16_t q, rxd = o->nb_rxd, txd = o->nb_txd;
 	int ret;

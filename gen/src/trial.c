@@ -59,6 +59,18 @@ free_streams(void)
 	zl.nb_streams = 0;
 }
 
+/* Adds a UDP port that received VXLAN frames are decapsulated from, once. */
+static void
+add_vxlan_port(uint16_t port)
+{
+	uint16_t i;
+
+	for (i = 0; i < zl.nb_vxlan_ports; i++)
+		if (zl.vxlan_ports[i] == port)
+			return;
+	zl.vxlan_ports[zl.nb_vxlan_ports++] = port;
+}
+
 int
 zl_trial_configure(struct zl_stream *streams, uint16_t n, char *err, size_t errlen)
 {
@@ -71,6 +83,8 @@ zl_trial_configure(struct zl_stream *streams, uint16_t n, char *err, size_t errl
 	free_streams();
 	for (i = 0; i < zl.nb_workers; i++)
 		zl.workers[i].nb_tx = 0;
+	zl.nb_vxlan_ports = 0;
+	add_vxlan_port(ZL_VXLAN_PORT);
 	for (i = 0; i < n; i++) {
 		struct zl_stream *s = &zl.streams[i];
 		struct zl_worker *w;
@@ -78,6 +92,10 @@ zl_trial_configure(struct zl_stream *streams, uint16_t n, char *err, size_t errl
 		*s = streams[i];
 		s->id = i;
 		zl_frame_tmpl_init(&s->tmpl, &s->spec, s->flows);
+		if (s->vxlan) {
+			zl_vxlan_tmpl_init(&s->vx_tmpl, &s->vx_spec);
+			add_vxlan_port(s->vx_spec.udp_port);
+		}
 		w = &zl.workers[zl_queue_owner(s->port, s->queue)];
 		w->tx[w->nb_tx++] = s;
 	}
@@ -252,6 +270,7 @@ port_json(uint16_t pi)
 		sum.late += r->late;
 		sum.outside += r->outside;
 		sum.unknown_stream += r->unknown_stream;
+		sum.vxlan += r->vxlan;
 	}
 	memset(&st, 0, sizeof(st));
 	rte_eth_stats_get(p->id, &st);
@@ -260,6 +279,7 @@ port_json(uint16_t pi)
 		"rx_pkts", (json_int_t)sum.pkts, "rx_foreign", (json_int_t)sum.foreign,
 		"rx_malformed", (json_int_t)sum.malformed, "rx_late", (json_int_t)sum.late,
 		"rx_outside", (json_int_t)sum.outside, "rx_unknown_stream", (json_int_t)sum.unknown_stream);
+	json_object_set_new(o, "rx_vxlan", json_integer((json_int_t)sum.vxlan));
 	json_object_set_new(o, "ethdev", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"ipackets", (json_int_t)(st.ipackets - p->base.ipackets),
 		"opackets", (json_int_t)(st.opackets - p->base.opackets),

@@ -54,13 +54,21 @@ tx_stream(struct zl_stream *s, uint64_t now, uint64_t end_tsc, uint16_t trial_id
 		uint32_t len = s->sizes[z];
 		struct rte_mbuf *b = m[i];
 
+		uint8_t *buf;
+
 		rte_pktmbuf_reset_headroom(b);
 		b->ol_flags = 0;
 		b->packet_type = 0;
 		b->data_len = (uint16_t)(len - ZL_FCS_LEN);
-		b->pkt_len = len - ZL_FCS_LEN;
-		zl_frame_write(rte_pktmbuf_mtod(b, uint8_t *), &s->tmpl, f, len, trial_id,
-			s->id, s->seq + i, (uint32_t)now);
+		buf = rte_pktmbuf_mtod(b, uint8_t *);
+		if (s->vxlan) {
+			/* a remote VTEP: outer headers, then the frame as it is sent plain */
+			zl_vxlan_write(buf, &s->vx_tmpl, f, len - ZL_FCS_LEN);
+			b->data_len += ZL_VXLAN_LEN;
+			buf += ZL_VXLAN_LEN;
+		}
+		b->pkt_len = b->data_len;
+		zl_frame_write(buf, &s->tmpl, f, len, trial_id, s->id, s->seq + i, (uint32_t)now);
 		if (++f == s->tmpl.nb_flows)
 			f = 0;
 		if (++z == s->nb_sizes)
@@ -100,21 +108,34 @@ static inline void
 rx_frame(struct zl_worker *w, struct zl_rx_port *rp, struct rte_mbuf *m, uint64_t now,
 		bool running, uint16_t trial_id)
 {
-	uint8_t copy[128];
+	uint8_t copy[192];
 	const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = m->pkt_len, off, inner_len;
 	struct zl_frame_info fi;
 	enum zl_frame_kind kind;
+	enum zl_vxlan_kind vx = ZL_VXLAN_NONE;
 
+	if (!running) {
+		rp->outside++;
+		return;
+	}
 	if (unlikely(m->data_len < m->pkt_len && m->data_len < sizeof(copy))) {
 		/* chained mbuf with a short first segment: parse a linear copy */
 		uint32_t l = RTE_MIN(m->pkt_len, (uint32_t)sizeof(copy));
 
 		data = rte_pktmbuf_read(m, 0, l, copy);
 	}
-	kind = zl_frame_parse(data, m->pkt_len, &fi);
-	if (!running) {
-		rp->outside++;
-		return;
+	kind = zl_frame_parse(data, len, &fi);
+	if (kind == ZL_FRAME_FOREIGN && zl.nb_vxlan_ports) {
+		/* a VTEP's frame: count the frame inside as if it came plain */
+		vx = zl_vxlan_parse(data, len, zl.vxlan_ports, zl.nb_vxlan_ports, &off, &inner_len);
+		if (vx == ZL_VXLAN_INNER) {
+			rp->vxlan++;
+			len = inner_len;
+			kind = zl_frame_parse(data + off, len, &fi);
+		} else if (vx == ZL_VXLAN_BAD) {
+			kind = ZL_FRAME_MALFORMED;
+		}
 	}
 	rp->pkts++;
 	if (kind == ZL_FRAME_FOREIGN) {
@@ -133,7 +154,7 @@ rx_frame(struct zl_worker *w, struct zl_rx_port *rp, struct rte_mbuf *m, uint64_
 
 		zl_seq_record(&rs->seq, fi.seq);
 		zl_hist_record(&rs->hist, (uint64_t)(((unsigned __int128)cyc * zl.ns_mult) >> 32));
-		ZL_ADD(rs->bytes, m->pkt_len + ZL_FCS_LEN);
+		ZL_ADD(rs->bytes, len + ZL_FCS_LEN); /* the stream's frame: the inner one of a VXLAN frame */
 		ZL_ADD(rs->pkts, 1);
 	}
 }

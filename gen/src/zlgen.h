@@ -68,6 +68,9 @@ struct zl_stream {
 	struct zl_frame_spec spec;
 	struct zl_frame_tmpl tmpl;
 	struct zl_flow *flows;
+	bool vxlan;              /* each frame goes out wrapped in VXLAN, outer headers from vx_tmpl */
+	struct zl_vxlan_spec vx_spec;
+	struct zl_vxlan_tmpl vx_tmpl;
 
 	/* transmit state and counters: written only by the owner worker */
 	struct zl_pace pace __rte_cache_aligned;
@@ -100,6 +103,7 @@ struct zl_rx_port {
 	uint64_t late;           /* zlgen frames of another trial */
 	uint64_t outside;        /* received while no trial was running */
 	uint64_t unknown_stream; /* current trial, stream id not configured */
+	uint64_t vxlan;          /* VXLAN frames decapsulated (their inner frames counted as any other) */
 };
 
 struct zl_rxq {
@@ -144,6 +148,8 @@ struct zl_app {
 	struct zl_worker workers[ZL_MAX_WORKERS];
 	uint16_t nb_streams;
 	struct zl_stream *streams;          /* [ZL_MAX_STREAMS] */
+	uint16_t nb_vxlan_ports;            /* UDP ports received frames are decapsulated from: */
+	uint16_t vxlan_ports[ZL_MAX_STREAMS + 1]; /* 4789 and every stream's vxlan udp_port */
 	struct zl_sync sync;
 	uint32_t idle_sleep_us;  /* sleep when a loop found no work; 0 = busy poll */
 	uint64_t gap_tsc;        /* pacing restart threshold */

@@ -616,10 +616,64 @@ test_trial_flow(void)
 	}
 	json_decref(rep);
 
+	/* VXLAN: the outer headers of a remote VTEP, checked field by field */
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vxlan\":5}]}");
+	CHECK(strstr(msg, "vxlan must be an object") != NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vxlan\":{\"vni\":1}}]}");
+	CHECK(strstr(msg, "required") != NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vxlan\":{\"vni\":16777216,"
+		"\"src_ip\":\"10.0.0.1\",\"dst_ip\":\"10.0.0.2\"}}]}");
+	CHECK(strstr(msg, "streams[0].vxlan.vni must be 0..16777215") != NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vxlan\":{\"vni\":1,"
+		"\"src_ip\":\"10.0.0.1\",\"dst_ip\":\"10.0.0\"}}]}");
+	CHECK(strstr(msg, "vxlan.dst_ip") != NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vxlan\":{\"vni\":1,"
+		"\"src_ip\":\"10.0.0.1\",\"dst_ip\":\"10.0.0.2\",\"src_mac\":\"x\"}}]}");
+	CHECK(strstr(msg, "vxlan.src_mac") != NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vxlan\":{\"vni\":1,"
+		"\"src_ip\":\"10.0.0.1\",\"dst_ip\":\"10.0.0.2\",\"udp_port\":0}}]}");
+	CHECK(strstr(msg, "udp_port") != NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vxlan\":{\"vni\":1,"
+		"\"src_ip\":\"10.0.0.1\",\"dst_ip\":\"10.0.0.2\",\"ttl\":3}}]}");
+	CHECK(strstr(msg, "ttl is not a vxlan field") != NULL);
+	/* a 1518 B stream in VXLAN on a port set up for 1518 B frames: the port carries the 50 B more */
+	rep = EXPECT_OK("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"frame_size\":1518,\"vlan\":7,"
+		"\"vxlan\":{\"vni\":5000,\"src_ip\":\"10.0.0.1\",\"dst_ip\":\"10.0.0.2\",\"dst_mac\":\"02:00:00:00:00:09\"}},"
+		"{\"port\":0,\"vxlan\":{\"vni\":0,\"src_ip\":\"10.0.0.1\",\"dst_ip\":\"10.0.0.3\",\"udp_port\":8472}},"
+		"{\"port\":0,\"vxlan\":{\"vni\":1,\"src_ip\":\"10.0.0.1\",\"dst_ip\":\"10.0.0.3\",\"udp_port\":8472}},"
+		"{\"port\":0}]}");
+	json_decref(rep);
+	CHECK_EQ_U64(zl.nb_streams, 4);
+	CHECK(zl.streams[0].vxlan && zl.streams[1].vxlan && !zl.streams[3].vxlan);
+	CHECK_EQ_U64(zl.streams[0].vx_spec.vni, 5000);
+	CHECK_EQ_U64(zl.streams[0].vx_spec.udp_port, 4789);
+	CHECK_EQ_U64(zl.streams[0].vx_spec.src_ip, 0x0a000001);
+	CHECK_EQ_U64(zl.streams[0].vx_spec.src_mac[5], 0x07);  /* the port's MAC by default */
+	CHECK_EQ_U64(zl.streams[0].vx_spec.dst_mac[5], 0x09);
+	CHECK_EQ_U64(zl.streams[0].vx_tmpl.hdr[42], 0x08);     /* the I flag, in the template */
+	CHECK_EQ_U64(zl.streams[0].spec.vlan, 7);              /* the VLAN tags the inner frame */
+	CHECK_EQ_U64(zl.streams[1].vx_spec.udp_port, 8472);
+	/* received frames are decapsulated from 4789 and every stream's port, each once */
+	CHECK_EQ_U64(zl.nb_vxlan_ports, 2);
+	CHECK_EQ_U64(zl.vxlan_ports[0], 4789);
+	CHECK_EQ_U64(zl.vxlan_ports[1], 8472);
+	rep = EXPECT_OK("{\"cmd\":\"start\",\"frames\":5,\"drain_ms\":0}");
+	json_decref(rep);
+	zl.workers[0].rxp[0].vxlan = 3;
+	rep = EXPECT_OK("{\"cmd\":\"stop\"}");
+	json_decref(rep);
+	worker_ack();
+	zl_trial_tick();
+	rep = EXPECT_OK("{\"cmd\":\"result\"}");
+	res = rep ? json_object_get(rep, "result") : NULL;
+	CHECK_EQ_U64(get_i(json_array_get(json_object_get(res, "ports"), 0), "rx_vxlan"), 3);
+	json_decref(rep);
+
 	/* a new configuration drops the result */
 	rep = EXPECT_OK("{\"cmd\":\"configure\",\"streams\":[{\"port\":0}]}");
 	json_decref(rep);
 	CHECK_EQ_U64(zl.nb_streams, 1);
+	CHECK_EQ_U64(zl.nb_vxlan_ports, 1);   /* 4789: always */
 	CHECK_EQ_U64(zl.streams[0].spec.nb_flows, 1);
 	CHECK_EQ_U64(zl.streams[0].sizes[0], 64);
 	EXPECT_ERROR("{\"cmd\":\"result\"}");
@@ -647,6 +701,8 @@ static const char *const valid_lines[] = {
 		"\"dst_ip\":\"198.19.1.1\",\"src_port\":1024,\"dst_port\":1024,\"vlan\":-1,\"vlan_pcp\":0}]}",
 	"{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"imix\":[[68,7],[570,4],[1518,1]],\"vlan\":5},"
 		"{\"port\":0,\"frame_size\":1518}]}",
+	"{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vxlan\":{\"vni\":5000,\"src_mac\":\"02:00:00:00:00:01\","
+		"\"dst_mac\":\"02:00:00:00:00:02\",\"src_ip\":\"10.0.0.1\",\"dst_ip\":\"10.0.0.2\",\"udp_port\":4789}}]}",
 	"{\"cmd\":\"start\",\"trial\":7,\"duration_s\":10,\"drain_ms\":500,\"rate_pps\":500000}",
 	"{\"cmd\":\"start\",\"frames\":1000,\"rate_pps\":[1000,2000],\"id\":[1]}",
 	"{\"cmd\":\"stop\"}",
@@ -705,7 +761,7 @@ mutate_json(json_t *o, int depth)
 		"cmd", "id", "proto", "streams", "port", "queue", "rx_port", "rate_pps", "frame_size",
 		"imix", "flows", "flow_fields", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port",
 		"dst_port", "vlan", "vlan_pcp", "trial", "duration_s", "frames", "drain_ms", "wait_s",
-		"idle_sleep_us", "bogus",
+		"idle_sleep_us", "vxlan", "vni", "udp_port", "bogus",
 	};
 	const char *key;
 	json_t *v;

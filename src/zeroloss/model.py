@@ -121,6 +121,7 @@ class PortResult:
     rx_outside: int
     rx_unknown_stream: int
     ethdev: EthdevCounters
+    rx_vxlan: int = 0  # VXLAN frames decapsulated, their inner frames counted as any other (0 before zlgen had it)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> PortResult:

@@ -8,6 +8,7 @@ its documented default (port's MAC, 198.18.P.1, untagged, ...).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,6 +43,45 @@ class Imix:
 
 Size = int | Imix
 
+VXLAN_PORT = 4789
+VXLAN_OVERHEAD = 50  # outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8: the wire frame is this much longer
+MAX_VNI = (1 << 24) - 1
+_MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
+
+
+def _check_ipv4(name: str, value: str) -> None:
+    parts = value.split(".")
+    if len(parts) != 4 or not all(p.isdigit() and len(p) <= 3 and int(p) <= 255 for p in parts):
+        raise ValueError(f"VXLAN {name} '{value}' is not an IPv4 address like 10.0.0.1")
+
+
+@dataclass(frozen=True)
+class Vxlan:
+    """zlgen as a remote VTEP (RFC 7348): each frame of the stream is sent in outer Ethernet (src_mac to
+    dst_mac) / IPv4 (src_ip to dst_ip) / UDP (to udp_port) / VXLAN (vni), VXLAN_OVERHEAD bytes longer."""
+
+    vni: int
+    src_mac: str
+    dst_mac: str
+    src_ip: str
+    dst_ip: str
+    udp_port: int = VXLAN_PORT
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.vni <= MAX_VNI:
+            raise ValueError(f"VXLAN VNI {self.vni} is outside 0..{MAX_VNI}")
+        for name in ("src_mac", "dst_mac"):
+            if not _MAC.fullmatch(getattr(self, name)):
+                raise ValueError(f"VXLAN {name} '{getattr(self, name)}' is not a MAC address like 02:00:00:00:00:01")
+        _check_ipv4("src_ip", self.src_ip)
+        _check_ipv4("dst_ip", self.dst_ip)
+        if not 1 <= self.udp_port <= 65535:
+            raise ValueError(f"VXLAN UDP port {self.udp_port} is outside 1..65535")
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"vni": self.vni, "src_mac": self.src_mac, "dst_mac": self.dst_mac, "src_ip": self.src_ip,
+                "dst_ip": self.dst_ip, "udp_port": self.udp_port}
+
 
 @dataclass(frozen=True)
 class Stream:
@@ -58,7 +98,8 @@ class Stream:
     dst_mac: str | None = None
     src_ip: str | None = None
     dst_ip: str | None = None
-    vlan: int | None = None  # None or -1: untagged
+    vlan: int | None = None  # None or -1: untagged (a VXLAN stream's VLAN tags its inner frame)
+    vxlan: Vxlan | None = None  # sent in VXLAN: frame sizes and rates stay those of the inner frames
 
     @property
     def largest_frame(self) -> int:
@@ -88,6 +129,8 @@ class Stream:
                 out[key] = getattr(self, key)
         if self.vlan is not None and self.vlan >= 0:
             out["vlan"] = self.vlan
+        if self.vxlan is not None:
+            out["vxlan"] = self.vxlan.to_wire()
         return out
 
 

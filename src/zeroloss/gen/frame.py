@@ -6,6 +6,8 @@ Format history:
   stream id (2), sequence (4), TX TSC low 32 bits (4). A 64 B frame with an 802.1Q tag holds it.
 - version 1: 16 bytes: magic 'ZL' (2), version (1), flags (1), trial id (2), stream id (2), sequence (4),
   TX TSC low 32 bits (4); tagged frames needed 68 B. Still read here (stored captures); zlgen no longer does.
+A frame may come wrapped in VXLAN (RFC 7348, zlgen acting as a remote VTEP or a switch encapsulating):
+`decap` finds the inner frame, which then parses as a plain one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ assert SIGNATURE.size == 14 and SIGNATURE_V1.size == 16
 
 ETH_IPV4 = 0x0800
 ETH_VLANS = (0x8100, 0x88A8)
+VXLAN_PORT = 4789
+VXLAN_LEN = 50  # outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8
+VXLAN_FLAG_I = 0x08
 
 
 @dataclass(frozen=True)
@@ -80,3 +85,50 @@ def parse(frame: bytes) -> Signature | None:
         return None
     sport, dport = struct.unpack_from("!HH", frame, l2 + 20)
     return Signature(*sig, l2, _ip(ip[12:16]), _ip(ip[16:20]), sport, dport, vlan)
+
+
+@dataclass(frozen=True)
+class Vxlan:
+    """The outer headers of a VXLAN frame and where its inner frame lies."""
+
+    vni: int
+    src_ip: str
+    dst_ip: str
+    src_port: int
+    dst_port: int
+    ip_checksum_ok: bool
+    inner: bytes
+
+
+def _checksum_ok(header: bytes) -> bool:
+    """RFC 1071: the one's complement sum of a valid IPv4 header's words is 0xffff."""
+    s = sum(int.from_bytes(header[i:i + 2], "big") for i in range(0, len(header) - 1, 2))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s == 0xFFFF
+
+
+def decap(frame: bytes, ports: tuple[int, ...] = (VXLAN_PORT,)) -> Vxlan | None:
+    """The VXLAN headers and inner frame of an IPv4/UDP frame to one of ports with the I flag, or None.
+    The inner frame's length comes from the outer IPv4 total length (padding after it is dropped)."""
+    if len(frame) < 14:
+        return None
+    l2 = 14
+    (ethertype,) = struct.unpack_from("!H", frame, 12)
+    while ethertype in ETH_VLANS and l2 < 22 and len(frame) >= l2 + 4:
+        (ethertype,) = struct.unpack_from("!H", frame, l2 + 2)
+        l2 += 4
+    if ethertype != ETH_IPV4 or len(frame) < l2 + 20:
+        return None
+    ihl = (frame[l2] & 0x0F) * 4
+    if frame[l2] >> 4 != 4 or ihl < 20 or frame[l2 + 9] != 17 or len(frame) < l2 + ihl + 16:
+        return None
+    udp = l2 + ihl
+    sport, dport = struct.unpack_from("!HH", frame, udp)
+    if dport not in ports or not frame[udp + 8] & VXLAN_FLAG_I:
+        return None
+    (total,) = struct.unpack_from("!H", frame, l2 + 2)
+    vni = int.from_bytes(frame[udp + 12:udp + 15], "big")
+    ip = frame[l2:l2 + 20]
+    return Vxlan(vni, _ip(ip[12:16]), _ip(ip[16:20]), sport, dport, _checksum_ok(frame[l2:l2 + ihl]),
+                 frame[udp + 16:l2 + total])
