@@ -207,6 +207,23 @@ latency_json(const struct zl_hist *h)
 		"p99_99", (json_int_t)zl_hist_percentile(h, 99.99));
 }
 
+/*
+ * The histogram's non-zero buckets as [[bucket_low_ns, count], ...], lowest first:
+ * a few hundred pairs for a trial, at most ZL_HIST_BUCKETS.
+ */
+static json_t *
+hist_json(const struct zl_hist *h)
+{
+	json_t *a = json_array();
+	uint32_t i;
+
+	for (i = 0; i < ZL_HIST_BUCKETS; i++)
+		if (h->bucket[i])
+			json_array_append_new(a, json_pack("[I,I]", (json_int_t)zl_hist_bucket_low(i),
+				(json_int_t)h->bucket[i]));
+	return a;
+}
+
 static json_t *
 stream_json(const struct zl_stream *s, double tx_window_s)
 {
@@ -248,6 +265,7 @@ stream_json(const struct zl_stream *s, double tx_window_s)
 	json_object_set_new(o, "duplicate", json_integer((json_int_t)dup));
 	json_object_set_new(o, "late", json_integer((json_int_t)late));
 	json_object_set_new(o, "latency_ns", latency_json(&merged_hist));
+	json_object_set_new(o, "latency_hist", hist_json(&merged_hist));
 	return o;
 }
 

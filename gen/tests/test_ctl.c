@@ -547,10 +547,21 @@ test_trial_flow(void)
 		CHECK_EQ_U64(get_i(lat, "p50"), 1006); /* rank 5 is 1005, bucket [1004, 1008) */
 		CHECK(json_real_value(json_object_get(lat, "mean")) == (1000 + 1001 + 1002 + 1003 +
 			1005 + 1006 + 1007 + 1008 + 1009) / 9.0);
+		/* the non-zero buckets, [low, count]: 4 ns wide at 1000 ns (512..1023 in 128 sub-buckets) */
+		lat = json_object_get(st, "latency_hist");
+		CHECK_EQ_U64(json_array_size(lat), 3);
+		CHECK_EQ_U64(json_integer_value(json_array_get(json_array_get(lat, 0), 0)), 1000);
+		CHECK_EQ_U64(json_integer_value(json_array_get(json_array_get(lat, 0), 1)), 4);
+		CHECK_EQ_U64(json_integer_value(json_array_get(json_array_get(lat, 1), 0)), 1004);
+		CHECK_EQ_U64(json_integer_value(json_array_get(json_array_get(lat, 1), 1)), 3);
+		CHECK_EQ_U64(json_integer_value(json_array_get(json_array_get(lat, 2), 0)), 1008);
+		CHECK_EQ_U64(json_integer_value(json_array_get(json_array_get(lat, 2), 1)), 2);
 		st = json_array_get(json_object_get(res, "streams"), 1);
 		CHECK_EQ_U64(get_i(st, "tx_pkts"), 0);
 		CHECK_EQ_U64(get_i(st, "rx_unique"), 0);
 		CHECK_EQ_U64(get_i(json_object_get(st, "latency_ns"), "p99"), 0);
+		CHECK_EQ_U64(json_array_size(json_object_get(st, "latency_hist")), 0);
+		CHECK(json_is_array(json_object_get(st, "latency_hist")));
 		st = json_array_get(json_object_get(res, "ports"), 0);
 		CHECK_EQ_U64(get_i(st, "rx_pkts"), 12);
 		CHECK_EQ_U64(get_i(st, "rx_foreign"), 2);

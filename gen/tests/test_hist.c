@@ -321,9 +321,31 @@ test_huge(void)
 }
 
 /* Runs the histogram tests and prints the summary line. */
+/*
+ * The scheme PROTOCOL.md gives for latency_hist, from a bucket's low value alone: exact below
+ * 128 ns, else 2^(floor(log2 low) - 7) ns wide; consecutive buckets tile the values without gaps.
+ */
+static void
+test_exported_scheme(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < ZL_HIST_BUCKETS; i++) {
+		uint64_t low = zl_hist_bucket_low(i);
+		uint64_t w = low < 128 ? 1 : (uint64_t)1 << (63 - __builtin_clzll(low) - 7);
+
+		CHECK_EQ_U64(zl_hist_bucket_width(i), w);
+		CHECK_EQ_U64(zl_hist_index(low), i);
+		CHECK_EQ_U64(zl_hist_index(low + w - 1), i);
+		if (i + 1 < ZL_HIST_BUCKETS)
+			CHECK_EQ_U64(zl_hist_bucket_low(i + 1), low + w);
+	}
+}
+
 int
 main(void)
 {
+	test_exported_scheme();
 	test_buckets();
 	test_uniform();
 	test_small();

@@ -81,11 +81,15 @@ class StreamResult:
     late: int
     latency_ns: Latency
     pace_max_late_ns: int = 0  # the sender's longest lateness with frames due (0 from a zlgen before it)
+    # the latency histogram's non-zero buckets, ((bucket_low_ns, count), ...) lowest first (gen/PROTOCOL.md: exact
+    # below 128 ns, then 128 buckets per power of two); () from a zlgen before it
+    latency_hist: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StreamResult:
         d = dict(d)
         d["latency_ns"] = _from_dict(Latency, d.get("latency_ns", {}))
+        d["latency_hist"] = tuple((int(low), int(n)) for low, n in d.get("latency_hist", ()))
         return _from_dict(cls, d)
 
     @property

@@ -1,5 +1,6 @@
 """zlgen as a remote VTEP on the real software bench: its two ports joined by one memif wire, a VXLAN stream
-from port 0 is received on port 1, decapsulated and counted as that stream's frames (no DUT in between)."""
+from port 0 is received on port 1, decapsulated and counted as that stream's frames (no DUT in between); the
+trial's latency histograms come with it."""
 
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ def test_vxlan_frames_are_decapsulated_and_counted(wire):
     for s in r.streams:
         assert (s.tx_pkts, s.rx_unique, s.rx_pkts, s.lost, s.late) == (FRAMES, FRAMES, FRAMES, 0, 0)
         assert s.latency_ns.count == FRAMES and s.latency_ns.min > 0
+        # the histogram behind the percentiles: every frame in one bucket, buckets lowest first
+        lows = [low for low, _ in s.latency_hist]
+        assert sum(n for _, n in s.latency_hist) == FRAMES and lows == sorted(set(lows))
+        assert lows[0] <= s.latency_ns.min <= s.latency_ns.max < lows[-1] + max(1, lows[-1] / 128)  # width <= L/128
     assert r.streams[0].tx_bytes == r.streams[0].rx_bytes == FRAMES * 1518
     assert r.streams[1].rx_bytes == FRAMES * 64
     rx = r.ports[1]
