@@ -19,6 +19,7 @@ from typing import TypeVar
 from .errors import ZeroLossError
 from .gen import ZlgenClient
 from .host.interference import ThreadRef
+from .host.telemetry import Snapshot
 from .ledger import STAT_KEYS
 from .model import TrialResult
 from .stream import Stream
@@ -43,6 +44,9 @@ class Probe:
     rings: dict[int, int] = field(default_factory=dict)
     # OVS's PMDs' iterations and cycles/iteration histograms (dut/ovsstats.pmd_perf), read around each trial
     perf: Callable[[], dict[str, dict]] | None = None
+    # the telemetry of the host the DUT runs on (host.telemetry): its CPUs, interrupts and the bench's processes,
+    # read before and after each trial (this host's files, or a lab node's over its agent); None: not read
+    telemetry: Callable[[], Snapshot] | None = None
 
 
 @dataclass(frozen=True)

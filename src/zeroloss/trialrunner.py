@@ -11,6 +11,7 @@ from .diagnose import analyse
 from .dut.ovsstats import pmd_perf_delta
 from .errors import ZeroLossError
 from .host.interference import Interference, delta, ring_ms, snapshot
+from .host.telemetry import trial_record
 from .ledger import counter_delta, summary
 from .model import TrialResult
 from .results.records import TrialEntry
@@ -81,10 +82,13 @@ class TrialRunner:
         before = guarded(health, self.probe.counters)
         perf_before = guarded(health, perf) if perf else None
         start = snapshot(refs)
+        tel = self.probe.telemetry  # the DUT host's CPUs, interrupts and processes (host.telemetry)
+        tel_before = guarded(health, tel) if tel else None
         r = guarded(health, lambda: self.client.run_trial(
             duration_s=duration_s, drain_ms=self.cfg.drain_ms,
             rate_pps=[rate_pps / self.lanes] * self.nb_streams, watch=health))
         stalls = delta(start, snapshot(refs))
+        tel_after = guarded(health, tel) if tel else None
         after = guarded(health, self.probe.counters)
         out = outcome_of(r, self.refused_is_loss)
         disturbed = self.disturbance(out, stalls, rate_pps)
@@ -92,7 +96,11 @@ class TrialRunner:
         self.detail["interference"] = {**stalls.to_json(), "stall_ms": stalls.stall_ms_by_core(),
                                        "disturbed": disturbed}
         if perf and perf_before is not None:  # each PMD's longest iteration: its own stalls, whatever caused them
-            self.detail["interference"]["pmd_perf"] = pmd_perf_delta(perf_before, guarded(health, perf))
+            perf_after = guarded(health, perf)
+            self.detail["interference"]["pmd_perf"] = pmd_perf_delta(perf_before, perf_after)
+        if tel_before is not None and tel_after is not None:
+            self.detail["telemetry"] = trial_record(tel_before, tel_after, perf_before,
+                                                    perf_after if perf else None, self.detail.get("counters"))
         return replace(out, disturbed=disturbed)
 
     def disturbance(self, out: Outcome, stalls: Interference, rate_pps: float) -> str | None:

@@ -13,6 +13,7 @@ from ..dpdk import hugepages
 from ..dpdk.eal import Eal
 from ..gen import Zlgen, ZlgenClient, ZlgenConfig
 from ..host.interference import ThreadRef, thread, threads_of
+from ..host.telemetry import local_reader
 from ..ledger import external_paths, p2p_paths
 from ..stream import Stream
 from ..target import Loopback, Probe, Target, dpdk_counters
@@ -139,7 +140,7 @@ class P2pTarget(_Bench):
         tel = self._tel
         return Probe(p2p_paths(), lambda: {"procs": {"dut": [dpdk_counters(tel.ethdev_stats(p)) for p in (0, 1)]}},
                      context={"queues": self.cfg.dut_rxq, "bench": True}, health=self.bench.check,
-                     threads=self._threads, rings=self.rings())
+                     threads=self._threads, rings=self.rings(), telemetry=local_reader(self._threads))
 
     def _threads(self) -> list[ThreadRef]:
         """testpmd's forwarding threads (its main lcore reads commands) and zlgen's workers."""
@@ -254,7 +255,7 @@ def ovs_probe(bench: OvsBench) -> Probe:
         "queues": spec.queues, "vnf_ring": spec.vnf_ring if spec.vnf_ports else None,
         "pmd_cpu_mask": spec.pmd_cpu_mask, "vnfs": [f"vnf{k}" for k in range(VNFS[spec.topology])], "bench": True},
         health=bench.check, threads=lambda: ovs_threads(bench), rings=ovs_rings(spec),
-        perf=bench.ovs.pmd_perf if bench.ovs else None)
+        perf=bench.ovs.pmd_perf if bench.ovs else None, telemetry=local_reader(lambda: ovs_threads(bench)))
 
 
 def ovs_threads(bench: OvsBench) -> list[ThreadRef]:
@@ -321,7 +322,8 @@ class ExternalTarget(_Bench):
         gen = self.gen
         assert gen is not None
         # zlgen's threads only: the DUT is the user's (its pollers and rings unknown here)
-        return Probe(external_paths(), context={"bench": False}, health=gen.check, threads=lambda: gen_threads(gen))
+        return Probe(external_paths(), context={"bench": False}, health=gen.check, threads=lambda: gen_threads(gen),
+                     telemetry=local_reader(lambda: gen_threads(gen)))
 
     def placement(self) -> dict[str, dict]:
         return {"external": {"zlgen_lcores": self.cfg.gen_lcores, "ports": list(self.cfg.ports),

@@ -145,6 +145,10 @@ _PERF_LINES = (  # (pattern, keys): the overall lines of pmd-perf-show (OVS 3.1;
     (r"\s*- idle(?: iterations)?:\s+(\d+)\s+\(\s*([\d.]+) %", ("idle_iterations", "idle_pct")),
     (r"\s*- busy(?: iterations)?:\s+(\d+)\s+\(\s*([\d.]+) %", ("busy_iterations", "busy_pct")),
     (r"\s*Rx packets:\s+(\d+)(?:\s+\((\d+) Kpps, (\d+) cycles/pkt\))?", ("rx_packets", "kpps", "cycles_per_pkt")),
+    (r"\s*- Upcalls:\s+(\d+)", ("upcalls",)),  # issue 30 Must 3 (host/telemetry): upcalls, lost, TX batches
+    (r"\s*- Lost upcalls:\s+(\d+)", ("lost_upcalls",)),
+    (r"\s*Tx packets:\s+(\d+)", ("tx_packets",)),
+    (r"\s*Tx batches:\s+(\d+)", ("tx_batches",)),
 )
 
 
@@ -186,6 +190,9 @@ def pmd_perf(text: str) -> dict[str, dict]:
                 hist = None
             elif cells[0].isdigit() or cells[0] == ">":
                 hist.append([None if cells[0] == ">" else int(cells[0]), int(cells[1])])
+                if len(cells) >= 10:  # the 5th histogram: the longest vhost queue seen per iteration
+                    cur.setdefault("max_vhost_qlen", []).append([None if cells[8] == ">" else int(cells[8]),
+                                                                  int(cells[9])])
         else:
             for pattern, keys in _PERF_LINES:
                 if m := re.match(pattern, line):

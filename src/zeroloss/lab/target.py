@@ -8,11 +8,13 @@ from contextlib import ExitStack
 from types import TracebackType
 
 from ..config import RunConfig
+from ..dut.ovsstats import pmd_perf
 from ..gen import ZlgenClient
 from ..stream import Stream
 from ..target import Probe, Target
 from .labfile import load
 from .labrun import LabSession, host_facts, lab_streams, session
+from .labtelemetry import NodeTelemetry
 
 
 class LabTarget(Target):
@@ -59,7 +61,8 @@ class LabTarget(Target):
     def probe(self) -> Probe:
         s = self.s
         assert s is not None
-        return Probe(s.paths, s.dut.counters, s.dut.state, s.context(), s.health)
+        return Probe(s.paths, s.dut.counters, s.dut.state, s.context(), s.health,
+                     perf=lambda: pmd_perf(s.dut.appctl("dpif-netdev/pmd-perf-show")), telemetry=NodeTelemetry(s.dut))
 
     def streams(self, frame: int, rate_pps: float) -> list[Stream]:
         assert self.s is not None

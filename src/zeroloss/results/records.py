@@ -112,6 +112,7 @@ class TrialEntry(Record):
     diagnosis: list[JsonObject] | None = None  # findings (diagnose.py)
     dut_state: JsonObject | None = None
     interference: JsonObject | None = None  # the host's stalls of the bench's threads and cores over the trial
+    telemetry: JsonObject | None = None  # the DUT host's cores, interrupts, page faults, OVS PMDs (host/telemetry)
 
     @classmethod
     def of(cls, rec: TrialRecord) -> TrialEntry:

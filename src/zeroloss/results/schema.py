@@ -133,9 +133,16 @@ STORED_LEDGER = obj({"direction": STR, **{k: NUM for k in ("sent", "received", "
 FINDING = obj({"hop": STR, "where": STR, "reason": STR, "frames": NUM, "share_pct": NUM, "cause": STR,
                "evidence": arr(STR), "remedies": arr(STR)},
               ("hop", "reason", "frames", "share_pct", "cause", "evidence", "remedies"))
+# the DUT host's telemetry over a trial (host/telemetry.py): per core its ticks by kind and interrupts per source,
+# per process its page faults, per OVS PMD its iterations and cycles
+TELEMETRY = maybe(obj({"window_s": NUM, "user_hz": INT,
+                       "cores": arr(obj({"core": INT, "ticks": obj(values=NUM), "irqs": obj(values=NUM)},
+                                        ("core", "ticks"))),
+                       "procs": arr(obj({"pid": INT, "minflt": NUM, "majflt": NUM}, ("pid", "minflt", "majflt"))),
+                       "pmds": obj(values=OBJ)}, ("window_s", "cores")))
 TRIAL = obj({"index": INT, "kind": STR, "verdict": STR, "goal": STR, "rate_pps": NUM, "duration_s": NUM,
              "loss_ratio": NUM, "outcome": OUTCOME, "directions": arr(DIRECTION), "counters": COUNTERS,
-             "dut_state": DUT_STATE, "ledger": arr(STORED_LEDGER), "diagnosis": arr(FINDING)},
+             "dut_state": DUT_STATE, "ledger": arr(STORED_LEDGER), "diagnosis": arr(FINDING), "telemetry": TELEMETRY},
             ("index", "kind", "verdict", "rate_pps", "duration_s", "loss_ratio", "outcome"))
 
 # a search's paths (version 2): the hops each direction crosses, and what each kind of hop reads
