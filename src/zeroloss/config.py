@@ -61,6 +61,16 @@ class RunConfig:
     ovs_rxd: int = _f(2048, "OVS: n_rxq_desc of every port (power of 2)", 64, 4096)
     ovs_txd: int = _f(2048, "OVS: n_txq_desc of every port (power of 2)", 64, 4096)
     ovs_tx_retries_max: int = _f(-1, "OVS: tx-retries-max of vhost ports (-1: OVS's default, 8)", -1, 32)
+    ovs_emc_insert_inv_prob: int = _f(-1, "OVS: emc-insert-inv-prob, 1 in N new flows enters the exact-match cache "
+                                          "(0: EMC off; -1: OVS's default, 100)", -1, (1 << 32) - 1)
+    ovs_smc_enable: bool = _f(False, "OVS: smc-enable, the signature-match cache (1M entries per PMD) behind the EMC")
+    ovs_flow_limit: int = _f(0, "OVS: flow-limit, datapath flows the revalidators keep (0: OVS's default, 200000)",
+                             0, 10_000_000)
+    ovs_revalidators: int = _f(0, "OVS: n-revalidator-threads (0: OVS's default, from the cores)", 0, 64)
+    ovs_ct_maxconns: int = _f(0, "OVS: conntrack's connection limit, dpctl/ct-set-maxconns (0: OVS's default, "
+                                 "3000000)", 0, 100_000_000)
+    ovs_ct_zone_limit: int = _f(0, "OVS: conntrack's default zone limit, dpctl/ct-set-limits default=N (0: none)",
+                                0, 100_000_000)
     vnf_ring: int = _f(1024, "pvp, pvvp: the VNFs' virtio ring size (a VM takes at most 1024)",
                        choices=VNF_RINGS, flag="--vnf-ring")
     vnf: str = _f("auto", "pvp, pvvp: the VNF: vm (a QEMU/KVM guest running testpmd behind vhost-user), process "

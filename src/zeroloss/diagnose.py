@@ -9,10 +9,24 @@ the references' troubleshooting cases (RX queue overflow on a busy PMD, vring si
 from __future__ import annotations
 
 from .ledger import ledger
-from .ovsfacts import ovs_shared_mbufs, parse_dpctl_config, parse_pmd_rxq, tripleo_socket_mem
+from .ovsfacts import (
+    CT_MAXCONNS,
+    EMC_ENTRIES,
+    FLOW_LIMIT,
+    VXLAN_OVERHEAD,
+    cache_stats,
+    ovs_shared_mbufs,
+    parse_dpctl_config,
+    parse_pmd_rxq,
+    tripleo_socket_mem,
+)
 
 BUSY_PCT = 85      # a PMD this busy over a trial has no headroom left
 IDLE_PCT = 40      # ... and one below this while another is busy means the load is badly placed
+CACHE_HIT_PCT = 50     # EMC + SMC serving fewer lookups than this, the rest megaflow lookups: the caches thrash
+MIN_LOOKUPS = 10_000   # ... judged on at least this many lookups in the trial
+UPCALL_PCT = 1.0       # more lookups than this going up to the slow path: an upcall storm
+FLOWS_NEAR_LIMIT = 0.9  # datapath flows at this share of the flow limit: the revalidators evict
 
 
 def pmd_load(c: dict) -> dict[str, float]:
@@ -100,6 +114,10 @@ class _Ctx:
         self.mask = ctx.get("pmd_cpu_mask") or "0x1"
         self.queues = int(ctx.get("queues") or 1)
         self.bench = ctx.get("bench", True)
+        self.cache = cache_stats(((c.get("ovs") or {}).get("pmds")) or {})
+        self.dp = self.state.get("datapath") or {}
+        self.coverage = (c.get("ovs") or {}).get("coverage") or {}
+        self.pmd_cause = _pmd_cause(self)
 
 
 def _rx_missed_ovs(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
@@ -234,7 +252,15 @@ DATAPATH = {"datapath_drop_upcall_error": "the flow miss could not be handed to 
             "datapath_drop_invalid_port": "the output port does not exist (any more)",
             "datapath_drop_lock_error": "the datapath could not take a lock",
             "datapath_drop_rx_invalid_packet": "the packet was malformed",
-            "datapath_drop_invalid_bond": "the bond had no usable member"}
+            "datapath_drop_invalid_bond": "the bond had no usable member",
+            "datapath_drop_tunnel_push_error": "the tunnel header could not be pushed (encapsulation failed: no route "
+                                               "or neighbour for the remote VTEP, or the underlay port is gone)",
+            "datapath_drop_tunnel_pop_error": "the tunnel header could not be popped (decapsulation failed: a "
+                                              "malformed or unexpected outer header)",
+            "datapath_drop_invalid_tnl_port": "a tunnel frame arrived for no configured tunnel port (remote_ip, key "
+                                              "or dst_port do not match)",
+            "datapath_drop_recirc_error": "recirculation failed (conntrack or a tunnel's second pass)",
+            "netdev_push_header_drops": "the tunnel header did not fit the frame (push_header)"}
 
 
 def _datapath(hop: dict, drop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
@@ -293,12 +319,145 @@ def _imbalance(x: _Ctx) -> list[dict]:
                           "(step source IPs: --set flow_fields=src_ip)"]}]
 
 
+def _conntrack_full(x: _Ctx) -> tuple[str, str, list[str], list[str]] | None:
+    """Conntrack refusing new connections: its coverage counters rose, or its table or a zone is at its limit."""
+    ct = x.dp.get("ct") or {}
+    nconns, maxconns = ct.get("nconns"), ct.get("maxconns")
+    refused = {k: x.coverage.get(k, 0) for k in ("conntrack_full", "conntrack_zone_full") if x.coverage.get(k, 0) > 0}
+    zones = {z: v for z, v in (ct.get("zones") or {}).items() if v.get("limit") and v.get("count", 0) >= v["limit"]}
+    default = ct.get("default_limit") or 0
+    at_max = nconns is not None and maxconns and nconns >= maxconns
+    at_default = bool(default) and nconns is not None and nconns >= default
+    if not (refused or zones or at_max or at_default):
+        return None
+    ev = [f"coverage {k}: {v:,} new connection(s) refused in the trial" for k, v in refused.items()]
+    if nconns is not None:
+        ev.append(f"conntrack holds {nconns:,} connection(s), ct maxconns {maxconns if maxconns is not None else '?'}"
+                  + (f", default zone limit {default:,}" if default else ""))
+    ev += [f"zone {z}: {v['count']:,} connection(s) of its limit {v['limit']:,}" for z, v in sorted(zones.items())]
+    want = max(2 * (nconns or 0), 2 * int(x.ctx.get("flows") or 0), CT_MAXCONNS if at_max else 0)
+    remedies = []
+    if refused.get("conntrack_full") or at_max:
+        remedies.append(f"ovs-appctl dpctl/ct-set-maxconns netdev@ovs-netdev {want} (zeroloss: --set ovs_ct_maxconns="
+                        f"{want})")
+    if zones or at_default or refused.get("conntrack_zone_full"):
+        limit = max(2 * max([default, *(v["limit"] for v in zones.values())]), 2 * int(x.ctx.get("flows") or 0))
+        remedies.append(f"ovs-appctl dpctl/ct-set-limits netdev@ovs-netdev default={limit}"
+                        + "".join(f" zone={z},limit={limit}" for z in sorted(zones))
+                        + f" (zeroloss: --set ovs_ct_zone_limit={limit}; Neutron: one zone per port)")
+    return ("conntrack_full", "conntrack was full: new connections were refused a commit, so each of their frames "
+            "took conntrack's slow new-connection path again (and a firewall dropping +inv or uncommitted frames "
+            "drops them)", ev, remedies)
+
+
+def _upcall_storm(x: _Ctx) -> tuple[str, str, list[str], list[str]] | None:
+    """Flow misses going up to the slow path (handler threads) or lost there, or the datapath at its flow limit."""
+    cache, dp = x.cache, x.dp
+    flows, limit = dp.get("flows"), dp.get("flow_limit")
+    near = bool(flows is not None and limit and flows >= FLOWS_NEAR_LIMIT * limit)
+    hit = x.coverage.get("upcall_flow_limit_hit", 0) + x.coverage.get("upcall_flow_limit_kill", 0)
+    storm = cache and cache["lookups"] >= MIN_LOOKUPS and cache["upcalls_pct"] >= UPCALL_PCT
+    lost = cache.get("lost_upcalls", 0) if cache else 0
+    if not (storm or lost or near or hit):
+        return None
+    ev = []
+    if cache:
+        ev.append(f"{cache['upcalls']:,} of {cache['lookups']:,} lookups ({cache['upcalls_pct']} %) missed every cache "
+                  f"and went up to the slow path; {lost:,} upcall(s) failed (lost)")
+    if flows is not None:
+        ev.append(f"datapath flows {flows:,} (max {dp.get('flows_max', '?')}), flow limit {limit if limit else '?'}, "
+                  f"{dp.get('revalidators', '?')} revalidator(s), last dump {dp.get('dump_duration_ms', '?')} ms")
+    if hit:
+        ev.append(f"coverage upcall_flow_limit_hit/kill: {hit:,}")
+    new_limit = max(2 * FLOW_LIMIT, 2 * (limit or 0), 2 * int(x.ctx.get("flows") or 0))
+    revs = int(dp.get("revalidators") or 1) + 2
+    return ("upcall_storm", "flow misses went up to OVS's slow path (an upcall per new megaflow, handled by the "
+            "handler threads) faster than it installs flows" + (" and the datapath sat at its flow limit, which the "
+                                                                "revalidators keep by evicting flows" if near else ""),
+            ev, [f"ovs-vsctl set Open_vSwitch . other_config:flow-limit={new_limit} (zeroloss: --set ovs_flow_limit="
+                 f"{new_limit}); OVS lowers the limit itself when a flow dump takes over 1 s",
+                 f"ovs-vsctl set Open_vSwitch . other_config:n-revalidator-threads={revs} (zeroloss: --set "
+                 f"ovs_revalidators={revs}): dumps finish sooner, the limit stays high",
+                 "fewer megaflows: OpenFlow rules that match fewer fields (each matched field splits the megaflows)"])
+
+
+def _emc_thrash(x: _Ctx) -> tuple[str, str, list[str], list[str]] | None:
+    """The exact-match cache (and SMC) serving few lookups while many flows pass: each miss costs a megaflow
+    (subtable) lookup, and each EMC insertion evicts another flow's entry."""
+    cache = x.cache
+    if not cache or cache["lookups"] < MIN_LOOKUPS:
+        return None
+    flows = int(x.ctx.get("flows") or 0)
+    cached = cache["emc_pct"] + cache["smc_pct"]
+    if cached >= CACHE_HIT_PCT or cache["megaflow_pct"] < 100 - CACHE_HIT_PCT or (flows and flows <= EMC_ENTRIES):
+        return None
+    ev = [f"EMC hits {cache['emc_pct']} %, SMC hits {cache['smc_pct']} %, megaflow hits {cache['megaflow_pct']} % of "
+          f"{cache['lookups']:,} lookups ({cache['subtable_lookups_per_hit']} subtable lookups per megaflow hit)"
+          + (f"; {flows:,} flows per direction against {EMC_ENTRIES:,} EMC entries per PMD" if flows else "")]
+    if cache["recirculations"]:
+        ev.append(f"{cache['recirculations']:,} recirculation(s): every frame looks up the caches twice "
+                  f"(conntrack or a tunnel's second pass)")
+    remedies = []
+    if not cache["smc_pct"]:
+        remedies.append("ovs-vsctl set Open_vSwitch . other_config:smc-enable=true (zeroloss: --set ovs_smc_enable="
+                        "true): the signature-match cache holds 1M flows per PMD behind the 8k-entry EMC")
+    remedies.append("ovs-vsctl set Open_vSwitch . other_config:emc-insert-inv-prob=0 (zeroloss: --set "
+                    "ovs_emc_insert_inv_prob=0): the EMC off, no insertion or lookup cost for flows it never keeps")
+    return ("emc_thrash", f"the datapath caches thrashed: only {cached:.0f} % of lookups hit the EMC or SMC, the rest "
+            f"paid a megaflow lookup", ev, remedies)
+
+
+def _pmd_cause(x: _Ctx) -> tuple[str, str, list[str], list[str]] | None:
+    """Why the PMD ran short of cycles beyond its load, from the datapath's own figures: conntrack full, an upcall
+    storm or the caches thrashing (in that order: each makes the next worse); None when none holds."""
+    return _conntrack_full(x) or _upcall_storm(x) or _emc_thrash(x)
+
+
+def _reason(hop: dict, drop: dict, x: _Ctx) -> str:
+    """A finding's reason: the ledger's, or the datapath cause behind frames lost at an OVS port's RX or to the
+    slow path, or the tunnel MTU behind an oversize drop."""
+    if drop["reason"] == "rx_missed" and hop["kind"] == "ovs_rx" and x.pmd_cause:
+        return x.pmd_cause[0]
+    if drop["reason"] == "datapath" and drop["counter"].endswith("upcall_error") and _upcall_storm(x):
+        return "upcall_storm"
+    if drop["reason"] == "tx_mtu" and _tunnel_mtu(hop, x):
+        return "tunnel_mtu"
+    return str(drop["reason"])
+
+
+def _tunnel_mtu(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]] | None:
+    """Oversize drops on a tunnel's underlay port: the inner frame plus the VXLAN headers (50 B) exceed its MTU."""
+    if not (hop.get("underlay") or hop.get("tunnel") or x.ctx.get("tunnel") not in (None, "", "none")):
+        return None
+    frame = int(x.ctx.get("frame") or 0)
+    ports = hop["ports"]
+    mtus = {p: x.mtus.get(p) for p in ports}
+    inner = frame - 18
+    need = inner + VXLAN_OVERHEAD
+    if any(m is not None and m >= need for m in mtus.values()):
+        return None
+    shown = ", ".join(f"{p} MTU {m}" for p, m in mtus.items() if m is not None) or "MTU unknown"
+    return (f"{frame} B frames encapsulated in VXLAN ({inner} B inner packet + {VXLAN_OVERHEAD} B of outer headers = "
+            f"{need} B) are larger than underlay port {hop['where']} can send ({shown})",
+            [shown, f"datapath tunnel push/pop drops: {x.coverage.get('datapath_drop_tunnel_push_error', 0)}/"
+                    f"{x.coverage.get('datapath_drop_tunnel_pop_error', 0)}"],
+            [f"ovs-vsctl set Interface {p} mtu_request={need} (the underlay's MTU: the inner MTU + {VXLAN_OVERHEAD})"
+             for p in ports] + [f"or a tenant MTU of {max(68, (mtus[ports[0]] or 1500) - VXLAN_OVERHEAD)} in the "
+                                "guests (Neutron gives VXLAN networks global_physnet_mtu minus 50)"])
+
+
 def _finding(hop: dict, drop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
     reason, kind = drop["reason"], hop["kind"]
     if reason == "rx_missed" and kind == "ovs_rx":
-        return _rx_missed_ovs(hop, x)
+        cause, ev, remedies = _rx_missed_ovs(hop, x)
+        if x.pmd_cause:  # the PMD's cycles went to the caches' misses, the slow path or conntrack
+            why, ev2, rem2 = x.pmd_cause[1:]
+            return f"{why}. {cause}", ev2 + ev, rem2 + remedies
+        return cause, ev, remedies
     if reason == "tx_failure":
         return _tx_failure(hop, x)
+    if reason == "tx_mtu" and _tunnel_mtu(hop, x):
+        return _tunnel_mtu(hop, x)
     if reason == "tx_mtu":
         return _tx_mtu(hop, x)
     if reason == "tx_dropped" and hop.get("receiver") == "vnf":
@@ -327,7 +486,8 @@ def _finding(hop: dict, drop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]
 
 
 def diagnose(ledgers: list[dict], c: dict, state: dict | None, ctx: dict) -> list[dict]:
-    """Findings for a trial, the largest first. ctx: frame, rate_pps, queues, vnf_ring, pmd_cpu_mask, vnfs."""
+    """Findings for a trial, the largest first. ctx: frame, rate_pps, flows, queues, vnf_ring, pmd_cpu_mask, vnfs,
+    tunnel."""
     x = _Ctx(c, state or {}, ctx)
     lost = sum(max(0, led["lost"]) for led in ledgers)
     merged: dict[tuple[str, str], dict] = {}
@@ -339,7 +499,7 @@ def diagnose(ledgers: list[dict], c: dict, state: dict | None, ctx: dict) -> lis
                     merged[key]["frames"] += drop["frames"]
                     continue
                 cause, ev, remedies = _finding(hop, drop, x)
-                merged[key] = {"hop": hop["name"], "where": hop["where"], "reason": drop["reason"],
+                merged[key] = {"hop": hop["name"], "where": hop["where"], "reason": _reason(hop, drop, x),
                                "frames": drop["frames"], "counter": drop["counter"], "cause": cause,
                                "evidence": ev, "remedies": remedies}
             if hop["unexplained"]:

@@ -1,10 +1,12 @@
 """OVS-DPDK facts the diagnosis shares with the host tools and the OVS driver, pure: two of OVS's printouts parsed
-(pmd-rxq-show, dpctl/show) and its memory formulas (TripleO socket memory, a shared mempool's mbufs). Text and
-numbers in, values out; no host or process access."""
+(pmd-rxq-show, dpctl/show), the datapath caches' figures of a trial, and its memory formulas (TripleO socket memory,
+a shared mempool's mbufs). Text and numbers in, values out; no host or process access."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -93,3 +95,90 @@ def parse_dpctl_config(text: str) -> dict[str, dict]:
             row[key] = int(value) if value.isdigit() else value
         out[name] = row
     return out
+
+
+def cache_stats(pmds: dict[str, dict[str, int]]) -> dict[str, float | int]:
+    """The datapath caches over a trial, summed over PMDs (pmds: a delta of parse_pmd_stats): packets, hits of each
+    cache and their shares of the packets (%), upcalls, lost upcalls and subtable lookups per megaflow hit. Empty
+    when the PMDs received nothing or OVS printed no cache counters."""
+    keys = ("packets_received", "phwol_hits", "mfex_opt_hits", "simple_hits", "emc_hits", "smc_hits",
+            "megaflow_hits", "megaflow_lookups", "upcalls", "lost_upcalls", "recirculations")
+    tot = {k: sum(int(p.get(k, 0)) for p in pmds.values() if isinstance(p, dict)) for k in keys}
+    if not any(k in p for p in pmds.values() if isinstance(p, dict) for k in ("emc_hits", "megaflow_hits")):
+        return {}
+    passes = tot["packets_received"] + tot["recirculations"]  # a recirculated packet looks up the caches again
+    if passes <= 0:
+        return {}
+    out: dict[str, float | int] = dict(tot)
+    out["lookups"] = passes
+    for k in ("emc_hits", "smc_hits", "megaflow_hits", "upcalls", "lost_upcalls"):
+        out[k.replace("_hits", "") + "_pct"] = round(100 * tot[k] / passes, 2)
+    out["subtable_lookups_per_hit"] = round(tot["megaflow_lookups"] / tot["megaflow_hits"], 2) \
+        if tot["megaflow_hits"] else 0.0
+    return out
+
+
+def parse_mempool(text: str) -> dict:
+    """`ovs-appctl netdev-dpdk/get-mempool-info PORT`: the port's mempool, its size (mbufs) and use."""
+    m = re.search(r"mempool <(\S+)>", text)
+    if not m:
+        return {}
+    out: dict = {"name": m.group(1)}
+    for key in ("size", "populated_size", "elt_size"):
+        k = re.search(rf"^\s*{key}=(\d+)", text, re.M)
+        if k:
+            out[key] = int(k.group(1))
+    k = re.search(r"avail \((\d+)\), in use \((\d+)\)", text)
+    if k:
+        out["avail"], out["in_use"] = int(k.group(1)), int(k.group(2))
+    return out
+
+
+# the datapath's tunables zeroloss tune may change (OVS 3.1 defaults: EMC insertion 1 in 100, SMC off, flow limit
+# 200,000, revalidators from the cores, 3,000,000 connections, no zone limit)
+EMC_INSERT_INV_PROB = 100
+FLOW_LIMIT = 200_000
+CT_MAXCONNS = 3_000_000
+EMC_ENTRIES = 8192       # EM_FLOW_HASH_ENTRIES: exact-match cache entries per PMD
+SMC_ENTRIES = 1 << 20    # SMC_ENTRIES: signature-match cache entries per PMD
+VXLAN_OVERHEAD = 50      # outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8
+
+
+@dataclass(frozen=True)
+class DatapathTuning:
+    """The datapath caches, the revalidators and conntrack as a bench sets them (a value < 1, or -1 for
+    emc_insert_inv_prob, leaves OVS's default): other_config keys, and conntrack's limits through dpctl."""
+
+    emc_insert_inv_prob: int = -1
+    smc_enable: bool = False
+    flow_limit: int = 0
+    revalidators: int = 0
+    ct_maxconns: int = 0
+    ct_zone_limit: int = 0
+
+    def other_config(self) -> dict[str, str]:
+        out = {}
+        if self.emc_insert_inv_prob >= 0:
+            out["emc-insert-inv-prob"] = str(self.emc_insert_inv_prob)
+        if self.smc_enable:
+            out["smc-enable"] = "true"
+        if self.flow_limit > 0:
+            out["flow-limit"] = str(self.flow_limit)
+        if self.revalidators > 0:
+            out["n-revalidator-threads"] = str(self.revalidators)
+        return out
+
+    def ct_commands(self, dp: str = "netdev@ovs-netdev") -> list[tuple[str, ...]]:
+        """The ovs-appctl commands that set conntrack's limits (once the datapath exists, again after a restart)."""
+        out: list[tuple[str, ...]] = []
+        if self.ct_maxconns > 0:
+            out.append(("dpctl/ct-set-maxconns", dp, str(self.ct_maxconns)))
+        if self.ct_zone_limit > 0:
+            out.append(("dpctl/ct-set-limits", dp, f"default={self.ct_zone_limit}"))
+        return out
+
+
+def datapath_tuning(cfg: Any) -> DatapathTuning:
+    """The DatapathTuning of a run's settings (RunConfig's ovs_emc_insert_inv_prob... keys; absent keys: defaults)."""
+    return DatapathTuning(**{f: getattr(cfg, "ovs_" + f) for f in DatapathTuning.__dataclass_fields__
+                             if hasattr(cfg, "ovs_" + f)})

@@ -117,7 +117,7 @@ class TrialRunner:
         c = counter_delta(after, before) or {}
         c["gen"] = gen_counters(r, self.refused_is_loss)
         state = self.probe.state() if self.probe.state else None
-        ctx = {**self.probe.context, "frame": self.frame, "rate_pps": rate_pps}
+        ctx = {**self.probe.context, "frame": self.frame, "rate_pps": rate_pps, "flows": self.cfg.flows}
         groups = by_direction(r)
         leds, diag = analyse(self.probe.paths, c, state, ctx, {tx for tx, _ in groups})
         by_side = {led["tx_side"]: led for led in leds}

@@ -28,6 +28,7 @@ from ..dpdk.vnf import Vnf
 from ..dut.ovs import Ovs, OvsSettings
 from ..errors import ZeroLossError
 from ..gen import Zlgen, ZlgenConfig
+from ..ovsfacts import DatapathTuning
 from ..proc import ComponentDied, check_alive
 from ..stream import Stream
 from ..vnf.domain import VmInterface, VmSpec, kernel_cmdline
@@ -81,6 +82,7 @@ class OvsBenchSpec:
     vnf_boot_timeout_s: float = 60
     vnf_accel: str = "auto"        # vm: kvm, tcg (QEMU's emulator), auto: kvm where the host has vmx/svm, else tcg
     cpu_flags: tuple[str, ...] = ("-arch-capabilities",)  # vm: host-passthrough minus these (see vnf.vm.cpu_flags)
+    datapath: DatapathTuning = DatapathTuning()  # OVS's caches, revalidators, conntrack limits (ovsfacts)
 
     def __post_init__(self) -> None:
         if self.topology not in VNFS:
@@ -247,8 +249,9 @@ class OvsBench:
                 file_prefix=self.ws.prefix("ovs"), socket_mem_mb=s.socket_mem_mb,
                 socket_limit_mb=s.socket_limit_mb or s.socket_mem_mb,
                 lcore_mask=s.lcore_mask, pmd_cpu_mask=s.pmd_cpu_mask, rxq_assign=s.rxq_assign,
-                extra=s.dpdk_extra)))
+                extra=s.dpdk_extra, datapath=s.datapath)))
             self._switch()
+            self.ovs.apply_ct_limits()
             for k in range(VNFS[s.topology]):
                 vnf = self._vm(k) if s.vnf == "vm" else self._process_vnf(k)
                 self._connect(vnf.start, s.vnf_ports[2 * k:2 * k + 2],

@@ -15,6 +15,7 @@ from ..gen import Zlgen, ZlgenClient, ZlgenConfig
 from ..host.interference import ThreadRef, thread, threads_of
 from ..host.telemetry import local_reader
 from ..ledger import external_paths, p2p_paths
+from ..ovsfacts import datapath_tuning
 from ..stream import Stream
 from ..target import Loopback, Probe, Target, dpdk_counters
 from ..vnf.vm import GuestVm
@@ -245,7 +246,8 @@ def ovs_spec(cfg: RunConfig, max_frame: int) -> OvsBenchSpec:
                         lcore_mask=cfg.ovs_lcore_mask,
                         pmd_cpu_mask=cfg.ovs_pmd_cpu_mask, rxq_assign=cfg.ovs_rxq_assign,
                         dpdk_extra=tuple(cfg.ovs_dpdk_extra.split()), rxd=cfg.ovs_rxd, txd=cfg.ovs_txd,
-                        tx_retries_max=cfg.ovs_tx_retries_max, **vnf_settings(cfg))
+                        tx_retries_max=cfg.ovs_tx_retries_max, datapath=datapath_tuning(cfg),
+                        **vnf_settings(cfg))
 
 
 def ovs_probe(bench: OvsBench) -> Probe:

@@ -16,8 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ZeroLossError
+from ..ovsfacts import DatapathTuning
 from ..proc import ComponentDied, ManagedProcess, check_alive
 from .ovsstats import (
+    CT_STATS_MAX,
+    CT_STATS_READ,
+    DATAPATH_READS,
+    datapath_state,
     parse_coverage_drops,
     parse_dump_ports,
     parse_mempool,
@@ -50,6 +55,7 @@ class OvsSettings:
     # the PMDs' cycles-per-iteration histograms (dpif-netdev/pmd-perf-show): how long their longest iteration
     # ran, read around each trial (host interference); a slight cost per iteration, as the OVS docs say
     perf_metrics: bool = True
+    datapath: DatapathTuning = DatapathTuning()  # the caches, revalidators and conntrack limits (zeroloss tune)
 
     def other_config(self) -> dict[str, str]:
         extra = " ".join((f"--file-prefix={self.file_prefix}", "--in-memory", "--no-pci", *self.extra))
@@ -60,7 +66,7 @@ class OvsSettings:
             out["dpdk-socket-limit"] = str(self.socket_limit_mb)
         if self.perf_metrics:
             out["pmd-perf-metrics"] = "true"
-        return out
+        return {**out, **self.datapath.other_config()}
 
 
 def _short(arg: str) -> str:
@@ -162,6 +168,13 @@ class Ovs:
                 self.ofctl("add-meter", bridge, m)
         for bridge in self.flows:
             self._apply_flows(bridge)
+        if self.flows:  # after a restart: conntrack's limits are not in OVSDB
+            self.apply_ct_limits()
+
+    def apply_ct_limits(self) -> None:
+        """Conntrack's connection and zone limits of the settings, once the netdev datapath exists (a bridge)."""
+        for cmd in self.settings.datapath.ct_commands():
+            self.appctl(*cmd)
 
     def restart_vswitchd(self) -> None:
         """Restarts vswitchd (the database keeps bridges and ports); OpenFlow rules are applied again."""
@@ -397,7 +410,29 @@ class Ovs:
             if key == "coverage_drops":
                 text = "\n".join(line for line in text.splitlines() if "drop" in line)
             out[key] = text
+        out["datapath"] = self.datapath_state(out["dpctl_show"])
         return out
+
+    def datapath_state(self, dpctl_show: str) -> dict:
+        """Datapath flows and flow limit, revalidators, conntrack's connections and limits (ovsstats.datapath_state);
+        a command this OVS does not answer leaves its figures out."""
+        texts = {"dpctl_show": dpctl_show}
+        for key, args in DATAPATH_READS:
+            try:
+                texts[key] = self.appctl(*args, timeout=READ_S)
+            except ComponentDied:
+                raise
+            except ZeroLossError:
+                continue
+        nconns = datapath_state(texts).get("ct", {}).get("nconns")
+        if nconns is not None and nconns <= CT_STATS_MAX:
+            try:
+                texts["ct_stats_show"] = self.appctl(*CT_STATS_READ, timeout=READ_S)
+            except ComponentDied:
+                raise
+            except ZeroLossError:
+                pass
+        return datapath_state(texts)
 
     # helpers ----------------------------------------------------------------------------------------------
     def _run(self, argv: list[str], check: bool = True, timeout: float = CALL_S, guard: bool = True) -> str:

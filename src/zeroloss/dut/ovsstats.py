@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 
-# pmd-rxq-show and dpctl/show are parsed beside the diagnosis that reads them from stored results
-from ..ovsfacts import parse_dpctl_config, parse_pmd_rxq
+# pmd-rxq-show and dpctl/show are parsed (and the caches' figures summed) beside the diagnosis that reads them
+# from stored results
+from ..ovsfacts import cache_stats, parse_dpctl_config, parse_pmd_rxq
 
-__all__ = ["parse_coverage_drops", "parse_dpctl_config", "parse_dump_ports", "parse_mempool", "parse_meter_config",
-           "parse_meter_stats", "parse_pmd_rxq", "parse_pmd_stats", "pmd_perf", "pmd_perf_delta"]
+__all__ = ["cache_stats", "datapath_state", "parse_coverage_drops", "parse_ct_limits", "parse_ct_stats",
+           "parse_dpctl_config", "parse_dpctl_datapaths", "parse_dump_ports", "parse_mempool", "parse_meter_config",
+           "parse_meter_stats", "parse_pmd_rxq", "parse_pmd_stats", "parse_upcall_show", "pmd_perf", "pmd_perf_delta"]
 
 # custom counters kept per port: OVS's own drop counters and each queue's packets (the vhost library's
 # size histograms and notification counters are left out)
@@ -95,24 +97,44 @@ def parse_meter_config(text: str) -> dict[int, dict]:
     return out
 
 
+# pmd-stats-show's counters kept per PMD (OVS 3.1 lib/dpif-netdev.c pmd_info_show_stats), as key names
+_PMD_COUNTERS = {"packets received": "packets_received", "packet recirculations": "recirculations",
+                 "phwol hits": "phwol_hits", "mfex opt hits": "mfex_opt_hits", "simple match hits": "simple_hits",
+                 "emc hits": "emc_hits", "smc hits": "smc_hits", "megaflow hits": "megaflow_hits",
+                 "miss with success upcall": "upcalls", "miss with failed upcall": "lost_upcalls",
+                 "idle cycles": "idle_cycles", "processing cycles": "processing_cycles"}
+
+
 def parse_pmd_stats(text: str) -> dict[str, dict[str, int]]:
-    """`ovs-appctl dpif-netdev/pmd-stats-show`: per PMD core, packets received and idle/processing cycles
-    (cumulative; a trial's busy share comes from the difference of two readings)."""
+    """`ovs-appctl dpif-netdev/pmd-stats-show`: per PMD core, packets received, the datapath caches' hits (EMC,
+    SMC, megaflow), misses that went up to the slow path (upcalls) and those lost (failed upcalls), and idle/
+    processing cycles. All cumulative, so a trial's figures are the difference of two readings; the printed average
+    of subtable lookups per megaflow hit becomes megaflow_lookups (avg x hits) so that it subtracts too."""
     out: dict[str, dict[str, int]] = {}
+    avg: dict[str, float] = {}
     cur: dict[str, int] | None = None
+    core = ""
     for line in text.splitlines():
         m = re.match(r"pmd thread numa_id (\S+) core_id (\d+):", line)
         if m:
-            cur = out[m.group(2)] = {"numa": int(m.group(1)) if m.group(1).isdigit() else -1}
+            core = m.group(2)
+            cur = out[core] = {"numa": int(m.group(1)) if m.group(1).isdigit() else -1}
             continue
         if line.startswith("main thread"):
             cur = None
             continue
         if cur is None:
             continue
-        m = re.match(r"\s*(packets received|idle cycles|processing cycles): (\d+)", line)
+        m = re.match(r"\s*([a-z .]+): (\d+)(?:\s|$)", line)
+        if m and m.group(1) in _PMD_COUNTERS:
+            cur[_PMD_COUNTERS[m.group(1)]] = int(m.group(2))
+            continue
+        m = re.match(r"\s*avg\. subtable lookups per megaflow hit: ([\d.]+)", line)
         if m:
-            cur[m.group(1).replace(" ", "_")] = int(m.group(2))
+            avg[core] = float(m.group(1))
+    for core, pmd in out.items():
+        if core in avg and "megaflow_hits" in pmd:
+            pmd["megaflow_lookups"] = round(avg[core] * pmd["megaflow_hits"])
     return out
 
 
@@ -132,10 +154,132 @@ def parse_mempool(text: str) -> dict:
     return out
 
 
+# coverage counters kept beside the drop counters: conntrack refusing a new connection (table or zone full; the
+# zone counter exists from OVS 3.2 on) and the revalidators' flow limit
+COVERAGE_LIMITS = ("conntrack_full", "conntrack_zone_full", "upcall_flow_limit_hit", "upcall_flow_limit_kill")
+
+
+# coverage/show lists only the counters that ever counted: these are read as 0 until then, so that a counter's first
+# events (within a trial) are a difference of two readings too (OVS 3.1 lib/dpif-netdev.c, lib/odp-execute.c)
+COVERAGE_ZERO = (*COVERAGE_LIMITS, "datapath_drop_upcall_error", "datapath_drop_tunnel_push_error",
+                 "datapath_drop_tunnel_pop_error", "datapath_drop_invalid_tnl_port", "datapath_drop_recirc_error",
+                 "datapath_drop_invalid_port", "drop_action_of_pipeline", "netdev_push_header_drops")
+
+
 def parse_coverage_drops(text: str) -> dict[str, int]:
-    """`ovs-appctl coverage/show`: totals of the drop counters (datapath_drop_*, drop_action_*...).
-    PMD threads publish their counts about once a second, so a reading right after a trial can lag."""
-    return {name: int(total) for name, total in re.findall(r"^(\S*drop\S*)\s.*total: (\d+)", text, re.M)}
+    """`ovs-appctl coverage/show`: totals of the drop counters (datapath_drop_*, drop_action_*, the tunnel push/pop
+    errors...) and of COVERAGE_LIMITS, those of COVERAGE_ZERO at 0 when OVS does not list them yet. PMD threads
+    publish their counts about once a second, so a reading right after a trial can lag."""
+    found = {name: int(total) for name, total in re.findall(r"^(\S+)\s.*total: (\d+)", text, re.M)
+             if "drop" in name or name in COVERAGE_LIMITS}
+    return {**dict.fromkeys(COVERAGE_ZERO, 0), **found} if text.startswith("Event coverage") else found
+
+
+# datapath state read after each trial (gauges, not counters): the netdev datapath's flows and lookups, the
+# revalidators' flow limit, conntrack's connections and limits. ct-stats-show walks every connection, so it is
+# read only when ct-get-nconns says there are at most CT_STATS_MAX.
+NETDEV_DP = "netdev@ovs-netdev"
+DATAPATH_READS = (("upcall_show", ("upcall/show",)),
+                  ("ct_nconns", ("dpctl/ct-get-nconns", NETDEV_DP)),
+                  ("ct_maxconns", ("dpctl/ct-get-maxconns", NETDEV_DP)),
+                  ("ct_limits", ("dpctl/ct-get-limits", NETDEV_DP)))
+CT_STATS_READ = ("dpctl/ct-stats-show", NETDEV_DP)
+CT_STATS_MAX = 100_000
+
+
+def parse_dpctl_datapaths(text: str) -> dict[str, dict[str, int]]:
+    """`ovs-appctl dpctl/show`: per datapath (netdev@ovs-netdev...), its lookups (hit, missed, lost) and flows."""
+    out: dict[str, dict[str, int]] = {}
+    cur: dict[str, int] | None = None
+    for line in text.splitlines():
+        if m := re.match(r"(\S+@\S+):$", line):
+            cur = out[m.group(1)] = {}
+        elif cur is None:
+            continue
+        elif m := re.match(r"\s*lookups: hit:(\d+) missed:(\d+) lost:(\d+)", line):
+            cur.update(hit=int(m.group(1)), missed=int(m.group(2)), lost=int(m.group(3)))
+        elif m := re.match(r"\s*flows: (\d+)", line):
+            cur["flows"] = int(m.group(1))
+    return out
+
+
+def parse_upcall_show(text: str) -> dict[str, dict[str, int | list[int]]]:
+    """`ovs-appctl upcall/show`: per datapath, its flows (current, avg, max and the flow limit the revalidators
+    keep), the last dump's duration (ms) and each revalidator's keys."""
+    out: dict[str, dict[str, int | list[int]]] = {}
+    cur: dict[str, int | list[int]] | None = None
+    for line in text.splitlines():
+        if m := re.match(r"(\S+@\S+):$", line):
+            cur = out[m.group(1)] = {"revalidator_keys": []}
+        elif cur is None:
+            continue
+        elif m := re.match(r"\s*flows\s*: \(current (\d+)\) \(avg (\d+)\) \(max (\d+)\) \(limit (\d+)\)", line):
+            cur.update(flows=int(m.group(1)), flows_avg=int(m.group(2)), flows_max=int(m.group(3)),
+                       flow_limit=int(m.group(4)))
+        elif m := re.match(r"\s*dump duration : (\d+)ms", line):
+            cur["dump_duration_ms"] = int(m.group(1))
+        elif m := re.match(r"\s*\d+: \(keys (\d+)\)", line):
+            keys = cur["revalidator_keys"]
+            assert isinstance(keys, list)
+            keys.append(int(m.group(1)))
+    for dp in out.values():
+        keys = dp["revalidator_keys"]
+        dp["revalidators"] = len(keys) if isinstance(keys, list) else 0
+    return out
+
+
+def parse_ct_limits(text: str) -> dict:
+    """`ovs-appctl dpctl/ct-get-limits`: the default zone limit (0: none) and each zone's limit and count."""
+    out: dict = {"zones": {}}
+    if m := re.search(r"default limit=(\d+)", text):
+        out["default_limit"] = int(m.group(1))
+    for zone, limit, count in re.findall(r"zone=(\d+),limit=(\d+),count=(\d+)", text):
+        out["zones"][zone] = {"limit": int(limit), "count": int(count)}
+    return out
+
+
+def parse_ct_stats(text: str) -> dict[str, int]:
+    """`ovs-appctl dpctl/ct-stats-show`: connections in total and per protocol (tcp, udp, icmp...)."""
+    out: dict[str, int] = {}
+    if m := re.search(r"Total: (\d+)", text):
+        out["total"] = int(m.group(1))
+    for proto, n in re.findall(r"^\s+(TCP|UDP|UDPLITE|SCTP|ICMP|ICMPv6|ICMPV6|DCCP|IGMP|Other): (\d+)", text, re.M):
+        out[proto.lower()] = int(n)
+    return out
+
+
+def _int_reply(text: str | None) -> int | None:
+    return int(text.split()[0]) if text and text.split() and text.split()[0].isdigit() else None
+
+
+def datapath_state(texts: dict[str, str]) -> dict:
+    """The datapath's state from the outputs of DATAPATH_READS (and dpctl_show, ct_stats_show when read), keyed as
+    there: {flows, lookups_hit/missed/lost, flow_limit, flows_max, dump_duration_ms, revalidators, ct: {nconns,
+    maxconns, default_limit, zones, total, tcp...}}. A text that starts with 'unavailable' or is missing leaves its
+    figures out."""
+    def ok(key: str) -> str:
+        t = texts.get(key) or ""
+        return "" if t.startswith("unavailable") else t
+
+    out: dict = {}
+    dp = parse_dpctl_datapaths(ok("dpctl_show")).get(NETDEV_DP, {})
+    out.update({("lookups_" + k if k != "flows" else k): v for k, v in dp.items()})
+    up = parse_upcall_show(ok("upcall_show")).get(NETDEV_DP, {})
+    out.update({k: v for k, v in up.items() if k in ("flow_limit", "flows_max", "flows_avg", "dump_duration_ms",
+                                                     "revalidators")})
+    if "flows" not in out and "flows" in up:
+        out["flows"] = up["flows"]
+    ct: dict = {}
+    for key in ("nconns", "maxconns"):
+        v = _int_reply(ok(f"ct_{key}"))
+        if v is not None:
+            ct[key] = v
+    if ok("ct_limits"):
+        ct.update(parse_ct_limits(ok("ct_limits")))
+    ct.update(parse_ct_stats(ok("ct_stats_show")))
+    if ct:
+        out["ct"] = ct
+    return out
 
 
 _PERF_LINES = (  # (pattern, keys): the overall lines of pmd-perf-show (OVS 3.1; 'Cycles:' and '- idle:' before it)

@@ -12,6 +12,10 @@ import time
 
 from ..dut.ovs import parse_interface_statistics, vsctl_names
 from ..dut.ovsstats import (
+    CT_STATS_MAX,
+    CT_STATS_READ,
+    DATAPATH_READS,
+    datapath_state,
     parse_coverage_drops,
     parse_dump_ports,
     parse_meter_config,
@@ -217,6 +221,7 @@ class LabDut:
         # never netdev-dpdk/get-mempool-info: OVS 3.1 crashes on it for a vhost-user port that has no mempool yet
         # (a port whose guest never connected); a reading must not be able to take a node down
         items += [self._req_run(self.ofctl_argv("dump-meters", b)) for b in sorted(self.meter_bridges)]
+        items += [self._req_ctl(*args) for _, args in DATAPATH_READS]
         r = self.agent().batch(items)
         out: dict = {}
         for (key, _), reply in zip(keys, r, strict=False):
@@ -232,7 +237,20 @@ class LabDut:
                 meters.update({f"{b}/{mid}": m for mid, m in parse_meter_config(x["out"]).items()})
         if meters:
             out["meters"] = meters
+        out["datapath"] = self._datapath(out["dpctl_show"], r[-len(DATAPATH_READS):])
         return out
+
+    def _datapath(self, dpctl_show: str, replies: list[dict]) -> dict:
+        """The datapath's flows, flow limit, revalidators and conntrack state as on the bench (ovsstats.datapath_state);
+        ct-stats-show (it walks every connection) in a second round trip, only with few connections."""
+        texts = {"dpctl_show": dpctl_show}
+        texts.update({key: x["out"] for (key, _), x in zip(DATAPATH_READS, replies, strict=True) if not x.get("rc")})
+        nconns = datapath_state(texts).get("ct", {}).get("nconns")
+        if nconns is not None and nconns <= CT_STATS_MAX:
+            x = self.agent().batch([self._req_ctl(*CT_STATS_READ)])[0]
+            if not x.get("rc"):
+                texts["ct_stats_show"] = x["out"]
+        return datapath_state(texts)
 
     # changes ----------------------------------------------------------------------------------------------
     def change(self, setting: str) -> dict:
