@@ -20,9 +20,18 @@ def test_yaml_then_flags(tmp_path):
     assert c.frame_sizes == [64, 1518] and c.flows == 99 and c.trial_s == 1.5
 
 
+def test_yaml_frame_sizes_take_imixes(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("frame_sizes: [64, IMIX, 'imix:64:1,1518:1']\nrequire_ndr: {64: 10, imix: 5}\n")
+    c = load(f, {})
+    assert c.frame_sizes == [64, "imix", "imix:64:1,1518:1"] and c.require_ndr == {64: 10.0, "imix": 5.0}
+
+
 @pytest.mark.parametrize("yaml_text, message", [
     ("trial_s: -3\n", "config: trial_s must be in 0.1..86400 s, got -3"),
     ("frame_sizes: [64, 10000]\n", "frame_sizes must hold values in 64..9728 B, got 10000"),
+    ("frame_sizes: [64, jumbo]\n", "frame size 'jumbo' is neither a size in bytes nor an IMIX"),
+    ("frame_sizes: [64, 'imix:64:7,10:1']\n", "IMIX entry 10:1: sizes are 64..9728 B"),
     ("flows: many\n", "flows must be a whole number in 1..1048576"),
     ("dut: ovs\n", "dut must be one of testpmd, external"),
     ("vnf_ring: 300\n", "vnf_ring must be one of 256, 512, 1024, 2048, 4096, got 300"),

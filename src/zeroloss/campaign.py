@@ -28,6 +28,9 @@ from zeroloss.results.resultfile import (
 from . import __version__, yamlio
 from .config import RunConfig, load, stored, yaml_load
 from .errors import ZeroLossError
+from .frames import by_size
+from .frames import legend as mix_legend
+from .frames import text as frame_text
 
 FORMAT = "zeroloss-campaign"
 VERSION = 1
@@ -248,9 +251,9 @@ def campaign_table(camp: CampaignRecord) -> str:
     """One row per case: its distinguishing settings, then NDR as % of line rate and pps per frame size."""
     from .fmt import table
 
-    frames = sorted({s.frame for c in camp.measured() if c.run is not None for s in c.run.searches})
+    frames = by_size({s.frame for c in camp.measured() if c.run is not None for s in c.run.searches})
     cols = list(camp.columns or ())
-    headers = ["case", *cols, *(f"{f} B %  /  pps" for f in frames)]
+    headers = ["case", *cols, *(f"{frame_text(f)} %  /  pps" for f in frames)]
     rows = []
     for c in camp.cases:
         if c.run is None:
@@ -267,4 +270,4 @@ def campaign_table(camp: CampaignRecord) -> str:
         rows.append([c.name, *(str(c.run.config.get(k)) for k in cols), *cells])
     notes = [f"  {c.name}: not possible here: {c.skip}" for c in camp.cases if c.skip]
     title = f"Campaign {camp.name}: NDR per direction, % of line rate / frames per second"
-    return "\n".join([title, table(headers, rows), *notes])
+    return "\n".join([title, table(headers, rows), *notes, *mix_legend(frames)])

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from . import frames
 from .errors import ZeroLossError
+from .frames import Frame
 from .model import MAX_FRAME, MIN_FRAME
 
 TOPOLOGIES = ("p2p", "ovs-p2p", "pvp", "pvvp")
@@ -33,8 +35,9 @@ def _f(default, help: str, lo=None, hi=None, choices=None, unit: str = "", flag:
 class RunConfig:
     """Everything `zeroloss run` can be told; the YAML keys are these names."""
 
-    frame_sizes: list[int] = _f(DEFAULT_SIZES, "frame sizes in bytes including FCS", MIN_FRAME, MAX_FRAME,
-                                unit="B", flag="--frame-sizes")
+    frame_sizes: list[Frame] = _f(DEFAULT_SIZES, "frame sizes in bytes including FCS, and IMIXes: imix (64:7,570:4,"
+                                                 "1518:1) or imix:SIZE:WEIGHT,... (frames.py)", MIN_FRAME, MAX_FRAME,
+                                  unit="B", flag="--frame-sizes")
     flows: int = _f(1024, "flows per direction, made by stepping the flow_fields", 1, 1 << 20, flag="--flows")
     flow_fields: list[str] = _f(("src_ip", "dst_ip"), "header fields stepped per flow", choices=FLOW_FIELDS)
     bidirectional: bool = _f(True, "send both ways (port 0 -> 1 and 1 -> 0)")
@@ -203,6 +206,7 @@ class RunConfig:
         elif self.bridges != 1 or self.vlan >= 0 or self.bond != "none" or self.meter_pps:
             raise ZeroLossError(f"bridges, vlan, bond and meter_pps are OVS settings; topology {self.topology} "
                                 "has no OVS", "use --topology ovs-p2p, pvp or pvvp")
+        object.__setattr__(self, "frame_sizes", frames.keys(self.frame_sizes))  # a mix's label in its stable form
         object.__setattr__(self, "require_ndr", require_map(self.require_ndr, self.frame_sizes))
         if self.search == "mlr" and self.validation_s < self.trial_s:
             raise ZeroLossError(f"config: with search mlr, validation_s ({self.validation_s}) is the final trial "
@@ -236,9 +240,9 @@ def stored(doc_config: dict) -> RunConfig:
     return RunConfig(**{"search": "binary", "warmup_s": 0.0, **doc_config})
 
 
-def require_map(value: Any, sizes: list[int]) -> dict[int, float] | None:
-    """--require-ndr as {frame size: % of line rate}: None, one number for every size, a YAML map, or the
-    command-line text "25" / "64:10,9000:50"."""
+def require_map(value: Any, sizes: list[Frame]) -> dict[Frame, float] | None:
+    """--require-ndr as {frame key: % of line rate}: None, one number for every size, a YAML map, or the
+    command-line text "25" / "64:10,9000:50" / "64:10,imix:5" (imix: the run's one mix, whatever its label)."""
     if value is None or value == {}:
         return None
     if isinstance(value, str):
@@ -247,10 +251,10 @@ def require_map(value: Any, sizes: list[int]) -> dict[int, float] | None:
             if ":" not in text:
                 value = float(text)
             else:
-                value = {int(k): float(v) for k, v in (part.split(":") for part in text.split(",") if part.strip())}
+                value = {k: float(v) for k, _, v in (part.rpartition(":") for part in text.split(",") if part.strip())}
         except ValueError:
             raise ZeroLossError(f"config: require_ndr {_shown(value)} is neither a percentage nor SIZE:PCT pairs",
-                                "e.g. --require-ndr 25 or --require-ndr 64:10,1518:50,9000:90") from None
+                                "e.g. --require-ndr 25 or --require-ndr 64:10,1518:50,imix:30") from None
     if isinstance(value, bool):
         raise ZeroLossError(f"config: require_ndr must be a percentage or a map of frame size to percentage, "
                             f"got {_shown(value)}")
@@ -259,17 +263,21 @@ def require_map(value: Any, sizes: list[int]) -> dict[int, float] | None:
     if not isinstance(value, dict):
         raise ZeroLossError(f"config: require_ndr must be a percentage or a map of frame size to percentage, "
                             f"got {_shown(value)}")
-    out: dict[int, float] = {}
+    mixes = [s for s in sizes if isinstance(s, str)]
+    out: dict[Frame, float] = {}
     for k, v in value.items():
         try:
-            size = int(k)
-        except (TypeError, ValueError):
+            size = frames.key(k)
+        except ZeroLossError:
             raise ZeroLossError(f"config: require_ndr key {_shown(k)} is not a frame size") from None
+        if size == frames.IMIX and size not in sizes and len(mixes) == 1:
+            size = mixes[0]  # imix names the run's one mix
         if size not in sizes:
-            raise ZeroLossError(f"config: require_ndr names {size} B, which is not in frame_sizes",
+            raise ZeroLossError(f"config: require_ndr names {frames.text(size)}, which is not in frame_sizes",
                                 "add it to frame_sizes or drop it from require_ndr")
         if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v <= 100:
-            raise ZeroLossError(f"config: require_ndr for {size} B must be a percentage in (0, 100], got {_shown(v)}")
+            raise ZeroLossError(f"config: require_ndr for {frames.text(size)} must be a percentage in (0, 100], "
+                                f"got {_shown(v)}")
         out[size] = float(v)
     return out
 
@@ -306,7 +314,10 @@ def _check(f: dataclasses.Field, value: Any) -> None:
         items = list(value)
         inner = kind[5:-1]
         for v in items:
-            if inner == "int" and (not isinstance(v, int) or isinstance(v, bool)):
+            if inner == "Frame" and isinstance(v, str):  # an IMIX's label (frame sizes are checked below)
+                frames.key(v)
+                continue
+            if inner in ("int", "Frame") and (not isinstance(v, int) or isinstance(v, bool)):
                 raise bad("must be a list of whole numbers")
             if inner == "str" and not isinstance(v, str):
                 raise bad("must be a list of strings")

@@ -8,6 +8,7 @@ the references' troubleshooting cases (RX queue overflow on a busy PMD, vring si
 
 from __future__ import annotations
 
+from .frames import largest
 from .ledger import ledger
 from .ovsfacts import (
     CT_MAXCONNS,
@@ -194,7 +195,7 @@ def _tx_vring_down(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
 
 
 def _tx_mtu(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
-    frame = int(x.ctx.get("frame") or 0)
+    frame = largest(x.ctx.get("frame") or 0)  # a mix's largest frame is the one the MTU stops
     ports = hop["ports"]
     mtus = {p: x.mtus.get(p) for p in ports}
     shown = ", ".join(f"{p} MTU {m}" for p, m in mtus.items() if m is not None) or "MTU unknown"
@@ -429,7 +430,7 @@ def _tunnel_mtu(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]] | None:
     """Oversize drops on a tunnel's underlay port: the inner frame plus the VXLAN headers (50 B) exceed its MTU."""
     if not (hop.get("underlay") or hop.get("tunnel") or x.ctx.get("tunnel") not in (None, "", "none")):
         return None
-    frame = int(x.ctx.get("frame") or 0)
+    frame = largest(x.ctx.get("frame") or 0)  # a mix: its largest frame
     ports = hop["ports"]
     mtus = {p: x.mtus.get(p) for p in ports}
     inner = frame - 18

@@ -9,6 +9,8 @@ from __future__ import annotations
 from .diagnose import analyse, pmd_load
 from .errors import ZeroLossError
 from .fmt import table
+from .frames import Frame, by_size
+from .frames import text as frame_text
 from .ledger import REASONS
 from .results.campaigns import CampaignRecord
 from .results.records import RunRecord, SearchEntry, TrialEntry
@@ -24,7 +26,7 @@ def trial_analysis(s: SearchEntry, t: TrialEntry) -> tuple[list, list]:
         return analyse(s.paths, t.counters, t.dut_state, ctx, sides)
     if t.ledger is not None:
         return t.ledger, t.diagnosis or []
-    raise ZeroLossError(f"{s.frame} B trial {t.index + 1} was recorded without per-hop counters "
+    raise ZeroLossError(f"{frame_text(s.frame)} trial {t.index + 1} was recorded without per-hop counters "
                         f"(replayed on resume, or written by an older zeroloss)")
 
 
@@ -99,13 +101,13 @@ def host_lines(t: TrialEntry) -> list[str]:
     return out
 
 
-def trial_text(frame: int, t: TrialEntry, leds: list, diag: list, limit: int | None = None,
+def trial_text(frame: Frame, t: TrialEntry, leds: list, diag: list, limit: int | None = None,
                compact: bool = False) -> str:
     """A trial's ledger, direction by direction, then its diagnosis."""
     lost = sum(d["lost"] for d in leds)
     sent = sum(d["sent"] for d in leds)
     pct = f" ({100 * lost / sent:.4f} %)" if sent else ""
-    lines = [f"{frame} B trial {t.index + 1} ({t.kind}, {t.rate_pps:,.0f} pps per "
+    lines = [f"{frame_text(frame)} trial {t.index + 1} ({t.kind}, {t.rate_pps:,.0f} pps per "
              f"direction, {t.duration_s:g} s, {t.verdict}): lost {lost:,} of {sent:,} frames{pct}"]
     for led in leds:
         lines += direction_text(led, compact)
@@ -131,7 +133,7 @@ def _searches(doc: RunRecord | CampaignRecord, case: str | None) -> list[tuple[s
     return [("", s) for s in doc.searches]
 
 
-def select(doc: RunRecord | CampaignRecord, frame: int | None, trial: int | None,
+def select(doc: RunRecord | CampaignRecord, frame: Frame | None, trial: int | None,
            case: str | None) -> list[tuple[str, SearchEntry, TrialEntry]]:
     """The trials to explain: one (--trial N, with --frame when several sizes ran), or by default every
     failed validation trial, and the lossiest trial of a search that had none."""
@@ -139,16 +141,16 @@ def select(doc: RunRecord | CampaignRecord, frame: int | None, trial: int | None
     if not searches:
         if frame is None:
             raise ZeroLossError("no search in this file: nothing to explain")
-        sizes = sorted({s.frame for _, s in _searches(doc, case)})
-        raise ZeroLossError(f"no search for {frame} B in this file", f"frame sizes: {sizes}")
+        sizes = by_size({s.frame for _, s in _searches(doc, case)})
+        raise ZeroLossError(f"no search for {frame_text(frame)} in this file", f"frame sizes: {sizes}")
     if trial is not None:
-        frames = sorted({s.frame for _, s in searches})
+        frames = by_size({s.frame for _, s in searches})
         if len(frames) > 1:
             raise ZeroLossError(f"--trial {trial}: several frame sizes ran ({frames})", "add --frame SIZE")
         out = [(n, s, t) for n, s in searches for t in s.trials if t.index + 1 == trial]
         if not out:
             count = max(len(s.trials) for _, s in searches)
-            raise ZeroLossError(f"no trial {trial} for {frames[0]} B", f"trials are numbered 1 to {count}")
+            raise ZeroLossError(f"no trial {trial} for {frame_text(frames[0])}", f"trials are numbered 1 to {count}")
         return out
     out = []
     for n, s in searches:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .frames import legend as mix_legend
+from .frames import text as frame_text
 from .model import TrialResult
 from .text import si, table
 
@@ -94,6 +96,7 @@ def run_table(run: RunRecord) -> str:
                 size.status if size is not None else "-", ", ".join(r.flags)]
         rows.append(row)
     legend = [f"  {f}: {FLAG_TEXT[f]}" for f in sorted({f for r in frows for f in r.flags}) if f in FLAG_TEXT]
+    legend += mix_legend(r.frame for r in frows)
     title = (f"Zero-loss throughput: NDR (loss <= {cfg['ndr_loss_pct']:g} %) and PDR (loss <= "
              f"{cfg['pdr_loss_pct']:g} %) per direction, % of {run.link_speed_gbps:g} Gb/s line rate")
     return "\n".join([sign_off.line, title, table(headers, rows), *legend])
@@ -131,7 +134,7 @@ def queue_lines(run: RunRecord) -> list[str]:
             continue
         cells = _queue_cells(s.trials[val.index], nb)
         if cells:
-            out.append(f"{s.frame:>5} B  " + "   ".join(cells))
+            out.append(f"{frame_text(s.frame):>7}  " + "   ".join(cells))
     if out:
         out.insert(0, f"DUT RX queue share at the NDR validation trial ({nb} queue(s) per port):")
     return out

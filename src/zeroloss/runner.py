@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from . import frames as frames_
 from .bench.softbench import BenchSpec, SoftBench
 from .bench.target import ExternalTarget, LoopbackTarget, OvsTarget, P2pTarget
 from .bench.workspace import Workspace
@@ -15,7 +16,6 @@ from .config import OVS_TOPOLOGIES, RunConfig
 from .errors import ZeroLossError
 from .host import coreprobe
 from .ledger import queue_spread
-from .model import line_rate_pps
 from .proc import ComponentDied
 from .results.records import Ceiling, CoreProbe, LatencyAtNdr, OutcomeRecord, SearchOutcome, TrialEntry, Warmup
 from .results.resultfile import ResultFile
@@ -43,7 +43,7 @@ def link_for(cfg: RunConfig, frame: int) -> str:
     """memif up to 1518 B; vhost-user above (memif reports a 1518 B maximum and copies jumbo frames slowly)."""
     if cfg.link != "auto":
         return cfg.link
-    return "memif" if frame <= 1518 else "vhost"
+    return "memif" if frames_.largest(frame) <= 1518 else "vhost"  # a mix: its largest frame
 
 
 def groups(cfg: RunConfig) -> list[tuple[str, list[int]]]:
@@ -107,7 +107,7 @@ class Run:
             self._place(target.placement())
             for frame in frames:
                 self._place(target.prepare(frame))
-                line = line_rate_pps(self.link_bps, frame)
+                line = frames_.line_rate_pps(self.link_bps, frame)
                 if loop:
                     health = target.probe().health
                     mrr, offered = self._mrr(frame, lambda f=frame, h=health: guarded(h, lambda: flat_out(target, f)))
@@ -176,7 +176,7 @@ class Run:
         """One search; ceiling: the generator's limit (its own ceiling, or what it offered flat out beside the
         DUT, the lower); mrr: the DUT's maximum receive rate, which bounds the top from above by MRR_MARGIN."""
         cfg = self.cfg
-        line = line_rate_pps(self.link_bps, frame)
+        line = frames_.line_rate_pps(self.link_bps, frame)
         max_rate = min(ceiling, line, mrr * MRR_MARGIN if mrr else ceiling)
         stored = self.rf.search(frame, rep)
         replay = list(stored.trials) if stored else []
@@ -232,7 +232,7 @@ class Run:
         entry = self.rf.search(frame, rep)
         assert entry is not None
         need = (self.cfg.require_ndr or {}).get(frame)
-        line = entry.line_rate_pps or line_rate_pps(self.link_bps, frame)
+        line = entry.line_rate_pps or frames_.line_rate_pps(self.link_bps, frame)
         shared = any(p.shared and frame in p.frames for p in self.rf.run.core_probes or ())
         return judge_search(entry, need / 100 * line if need is not None else None, shared, self.cfg.granularity_pct)
 

@@ -11,6 +11,7 @@ from ..config import RunConfig
 from ..cores import lcore_set, mask_set
 from ..dpdk import hugepages
 from ..dpdk.eal import Eal
+from ..frames import largest, stream_size
 from ..gen import Zlgen, ZlgenClient, ZlgenConfig
 from ..host.interference import ThreadRef, thread, threads_of
 from ..host.telemetry import local_reader
@@ -76,9 +77,9 @@ def bench_streams(cfg: RunConfig, frame: int, rate_pps: float, queues: int = 1, 
                 lane = m * queues + q
                 src = (198 << 24 | 18 << 16 | side << 8 | 1) + lane * per_lane  # RFC 2544 benchmark range
                 dst = (198 << 24 | 19 << 16 | rx_side << 8 | 1)
-                out.append(Stream(port=side + 2 * m, queue=q, rx_port=rx_side + 2 * m, size=frame, flows=per_lane,
-                                  flow_fields=tuple(cfg.flow_fields), rate_pps=rate_pps / lanes, src_ip=_ip(src),
-                                  dst_ip=_ip(dst), vlan=cfg.vlan))
+                out.append(Stream(port=side + 2 * m, queue=q, rx_port=rx_side + 2 * m, size=stream_size(frame),
+                                  flows=per_lane, flow_fields=tuple(cfg.flow_fields), rate_pps=rate_pps / lanes,
+                                  src_ip=_ip(src), dst_ip=_ip(dst), vlan=cfg.vlan))
     return out
 
 
@@ -121,9 +122,10 @@ class P2pTarget(_Bench):
     def __init__(self, cfg: RunConfig, link: str, frames: list[int]):
         super().__init__(cfg, cfg.dut_rxq)
         self.link = link
-        self.spec = BenchSpec(dut="testpmd", link=link, forward_mode=cfg.forward_mode, max_frame=max(1518, *frames),
-                              depth=cfg.ring_depth_log2, gen_lcores=cfg.gen_lcores, dut_lcores=cfg.dut_lcores,
-                              dut_main_lcore=cfg.dut_main_lcore, dut_rxq=cfg.dut_rxq, gap_us=cfg.pace_gap_us)
+        self.spec = BenchSpec(dut="testpmd", link=link, forward_mode=cfg.forward_mode,
+                              max_frame=max(1518, *map(largest, frames)), depth=cfg.ring_depth_log2,
+                              gen_lcores=cfg.gen_lcores, dut_lcores=cfg.dut_lcores, dut_main_lcore=cfg.dut_main_lcore,
+                              dut_rxq=cfg.dut_rxq, gap_us=cfg.pace_gap_us)
 
     def cores(self) -> set[int]:
         return lcore_set("gen_lcores", self.cfg.gen_lcores) | lcore_set("dut_lcores", self.cfg.dut_lcores)
@@ -167,7 +169,7 @@ class OvsTarget(_Bench):
     """ovs-p2p, pvp or pvvp through a private OVS-DPDK, with its VNFs (processes or VMs)."""
 
     def __init__(self, cfg: RunConfig, frames: list[int]):
-        self.spec = ovs_spec(cfg, max(1518, *frames))
+        self.spec = ovs_spec(cfg, max(1518, *map(largest, frames)))
         super().__init__(cfg, cfg.dut_rxq, self.spec.members)
         self.link = cfg.topology
 
@@ -300,7 +302,7 @@ class ExternalTarget(_Bench):
 
     def __init__(self, cfg: RunConfig, frames: list[int]):
         super().__init__(cfg, 1)
-        self.max_frame = max(1518, *frames)
+        self.max_frame = max(1518, *map(largest, frames))
         self.gen: Zlgen | None = None
 
     def top(self, frame: int, line_pps: float) -> float:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from zeroloss import frames
 from zeroloss.errors import ZeroLossError
+from zeroloss.frames import Frame
 from zeroloss.model import MAX_FRAME, MIN_FRAME
 
 
@@ -43,13 +45,24 @@ def rate(text: str) -> float:
         raise argparse.ArgumentTypeError(f"'{text}' is not a rate (frames/s, e.g. 500000 or 1.5M)") from None
 
 
-def frame_sizes(text: str) -> list[int]:
-    """The one parser of a frame-size list, '64,1518,9000' (bytes including FCS); the range is checked where the
-    sizes are used (check_frame, or the run settings' frame_sizes)."""
+def frame_sizes(text: str) -> list[Frame]:
+    """The one parser of a frame-size list, '64,1518,9000' (bytes including FCS), with IMIXes: 'imix' (the simple
+    IMIX 64:7,570:4,1518:1) or 'imix:64:7,570:4,1518:1' (a mix takes the SIZE:WEIGHT items after imix:), as
+    frames.parse reads it; the range is checked where the sizes are used (check_frame, or the run settings')."""
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a list of frame sizes (e.g. 64,1518,9000)") from None
+        return frames.parse(text)
+    except ZeroLossError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def frame_key(text: str) -> Frame:
+    """One frame size in bytes, or an IMIX's label ('imix', 'imix:64:7,570:4,1518:1'), as a result file keys it."""
+    if text.strip().isdigit():
+        return whole_number(1)(text)
+    try:
+        return frames.key(text)
+    except ZeroLossError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def check_frame(size: int) -> int:

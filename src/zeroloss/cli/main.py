@@ -13,7 +13,7 @@ from pathlib import Path
 
 from zeroloss import __version__
 from zeroloss.cli import commands
-from zeroloss.cli.argtypes import check_frame, rate, whole_number
+from zeroloss.cli.argtypes import check_frame, frame_key, rate, whole_number
 from zeroloss.cli.runflags import add_run_flag, add_run_flags, run_overrides
 from zeroloss.errors import ZeroLossError
 
@@ -367,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "trial. Frame counts are frames; shares are % of the frames lost.")
     e.add_argument("file", metavar="RESULT.json", help="a result file of zeroloss run or campaign")
     e.add_argument("--trial", type=_positive_int, metavar="N", help="this trial (numbered from 1 as run prints)")
-    e.add_argument("--frame", type=_positive_int, metavar="BYTES", help="only this frame size")
+    e.add_argument("--frame", type=frame_key, metavar="BYTES|imix", help="only this frame size (or IMIX)")
     e.add_argument("--case", metavar="TEXT", help="campaign files: only cases whose name contains TEXT")
     e.add_argument("--json", action="store_true", help="print ledgers and diagnoses as JSON")
     e.set_defaults(func=commands.cmd_explain)

@@ -9,7 +9,13 @@ from typing import TextIO
 
 from zeroloss.explain import trial_text
 from zeroloss.fmt import si
+from zeroloss.frames import text as frame_text
 from zeroloss.results.records import SearchOutcome, TrialEntry
+
+
+def _size(data: dict) -> str:
+    """The event's frame size (or IMIX) at the start of its line: '   64 B', '   imix'."""
+    return f"{frame_text(data['frame']):>7}"
 
 
 class Progress:
@@ -35,13 +41,13 @@ class Progress:
         elif event == "cores":
             self._line(f"core probe (zlcores) {data['line']}")
         elif event == "ceiling":
-            self._line(f"{data['frame']:>5} B  measuring the generator ceiling ({data['how']}, {data['link']})")
+            self._line(f"{_size(data)}  measuring the generator ceiling ({data['how']}, {data['link']})")
         elif event == "mrr":
-            self._line(f"{data['frame']:>5} B  measuring what the DUT forwards when zlgen sends flat out (MRR)")
+            self._line(f"{_size(data)}  measuring what the DUT forwards when zlgen sends flat out (MRR)")
         elif event == "search":
             self.count = 0
             resumed = f", {data['resumed_trials']} trial(s) replayed" if data["resumed_trials"] else ""
-            self._line(f"{data['frame']:>5} B  {data.get('strategy', 'binary')} search over {data['link']}, up to "
+            self._line(f"{_size(data)}  {data.get('strategy', 'binary')} search over {data['link']}, up to "
                        f"{si(data['max_rate_pps'], 'pps')}{resumed}")
         elif event == "warmup":
             self._line(f"        warm-up trial at {si(data['rate_pps'], 'pps')}: lost {data['lost']} (not counted)")
@@ -57,7 +63,7 @@ class Progress:
         verdict = rec.verdict
         shown = self._paint(verdict, "32" if verdict == "pass" else "31" if verdict == "fail" else "33")
         kind = "valid." if rec.kind == "validation" else rec.kind
-        text = (f"{data['frame']:>5} B  trial {rec.index + 1:>2} {kind:<6} "
+        text = (f"{_size(data)}  trial {rec.index + 1:>2} {kind:<6} "
                 f"{si(rec.rate_pps, 'pps'):>13} ({pct:5.1f} %)  lost {rec.lost:<8} {shown}")
         if verdict == "generator-failure" and rec.outcome.directions:
             got = min(d.achieved_pps for d in rec.outcome.directions)
@@ -90,7 +96,7 @@ class Progress:
             rate = "≥ " + rate  # only a lower bound is known
         if self.tty:
             self.out.write("\r\033[K")
-        self._line(f"{data['frame']:>5} B  NDR {self._paint(rate, '1')}{pct} after {res.trials} trials{flags}")
+        self._line(f"{_size(data)}  NDR {self._paint(rate, '1')}{pct} after {res.trials} trials{flags}")
         if judged is not None and judged.status in ("FAIL", "INCONCLUSIVE"):
             self._line(f"        {judged.status}: " + "; ".join(judged.reasons))
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.fileio import write_text_atomic
+from zeroloss.frames import text as frame_text
 
 if TYPE_CHECKING:
     from zeroloss.results.summary import Run
@@ -34,8 +35,9 @@ def _write_plots(runs: list[Run], folder: Path, fmt: str) -> list[Path]:
            plots.save(plots.latency_figure(runs), folder / "latency", fmt)]
     for run in runs:
         for s in traced_searches(run.record):
-            fig = plots.trace_figure(s, f"{run.label}: {s.frame} B, search {s.repeat + 1}")
-            out.append(plots.save(fig, folder / f"trace-{_slug(run.label)}-{s.frame}B-{s.repeat + 1}", fmt))
+            fig = plots.trace_figure(s, f"{run.label}: {frame_text(s.frame)}, search {s.repeat + 1}")
+            size = f"{s.frame}B" if isinstance(s.frame, int) else _slug(s.frame)  # an IMIX: its label
+            out.append(plots.save(fig, folder / f"trace-{_slug(run.label)}-{size}-{s.repeat + 1}", fmt))
     return out
 
 

@@ -17,7 +17,7 @@ UNIT_WORDS = {"B": "bytes", "s": "seconds", "ms": "milliseconds", "us": "microse
               "%": "%", "Gb/s": "Gb/s", "MB": "MB"}
 UNIT_METAVARS = {"B": "B", "s": "S", "ms": "MS", "us": "US", "pps": "PPS", "%": "PCT", "Gb/s": "GBPS", "MB": "MB"}
 # the value type of a flag, by the field's type and unit (a rate takes k/M/G suffixes)
-_TYPES: dict[tuple[str, str], Callable[[str], Any]] = {("list[int]", "B"): frame_sizes, ("float", "pps"): rate}
+_TYPES: dict[tuple[str, str], Callable[[str], Any]] = {("list[Frame]", "B"): frame_sizes, ("float", "pps"): rate}
 _KIND_TYPES: dict[str, Callable[[str], Any]] = {"int": whole_number(), "float": number, "str": str, "Any": str}
 DEST_KEY = "run_flag_names"  # the parser default naming the run settings a sub-command offers as flags
 

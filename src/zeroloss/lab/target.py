@@ -9,6 +9,7 @@ from types import TracebackType
 
 from ..config import RunConfig
 from ..dut.ovsstats import pmd_perf
+from ..frames import largest, stream_size
 from ..gen import ZlgenClient
 from ..stream import Stream
 from ..target import Probe, Target
@@ -43,8 +44,8 @@ class LabTarget(Target):
     def __enter__(self) -> LabTarget:
         cfg = self.cfg
         with ExitStack() as stack:
-            self.s = stack.enter_context(session(self.lab, max(self.frames), cfg.pace_gap_us, cfg.link_speed_gbps,
-                                                 cfg.dut_set, self.warn))
+            self.s = stack.enter_context(session(self.lab, max(map(largest, self.frames)), cfg.pace_gap_us,
+                                                 cfg.link_speed_gbps, cfg.dut_set, self.warn))
             self.refused_is_loss = self.s.refused_is_loss
             self._stack = stack.pop_all()
         return self
@@ -66,7 +67,7 @@ class LabTarget(Target):
 
     def streams(self, frame: int, rate_pps: float) -> list[Stream]:
         assert self.s is not None
-        return lab_streams(self.lab, self.s.macs, frame, rate_pps, self.lab.flows or self.cfg.flows,
+        return lab_streams(self.lab, self.s.macs, stream_size(frame), rate_pps, self.lab.flows or self.cfg.flows,
                            list(self.cfg.flow_fields))
 
     def placement(self) -> dict[str, dict]:

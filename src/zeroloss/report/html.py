@@ -10,7 +10,7 @@ from dataclasses import fields
 from html import escape
 from typing import Any
 
-from zeroloss import __version__
+from zeroloss import __version__, frames
 from zeroloss.config import RunConfig
 from zeroloss.errors import ZeroLossError
 from zeroloss.explain import HOP_HEADERS, hop_rows, select, trial_analysis
@@ -186,8 +186,8 @@ def _ceilings(run: RunRecord) -> str:
     """The generator's ceiling per frame size, when it was measured."""
     if not run.ceilings:
         return ""
-    rows = [[f"{f} B", f"{c.pps:,.0f}", c.link or "", c.how or ""]
-            for f, c in sorted(run.ceilings.items(), key=lambda kv: int(kv[0]))]
+    rows = [[frames.text(frames.key(f)), f"{c.pps:,.0f}", c.link or "", c.how or ""]
+            for f, c in sorted(run.ceilings.items(), key=lambda kv: frames.order(frames.key(kv[0])))]
     return ("<div><h4>Generator ceiling (highest rate tried)</h4>"
             + _table(["frame", "pps", "wire", "measured"], rows) + "</div>")
 
@@ -196,7 +196,7 @@ def _core_probes(run: RunRecord) -> str:
     """The core probe's readings before each bench, when it ran."""
     if not run.core_probes:
         return ""
-    rows = [[", ".join(f"{f} B" for f in p.frames), ",".join(map(str, p.cores)),
+    rows = [[", ".join(map(frames.text, p.frames)), ",".join(map(str, p.cores)),
              " / ".join(f"{x:.2f}" for x in p.ratio), "shared" if p.shared else "independent"]
             for p in run.core_probes]
     return ("<div><h4>Core probe (each core's speed with all busy / alone, before the bench)</h4>"
@@ -231,7 +231,8 @@ def results_table(run: RunRecord) -> str:
         out.append(cells)
     if not out:
         return '<p class="warn">No frame size finished its search.</p>'
-    return _table(headers, out, "results", left=2)
+    mixes = "".join(f"<p>{escape(line.strip())}</p>" for line in frames.legend(r.frame for r in rows))
+    return _table(headers, out, "results", left=2) + mixes
 
 
 def _latency(run: RunRecord) -> str:
@@ -254,17 +255,18 @@ def warnings(run: RunRecord) -> list[str]:
     done = {s.frame for s in run.finished()}
     missing = [f for f in run.config.get("frame_sizes", []) if f not in done]
     if missing:
-        out.append(f"No result for {', '.join(map(str, missing))} B.")
+        out.append(f"No result for {', '.join(map(frames.text, missing))}.")
     for r in frame_rows(run):
-        out += [f"{r.frame} B, {flag}: {FLAG_TEXT.get(flag, flag)}" for flag in r.flags]
+        out += [f"{frames.text(r.frame)}, {flag}: {FLAG_TEXT.get(flag, flag)}" for flag in r.flags]
         if r.val_lost:
-            out.append(f"{r.frame} B: the NDR's validation trial lost {r.val_lost:,} frames (within the tolerance).")
+            out.append(f"{frames.text(r.frame)}: the NDR's validation trial lost {r.val_lost:,} frames (within the "
+                       "tolerance).")
     return out
 
 
 def _trace(run_index: int, search: SearchEntry) -> str:
     """A search's trace figure, and its trials in a table that opens on demand."""
-    title = f"{search.frame} B, search {search.repeat + 1}"
+    title = f"{frames.text(search.frame)}, search {search.repeat + 1}"
     fig = plots.trace_figure(search, title)
     svg = plots.svg_inline(fig, f"r{run_index}-f{search.frame}-s{search.repeat}")
     line = search.line_rate_pps or math.nan  # the schema requires it: a file without it is refused when read
@@ -285,7 +287,7 @@ def _trace(run_index: int, search: SearchEntry) -> str:
 
 def _ledger_html(search: SearchEntry, trial: TrialEntry) -> str:
     """A lossy trial's ledger per direction, hop by hop, and the findings with their fixes."""
-    head = (f"{search.frame} B, search {search.repeat + 1}, trial {trial.index + 1} ({trial.kind}, "
+    head = (f"{frames.text(search.frame)}, search {search.repeat + 1}, trial {trial.index + 1} ({trial.kind}, "
             f"{trial.rate_pps:,.0f} pps per direction, {trial.duration_s:g} s, {trial.verdict})")
     try:
         leds, diag = trial_analysis(search, trial)  # ledger.py's and diagnose.py's JSON

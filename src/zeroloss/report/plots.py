@@ -14,6 +14,7 @@ from matplotlib import rc_context, ticker
 from matplotlib.figure import Figure
 
 from zeroloss.fileio import write_text_atomic
+from zeroloss.frames import Frame, by_size, order
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import SearchEntry
 from zeroloss.results.soak import SoakRecord
@@ -34,7 +35,7 @@ FORMATS = ("svg", "png")
 def ndr_figure(runs: list[Run]) -> Figure:
     """NDR per frame size: bars of frames/s per direction (left axis), % of line rate as lines (right axis)."""
     per_run = [frame_rows(run.record) for run in runs]
-    frames = sorted({r.frame for rows in per_run for r in rows})
+    frames = by_size({r.frame for rows in per_run for r in rows})  # sizes, then IMIXes
     fig = Figure(figsize=(9, 4.2), layout="constrained")
     ax = fig.add_subplot()
     pct_ax = ax.twinx()
@@ -79,19 +80,19 @@ LAT_SHOWN = (("p50", "-"), ("p99", "--"), ("p99.9", "-."), ("max", ":"))
 
 def latency_figure(runs: list[Run]) -> Figure:
     """Latency percentiles at NDR per frame size (the worse direction), one colour per run, log scale."""
-    frames = sorted({r["frame"] for run in runs for r in latency_rows(run.record)})
+    frames = by_size({r["frame"] for run in runs for r in latency_rows(run.record)})
     fig = Figure(figsize=(9, 4.2), layout="constrained")
     ax = fig.add_subplot()
     for i, run in enumerate(runs):
         rows = latency_rows(run.record)
-        worst: dict[int, dict[str, float]] = {}
+        worst: dict[Frame, dict[str, float]] = {}
         for r in rows:
             w = worst.setdefault(r["frame"], {})
             for name, _ in LAT_SHOWN:
                 if name in r:
                     w[name] = max(w.get(name, 0.0), r[name])
         for name, style in LAT_SHOWN:
-            pts = [(frames.index(f), v[name]) for f, v in sorted(worst.items()) if name in v]
+            pts = [(frames.index(f), v[name]) for f, v in sorted(worst.items(), key=lambda x: order(x[0])) if name in v]
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", markersize=3,
                         color=COLORS[i % len(COLORS)], label=f"{run.label}: {name}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zeroloss.errors import ZeroLossError
+from zeroloss.frames import Frame, by_size
 from zeroloss.results.records import FINGERPRINT_KEYS, RunRecord, fingerprint
 from zeroloss.results.summary import FrameRow, Run, frame_rows
 from zeroloss.results.verdict import INCONCLUSIVE, size_verdicts
@@ -29,7 +30,7 @@ HOST_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "numa_nodes", "mem
 class FrameDiff:
     """One frame size of two runs: both rows (None where not measured), the verdict and why."""
 
-    frame: int
+    frame: Frame  # a size in bytes, or an IMIX's label
     base: FrameRow | None
     other: FrameRow | None
     verdict: str  # faster | slower | within-spread | within-resolution | unjudged | generator-bound | no-ndr | missing
@@ -114,7 +115,7 @@ def frame_diffs(base: RunRecord, other: RunRecord) -> list[FrameDiff]:
     b = {r.frame: r for r in frame_rows(other)}
     va, vb = size_verdicts(base), size_verdicts(other)
     out = []
-    for f in sorted(a.keys() | b.keys()):
+    for f in by_size(a.keys() | b.keys()):
         unsure = [n for n, v in (("baseline", va.get(f)), ("other run", vb.get(f))) if v and v.status == INCONCLUSIVE]
         if f in a and f in b and unsure:
             why = "; ".join(dict.fromkeys(r for v in (va.get(f), vb.get(f)) if v for r in v.reasons))

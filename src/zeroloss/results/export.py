@@ -8,12 +8,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from zeroloss.frames import legend as mix_legend
 from zeroloss.results.summary import FrameRow, Run, frame_rows
 from zeroloss.results.verdict import SizeVerdict, size_verdicts, verdict
 
 # (key, unit or meaning, value of a row); rates are frames/s per direction, as everywhere in zeroloss
 COLUMNS: list[tuple[str, str, Callable[[FrameRow], Any]]] = [
-    ("frame_bytes", "frame size, B incl. FCS", lambda r: r.frame),
+    ("frame_bytes", "frame size, B incl. FCS, or an IMIX's label (imix, imix:SIZE:WEIGHT,...; its Gb/s and % of "
+                    "line rate are of its mean frame)", lambda r: r.frame),
     ("wire", "bench wire or external", lambda r: r.link),
     ("repeats", "searches at this size", lambda r: r.repeats),
     ("ndr_found", "searches that found an NDR", lambda r: len(r.ndrs)),
@@ -116,7 +118,9 @@ def to_markdown(runs: list[Run]) -> str:
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "|".join(["---:"] * (len(head) - 2) + [":---", ":---"]) + "|")
         sizes = size_verdicts(run.record)
-        out += ["| " + " | ".join(_md_cells(r, sizes.get(r.frame))) + " |" for r in frame_rows(run.record)]
+        rows = frame_rows(run.record)
+        out += ["| " + " | ".join(_md_cells(r, sizes.get(r.frame))) + " |" for r in rows]
+        out += [line.strip() for line in mix_legend(r.frame for r in rows)]
         out.append("")
     return "\n".join(out)
 

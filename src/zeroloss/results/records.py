@@ -17,7 +17,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from zeroloss.model import l1_bps, l2_bps, line_rate_pps
+from zeroloss.frames import Frame, line_rate_pps, mean
+from zeroloss.model import l1_bps, l2_bps
 from zeroloss.results.codec import JsonObject, Record
 from zeroloss.search.types import Direction, GoalResult, Outcome, SearchResult, TrialRecord
 
@@ -165,7 +166,7 @@ class GoalRecord(Record):
     clean_fail_pps: float | None = None  # lowest rate the DUT missed the goal at, generator on time, no host stall
 
     @classmethod
-    def from_search(cls, g: GoalResult, frame: int, link_bps: float) -> GoalRecord:
+    def from_search(cls, g: GoalResult, frame: Frame, link_bps: float) -> GoalRecord:
         """The stored answer of a goal. The rate is what zlgen delivered in the deciding trial, never more: a trial
         passes with the generator up to the search's resolution (SearchConfig.shortfall_pps) short of the requested
         rate, and the DUT then forwarded only what it was given."""
@@ -176,8 +177,9 @@ class GoalRecord(Record):
                 rate, requested = float(offered), g.rate_pps
         pct = l1 = l2 = None
         if rate:
-            pct, l1 = 100 * rate / line_rate_pps(link_bps, frame), l1_bps(rate, frame) / 1e9
-            l2 = l2_bps(rate, frame) / 1e9
+            # a mix: its mean frame (frames.py); L1 counts 20 B of preamble, SFD and gap per frame (RFC 2544)
+            pct, l1 = 100 * rate / line_rate_pps(link_bps, frame), l1_bps(rate, mean(frame)) / 1e9
+            l2 = l2_bps(rate, mean(frame)) / 1e9
         v = g.validation
         val = None if v is None else Validation(
             index=v.index, lost=sum(d.lost for d in v.outcome.directions),
@@ -223,7 +225,7 @@ class SearchOutcome(Record):
     gen_limit_pps: float | None = None  # the generator could not offer more (None: it offered every rate asked)
 
     @classmethod
-    def of(cls, res: SearchResult, frame: int, link_bps: float,
+    def of(cls, res: SearchResult, frame: Frame, link_bps: float,
            latency: LatencyAtNdr | None = None) -> SearchOutcome:
         return cls(ndr=GoalRecord.from_search(res.ndr, frame, link_bps),
                    pdr=None if res.pdr is None else GoalRecord.from_search(res.pdr, frame, link_bps),
@@ -245,7 +247,7 @@ class SearchEntry(Record):
 
     NULLABLE: ClassVar[frozenset[str]] = frozenset({"result"})
 
-    frame: int = 0
+    frame: Frame = 0  # a size in bytes, or an IMIX's label (frames.py)
     repeat: int = 0
     trials: tuple[TrialEntry, ...] = ()
     result: SearchOutcome | None = None
@@ -291,7 +293,7 @@ class Ceiling(Record):
 class CoreProbe(Record):
     """The core-sharing probe before a bench (host/coreprobe.py): per core, together / alone."""
 
-    frames: tuple[int, ...] = ()
+    frames: tuple[Frame, ...] = ()
     cores: tuple[int, ...] = ()
     ratio: tuple[float, ...] = ()
     shared: bool = False
@@ -316,13 +318,13 @@ class RunRecord(Record):
     core_probes: tuple[CoreProbe, ...] | None = None
     journal_seq: int | None = None  # the last journal line folded into this document (results/journal.py)
 
-    def search(self, frame: int, repeat: int) -> SearchEntry | None:
+    def search(self, frame: Frame, repeat: int) -> SearchEntry | None:
         return next((s for s in self.searches if s.frame == frame and s.repeat == repeat), None)
 
     def finished(self) -> Iterator[SearchEntry]:
         return (s for s in self.searches if s.result is not None)
 
-    def ceiling(self, frame: int) -> Ceiling | None:
+    def ceiling(self, frame: Frame) -> Ceiling | None:
         return (self.ceilings or {}).get(str(frame))
 
     def all_warnings(self) -> tuple[str, ...]:

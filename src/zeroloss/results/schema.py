@@ -56,7 +56,9 @@ LIST = {"type": "array"}
 ONE_LINE = {"pattern": r"^[^\x00-\x1f\x7f]*$", "description": "one line of text"}  # text, when it is text
 LINE = {"type": "string", **ONE_LINE}
 HEX_MASK = {"type": "string", "pattern": r"^(0[xX])?[0-9a-fA-F]{1,256}$", "description": "a hex CPU mask"}
-FRAME_KEY = {"pattern": r"^[0-9]{1,9}$", "description": "a frame size in bytes"}
+_MIX = r"imix(:[0-9]{1,9}:[0-9]{1,9}(,[0-9]{1,9}:[0-9]{1,9})*)?"  # an IMIX's label (frames.py)
+FRAME_KEY = {"pattern": rf"^([0-9]{{1,9}}|{_MIX})$", "description": "a frame size in bytes, or an IMIX's label"}
+FRAME = {"anyOf": [INT, {"type": "string", "pattern": rf"^{_MIX}$", "description": "an IMIX's label"}]}
 # vhost per-queue counters are named rx_q<N>_good_packets: the queue number is read from the name
 QUEUE_KEY = {"pattern": r"^(?:(?![rt]x_q).*|[rt]x_q(?!.*_good_packets$).*|[rt]x_q[0-9]{1,9}_good_packets)$",
              "description": "a counter name ([rt]x_q<N>_good_packets with a queue number N)"}
@@ -162,20 +164,20 @@ PATH = obj({"direction": STR, "tx_side": INT, "rx_side": INT, "hops": arr(PATH_H
 LEDGER_CONTEXT = maybe(obj({"pmd_cpu_mask": maybe(HEX_MASK), "queues": maybe(INT), "vnf_ring": maybe(INT),
                             "vnfs": arr(STR)}))
 
-SEARCH = obj({"frame": INT, "repeat": INT, "link": STR, "line_rate_pps": {"type": "number", "minimum": 1},
+SEARCH = obj({"frame": FRAME, "repeat": INT, "link": STR, "line_rate_pps": {"type": "number", "minimum": 1},
               "ceiling_pps": maybe(NUM), "max_rate_pps": maybe(NUM), "trials": arr(TRIAL), "result": maybe(RESULT),
               "paths": maybe(arr(PATH)), "ledger_context": LEDGER_CONTEXT,
               "warmup": maybe(obj({"rate_pps": NUM, "duration_s": NUM, "outcome": OUTCOME}))},
              ("frame", "repeat", "trials"))
 
 # a run document as the report, compare and export read it
-CONFIG = obj({"link_speed_gbps": NUM, "ndr_loss_pct": NUM, "pdr_loss_pct": NUM, "frame_sizes": arr(INT),
+CONFIG = obj({"link_speed_gbps": NUM, "ndr_loss_pct": NUM, "pdr_loss_pct": NUM, "frame_sizes": arr(FRAME),
               "topology": STR, "dut_rxq": INT, "require_ndr": maybe(obj(values=NUM, propertyNames=FRAME_KEY))},
              ("link_speed_gbps", "ndr_loss_pct", "pdr_loss_pct"))
 HOST = obj({k: ONE_LINE for k in FINGERPRINT_KEYS})  # named in one-line messages
 PLACEMENT = obj({"flows": maybe(obj(values=arr(STR)))})
 CEILING = obj({"pps": NUM, "link": STR, "how": STR}, ("pps",))
-CORE_PROBE = obj({"frames": arr(INT), "cores": arr(INT), "ratio": arr(NUM), "shared": BOOL},
+CORE_PROBE = obj({"frames": arr(FRAME), "cores": arr(INT), "ratio": arr(NUM), "shared": BOOL},
                  ("frames", "cores", "ratio", "shared"))
 RUN = obj({"version": {"enum": list(READABLE)}, "state": STR, "config": CONFIG, "host": HOST,
            "placement": maybe(obj(values=PLACEMENT)),
@@ -194,7 +196,7 @@ TUNE = obj({"tune": obj({"target": LIST, "steps": arr(TUNE_STEP), "base": maybe(
 
 # what every result file holds, whatever reads it
 FILE_FIELDS = {"state": STR, "config": OBJ, "host": HOST, "placement": OBJ, "ceilings": OBJ, "warnings": LIST,
-               "searches": arr(obj({"frame": INT, "repeat": INT, "trials": arr(OBJ)}, ("frame", "repeat", "trials")))}
+               "searches": arr(obj({"frame": FRAME, "repeat": INT, "trials": arr(OBJ)}, ("frame", "repeat", "trials")))}
 FILE = obj(FILE_FIELDS, ("config", "host", "searches"))
 
 # `zeroloss explain`: a run document's searches, or every measured case's of a campaign

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from zeroloss.errors import ZeroLossError
+from zeroloss.frames import Frame, mean, order
 from zeroloss.model import l1_bps, l2_bps
 from zeroloss.results import schema
 from zeroloss.results.campaigns import FORMAT as CAMPAIGN
@@ -69,9 +70,10 @@ def load_runs(paths: list[str]) -> list[Run]:
 
 @dataclass(frozen=True)
 class FrameRow:
-    """A frame size's NDR (mean over repeats; rates per direction), PDR, validation and latency at NDR."""
+    """A frame size's (or an IMIX's) NDR (mean over repeats; rates per direction), PDR, validation and latency at
+    NDR."""
 
-    frame: int
+    frame: Frame  # a size in bytes, or an IMIX's label (frames.py)
     link: str
     ndrs: tuple[float, ...]  # NDR of each repeat that found one, frames/s
     searches: int  # finished searches at this size (repeats); a search may end without an NDR
@@ -114,12 +116,19 @@ class FrameRow:
         return 100 * self.ndr_pps / self.line_rate_pps
 
     @property
+    def mean_bytes(self) -> float:
+        """The frame size, or a mix's mean frame (what its Gb/s are counted with)."""
+        return mean(self.frame)
+
+    @property
     def l1_gbps(self) -> float:
-        return l1_bps(self.ndr_pps, self.frame) / 1e9
+        """Line Gb/s: NDR x (frame + 20 B preamble, SFD and gap) x 8; a mix's mean frame (RFC 2544, frames.py)."""
+        return l1_bps(self.ndr_pps, self.mean_bytes) / 1e9
 
     @property
     def l2_gbps(self) -> float:
-        return l2_bps(self.ndr_pps, self.frame) / 1e9
+        """Frame Gb/s: NDR x frame x 8 (FCS included); a mix's mean frame."""
+        return l2_bps(self.ndr_pps, self.mean_bytes) / 1e9
 
 
 def frame_rows(run: RunRecord) -> list[FrameRow]:
@@ -132,11 +141,16 @@ def frame_rows(run: RunRecord) -> list[FrameRow]:
 
 def _monotonic(rows: list[FrameRow]) -> list[FrameRow]:
     """Flags a frame size whose NDR breaks the order frame sizes should keep against the next smaller size
-    measured: more frames/s than it, or fewer L1 Gb/s than it, by more than both sizes' run-to-run spread."""
+    measured: more frames/s than it, or fewer L1 Gb/s than it, by more than both sizes' run-to-run spread. A mix
+    keeps no such order with the sizes: it is left out."""
     out = []
     prev: FrameRow | None = None
     for r in rows:
+        if not isinstance(r.frame, int):
+            out.append(r)
+            continue
         if prev is not None and r.found and prev.found:
+            assert isinstance(prev.frame, int)
             more_pps = r.ndr_pps - prev.ndr_pps > (r.spread_pps or 0) + (prev.spread_pps or 0)
             bits, prev_bits = r.ndr_pps * (r.frame + 20), prev.ndr_pps * (prev.frame + 20)  # L1 bytes/s
             fewer_bits = prev_bits - bits > (r.spread_pps or 0) * (r.frame + 20) + (prev.spread_pps or 0) * (
@@ -150,11 +164,11 @@ def _monotonic(rows: list[FrameRow]) -> list[FrameRow]:
 
 
 def _rows(run: RunRecord) -> list[FrameRow]:
-    by_frame: dict[int, list[SearchEntry]] = {}
+    by_frame: dict[Frame, list[SearchEntry]] = {}
     for s in run.finished():
         by_frame.setdefault(s.frame, []).append(s)
     rows = []
-    for frame in sorted(by_frame):
+    for frame in sorted(by_frame, key=order):
         searches = sorted(by_frame[frame], key=lambda s: s.repeat)
         results = [s.result for s in searches if s.result is not None]
         found = [r for r in results if r.ndr.rate_pps]
@@ -184,7 +198,7 @@ def _rows(run: RunRecord) -> list[FrameRow]:
 
 def traced_searches(run: RunRecord) -> list[SearchEntry]:
     """The searches that ran trials, by frame size then repeat: one trace figure each."""
-    return sorted((s for s in run.searches if s.trials), key=lambda s: (s.frame, s.repeat))
+    return sorted((s for s in run.searches if s.trials), key=lambda s: (order(s.frame), s.repeat))
 
 
 def ndr_validation(search: SearchEntry) -> TrialEntry | None:
@@ -200,8 +214,8 @@ def latency_rows(run: RunRecord) -> list[dict[str, Any]]:
     """Latency at NDR per frame size and direction (the validation trial of the first search that found an
     NDR), in microseconds."""
     out = []
-    chosen: dict[int, tuple[SearchEntry, TrialEntry]] = {}
-    for s in sorted(run.searches, key=lambda s: (s.frame, s.repeat)):
+    chosen: dict[Frame, tuple[SearchEntry, TrialEntry]] = {}
+    for s in sorted(run.searches, key=lambda s: (order(s.frame), s.repeat)):
         t = s.ndr_validation()
         if t is not None and s.frame not in chosen:
             chosen[s.frame] = (s, t)

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from zeroloss import frames
+from zeroloss.frames import Frame
 from zeroloss.results.codec import Record
 from zeroloss.results.records import RunRecord, SearchEntry
 from zeroloss.text import si
@@ -51,7 +53,7 @@ class SearchJudgement:
 class SizeVerdict:
     """A frame size's verdict: its worst search's status, the worst NDR (% of line rate), the reasons."""
 
-    frame: int
+    frame: Frame
     status: str
     required_pct: float | None
     ndr_pct: float | None  # the worst repeat's NDR, % of line rate (None: no NDR)
@@ -73,10 +75,10 @@ class SizeVerdict:
 @dataclass(frozen=True)
 class Verdict:
     status: str  # PASS | FAIL | INCONCLUSIVE | NONE (no requirement, every size measured) | INCOMPLETE
-    required: dict[int, float]  # frame size -> % of line rate the NDR must reach
-    sizes: dict[int, SizeVerdict]
+    required: dict[Frame, float]  # frame size (or IMIX) -> % of line rate the NDR must reach
+    sizes: dict[Frame, SizeVerdict]
     lowest_pct: float | None  # the lowest conclusive NDR of the run, % of line rate (lowest repeat of each size)
-    lowest_frame: int | None
+    lowest_frame: Frame | None
     line: str
 
     @property
@@ -84,9 +86,9 @@ class Verdict:
         return EXIT_CODES[self.status]
 
     @property
-    def missed(self) -> dict[int, float | None]:
+    def missed(self) -> dict[Frame, float | None]:
         """Required sizes that did not pass: frame -> the NDR's % of line rate (None: no NDR or not measured)."""
-        return {f: (self.sizes[f].ndr_pct if f in self.sizes else None) for f in sorted(self.required)
+        return {f: (self.sizes[f].ndr_pct if f in self.sizes else None) for f in frames.by_size(self.required)
                 if f not in self.sizes or self.sizes[f].status != PASS}
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,7 +96,7 @@ class Verdict:
         return {"status": self.status, "exit_code": self.exit_code,
                 "required_pct": {str(k): v for k, v in self.required.items()},
                 "missed": {str(k): v for k, v in self.missed.items()},
-                "sizes": {str(f): v.to_dict() for f, v in sorted(self.sizes.items())},
+                "sizes": {str(f): self.sizes[f].to_dict() for f in frames.by_size(self.sizes)},
                 "lowest_ndr_pct": self.lowest_pct, "lowest_ndr_frame": self.lowest_frame, "line": self.line}
 
 
@@ -192,21 +194,27 @@ def judge_search(s: SearchEntry, required_pps: float | None, shared: bool = Fals
     return SearchJudgement(MEASURED, ndr, bool(s.ndr.generator_bound) and clean is None, ())
 
 
-def _shared_frames(run: RunRecord) -> set[int]:
+def _shared_frames(run: RunRecord) -> set[Frame]:
     return {f for p in run.core_probes or () if p.shared for f in p.frames}
 
 
-def size_verdicts(run: RunRecord) -> dict[int, SizeVerdict]:
+def _required(run: RunRecord) -> dict[Frame, float]:
+    """The stored require_ndr: {frame key: %} (JSON keys are text: "64", "imix")."""
+    return {frames.key(k): float(v) for k, v in (run.config.get("require_ndr") or {}).items()}
+
+
+def size_verdicts(run: RunRecord) -> dict[Frame, SizeVerdict]:
     """Every measured frame size's verdict, from its finished searches."""
-    required = {int(k): float(v) for k, v in (run.config.get("require_ndr") or {}).items()}
+    required = _required(run)
     shared = _shared_frames(run)
     gran = run.config.get("granularity_pct")
     gran = float(gran) if isinstance(gran, (int, float)) and not isinstance(gran, bool) else 0.5
-    by_frame: dict[int, list[SearchEntry]] = {}
+    by_frame: dict[Frame, list[SearchEntry]] = {}
     for s in run.finished():
         by_frame.setdefault(s.frame, []).append(s)
     out = {}
-    for frame, searches in sorted(by_frame.items()):
+    for frame in frames.by_size(by_frame):
+        searches = by_frame[frame]
         line = searches[0].line_rate_pps or 0.0
         need = required.get(frame)
         need_pps = need / 100 * line if need is not None and line else None
@@ -221,19 +229,19 @@ def _size_text(v: SizeVerdict) -> str:
     need = f" (required {v.required_pct:g} %)" if v.required_pct is not None else ""
     if v.status == FAIL:
         got = "no NDR" if v.ndr_pct is None else f"{v.ndr_pct:.2f} %"
-        return f"{v.frame} B {got} < {v.required_pct:g} %: " + "; ".join(v.reasons)
-    return f"{v.frame} B NDR {v.shown}{need}: " + "; ".join(v.reasons)
+        return f"{frames.text(v.frame)} {got} < {v.required_pct:g} %: " + "; ".join(v.reasons)
+    return f"{frames.text(v.frame)} NDR {v.shown}{need}: " + "; ".join(v.reasons)
 
 
 def verdict(run: RunRecord) -> Verdict:
     """The run's verdict: each required size's worst search against its requirement (a sign-off is as good as its
     worst search); without a requirement, whether every size was measured conclusively."""
-    required = {int(k): float(v) for k, v in (run.config.get("require_ndr") or {}).items()}
+    required = _required(run)
     sizes = size_verdicts(run)
     sure = [(v.ndr_pct, f) for f, v in sizes.items() if v.ndr_pct is not None and v.status != INCONCLUSIVE]
-    lowest_pct, lowest_frame = min(sure) if sure else (None, None)
+    lowest_pct, lowest_frame = min(sure, key=lambda x: (x[0], frames.order(x[1]))) if sure else (None, None)
     unsure = [v for v in sizes.values() if v.status == INCONCLUSIVE]
-    low = (f"lowest NDR {lowest_pct:.2f} % of line rate at {lowest_frame} B" if lowest_pct is not None
+    low = (f"lowest NDR {lowest_pct:.2f} % of line rate at {frames.text(lowest_frame)}" if lowest_frame is not None
            else "no frame size has a conclusive NDR")
     if unsure:
         low += f"; {len(unsure)} size(s) inconclusive"
@@ -247,8 +255,8 @@ def verdict(run: RunRecord) -> Verdict:
             status, parts = FAIL, [_size_text(v) for v in fails]
         elif open_:
             status = INCONCLUSIVE
-            parts = [_size_text(v) if v is not None else f"{f} B not measured" for f, v in
-                     ((f, judged[f]) for f in sorted(required)) if v is None or v.status == INCONCLUSIVE]
+            parts = [_size_text(v) if v is not None else f"{frames.text(f)} not measured" for f, v in
+                     ((f, judged[f]) for f in frames.by_size(required)) if v is None or v.status == INCONCLUSIVE]
         else:
             status, parts = PASS, ["every frame size reached its required NDR"]
     elif unsure:

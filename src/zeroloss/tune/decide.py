@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..frames import Frame, by_size
+from ..frames import text as frame_text
 from ..results.codec import JsonObject
 from ..results.records import RunRecord, SearchEntry, TrialEntry
 
@@ -30,7 +32,7 @@ EFFECTS = ("improved", "no effect", "worse")
 class SizeStats:
     """The NDRs of one frame size over a run's repeats (0.0 for a search that found none)."""
 
-    frame: int
+    frame: Frame
     ndrs: list[float]
     mean: float
     spread: float  # max - min of ndrs
@@ -70,13 +72,14 @@ def repeat_bound(search: SearchEntry) -> bool:
     return not _ndr_pps(search) and "generator-limited" in flags and "fail" not in verdicts
 
 
-def stats(run: RunRecord) -> dict[int, SizeStats]:
-    """NDR statistics per frame size over the run's finished searches (all repeats), sizes in ascending order."""
-    by_frame: dict[int, list[SearchEntry]] = {}
+def stats(run: RunRecord) -> dict[Frame, SizeStats]:
+    """NDR statistics per frame size over the run's finished searches (all repeats), sizes in ascending order (then
+    IMIXes)."""
+    by_frame: dict[Frame, list[SearchEntry]] = {}
     for s in run.finished():  # a search cut before its result is not a measurement
-        by_frame.setdefault(int(s.frame), []).append(s)
+        by_frame.setdefault(s.frame, []).append(s)
     out = {}
-    for frame in sorted(by_frame):
+    for frame in by_size(by_frame):
         searches = sorted(by_frame[frame], key=lambda s: s.repeat)
         ndrs = [_ndr_pps(s) for s in searches]
         bound = sum(repeat_bound(s) for s in searches)
@@ -117,12 +120,12 @@ def _pps(v: float) -> str:
     return f"{v:+,.0f}" if v else "0"
 
 
-def decide(before: dict[int, SizeStats], after: dict[int, SizeStats], noise_pct: float = 2.0) -> Decision:
+def decide(before: dict[Frame, SizeStats], after: dict[Frame, SizeStats], noise_pct: float = 2.0) -> Decision:
     """Whether a change improved the NDR beyond the run-to-run spread (the rule in this module's docstring)."""
-    sizes = sorted(set(before) & set(after))
+    sizes = by_size(set(before) & set(after))
     if not sizes:
         return Decision("no effect", False, {}, "no frame size was measured both before and after the change")
-    per: dict[int, dict[str, float]] = {}
+    per: dict[Frame, dict[str, float]] = {}
     up: list[str] = []
     down: list[str] = []
     within: list[str] = []
@@ -138,7 +141,7 @@ def decide(before: dict[int, SizeStats], after: dict[int, SizeStats], noise_pct:
         source = ("the spread before" if threshold == b.spread and b.spread > floor else
                   "the spread after" if threshold == a.spread and a.spread > floor else
                   f"the {noise_pct:g} % noise floor")
-        text = f"{f} B {_pps(delta)} pps (threshold {threshold:,.0f} pps: {source})"
+        text = f"{frame_text(f)} {_pps(delta)} pps (threshold {threshold:,.0f} pps: {source})"
         if delta < -threshold:
             down.append(text)
         elif delta > threshold:
@@ -184,7 +187,7 @@ def findings_of(run: RunRecord) -> list[JsonObject]:
             m["frames"] += _num(f.get("frames"))
             m["searches"] += 1
             if s.frame not in m["sizes"]:
-                m["sizes"] = sorted([*m["sizes"], s.frame])
+                m["sizes"] = by_size([*m["sizes"], s.frame])
     out = sorted(merged.values(), key=lambda f: -f["frames"])
     total = sum(f["frames"] for f in out if f["frames"] > 0)
     for f in out:

@@ -24,6 +24,7 @@ from typing import Any
 from ..config import OVS_TOPOLOGIES, RunConfig
 from ..cores import core_list
 from ..errors import ZeroLossError
+from ..frames import largest
 from ..host.cpuset import format_list, parse_mask
 from ..host.memory import tripleo_socket_mem
 
@@ -115,7 +116,7 @@ def _retries(cfg: RunConfig, h: Host) -> list[int]:
 
 def ovs_mtu(cfg: RunConfig) -> int:
     """The mtu_request the bench gives OVS's ports: the largest frame's L3 MTU, at least 1500."""
-    return max(1500, max(cfg.frame_sizes, default=1518) - 18)
+    return max(1500, max(map(largest, cfg.frame_sizes), default=1518) - 18)  # an IMIX: its largest frame
 
 
 def ovs_hugepages_mb(cfg: RunConfig, hugepages_mb: int) -> int:

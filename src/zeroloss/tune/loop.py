@@ -21,6 +21,7 @@ from typing import Any
 from ..campaign import CampaignFile
 from ..config import RunConfig, load, stored
 from ..errors import ZeroLossError
+from ..frames import Frame, key, order
 from ..results.campaigns import TuneRecord, TuneStep
 from ..results.codec import JsonObject
 from ..results.records import Ceiling, RunRecord
@@ -99,8 +100,8 @@ def _run(cf: CampaignFile, name: str | None) -> RunRecord:
     return run
 
 
-def _stats_json(s: dict[int, dec.SizeStats]) -> dict[str, JsonObject]:
-    return {str(f): dataclasses.asdict(x) for f, x in sorted(s.items())}
+def _stats_json(s: dict[Frame, dec.SizeStats]) -> dict[str, JsonObject]:
+    return {str(f): dataclasses.asdict(x) for f, x in sorted(s.items(), key=lambda x: order(x[0]))}
 
 
 def _decision_json(d: dec.Decision) -> JsonObject:
@@ -180,7 +181,7 @@ def _measure(cf: CampaignFile, t: TuneRecord, step: TuneStep, host: JsonObject,
     if rf is not None and new and step.change and step.change["key"] not in CEILING_KEYS and t.current_step:
         for f, c in (_run(cf, t.current_step).ceilings or {}).items():  # the generator's own ceilings stay
             if c.how == "loopback":
-                rf.set_ceiling(int(f), _generator_ceiling(c))
+                rf.set_ceiling(key(f), _generator_ceiling(c))
     progress("tune-measure", {"step": step})
     try:
         if rf is not None:
