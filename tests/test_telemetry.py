@@ -156,7 +156,8 @@ def test_pmd_telemetry_from_recorded_pmd_perf_show():
     assert (d["iterations"], d["busy_iterations"], d["idle_iterations"], d["rx_packets"]) == (1000, 10, 990, 100)
     assert d["cycles_per_pkt"] == 500.0  # processing cycles over packets received, as OVS counts it
     assert d["us_per_it"] == pytest.approx(1_000_000 / a["tsc_hz"] / 1000 * 1e6, rel=1e-3)
-    assert d["max_vhost_qlen"] == 59  # the highest bin of the 5th histogram that counted in between
+    # the highest bin of the 5th histogram that counted in between: more than 48, at most 59 frames queued
+    assert (d["max_vhost_qlen_gt"], d["max_vhost_qlen_le"]) == (48, 59)
     assert vhost_tx_retries(counters) == {"vhu0": 12}
     # a PMD only in one reading (restarted OVS) is left out; no counters: no cycles per packet
     assert pmd_telemetry({}, after) == {}
@@ -164,6 +165,7 @@ def test_pmd_telemetry_from_recorded_pmd_perf_show():
     lines = summary_lines(trial_record(*snaps(), before, after, counters))
     assert any("OVS PMD core 0 500 cycles/pkt: 1,000 iterations (10 busy)" in line for line in lines)
     assert any("vhost TX retries: vhu0 12" in line for line in lines)
+    assert any("longest vhost queue <= 59" in line for line in lines)
 
 
 def test_read_local_on_this_process():
@@ -189,3 +191,39 @@ def test_read_local_on_this_process():
 def test_parse_taskset():
     text = "pid 10's current affinity list: 2\npid 11's current affinity list: 0-3\n"
     assert parse_taskset(text) == {10: [2], 11: [0, 1, 2, 3]}
+
+
+def test_report_plots_a_searchs_telemetry_and_explain_tells_it(tmp_path):
+    """A stored run whose first search's trials carry telemetry: the HTML report draws one telemetry figure (cores'
+    shares, interrupts, page faults, PMD cycles/packet) with its numbers, and `zeroloss explain` prints them."""
+    import gzip
+    import json
+
+    from zeroloss.explain import trial_text
+    from zeroloss.report.html import render
+    from zeroloss.results.records import RunRecord
+    from zeroloss.results.summary import load_runs
+
+    doc = json.loads(gzip.open(FIX / "result_v2.json.gz").read())
+    after = pmd_perf((FIX / "ovs" / "pmd-perf-show.txt").read_text())
+    before = {"0": {**after["0"], "rx_packets": 0, "iterations": 0, "busy_iterations": 0, "idle_iterations": 0}}
+    counters = {"ovs": {"pmds": {"0": {"processing_cycles": 40_000, "packets_received": 100}}}}
+    rec = trial_record(*snaps(isolated="1\n"), before, after, counters)
+    first = doc["searches"][0]
+    for t in first["trials"]:
+        t["telemetry"] = rec
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    page = render(load_runs([str(path)]))
+    assert page.count('<div class="fig telemetry">') == 1  # the one search with telemetry, no other
+    fig = page[page.index('<div class="fig telemetry">'):]
+    fig = fig[:fig.index("</div>")]
+    for text in ("% of the core", "interrupts/s", "page faults", "cycles/packet", "core 1 isolated", "process_api"):
+        assert text in fig, text
+    assert "1*: 9/0.0/0.0 %, 179 int" in page and "process_api 143/0" in page and "0: 400" in page
+    assert "isolated core 1 took 179 interrupts" in page
+    run = RunRecord.from_json(doc)
+    t = run.searches[0].trials[0]
+    text = trial_text(run.searches[0].frame, t, [], [])
+    assert "core 1* (pmd/vnf) busy 9 %" in text and "process_api 143/0" in text
+    assert "OVS PMD core 0 400 cycles/pkt" in text and "flag: isolated core 1 took 179 interrupts" in text

@@ -11,6 +11,7 @@ from .errors import ZeroLossError
 from .fmt import table
 from .frames import Frame, by_size
 from .frames import text as frame_text
+from .host.telemetry import summary_lines as telemetry_lines
 from .ledger import REASONS
 from .results.campaigns import CampaignRecord
 from .results.records import RunRecord, SearchEntry, TrialEntry
@@ -116,6 +117,7 @@ def trial_text(frame: Frame, t: TrialEntry, leds: list, diag: list, limit: int |
         lines.append("OVS PMD load while zlgen sent: " + ", ".join(f"core {k} {v:.0f} % busy"
                                                                 for k, v in sorted(load.items())))
     lines += host_lines(t)
+    lines += telemetry_lines(t.telemetry) if t.telemetry else []  # host/telemetry: cores, IRQs, faults, PMDs
     if diag:
         lines.append("diagnosis:")
         lines += findings_text(diag, limit)

@@ -302,13 +302,13 @@ def delta(before: Snapshot, after: Snapshot, user_hz: int = USER_HZ) -> Telemetr
     return Telemetry(after.host, max(0.0, after.t - before.t), user_hz, tuple(cores), tuple(procs), names)
 
 
-def _hist_top(after: list[list[Any]], before: list[list[Any]]) -> int | None | bool:
-    """The upper wall of the highest histogram bin that counted anything between two readings ([[wall, count]...],
-    None for the last open bin); False when none did."""
-    top: int | None | bool = False
+def _hist_top(after: list[list[Any]], before: list[list[Any]]) -> tuple[int, int | None] | None:
+    """(lower wall exclusive, upper wall inclusive: None for the last, open bin) of the highest histogram bin that
+    counted anything between two readings ([[wall, count]...]); None when none did."""
+    top = None
     for i, (wall, n) in enumerate(after):
         if n - (before[i][1] if i < len(before) else 0) > 0:
-            top = wall
+            top = (int(after[i - 1][0]) if i else -1, wall)
     return top
 
 
@@ -317,7 +317,8 @@ def pmd_telemetry(perf_before: Mapping[str, Mapping[str, Any]], perf_after: Mapp
     """Per OVS PMD core over a trial, from two readings of dut.ovsstats.pmd_perf and the trial's counter deltas
     (counters['ovs']['pmds'] from pmd-stats-show): iterations (busy, idle), µs per iteration, RX/TX packets,
     cycles per packet (processing cycles over packets received, as OVS counts it), upcalls and lost upcalls, and
-    the longest vhost queue an iteration saw (the upper wall of its histogram bin; None: beyond the last)."""
+    the longest vhost queue an iteration saw (the bounds of its histogram bin: > max_vhost_qlen_gt and <=
+    max_vhost_qlen_le, None past the last wall)."""
     pmd_counts = ((counters or {}).get("ovs") or {}).get("pmds") or {}
     out: dict[str, dict[str, Any]] = {}
     for core, a in sorted(perf_after.items()):
@@ -336,8 +337,8 @@ def pmd_telemetry(perf_before: Mapping[str, Mapping[str, Any]], perf_after: Mapp
         d["cycles_per_pkt"] = round(pc["processing_cycles"] / got, 1) if got > 0 and "processing_cycles" in pc \
             else None
         qlen = _hist_top(list(a.get("max_vhost_qlen") or []), list(b.get("max_vhost_qlen") or []))
-        if qlen is not False:
-            d["max_vhost_qlen"] = qlen
+        if qlen is not None:  # the longest vhost queue an iteration saw: more than gt, at most le (None: no bound)
+            d["max_vhost_qlen_gt"], d["max_vhost_qlen_le"] = qlen
         out[core] = d
     return out
 
@@ -376,10 +377,11 @@ def summary_lines(d: Mapping[str, Any]) -> list[str]:
     for k, v in tel.pmds.items():
         head = f"core {k}" + (f" {v['cycles_per_pkt']:g} cycles/pkt" if v.get("cycles_per_pkt") is not None else "")
         us = f", {v['us_per_it']:g} us/it" if v.get("us_per_it") is not None else ""
-        q = v.get("max_vhost_qlen", False)
+        gt, le = v.get("max_vhost_qlen_gt"), v.get("max_vhost_qlen_le")
+        q = False if gt is None else (f"> {gt}" if le is None else f"<= {le}")
         out.append(f"OVS PMD {head}: {v['iterations']:,} iterations ({v['busy_iterations']:,} busy){us}, "
                    f"{v['rx_packets']:,} rx, {v['upcalls']:,} upcalls ({v['lost_upcalls']:,} lost)"
-                   + ("" if q is False else f", longest vhost queue {'past the histogram' if q is None else q}"))
+                   + ("" if q is False else f", longest vhost queue {q}"))
     if tel.vhost_tx_retries:
         out.append("vhost TX retries: " + ", ".join(f"{p} {n:,}" for p, n in tel.vhost_tx_retries.items()))
     out += [f"flag: {f}" for f in tel.flags()]

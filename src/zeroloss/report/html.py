@@ -16,7 +16,7 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.explain import HOP_HEADERS, hop_rows, select, trial_analysis
 from zeroloss.fmt import FLAG_TEXT
 from zeroloss.ledger import REASONS
-from zeroloss.report import plots
+from zeroloss.report import plots, telemetryplots
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
 from zeroloss.results.soak import SoakRecord, summary_lines
@@ -282,7 +282,7 @@ def _trace(run_index: int, search: SearchEntry) -> str:
     table = _table(["trial", "kind", "goal", "offered pps", "% line", "achieved pps", "s", "sent", "received", "lost",
                     "loss %", "verdict"], rows, "trace", classes, left=3)
     return (f'<div class="fig trace">{svg}</div><details><summary>{escape(title)}: {len(rows)} trials</summary>'
-            f"{table}</details>")
+            f"{table}</details>" + telemetryplots.html(run_index, search, title))
 
 
 def _ledger_html(search: SearchEntry, trial: TrialEntry) -> str:
