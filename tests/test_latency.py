@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -137,3 +138,74 @@ def test_loads_and_text():
         parse_loads("ten")
     assert [ns_text(x) for x in (850, 12_500, 63_000, 1_200_000, 3e9)] == ["850 ns", "12.5 us", "63 us", "1.2 ms",
                                                                            "3 s"]
+
+
+# -- a stored run with latency-vs-load trials (a bench run of ovs-p2p behind a 20 kpps meter, --max-latency) --------
+
+FIX = __import__("pathlib").Path(__file__).parent / "fixtures" / "result_v2_latency.json.gz"
+
+
+def _run():
+    from zeroloss.results.summary import load_runs
+
+    return load_runs([str(FIX)])[0]
+
+
+def test_stored_loads_give_nfvbench_table_json_and_verdict():
+    from zeroloss.fmt import run_table
+    from zeroloss.results import latencyload
+    from zeroloss.results.verdict import verdict
+
+    run = _run()
+    (s,) = latencyload.searches(run.record)
+    loads = s.latency_loads
+    assert [t.load_pct for t in loads] == [10, 50, 90, 100]
+    assert [t.rate_pps for t in loads] == [round(s.ndr.rate_pps * p / 100) for p in (10, 50, 90, 100)]
+    for t in loads:
+        h = t.histogram()
+        assert h is not None and h.count == sum(d.rx for d in t.directions)  # every frame received, merged
+        lat = t.latency()
+        assert lat["p50"] <= lat["p99"] <= lat["p99_9"] <= lat["max"] == max(d.latency_ns["max"] for d in t.directions)
+    table = latencyload.load_table(run.record).splitlines()
+    assert table[1].split() == ["frame", "load", "%", "rate", "pps", "lost", "p50", "us", "p99", "us", "p99.9", "us",
+                                "max", "us"]
+    assert [line.split()[1] for line in table[3:]] == ["10", "50", "90", "100"]
+    doc = latencyload.to_json(run.record)
+    assert doc["max_latency"] == "p99 <= 200 ms" and len(doc["rows"]) == 4
+    assert "(NDR and PDR with p99 <= 200 ms)" in verdict(run.record).line
+    assert "both also with p99 <= 200 ms per direction" in run_table(run.record)
+
+
+def test_report_has_the_latency_section_plots_and_exports():
+    from zeroloss.report.html import render
+    from zeroloss.results.export import export
+
+    run = _run()
+    page = render([run])
+    section = page[page.index("<h3>Latency vs load</h3>"):page.index("<h3>Warnings</h3>")]
+    assert section.count("<svg") == 2  # latency vs load, and the search's CCDF
+    assert "<h3>Latency vs load</h3>" in page and page.count('<table class="latency-load">') == 1
+    assert "also met p99 &lt;= 200 ms" in page
+    md = export([run], "markdown")
+    assert "Latency vs load" in md and "p99.9 us" in md
+    j = json.loads(export([run], "json"))
+    assert len(j["runs"][0]["latency_vs_load"]["rows"]) == 4
+
+
+def test_a_run_resumes_the_loads_it_lacks():
+    from zeroloss.config import RunConfig
+    from zeroloss.runner import loads_done
+
+    (s,) = _run().record.searches
+    assert loads_done(s, RunConfig(frame_sizes=[64], latency_loads="10,50,90,100"))
+    assert not loads_done(s, RunConfig(frame_sizes=[64], latency_loads="10,50,75"))
+    assert loads_done(s, RunConfig(frame_sizes=[64], latency_loads="none"))
+
+
+def test_trial_records_keep_the_reason_and_the_merged_histogram():
+    (s,) = _run().record.searches
+    for t in s.trials:
+        for d, o in zip(t.dirs(), t.outcome.directions, strict=True):
+            assert Histogram.from_json(d.latency_hist).percentiles() == d.latency_ns == o.latency_ns
+            assert Histogram.from_json(d.latency_hist).count == o.rx
+    assert all(t.reason is None for t in s.trials)  # 200 ms: no trial exceeded it

@@ -11,14 +11,13 @@ from typing import Any
 from . import frames
 from .errors import ZeroLossError
 from .frames import Frame
+from .latency import parse_bounds, parse_loads
 from .model import MAX_FRAME, MIN_FRAME
 
 TOPOLOGIES = ("p2p", "ovs-p2p", "pvp", "pvvp")
 OVS_TOPOLOGIES = TOPOLOGIES[1:]
 # balance-tcp needs LACP, which zlgen does not speak (OVS's fallback would be active-backup anyway)
 BOND_MODES = ("none", "active-backup", "balance-slb")
-FIREWALLS = ("none", "conntrack")  # Neutron's openvswitch firewall driver (conntrack) or port security off
-TUNNELS = ("none", "vxlan")
 DEFAULT_SIZES = (64, 128, 256, 512, 1024, 1280, 1518, 4096, 8192, 9000)
 FLOW_FIELDS = ("src_ip", "dst_ip", "src_port", "dst_port")
 VNF_RINGS = (256, 512, 1024, 2048, 4096)
@@ -53,15 +52,6 @@ class RunConfig:
                    choices=BOND_MODES, flag="--bond")
     meter_pps: int = _f(0, "OVS: an OpenFlow meter dropping above this rate at OVS ingress, per direction "
                            "(a DUT of known capacity; 0: none)", 0, 100_000_000, unit="pps")
-    firewall: str = _f("none", "OVS: security groups as Neutron's openvswitch firewall deploys them on the tenant "
-                               "ports' bridge: conntrack (a zone per port, commit on new, established fast path, "
-                               "invalid dropped) or none", choices=FIREWALLS, flag="--firewall")
-    tunnel: str = _f("none", "OVS: the tenant network: vxlan (br-int - br-tun with a userspace VXLAN port over the "
-                             "br-phy underlay; zlgen's side B is the remote VTEP) or none", choices=TUNNELS,
-                     flag="--tunnel")
-    ovs_underlay_mtu: int = _f(0, "tunnel vxlan: mtu_request of br-phy's underlay port (0: the inner MTU + 50, "
-                                  "VXLAN's overhead; less makes OVS drop the encapsulated frames it cannot send)",
-                               0, 9710)
     ovs_socket_mem_mb: int = _f(1024, "OVS: dpdk-socket-mem, hugepage memory OVS takes at start (MTU 9000 ports "
                                       "need about 1024 MB)", 16, 1 << 20, unit="MB")
     ovs_socket_limit_mb: int = _f(0, "OVS: dpdk-socket-limit, the most it may grow to (0: ovs_socket_mem_mb; "
@@ -147,6 +137,15 @@ class RunConfig:
                              flag="--ndr-loss")
     pdr_loss_pct: float = _f(0.1, "loss tolerated by the partial-drop rate (PDR), per direction; "
                                   "negative = no PDR", -1, 100, unit="%", flag="--pdr-loss")
+    max_latency: str = _f("", "latency bounds the NDR and PDR must also meet, per direction: STAT=LATENCY,... with "
+                              "STAT p50, p90, p99, p99.9, p99.99 or max and units ns, us, ms (e.g. p99=50us,max=1ms); "
+                              "a trial above one fails as a loss would", flag="--max-latency",
+                          metavar="STAT=LATENCY,...")
+    latency_loads: str = _f("10,50,90,100", "latency vs load: after each search, fixed-rate trials at these % of "
+                                            "the NDR, each with its latency percentiles and histogram (none: no "
+                                            "such trials)", flag="--latency-loads", metavar="PCT,PCT,...|none")
+    latency_trial_s: float = _f(0.0, "latency vs load: each trial's duration (0: validation_s)", 0, 86400, unit="s",
+                                flag="--latency-trial")
     gen_tolerance_pct: float = _f(5.0, "achieved rate below requested by more than this = generator failure "
                                        "(retried, never DUT loss)", 0.01, 50, unit="%")
     max_retries: int = _f(3, "retries after a generator failure or anomaly", 0, 20)
@@ -171,6 +170,7 @@ class RunConfig:
     def __post_init__(self) -> None:
         for f in fields(self):
             _check(f, getattr(self, f.name))
+        parse_bounds(self.max_latency), parse_loads(self.latency_loads)  # a fault named in one line
         if self.pdr_loss_pct >= 0 and self.pdr_loss_pct < self.ndr_loss_pct:
             raise ZeroLossError(f"pdr_loss_pct ({self.pdr_loss_pct}) must be >= ndr_loss_pct ({self.ndr_loss_pct})")
         if self.lab and self.dut == "testpmd":  # the default: a lab file says where the DUT is
@@ -214,11 +214,8 @@ class RunConfig:
                     from None
         if self.topology in OVS_TOPOLOGIES:
             check_ovs_topology(self.bridges, self.vlan, self.bond)
-            check_neutron(self.topology, self.bridges, self.vlan, self.bond, self.meter_pps, self.firewall, self.tunnel)
-        elif (self.bridges != 1 or self.vlan >= 0 or self.bond != "none" or self.meter_pps
-              or self.firewall != "none" or self.tunnel != "none"):
-            raise ZeroLossError(f"bridges, vlan, bond, meter_pps, firewall and tunnel are OVS settings; topology "
-                                f"{self.topology} "
+        elif self.bridges != 1 or self.vlan >= 0 or self.bond != "none" or self.meter_pps:
+            raise ZeroLossError(f"bridges, vlan, bond and meter_pps are OVS settings; topology {self.topology} "
                                 "has no OVS", "use --topology ovs-p2p, pvp or pvvp")
         object.__setattr__(self, "frame_sizes", frames.keys(self.frame_sizes))  # a mix's label in its stable form
         object.__setattr__(self, "require_ndr", require_map(self.require_ndr, self.frame_sizes))
@@ -243,7 +240,8 @@ class RunConfig:
 
 def stored(doc_config: dict) -> RunConfig:
     """The settings a result file was made with. Keys added since keep the behaviour of the zeroloss that wrote
-    it: files without `search` were searched by the binary search, without `warmup_s` had no warm-up trial."""
+    it: files without `search` were searched by the binary search, without `warmup_s` had no warm-up trial,
+    without `latency_loads` no latency-vs-load trials."""
     if not isinstance(doc_config, dict):
         raise ZeroLossError(f"the result file's config is {_kind(doc_config)}, not a mapping of settings")
     known = {f.name for f in fields(RunConfig)}
@@ -251,7 +249,7 @@ def stored(doc_config: dict) -> RunConfig:
         if key not in known:
             raise ZeroLossError(f"the result file's config has a key this zeroloss does not know: {_shown(key)}",
                                 "continue it with the zeroloss that wrote it, or start the run again")
-    return RunConfig(**{"search": "binary", "warmup_s": 0.0, **doc_config})
+    return RunConfig(**{"search": "binary", "warmup_s": 0.0, "latency_loads": "none", **doc_config})
 
 
 def require_map(value: Any, sizes: list[Frame]) -> dict[Frame, float] | None:
@@ -306,20 +304,6 @@ def check_ovs_topology(bridges: int, vlan: int, bond: str) -> None:
     if bond != "none" and bridges != 2:
         raise ZeroLossError("bonding needs two bridges (the bond sits on br-phy, as dpdkbond0 in the references)",
                             "set bridges: 2")
-
-
-def check_neutron(topology: str, bridges: int, vlan: int, bond: str, meter_pps: int, firewall: str,
-                  tunnel: str) -> None:
-    """What the Neutron options (firewall, tunnel) combine with on an OVS bench."""
-    if firewall not in FIREWALLS or tunnel not in TUNNELS:
-        raise ZeroLossError(f"firewall '{firewall}' / tunnel '{tunnel}' is not available on the bench",
-                            f"firewall: {', '.join(FIREWALLS)}; tunnel: {', '.join(TUNNELS)}")
-    if tunnel != "none" and (bridges != 1 or vlan >= 0 or bond != "none" or meter_pps):
-        raise ZeroLossError(f"tunnel {tunnel} builds its own bridges (br-int, br-tun, br-phy): bridges, vlan, bond "
-                            "and meter_pps do not combine with it", "drop bridges, vlan, bond and meter_pps")
-    if firewall != "none" and topology == "ovs-p2p" and bridges == 2 and tunnel == "none":
-        raise ZeroLossError("firewall on ovs-p2p with two bridges: br-int holds no tenant port to protect",
-                            "use bridges: 1, --tunnel vxlan, or --topology pvp")
 
 
 def number_text(x: float) -> str:

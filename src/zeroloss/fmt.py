@@ -99,6 +99,10 @@ def run_table(run: RunRecord) -> str:
     legend += mix_legend(r.frame for r in frows)
     title = (f"Zero-loss throughput: NDR (loss <= {cfg['ndr_loss_pct']:g} %) and PDR (loss <= "
              f"{cfg['pdr_loss_pct']:g} %) per direction, % of {run.link_speed_gbps:g} Gb/s line rate")
+    from zeroloss.results.latencyload import criterion
+
+    if bound := criterion(run):  # a latency bound was part of the criterion (--max-latency)
+        title += f"; both also with {bound} per direction"
     return "\n".join([sign_off.line, title, table(headers, rows), *legend])
 
 

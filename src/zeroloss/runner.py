@@ -15,12 +15,24 @@ from .bench.workspace import Workspace
 from .config import OVS_TOPOLOGIES, RunConfig
 from .errors import ZeroLossError
 from .host import coreprobe
+from .latency import parse_bounds, parse_loads
 from .ledger import queue_spread
 from .proc import ComponentDied
-from .results.records import Ceiling, CoreProbe, LatencyAtNdr, OutcomeRecord, SearchOutcome, TrialEntry, Warmup
+from .results.records import (
+    Ceiling,
+    CoreProbe,
+    LatencyAtNdr,
+    LoadDirection,
+    LoadTrial,
+    OutcomeRecord,
+    SearchEntry,
+    SearchOutcome,
+    TrialEntry,
+    Warmup,
+)
 from .results.resultfile import ResultFile
 from .results.verdict import SearchJudgement, judge_search
-from .search import SearchConfig, SearchResult, TrialRecord, binary_search
+from .search import Outcome, SearchConfig, SearchResult, TrialRecord, binary_search
 from .search.mlr import mlr_search
 from .target import Loopback, Target, guarded
 from .trialrunner import CEILING_S, TrialRunner, flat_out
@@ -93,7 +105,7 @@ class Run:
 
     def _todo(self, frames: list[int]) -> list[int]:
         return [f for f in frames if any(not (s := self.rf.search(f, r)) or not s.finished
-                                         for r in range(self.cfg.repeat))]
+                                         or not loads_done(s, self.cfg) for r in range(self.cfg.repeat))]
 
     def measure(self, target: Target, frames: list[int]) -> None:
         """The one per-frame loop: the cores probed and zlgen's ceilings measured alone before the target
@@ -191,6 +203,7 @@ class Run:
                             gen_tolerance_pct=cfg.gen_tolerance_pct, max_retries=cfg.max_retries,
                             anomaly_policy=cfg.anomaly_policy, exceed_ratio=cfg.mlr_exceed_ratio,
                             duration_sum_s=cfg.mlr_duration_sum_s, preceding_targets=cfg.mlr_preceding_targets,
+                            max_latency_ns=parse_bounds(cfg.max_latency),
                             ceiling_is_generator=ceiling_is_gen and max_rate == ceiling < line)
         self.progress("search", {"frame": frame, "repeat": rep, "link": link, "max_rate_pps": max_rate,
                                  "resumed_trials": len(replay), "strategy": cfg.search})
@@ -226,6 +239,30 @@ class Run:
         outcome = SearchOutcome.of(result, frame, self.link_bps, ndr_latency(result, saved))
         self.rf.finish_search(frame, rep, outcome, wall_s)
         self.progress("done", {"frame": frame, "repeat": rep, "result": outcome, "verdict": self._judge(frame, rep)})
+        self._latency_loads(runner, frame, rep)
+
+    def _latency_loads(self, runner: TrialRunner, frame: int, rep: int) -> None:
+        """Latency vs load (NFVbench's table): after the search, one fixed-rate trial at each of latency_loads % of
+        the NDR, each saved before the next starts; a resumed run keeps the stored ones at the same rates."""
+        entry = self.rf.search(frame, rep)
+        ndr = entry.ndr.rate_pps if entry is not None and entry.ndr is not None else None
+        loads = parse_loads(self.cfg.latency_loads)
+        if entry is None or not ndr or not loads:
+            return
+        duration = self.cfg.latency_trial_s or self.cfg.validation_s
+        stored, kept = tuple(entry.latency_loads or ()), []
+        for pct in loads:
+            rate = float(max(1, round(ndr * pct / 100)))
+            trial = next((t for t in stored if t.load_pct == pct and abs(t.rate_pps - rate) <= 0.5), None)
+            if trial is None:
+                trial = load_trial(pct, rate, duration, runner.measure(rate, duration), runner.detail)
+                kept.append(trial)
+                self.rf.set_latency_loads(frame, rep, tuple(kept))
+            else:
+                kept.append(trial)
+            self.progress("load", {"frame": frame, "trial": trial})
+        if tuple(kept) != stored:
+            self.rf.set_latency_loads(frame, rep, tuple(kept))
 
     def _judge(self, frame: int, rep: int) -> SearchJudgement:
         """A finished search's verdict against the run's requirement (results/verdict.py), for the progress line."""
@@ -244,6 +281,25 @@ class Run:
         self.rf.set_warmup(frame, rep, Warmup(rate_pps=rate, duration_s=self.cfg.warmup_s,
                                               outcome=OutcomeRecord.of(out)))
         self.progress("warmup", {"rate_pps": rate, "lost": sum(x.lost for x in out.directions)})
+
+
+def loads_done(entry: SearchEntry, cfg: RunConfig) -> bool:
+    """Whether a finished search has its latency-vs-load trials (or needs none: no loads, no NDR)."""
+    loads = parse_loads(cfg.latency_loads)
+    if not loads or entry.ndr is None or not entry.ndr.rate_pps:
+        return True
+    return {t.load_pct for t in entry.latency_loads or ()} >= set(loads)
+
+
+def load_trial(pct: float, rate: float, duration: float, out: Outcome, detail: dict) -> LoadTrial:
+    """A latency-vs-load trial's record: per direction its frames and latency (TrialRunner's detail, same order)."""
+    dirs = []
+    for d, more in zip(out.directions, detail.get("directions") or [{}] * len(out.directions), strict=True):
+        dirs.append(LoadDirection(port=more.get("port", 0), rx_port=more.get("rx_port", 1), tx=d.tx, rx=d.rx,
+                                  achieved_pps=d.achieved_pps, latency_ns=more.get("latency_ns"),
+                                  latency_hist=more.get("latency_hist")))
+    return LoadTrial(load_pct=pct, rate_pps=rate, duration_s=duration, trial_id=detail.get("trial_id"),
+                     directions=tuple(dirs), disturbed=out.disturbed)
 
 
 def ndr_latency(res: SearchResult, trials: list[TrialEntry]) -> LatencyAtNdr | None:

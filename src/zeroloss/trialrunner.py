@@ -12,8 +12,9 @@ from .dut.ovsstats import pmd_perf_delta
 from .errors import ZeroLossError
 from .host.interference import Interference, delta, ring_ms, snapshot
 from .host.telemetry import trial_record
+from .latency import Histogram, of_streams
 from .ledger import counter_delta, summary
-from .model import TrialResult
+from .model import StreamResult, TrialResult
 from .results.records import TrialEntry
 from .search import Direction, Kind, Outcome
 from .target import Target, by_direction, gen_counters, guarded
@@ -32,8 +33,18 @@ def outcome_of(r: TrialResult, refused_is_loss: bool) -> Outcome:
         achieved = tx / r.tx_window_s if r.tx_window_s else sum(s.achieved_pps for s in group)
         dirs.append(Direction(requested_pps=sum(s.requested_pps for s in group), achieved_pps=achieved, tx=tx,
                               rx=sum(s.rx_unique for s in group), duplicate=sum(s.duplicate for s in group),
-                              late=sum(s.late for s in group)))
+                              late=sum(s.late for s in group), latency_ns=direction_latency(group)[0]))
     return Outcome(tuple(dirs))
+
+
+def direction_latency(group: list[StreamResult]) -> tuple[dict, Histogram | None]:
+    """A direction's latency percentiles and its streams' histograms merged (zeroloss.latency); from a zlgen that
+    exports no buckets, the worst stream's percentiles and no histogram."""
+    hist = of_streams((asdict(s.latency_ns), s.latency_hist) for s in group)
+    if hist is None:
+        lat = [asdict(s.latency_ns) for s in group]
+        return {k: max(x[k] for x in lat) for k in lat[0]}, None
+    return hist.percentiles(), hist
 
 
 class TrialRunner:
@@ -123,15 +134,14 @@ class TrialRunner:
         by_side = {led["tx_side"]: led for led in leds}
         directions = []
         for (port, rx_port), group in groups.items():
-            lat = [asdict(s.latency_ns) for s in group]
+            lat, hist = direction_latency(group)  # every stream (queue) of the direction merged
             directions.append({"port": port, "rx_port": rx_port, "tx_refused": sum(s.tx_refused for s in group),
                                "pace_skipped": sum(s.pace_skipped for s in group),
                                "pace_restarts": sum(s.pace_restarts for s in group),
                                # zlgen's longest lateness behind its TX schedule: its own stall
                                "pace_max_late_ns": max(s.pace_max_late_ns for s in group),
                                "reordered": sum(s.reordered for s in group), "ledger": summary(by_side[port]),
-                               # worst queue's percentiles (merging histograms would need the buckets)
-                               "latency_ns": {k: max(x[k] for x in lat) for k in lat[0]}})
+                               "latency_ns": lat, **({"latency_hist": hist.to_json()} if hist else {})})
         detail: dict = {"trial_id": r.trial, "tx_window_s": r.tx_window_s, "directions": directions,
                         "counters": c, "ledger": leds, "diagnosis": diag}
         if state is not None:

@@ -66,7 +66,8 @@ def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
     html = tmp_path / "r.html"
     rep = subprocess.run([*ZEROLOSS, "report", str(out), "-o", str(html)], capture_output=True, text=True, timeout=300)
     assert rep.returncode == 0, rep.stderr
-    assert html.read_text().count("<svg") == 2 + len(doc["searches"])
+    loads = sum(1 for s in doc["searches"] if s.get("latency_loads"))  # latency vs load: one plot, a CCDF each
+    assert html.read_text().count("<svg") == 2 + len(doc["searches"]) + (1 + loads if loads else 0)
     rep = subprocess.run([*ZEROLOSS, "report", str(out), "--format", "csv"], capture_output=True, text=True,
                          timeout=300)
     assert [line.split(",")[1] for line in rep.stdout.splitlines()[1:]] == ["64", "9000"]

@@ -132,6 +132,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from zeroloss.cores import check_cores
     from zeroloss.fmt import queue_lines, run_table
     from zeroloss.proc import ComponentDied
+    from zeroloss.results import latencyload
     from zeroloss.results.resultfile import ResultFile
     from zeroloss.results.verdict import verdict
     from zeroloss.runner import Run, interrupted_state
@@ -182,9 +183,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         keys = ("frame", "repeat", "link", "ceiling_pps", "line_rate_pps", "result")
         searches = [{k: d[k] for k in keys} for d in (s.to_json() for s in run.searches)]
         print(json.dumps({"verdict": sign_off.to_dict(), "result_file": str(rf.path), "searches": searches,
-                          "warnings": list(run.all_warnings())}, indent=2))
+                          "latency_vs_load": latencyload.to_json(run), "warnings": list(run.all_warnings())},
+                         indent=2))
         return code
     print(run_table(run))
+    if loads := latencyload.load_table(run):
+        print()
+        print(loads)
     lines = queue_lines(run)
     if lines:
         print()

@@ -56,6 +56,11 @@ class Progress:
             self._trial(data)
         elif event == "done":
             self._done(data)
+        elif event == "load":  # latency vs load, after the search (runner.py)
+            t, lat = data["trial"], data["trial"].latency()
+            us = "/".join(f"{(lat.get(k) or 0) / 1e3:.1f}" for k in ("p50", "p99", "p99_9", "max"))
+            self._line(f"        latency at {t.load_pct:g} % of the NDR ({si(t.rate_pps, 'pps')}): lost {t.lost}, "
+                       f"p50/p99/p99.9/max {us} us")
 
     def _trial(self, data: dict) -> None:
         rec: TrialEntry = data["record"]
@@ -70,6 +75,8 @@ class Progress:
             text += f" (delivered {si(got, 'pps')}, {100 * (1 - got / rec.rate_pps):.1f} % short)"
         elif verdict == "disturbed" and rec.outcome.disturbed:
             text += f" ({rec.outcome.disturbed})"
+        if rec.reason:  # a latency bound it exceeded
+            text += f" ({rec.reason})"
         if rec.kind == "validation" and verdict == "fail" and rec.ledger:
             # where the frames of a failed validation were lost, and why, under its line
             if self.tty:

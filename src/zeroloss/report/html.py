@@ -16,7 +16,7 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.explain import HOP_HEADERS, hop_rows, select, trial_analysis
 from zeroloss.fmt import FLAG_TEXT
 from zeroloss.ledger import REASONS
-from zeroloss.report import plots, telemetryplots
+from zeroloss.report import latencyplots, plots, telemetryplots
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
 from zeroloss.results.soak import SoakRecord, summary_lines
@@ -328,6 +328,11 @@ def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
            f"direction; % of {line_gbps(rec):g} Gb/s line rate; rates in frames/s per direction.</p>")
     yield results_table(rec)
     yield "<h3>Latency at the NDR</h3>" + _latency(rec)
+    svg = []  # latency vs load (report/latencyplots.py)
+    for k, fig in enumerate(latencyplots.figures(run)):
+        svg.append(plots.svg_inline(fig, f"load{i}-{k}"))
+        tick()
+    yield latencyplots.section(run, svg)
     warns = warnings(rec)
     yield "<h3>Warnings</h3>" + ("".join(f'<div class="warn">{escape(w)}</div>' for w in warns) if warns
                                  else '<p class="ok">None.</p>')
@@ -348,7 +353,7 @@ def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
 
 def figure_count(runs: list[Run]) -> int:
     """How many figures render draws: NDR, latency, one trace per search (for a progress line)."""
-    return 2 + sum(len(traced_searches(r.record)) for r in runs)
+    return 2 + sum(len(traced_searches(r.record)) for r in runs) + latencyplots.figure_count(runs)
 
 
 def render(runs: list[Run], title: str | None = None, progress: Callable[[int], None] | None = None) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zeroloss.frames import legend as mix_legend
+from zeroloss.results import latencyload
 from zeroloss.results.summary import FrameRow, Run, frame_rows
 from zeroloss.results.verdict import SizeVerdict, size_verdicts, verdict
 
@@ -68,7 +69,8 @@ def _run_json(r: Run) -> dict[str, Any]:
     c = r.record.config
     return {"label": r.label, "source": r.source, "topology": c.get("topology", "p2p"),
             "link_speed_gbps": r.record.link_speed_gbps, "ndr_loss_pct": c["ndr_loss_pct"],
-            "pdr_loss_pct": c["pdr_loss_pct"], "state": r.record.state, "verdict": verdict(r.record).to_dict()}
+            "pdr_loss_pct": c["pdr_loss_pct"], "state": r.record.state, "verdict": verdict(r.record).to_dict(),
+            "latency_vs_load": latencyload.to_json(r.record)}
 
 
 def to_json(runs: list[Run]) -> str:
@@ -121,6 +123,8 @@ def to_markdown(runs: list[Run]) -> str:
         rows = frame_rows(run.record)
         out += ["| " + " | ".join(_md_cells(r, sizes.get(r.frame))) + " |" for r in rows]
         out += [line.strip() for line in mix_legend(r.frame for r in rows)]
+        if loads := latencyload.load_table(run.record):  # latency vs load, NFVbench's table
+            out += ["", "```", loads, "```"]
         out.append("")
     return "\n".join(out)
 

@@ -13,11 +13,12 @@ index of them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from zeroloss.frames import Frame, line_rate_pps, mean
+from zeroloss.latency import Histogram, merge
 from zeroloss.model import l1_bps, l2_bps
 from zeroloss.results.codec import JsonObject, Record
 from zeroloss.search.types import Direction, GoalResult, Outcome, SearchResult, TrialRecord
@@ -44,6 +45,7 @@ class DirectionOutcome(Record):
     rx: int = 0
     duplicate: int | None = None
     late: int | None = None
+    latency_ns: JsonObject | None = None  # the percentiles the search judged a latency bound on (zeroloss.latency)
 
     @property
     def lost(self) -> int:
@@ -52,12 +54,13 @@ class DirectionOutcome(Record):
     @classmethod
     def of(cls, d: Direction) -> DirectionOutcome:
         return cls(requested_pps=d.requested_pps, achieved_pps=d.achieved_pps, tx=d.tx, rx=d.rx,
-                   duplicate=d.duplicate, late=d.late)
+                   duplicate=d.duplicate, late=d.late,
+                   latency_ns=None if d.latency_ns is None else dict(d.latency_ns))
 
     def direction(self) -> Direction:
         """The search's view of it (search/types.py)."""
         return Direction(requested_pps=self.requested_pps or 0, achieved_pps=self.achieved_pps, tx=self.tx,
-                         rx=self.rx, duplicate=self.duplicate or 0, late=self.late or 0)
+                         rx=self.rx, duplicate=self.duplicate or 0, late=self.late or 0, latency_ns=self.latency_ns)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +93,9 @@ class TrialDirection(Record):
     reordered: int | None = None
     ledger: JsonObject | None = None  # {sent, received, lost, counted, unexplained} (v1: other keys)
     latency_ns: JsonObject | None = None  # {count, mean, min, max, p50, p90, p99, p99_9, p99_99}
+    # its streams' histograms merged (zeroloss.latency.Histogram.to_json: {count, min, max, mean, buckets}); the
+    # percentiles above are this histogram's. Absent from a zlgen without bucket export (then the worst stream's)
+    latency_hist: JsonObject | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,6 +110,7 @@ class TrialEntry(Record):
     verdict: str = ""
     loss_ratio: float = 0.0
     passes: tuple[str, ...] | None = None
+    reason: str | None = None  # why it passed no goal though its loss met them: a latency bound ("p99 63 us > 50 us")
     outcome: OutcomeRecord = field(default_factory=OutcomeRecord)
     trial_id: int | None = None
     tx_window_s: float | None = None
@@ -120,7 +127,7 @@ class TrialEntry(Record):
         """The stored form of the search's record, before the stages' details are added."""
         return cls(index=rec.index, rate_pps=rec.rate_pps, duration_s=rec.duration_s, kind=rec.kind.value,
                    goal=rec.goal, verdict=rec.verdict, loss_ratio=rec.loss_ratio, passes=tuple(rec.passes),
-                   outcome=OutcomeRecord.of(rec.outcome))
+                   reason=rec.reason, outcome=OutcomeRecord.of(rec.outcome))
 
     @property
     def lost(self) -> int:
@@ -242,6 +249,74 @@ class Warmup(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class LoadDirection(Record):
+    """One direction of a latency-vs-load trial: frames, and its latency over all its streams."""
+
+    port: int = 0
+    rx_port: int = 1
+    tx: int = 0
+    rx: int = 0
+    achieved_pps: float = 0.0
+    latency_ns: JsonObject | None = None  # percentiles of latency_hist (zeroloss.latency)
+    latency_hist: JsonObject | None = None  # the merged histogram (Histogram.to_json)
+
+    @property
+    def lost(self) -> int:
+        return self.tx - self.rx
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadTrial(Record):
+    """A fixed-rate trial at a share of the NDR (latency vs load, as NFVbench reports it), after the search."""
+
+    load_pct: float = 0.0  # % of the NDR
+    rate_pps: float = 0.0  # requested, per direction
+    duration_s: float = 0.0
+    trial_id: int | None = None
+    directions: tuple[LoadDirection, ...] = ()
+    disturbed: str | None = None  # a host stall the trial met (host/interference.py)
+
+    @property
+    def tx(self) -> int:
+        return sum(d.tx for d in self.directions)
+
+    @property
+    def lost(self) -> int:
+        return sum(d.lost for d in self.directions)
+
+    @property
+    def loss_ratio(self) -> float:
+        """The worst direction's loss ratio."""
+        return max((d.lost / d.tx for d in self.directions if d.tx), default=0.0)
+
+    def histogram(self) -> Histogram | None:
+        """Every direction's histogram merged, or None when a direction kept none (or a damaged one)."""
+        return merged_hist(d.latency_hist for d in self.directions)
+
+    def latency(self) -> dict[str, float]:
+        """{count, min, mean, max, p50, p90, p99, p99_9, p99_99} ns of all directions merged; without histograms,
+        the worst direction's of each (an upper bound)."""
+        h = self.histogram()
+        if h is not None:
+            return h.percentiles()
+        lats = [d.latency_ns for d in self.directions if d.latency_ns]
+        return {k: max(x.get(k) or 0 for x in lats) for k in lats[0]} if lats else {}
+
+
+def merged_hist(stored: Iterable[JsonObject | None]) -> Histogram | None:
+    """Stored histograms (Histogram.to_json) merged; None when one is missing or does not add up."""
+    hists = []
+    for doc in stored:
+        if doc is None:
+            return None
+        try:
+            hists.append(Histogram.from_json(doc))
+        except (ValueError, TypeError):
+            return None
+    return merge(hists) if hists else None
+
+
+@dataclass(frozen=True, kw_only=True)
 class SearchEntry(Record):
     """One search (a frame size, a repeat): its range, its trials in order, its answer once finished."""
 
@@ -259,6 +334,7 @@ class SearchEntry(Record):
     ledger_context: JsonObject | None = None
     warmup: Warmup | None = None
     wall_s: float | None = None
+    latency_loads: tuple[LoadTrial, ...] | None = None  # latency vs load after the search, in the order run
 
     @property
     def finished(self) -> bool:

@@ -34,6 +34,7 @@ from zeroloss.results.records import (
     VERSION,
     Ceiling,
     CoreProbe,
+    LoadTrial,
     RunRecord,
     SearchEntry,
     SearchOutcome,
@@ -144,6 +145,11 @@ class ResultFile:
 
     def set_warmup(self, frame: int, repeat: int, warmup: Warmup) -> None:
         self._change({"op": "warmup", "frame": frame, "repeat": repeat, "fields": {"warmup": warmup.to_json()}})
+
+    def set_latency_loads(self, frame: int, repeat: int, loads: tuple[LoadTrial, ...]) -> None:
+        """A search's latency-vs-load trials so far (each written before the next starts)."""
+        self._change({"op": "latency_loads", "frame": frame, "repeat": repeat,
+                      "fields": {"latency_loads": [t.to_json() for t in loads]}})
 
     def finish_search(self, frame: int, repeat: int, result: SearchOutcome, wall_s: float | None = None) -> None:
         fields: dict[str, Any] = {"wall_s": wall_s} if wall_s is not None else {}

@@ -103,7 +103,11 @@ when_count_zero: dict[str, Any] = {"if": {"properties": {"count": {"const": 0}}}
                                    "else": {"required": ["count", "mean"]}}
 LATENCY = maybe(obj({k: NUM for k in ("count", "mean", "min", "max", "p50", "p90", "p99", "p99_9", "p99_99")},
                     **when_count_zero))
-DIRECTION = obj({"port": INT, "rx_port": INT, "latency_ns": LATENCY, "ledger": maybe(obj(values=NUM))},
+# a merged latency histogram (zeroloss.latency): its summary and its non-empty buckets as [low ns, count]
+HIST = maybe(obj({"count": INDEX, "min": NUM, "max": NUM, "mean": NUM,
+                  "buckets": arr(arr(INDEX, minItems=2, maxItems=2))}, ("count", "min", "max", "buckets")))
+DIRECTION = obj({"port": INT, "rx_port": INT, "latency_ns": LATENCY, "latency_hist": HIST,
+                 "ledger": maybe(obj(values=NUM))},
                 ("port", "rx_port"))
 OUTCOME = obj({"directions": arr(obj({"tx": NUM, "rx": NUM, "achieved_pps": NUM}, ("tx", "rx")))}, ("directions",))
 # a stage that did not answer has an empty row: the ledger skips it
@@ -143,9 +147,16 @@ TELEMETRY = maybe(obj({"window_s": NUM, "user_hz": INT,
                        "procs": arr(obj({"pid": INT, "minflt": NUM, "majflt": NUM}, ("pid", "minflt", "majflt"))),
                        "pmds": obj(values=OBJ)}, ("window_s", "cores")))
 TRIAL = obj({"index": INT, "kind": STR, "verdict": STR, "goal": STR, "rate_pps": NUM, "duration_s": NUM,
+             "reason": maybe(LINE),
              "loss_ratio": NUM, "outcome": OUTCOME, "directions": arr(DIRECTION), "counters": COUNTERS,
              "dut_state": DUT_STATE, "ledger": arr(STORED_LEDGER), "diagnosis": arr(FINDING), "telemetry": TELEMETRY},
             ("index", "kind", "verdict", "rate_pps", "duration_s", "loss_ratio", "outcome"))
+
+# latency vs load: fixed-rate trials at shares of the NDR after the search
+LOAD_TRIAL = obj({"load_pct": NUM, "rate_pps": NUM, "duration_s": NUM,
+                  "directions": arr(obj({"tx": NUM, "rx": NUM, "latency_ns": LATENCY, "latency_hist": HIST},
+                                        ("tx", "rx")))},
+                 ("load_pct", "rate_pps", "duration_s", "directions"))
 
 # a search's paths (version 2): the hops each direction crosses, and what each kind of hop reads
 when_gen: dict[str, Any] = {"if": {"required": ["gen"]}, "else": {"required": ["proc", "in", "out", "label"]}}
@@ -167,7 +178,8 @@ LEDGER_CONTEXT = maybe(obj({"pmd_cpu_mask": maybe(HEX_MASK), "queues": maybe(INT
 SEARCH = obj({"frame": FRAME, "repeat": INT, "link": STR, "line_rate_pps": {"type": "number", "minimum": 1},
               "ceiling_pps": maybe(NUM), "max_rate_pps": maybe(NUM), "trials": arr(TRIAL), "result": maybe(RESULT),
               "paths": maybe(arr(PATH)), "ledger_context": LEDGER_CONTEXT,
-              "warmup": maybe(obj({"rate_pps": NUM, "duration_s": NUM, "outcome": OUTCOME}))},
+              "warmup": maybe(obj({"rate_pps": NUM, "duration_s": NUM, "outcome": OUTCOME})),
+              "latency_loads": maybe(arr(LOAD_TRIAL))},
              ("frame", "repeat", "trials"))
 
 # a run document as the report, compare and export read it

@@ -25,6 +25,7 @@ from typing import Any
 from zeroloss import frames
 from zeroloss.frames import Frame
 from zeroloss.results.codec import Record
+from zeroloss.results.latencyload import criterion
 from zeroloss.results.records import RunRecord, SearchEntry
 from zeroloss.text import si
 
@@ -245,6 +246,8 @@ def verdict(run: RunRecord) -> Verdict:
            else "no frame size has a conclusive NDR")
     if unsure:
         low += f"; {len(unsure)} size(s) inconclusive"
+    if bound := criterion(run):  # the NDR also met a latency bound (--max-latency)
+        low += f" (NDR and PDR with {bound})"
     if not sizes:
         return Verdict(INCOMPLETE, required, sizes, None, None, "INCOMPLETE: no search finished")
     if required:
