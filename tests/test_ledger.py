@@ -238,3 +238,34 @@ def test_queue_spread_warns_when_one_queue_takes_all():
     shares, warn = queue_spread([1000, 0], 2)
     assert shares == [1.0, 0.0] and "RX queue 0" in warn
     assert queue_spread([500, 500], 2)[1] is None
+
+
+def test_switch_stages_take_their_drop_counters_and_the_chain_still_balances():
+    """The OVS bench's conntrack zone and VXLAN encap inside a switch segment (ovs_paths' stages): each stage hop
+    gets the coverage counters it owns, the switch keeps the rest and the unexplained, sent = received + drops."""
+    from zeroloss.bench.ovsbench import OvsBenchSpec, ovs_paths
+
+    spec = OvsBenchSpec(topology="ovs-p2p", firewall="conntrack", tunnel="vxlan")
+    paths = ovs_paths(spec)
+    ports = {"g0": {"rx_packets": 1000, "tx_packets": 990}, "g1": {"rx_packets": 1000, "tx_packets": 980}}
+    c = {"gen": {"dirs": {"0": {"offered": 1000, "tx": 1000, "refused": 0, "rx_unique": 980},
+                          "1": {"offered": 1000, "tx": 1000, "refused": 0, "rx_unique": 990}}},
+         "ovs": {"ports": ports, "coverage": {"drop_action_of_pipeline": 7, "datapath_drop_tunnel_push_error": 5,
+                                              "datapath_drop_tunnel_pop_error": 4, "datapath_drop_upcall_error": 2}}}
+    ab, ba = ledger(paths, c)
+    hops = {h["name"]: h for h in ab["hops"]}
+    ct = hops["OVS br-int conntrack zone 1 (g0 egress)"]
+    encap = hops["OVS br-tun vxlan encap (vxlan-cb007102 -> br-phy, VNI 100)"]
+    assert ct["kind"] == encap["kind"] == "ovs_stage"
+    assert [(d["frames"], d["counter"]) for d in ct["drops"]] == [(7, "coverage drop_action_of_pipeline")]
+    assert [(d["frames"], d["counter"]) for d in encap["drops"]] == [(5, "coverage datapath_drop_tunnel_push_error")]
+    switch = hops["OVS br-int->br-tun->br-phy g0->g1"]
+    assert [d["counter"] for d in switch["drops"]] == ["coverage datapath_drop_upcall_error"]
+    assert switch["unexplained"] == 20 - 7 - 5 - 2 and ab["unexplained"] == 6
+    # in/out chain: every hop takes in what the one before let out
+    assert all(h["in"] == p["out"] for p, h in zip(ab["hops"], ab["hops"][1:], strict=False))
+    assert ab["sent"] == ab["received"] + ab["counted"] + ab["unexplained"]
+    # B->A lost 10: the decap owns its 4 (A->B, which has no decap, left them), the pipeline drops went to A->B
+    decap = {h["name"]: h for h in ba["hops"]}["OVS br-phy vxlan decap (g1 -> vxlan-cb007102, VNI 100)"]
+    assert [d["frames"] for d in decap["drops"]] == [4] and ba["unexplained"] == 6
+    assert all("stage" not in d for h in ab["hops"] + ba["hops"] for d in h["drops"])

@@ -3,12 +3,13 @@ and the streams that feed bonded ports."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 import pytest
 
-from zeroloss.bench.ovsbench import OvsBenchSpec, bond_members, flows
-from zeroloss.bench.target import bench_streams
+from zeroloss.bench.ovsbench import OvsBenchSpec, bond_members, flows, ovs_paths
+from zeroloss.bench.target import bench_streams, source_prefix
 from zeroloss.config import RunConfig
 from zeroloss.errors import ZeroLossError
 from zeroloss.target import by_direction
@@ -162,3 +163,213 @@ def test_bond_show_member_states():
 def test_vlan_frames_of_64_bytes_are_accepted():
     """zlgen's frame version 2 fits a 64 B tagged frame, as every tester sends them (was refused under 68 B)."""
     assert RunConfig(topology="ovs-p2p", bridges=2, vlan=7, frame_sizes=[64, 1518]).frame_sizes == [64, 1518]
+
+
+# --- Neutron's options (issue 30): firewall=conntrack, tunnel=vxlan ------------------------------------------------
+
+def _fields(rule: str) -> tuple[dict[str, str], list[str]]:
+    """A rule's match (key=value, bare words as key='') and its actions, split at the top-level commas."""
+    head, actions = rule.split("actions=")
+    match = {}
+    for part in head.strip(",").split(","):
+        k, _, v = part.partition("=")
+        match[k] = v
+    acts, depth, cur = [], 0, ""
+    for ch in actions:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            acts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return match, acts + [cur]
+
+
+def _ct_ok(want: str, have: set[str]) -> bool:
+    return all((f in have) == (sign == "+") for sign, f in re.findall(r"([+-])(\w+)", want))
+
+
+class Datapath:
+    """A small OpenFlow pipeline over flows(spec): tables and priorities, ct() with zones (userspace semantics: a
+    committed connection is +new until a reply is seen, then +est both ways), VLANs, patch ports, the VXLAN port
+    (tun_id) and br-phy's LOCAL port (tnl_pop / tnl_push). Frames: dict(port, src, dst, proto, vlan, tun)."""
+
+    def __init__(self, spec: OvsBenchSpec):
+        self.spec, self.rules = spec, flows(spec)
+        self.conns: dict[int, dict[tuple, bool]] = {}  # zone -> {(src, dst): replied}
+        self.trace: list[str] = []
+        self.peer = {"patch-tun": ("br-tun", "patch-int"), "patch-int": ("br-int", "patch-tun"),
+                     **{f"patch-p{i}": ("br-int", f"patch-i{i}") for i in (0, 1)},
+                     **{f"patch-i{i}": ("br-phy", f"patch-p{i}") for i in (0, 1)}}
+
+    def bridge(self, port: str) -> str:
+        if port in ("patch-int", spec_vx(self.spec)):
+            return "br-tun"
+        if port == "LOCAL" or port.startswith("patch-p"):
+            return "br-phy"
+        return "br-int" if port.startswith("patch-i") else self.spec.bridge_of(port)
+
+    def run(self, frame: dict) -> dict | None:
+        """Sends frame in on frame['port']; returns it as it leaves OVS towards zlgen (None: dropped)."""
+        br, table, f = self.bridge(frame["port"]), 0, dict(frame, ct=set(), zone=None)
+        for _ in range(40):
+            cands = []
+            for r in self.rules[br]:
+                m, acts = _fields(r)
+                if int(m.get("table", 0)) != table or not self._match(m, f):
+                    continue
+                cands.append((int(m.get("priority", 32768)), r, acts))
+            if not cands:
+                self.trace.append(f"{br} table {table}: miss")
+                return None
+            _, rule, acts = max(cands, key=lambda c: c[0])
+            self.trace.append(f"{br}: {rule}")
+            nxt = self._act(br, f, acts)
+            if nxt is None or isinstance(nxt, dict):
+                return nxt
+            br, table = nxt
+        raise AssertionError(self.trace)
+
+    def _match(self, m: dict, f: dict) -> bool:
+        for k, v in m.items():
+            if k in ("table", "priority", "ip", "udp"):
+                continue
+            if k == "in_port" and v != f["port"] or k == "dl_vlan" and int(v) != f["vlan"]:
+                return False
+            if k == "ct_state" and not _ct_ok(v, f["ct"]) or k == "ct_zone" and int(v) != f["zone"]:
+                return False
+            if k == "tun_id" and int(v) != f["tun"]:
+                return False
+            if k == "nw_src" and ipaddress.ip_address(f["src"]) not in ipaddress.ip_network(v):
+                return False
+        return True
+
+    def _act(self, br: str, f: dict, acts: list[str]):
+        for a in acts:
+            if a.startswith("ct(table="):
+                table, zone = (int(x) for x in re.findall(r"(?:table|zone)=(\d+)", a))
+                key, conns = (f["src"], f["dst"]), self.conns.setdefault(zone, {})
+                if key in conns:
+                    f["ct"] = {"trk", "est"} if conns[key] else {"trk", "new"}
+                elif (f["dst"], f["src"]) in conns:
+                    conns[(f["dst"], f["src"])] = True
+                    f["ct"] = {"trk", "est", "rpl"}
+                else:
+                    f["ct"] = {"trk", "new"}
+                f["zone"] = zone
+                return br, table
+            if a.startswith("ct(commit"):
+                self.conns.setdefault(int(a.split("zone=")[1].rstrip(")")), {}).setdefault((f["src"], f["dst"]), False)
+            elif a.startswith("goto_table:"):
+                return br, int(a.split(":")[1])
+            elif a in ("strip_vlan",):
+                f["vlan"] = -1
+            elif a.startswith("mod_vlan_vid:"):
+                f["vlan"] = int(a.split(":")[1])
+            elif a.startswith("set_field:") and a.endswith("->tun_id"):
+                f["tun"] = int(a[len("set_field:"):-len("->tun_id")])
+            elif a == "drop":
+                return None
+            elif a.startswith("output:") or a == "LOCAL":
+                out = a.split(":")[1] if ":" in a else "LOCAL"
+                f["ct"], f["zone"] = set(), None  # crossing a port clears conntrack state
+                if out in self.peer:
+                    br, f["port"] = self.peer[out]
+                    return br, 0
+                if out == spec_vx(self.spec):  # tnl_push: the route and neighbour lead out of br-phy's LOCAL
+                    assert f["vlan"] == -1 and f["tun"] == self.spec.vni
+                    f["outer"], f["port"] = True, "LOCAL"
+                    return "br-phy", 0
+                if out == "LOCAL":  # tnl_pop to the VXLAN port
+                    assert f.pop("outer")
+                    f["port"] = spec_vx(self.spec)
+                    return "br-tun", 0
+                return {**f, "port": out}
+        return None
+
+
+def spec_vx(spec: OvsBenchSpec) -> str:
+    return spec.vxlan_port
+
+
+def _through(dp: Datapath, spec: OvsBenchSpec, start: str, src: str, dst: str) -> dict | None:
+    """A frame from zlgen port start (through every VNF: each forwards v2k <-> v2k+1) until it leaves to zlgen."""
+    side = spec.gen_ports.index(start) % 2
+    frame = {"port": start, "src": src, "dst": dst, "vlan": -1, "tun": spec.vni if side and spec.tunnel != "none"
+             else None}
+    if frame["tun"] is not None:
+        frame["outer"] = True
+    for _ in range(6):
+        out = dp.run(frame)
+        if out is None or out["port"].startswith("g"):
+            return out
+        frame = {**out, "port": f"v{int(out['port'][1:]) ^ 1}"}
+    raise AssertionError(dp.trace)
+
+
+@pytest.mark.parametrize("topology", ["ovs-p2p", "pvp", "pvvp"])
+@pytest.mark.parametrize("firewall,tunnel,bridges", [("conntrack", "none", 1), ("none", "vxlan", 1),
+                                                     ("conntrack", "vxlan", 1), ("conntrack", "none", 2)])
+def test_neutron_options_carry_both_directions_through_conntrack_and_the_tunnel(topology, firewall, tunnel, bridges):
+    if bridges == 2 and topology == "ovs-p2p":
+        return  # refused: br-int holds no tenant port (test_neutron_options_refused)
+    spec = OvsBenchSpec(topology=topology, firewall=firewall, tunnel=tunnel, bridges=bridges)
+    dp = Datapath(spec)
+    a = _through(dp, spec, "g0", "198.18.0.1", "198.19.1.1")
+    assert a is not None and a["port"] == "g1", dp.trace
+    if tunnel != "none":  # encapsulated towards the remote VTEP, with the VNI, untagged inside
+        assert a["outer"] and a["tun"] == spec.vni and a["vlan"] == -1
+    b = _through(dp, spec, "g1", "198.19.1.1", "198.18.0.1")  # the reply
+    assert b is not None and b["port"] == "g0" and b["vlan"] == -1 and "outer" not in b, dp.trace
+    if firewall != "none":
+        # every zone the frames crossed holds the connection; the reply found it established
+        zones = {spec.zone(p) for p in spec.fw_ports} & set(dp.conns)
+        assert zones and all(("198.18.0.1", "198.19.1.1") in dp.conns[z] for z in zones)
+        assert all(dp.conns[z][("198.18.0.1", "198.19.1.1")] for z in zones)
+        again = _through(dp, spec, "g0", "198.18.0.1", "198.19.1.1")
+        assert again is not None and any("+est" in t for t in dp.trace)
+        # a source outside the security group's prefix is dropped, ARP-like non-IP frames are not tracked
+        dp.trace.clear()
+        assert _through(dp, spec, "g0", "10.0.0.1", "198.19.1.1") is None
+        assert "priority=0,actions=drop" in dp.trace[-1]
+
+
+def test_conntrack_zones_are_per_tenant_port_and_named_in_the_ledger_hops():
+    spec = OvsBenchSpec(topology="pvp", firewall="conntrack", tunnel="vxlan")
+    assert spec.fw_ports == ("g0", "v0", "v1") and [spec.zone(p) for p in spec.fw_ports] == [1, 2, 3]
+    assert spec.bridge_of("g0") == "br-int" and spec.bridge_of("g1") == "br-phy"
+    assert spec.wire_mtu == 1550 and spec.port_mtu("g1") == 1550 and spec.port_mtu("g0") == 1500
+    assert OvsBenchSpec(tunnel="vxlan", underlay_mtu=1500).port_mtu("g1") == 1500  # too small on purpose
+    names = {p["direction"]: [(h["name"], [st["name"] for st in h.get("stages", [])]) for h in p["hops"]]
+             for p in ovs_paths(spec)}
+    ab = dict(names["A->B"])
+    assert ab["OVS br-int g0->v0"] == ["OVS br-int conntrack zone 2 (v0 ingress)"]
+    assert ab["OVS br-int->br-tun->br-phy v1->g1"] == ["OVS br-int conntrack zone 3 (v1 egress)",
+                                                       "OVS br-tun vxlan encap (vxlan-cb007102 -> br-phy, VNI 100)"]
+    ba = dict(names["B->A"])
+    assert ba["OVS br-phy->br-tun->br-int g1->v1"] == ["OVS br-phy vxlan decap (g1 -> vxlan-cb007102, VNI 100)",
+                                                       "OVS br-int conntrack zone 3 (v1 ingress)"]
+    assert "zlgen rx g1 (remote VTEP, decapsulated)" in ab and "OVS g1 rx (underlay)" in ba
+
+
+@pytest.mark.parametrize("kw,msg", [({"tunnel": "vxlan", "bridges": 2}, "builds its own bridges"),
+                                    ({"tunnel": "vxlan", "meter_pps": 1000}, "builds its own bridges"),
+                                    ({"firewall": "conntrack", "bridges": 2}, "no tenant port"),
+                                    ({"firewall": "iptables"}, "not available")])
+def test_neutron_options_refused(kw, msg):
+    with pytest.raises(ZeroLossError, match=msg):
+        OvsBenchSpec(topology="ovs-p2p", **kw)
+    with pytest.raises(ZeroLossError, match="OVS settings"):
+        RunConfig(topology="p2p", firewall="conntrack")
+
+
+def test_firewall_streams_answer_side_a_and_the_security_group_holds_every_source():
+    cfg = RunConfig(topology="pvp", firewall="conntrack", flows=1 << 20, frame_sizes=[64])
+    a, b = bench_streams(cfg, 64, 1.0)
+    assert (b.src_ip, b.dst_ip, b.flow_fields) == (a.dst_ip, a.src_ip, ("dst_ip", "src_ip"))
+    prefix = ipaddress.ip_network(source_prefix(cfg))
+    last = ipaddress.ip_address(a.src_ip) + (1 << 20) - 1
+    assert ipaddress.ip_address(b.src_ip) in prefix and last in prefix and prefix.prefixlen == 10
+    assert source_prefix(RunConfig(topology="pvp", firewall="conntrack", flows=1000, frame_sizes=[64])) == \
+        "198.18.0.0/15"

@@ -18,6 +18,8 @@ TOPOLOGIES = ("p2p", "ovs-p2p", "pvp", "pvvp")
 OVS_TOPOLOGIES = TOPOLOGIES[1:]
 # balance-tcp needs LACP, which zlgen does not speak (OVS's fallback would be active-backup anyway)
 BOND_MODES = ("none", "active-backup", "balance-slb")
+FIREWALLS = ("none", "conntrack")  # Neutron's openvswitch firewall driver (conntrack) or port security off
+TUNNELS = ("none", "vxlan")
 DEFAULT_SIZES = (64, 128, 256, 512, 1024, 1280, 1518, 4096, 8192, 9000)
 FLOW_FIELDS = ("src_ip", "dst_ip", "src_port", "dst_port")
 VNF_RINGS = (256, 512, 1024, 2048, 4096)
@@ -52,6 +54,15 @@ class RunConfig:
                    choices=BOND_MODES, flag="--bond")
     meter_pps: int = _f(0, "OVS: an OpenFlow meter dropping above this rate at OVS ingress, per direction "
                            "(a DUT of known capacity; 0: none)", 0, 100_000_000, unit="pps")
+    firewall: str = _f("none", "OVS: security groups as Neutron's openvswitch firewall deploys them on the tenant "
+                               "ports' bridge: conntrack (a zone per port, commit on new, established fast path, "
+                               "invalid dropped) or none", choices=FIREWALLS, flag="--firewall")
+    tunnel: str = _f("none", "OVS: the tenant network: vxlan (br-int - br-tun with a userspace VXLAN port over the "
+                             "br-phy underlay; zlgen's side B is the remote VTEP) or none", choices=TUNNELS,
+                     flag="--tunnel")
+    ovs_underlay_mtu: int = _f(0, "tunnel vxlan: mtu_request of br-phy's underlay port (0: the inner MTU + 50, "
+                                  "VXLAN's overhead; less makes OVS drop the encapsulated frames it cannot send)",
+                               0, 9710)
     ovs_socket_mem_mb: int = _f(1024, "OVS: dpdk-socket-mem, hugepage memory OVS takes at start (MTU 9000 ports "
                                       "need about 1024 MB)", 16, 1 << 20, unit="MB")
     ovs_socket_limit_mb: int = _f(0, "OVS: dpdk-socket-limit, the most it may grow to (0: ovs_socket_mem_mb; "
@@ -214,8 +225,11 @@ class RunConfig:
                     from None
         if self.topology in OVS_TOPOLOGIES:
             check_ovs_topology(self.bridges, self.vlan, self.bond)
-        elif self.bridges != 1 or self.vlan >= 0 or self.bond != "none" or self.meter_pps:
-            raise ZeroLossError(f"bridges, vlan, bond and meter_pps are OVS settings; topology {self.topology} "
+            check_neutron(self.topology, self.bridges, self.vlan, self.bond, self.meter_pps, self.firewall, self.tunnel)
+        elif (self.bridges != 1 or self.vlan >= 0 or self.bond != "none" or self.meter_pps
+              or self.firewall != "none" or self.tunnel != "none"):
+            raise ZeroLossError(f"bridges, vlan, bond, meter_pps, firewall and tunnel are OVS settings; topology "
+                                f"{self.topology} "
                                 "has no OVS", "use --topology ovs-p2p, pvp or pvvp")
         object.__setattr__(self, "frame_sizes", frames.keys(self.frame_sizes))  # a mix's label in its stable form
         object.__setattr__(self, "require_ndr", require_map(self.require_ndr, self.frame_sizes))
@@ -304,6 +318,20 @@ def check_ovs_topology(bridges: int, vlan: int, bond: str) -> None:
     if bond != "none" and bridges != 2:
         raise ZeroLossError("bonding needs two bridges (the bond sits on br-phy, as dpdkbond0 in the references)",
                             "set bridges: 2")
+
+
+def check_neutron(topology: str, bridges: int, vlan: int, bond: str, meter_pps: int, firewall: str,
+                  tunnel: str) -> None:
+    """What the Neutron options (firewall, tunnel) combine with on an OVS bench."""
+    if firewall not in FIREWALLS or tunnel not in TUNNELS:
+        raise ZeroLossError(f"firewall '{firewall}' / tunnel '{tunnel}' is not available on the bench",
+                            f"firewall: {', '.join(FIREWALLS)}; tunnel: {', '.join(TUNNELS)}")
+    if tunnel != "none" and (bridges != 1 or vlan >= 0 or bond != "none" or meter_pps):
+        raise ZeroLossError(f"tunnel {tunnel} builds its own bridges (br-int, br-tun, br-phy): bridges, vlan, bond "
+                            "and meter_pps do not combine with it", "drop bridges, vlan, bond and meter_pps")
+    if firewall != "none" and topology == "ovs-p2p" and bridges == 2 and tunnel == "none":
+        raise ZeroLossError("firewall on ovs-p2p with two bridges: br-int holds no tenant port to protect",
+                            "use bridges: 1, --tunnel vxlan, or --topology pvp")
 
 
 def number_text(x: float) -> str:

@@ -15,6 +15,11 @@ Conservation per direction: sent = received + counted drops + unexplained, and t
 is the sum of its hops'. Frames zlgen received late (a previous trial's) or twice are noted as `extra` at
 its RX hop: they passed every counter upstream, so they hide as many of this trial's frames, which show
 there as unexplained (typically still in flight when the drain ended).
+
+A switch hop may hold `stages` (the OVS bench's conntrack zone, VXLAN encap, VXLAN decap): parts of the segment
+with no packet counters of their own but drop counters they own (coverage names or prefixes). The switch's
+reading gives each stage the drops of its counters; the ledger shows each stage as a hop of its own right after
+the switch hop (kind `ovs_stage`, in = out + its drops), the switch hop keeping the rest and the unexplained.
 """
 
 from __future__ import annotations
@@ -149,10 +154,16 @@ def _read_ovs_switch(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int
         if m is not None:
             drops.append(_drop("meter", m["dropped"], f"meter {meter} band packet_count"))
     rest = own_in - out - sum(d["frames"] for d in drops)
+    stages = h.get("stages") or []
     for name in sorted(budget):  # datapath drop counters are per switch, shared by both directions
         take = min(max(rest, 0), budget[name])
         if take:
-            drops.append(_drop("datapath", take, f"coverage {name}"))
+            owner = next((i for i, st in enumerate(stages) if name.startswith(tuple(st.get("counters") or ()))),
+                         None)
+            if owner is None and name.startswith(tuple(h.get("_owned") or ())):
+                continue  # a stage of another segment owns it (the tunnel's decap, not this direction's encap)
+            drop = _drop("datapath", take, f"coverage {name}")
+            drops.append(drop if owner is None else {**drop, "stage": owner})
             budget[name] -= take
             rest -= take
     return _Hop(own_in, out, drops)
@@ -239,10 +250,12 @@ def _queues(rows: list[dict[str, Any]], side: str) -> dict[str, Any]:
     return {f"{side}_queues": [q[i] for i in sorted(q)]} if q else {}
 
 
-def path_ledger(path: list[dict[str, Any]], c: dict[str, Any], budget: dict[str, int] | None = None) -> dict[str, Any]:
-    """One direction's ledger along its path: every hop with in, out, drops and unexplained, and totals."""
+def path_ledger(path: list[dict[str, Any]], c: dict[str, Any], budget: dict[str, int] | None = None,
+                owned: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One direction's ledger along its path: every hop with in, out, drops and unexplained, and totals. owned: the
+    drop counters some switch stage owns (only a segment with that stage takes them)."""
     budget = budget if budget is not None else {}
-    reads = [_read(h, c, budget) for h in path]
+    reads = [_read({**h, "_owned": owned} if owned and h["kind"] == "ovs_switch" else h, c, budget) for h in path]
     seen = [r.own_in is not None or r.out is not None for r in reads]
     # a hop that has no counters passes on what the next hop saw arrive: the gap is its unexplained
     for k, r in enumerate(reads):
@@ -254,14 +267,37 @@ def path_ledger(path: list[dict[str, Any]], c: dict[str, Any], budget: dict[str,
         hop_in = prev_out if k and prev_out is not None else r.own_in
         counted = sum(d["frames"] for d in r.drops)
         unexplained = hop_in - r.out - counted if hop_in is not None and r.out is not None else None
-        hops.append({**h, "where": h.get("where", ""), "in": hop_in,
-                     "out": r.out, "drops": r.drops, "extra": r.extra, "unexplained": unexplained,
-                     "counters": seen[k], **({"evidence": r.evidence} if r.evidence else {})})
+        own = [d for d in r.drops if "stage" not in d]
+        entry = {**h, "where": h.get("where", ""), "in": hop_in, "out": r.out, "drops": own, "extra": r.extra,
+                 "unexplained": unexplained, "counters": seen[k], **({"evidence": r.evidence} if r.evidence else {})}
+        entry.pop("stages", None)
+        hops.append(entry)
+        if h.get("stages"):
+            hops += _stage_hops(entry, h["stages"], r.drops, seen[k])
         prev_out = r.out
     sent, received = hops[0]["in"] or 0, hops[-1]["out"] or 0
     counted = sum(d["frames"] for hop in hops for d in hop["drops"])
     return {"sent": sent, "received": received, "lost": sent - received, "counted": counted,
             "unexplained": sent - received - counted, "hops": hops}
+
+
+def _stage_hops(entry: dict[str, Any], stages: list[dict[str, Any]], drops: list[dict[str, Any]],
+                seen: bool) -> list[dict[str, Any]]:
+    """A switch hop's stages as hops after it: each passes on what it got less its own drops. The switch hop's out
+    becomes what its stages got (its in less its own drops and unexplained), so the chain of in/out still holds."""
+    running = None
+    if entry["in"] is not None and entry["unexplained"] is not None:
+        running = entry["in"] - sum(d["frames"] for d in entry["drops"]) - entry["unexplained"]
+        entry["out"] = running
+    out = []
+    for i, st in enumerate(stages):
+        mine = [{k: v for k, v in d.items() if k != "stage"} for d in drops if d.get("stage") == i]
+        lost = sum(d["frames"] for d in mine)
+        hop_in, running = running, None if running is None else running - lost
+        out.append({**{k: v for k, v in st.items() if k != "counters"}, "kind": "ovs_stage", "in": hop_in,
+                    "out": running, "drops": mine, "extra": [], "unexplained": None if hop_in is None else 0,
+                    "counters": seen})
+    return out
 
 
 def ledger(paths: list[dict[str, Any]], c: dict[str, Any]) -> list[dict[str, Any]]:
@@ -270,8 +306,10 @@ def ledger(paths: list[dict[str, Any]], c: dict[str, Any]) -> list[dict[str, Any
     # meter drops are counted by the meters themselves; the other drop counters explain switch drops
     budget = {k: v for k, v in cov.items() if v > 0 and k.startswith(("datapath_drop", "drop_action"))
               and k != "datapath_drop_meter"}
+    owned = tuple(dict.fromkeys(n for p in paths for h in p["hops"] for st in h.get("stages") or ()
+                                for n in st.get("counters") or ()))
     return [{"direction": p["direction"], "tx_side": p["tx_side"], "rx_side": p["rx_side"],
-             **path_ledger(p["hops"], c, budget)} for p in paths]
+             **path_ledger(p["hops"], c, budget, owned)} for p in paths]
 
 
 def p2p_paths(label: str = "DUT (testpmd)") -> list[dict[str, Any]]:

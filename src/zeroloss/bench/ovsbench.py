@@ -11,6 +11,20 @@ One bridge, or two (br-phy with zlgen's ports, br-int with the VNFs') joined by 
 optional VLAN translation between them. With bonding, zlgen has four ports: side A is the bond
 bond-a = {g0, g2}, side B is bond-b = {g1, g3}; OVS picks the bond member on egress (NORMAL action
 with static FDB entries for zlgen's MACs), ingress is accepted on every member.
+
+As Neutron's OVS agent deploys a compute node (issue 30), two options combine with every topology:
+- firewall=conntrack: security-group rules on the tenant ports' bridge as the openvswitch firewall driver writes
+  them: each tenant port (the VNFs', and zlgen's where they sit on that bridge) has its own conntrack zone; an
+  untracked IP frame goes through ct(table=72 egress / 82 ingress, zone=Z), +trk+new frames the security-group
+  rule allows (UDP from the streams' prefix) are committed, +trk+est ones forwarded (the fast path), +trk+inv and
+  unmatched ones dropped; non-IP (ARP) passes. One ct() per crossing of the bridge, both ways in the zone of the
+  same port (the VNF's, as Neutron tracks a VM port's traffic in its zone), so replies are +est. OVS 3.1's
+  userspace conntrack keeps one-way UDP +new (committed again each frame) until a reply: the bench's side B
+  streams are the replies of side A's when the firewall is on (bench.target.bench_streams).
+- tunnel=vxlan: br-int (g0, the VNFs) - patch - br-tun (a userspace VXLAN port, local VLAN 1 <-> the VNI) and the
+  underlay bridge br-phy (g1 as the physical port, the local VTEP address on br-phy's own port, a kernel tap in
+  the netdev datapath, as the userspace-tunnelling how-to sets it). zlgen's side B is the remote VTEP: its frames
+  arrive encapsulated (OVS decapsulates B->A, encapsulates A->B; zlgen decapsulates and counts inner frames).
 """
 
 from __future__ import annotations
@@ -18,19 +32,19 @@ from __future__ import annotations
 import re
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ..config import check_ovs_topology
+from ..config import check_neutron, check_ovs_topology
 from ..dpdk import hugepages
 from ..dpdk.eal import Eal
 from ..dpdk.testpmd import TestPmd, TestPmdConfig
 from ..dpdk.vnf import Vnf
-from ..dut.ovs import Ovs, OvsSettings
+from ..dut.ovs import READ_S, Ovs, OvsSettings
 from ..errors import ZeroLossError
 from ..gen import Zlgen, ZlgenConfig
 from ..ovsfacts import DatapathTuning
 from ..proc import ComponentDied, check_alive
-from ..stream import Stream
+from ..stream import Stream, Vxlan
 from ..vnf.domain import VmInterface, VmSpec, kernel_cmdline
 from ..vnf.vm import GuestVm, guest_files, qemu_binary, resolve_accel
 from .workspace import Workspace
@@ -40,6 +54,16 @@ BONDS = ("bond-a", "bond-b")
 # hugepages: OVS's DPDK memory, plus zlgen and each VNF testpmd (BRIEF §7: 300-512 MB per testpmd;
 # the bench's testpmd with 8192 jumbo mbufs takes about 256 MB)
 GEN_MB = VNF_MB = 256
+# tunnel vxlan: the VTEPs on a documentation prefix (RFC 5737 TEST-NET-3; TEST-NET-1 is this host's own network in
+# some sandboxes), Neutron's first local VLAN, VXLAN's 50 bytes
+LOCAL_VTEP, REMOTE_VTEP, VTEP_PLEN = "203.0.113.1", "203.0.113.2", 24
+LOCAL_VLAN = 1
+VXLAN_OVERHEAD = 50          # outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8
+EGRESS_TABLE, INGRESS_TABLE = 72, 82  # Neutron's RULES_EGRESS_TABLE / RULES_INGRESS_TABLE
+# coverage counters each stage of a switch segment explains (prefixes): the firewall's drop rules are OpenFlow drops
+STAGE_COUNTERS = {"conntrack": ("drop_action_of_pipeline",),
+                  "encap": ("datapath_drop_tunnel_push", "drop_action_tunnel"),
+                  "decap": ("datapath_drop_tunnel_pop", "datapath_drop_invalid_tnl_port")}
 
 
 @dataclass(frozen=True)
@@ -83,15 +107,66 @@ class OvsBenchSpec:
     vnf_accel: str = "auto"        # vm: kvm, tcg (QEMU's emulator), auto: kvm where the host has vmx/svm, else tcg
     cpu_flags: tuple[str, ...] = ("-arch-capabilities",)  # vm: host-passthrough minus these (see vnf.vm.cpu_flags)
     datapath: DatapathTuning = DatapathTuning()  # OVS's caches, revalidators, conntrack limits (ovsfacts)
+    firewall: str = "none"         # conntrack: Neutron's openvswitch firewall on the tenant ports (module doc)
+    tunnel: str = "none"           # vxlan: br-int - br-tun - br-phy, zlgen's side B the remote VTEP
+    vni: int = 100                 # the tenant network's VXLAN network identifier
+    underlay_mtu: int = 0          # mtu_request of br-phy's underlay port (0: mtu + 50); smaller on purpose: H3's case
+    sg_prefix: str = "198.18.0.0/15"  # the security-group rule's remote prefix: the streams' source addresses
 
     def __post_init__(self) -> None:
         if self.topology not in VNFS:
             raise ZeroLossError(f"unknown OVS topology '{self.topology}'", "use ovs-p2p, pvp or pvvp")
         check_ovs_topology(self.bridges, self.vlan, self.bond)
+        check_neutron(self.topology, self.bridges, self.vlan, self.bond, self.meter_pps, self.firewall, self.tunnel)
 
     @property
     def mtu(self) -> int:
         return max(1500, self.max_frame - 18)  # mtu_request is the L3 MTU: frame = MTU + 14 + 4
+
+    @property
+    def wire_mtu(self) -> int:
+        """mtu_request of the underlay port (g1 on br-phy with tunnel vxlan)."""
+        return self.underlay_mtu or self.mtu + VXLAN_OVERHEAD
+
+    def port_mtu(self, port: str) -> int:
+        """mtu_request of an OVS port: the underlay's on br-phy, the tenant MTU elsewhere."""
+        return self.wire_mtu if self.tunnel != "none" and port in self.side(1) else self.mtu
+
+    @property
+    def vxlan_port(self) -> str:
+        """The tunnel port's name as Neutron's agent makes it: vxlan- and the remote VTEP's address in hex."""
+        return "vxlan-" + "".join(f"{int(b):02x}" for b in REMOTE_VTEP.split("."))
+
+    @property
+    def fw_ports(self) -> tuple[str, ...]:
+        """The tenant ports the firewall protects, in zone order (zone = index + 1): zlgen's ports on the tenant
+        bridge (all with one bridge, side A's with the tunnel), then the VNFs'."""
+        if self.firewall == "none":
+            return ()
+        if self.tunnel != "none":
+            gen = self.side(0)
+        else:
+            gen = self.gen_ports if self.bridges == 1 else ()
+        return (*gen, *self.vnf_ports)
+
+    def zone(self, port: str) -> int | None:
+        """The conntrack zone of a tenant port (None: not firewalled)."""
+        return self.fw_ports.index(port) + 1 if port in self.fw_ports else None
+
+    def guard(self, a: str, b: str) -> str | None:
+        """The tenant port whose zone frames between ports a and b of the tenant bridge are tracked in, either way
+        (a VNF's port, as Neutron tracks a VM's traffic in its port's zone both ways; else the lower zone's), so a
+        reply is tracked where its request was; None when neither is firewalled."""
+        ports = sorted((p for p in (a, b) if p in self.fw_ports), key=lambda p: (not p.startswith("v"), self.zone(p)))
+        return ports[0] if ports else None
+
+    def inner_end(self, port: str, side: int) -> str:
+        """Where frames of zlgen port `port` (on side `side`) enter or leave the tenant bridge."""
+        if not port.startswith("g") or self.bridges == 1 and self.tunnel == "none":
+            return port
+        if self.tunnel != "none":
+            return port if side == 0 else "patch-tun"
+        return f"patch-i{side}"
 
     @property
     def members(self) -> int:
@@ -110,7 +185,14 @@ class OvsBenchSpec:
     @property
     def bridge_names(self) -> tuple[str, str]:
         """(the bridge of zlgen's ports, the bridge of the VNFs' ports)."""
-        return ("br0", "br0") if self.bridges == 1 else ("br-phy", "br-int")
+        return ("br0", "br0") if self.bridges == 1 and self.tunnel == "none" else ("br-phy", "br-int")
+
+    def bridge_of(self, port: str) -> str:
+        """The bridge an OVS port of zlgen or a VNF sits on."""
+        outer, inner = self.bridge_names
+        if port.startswith("v") or self.tunnel != "none" and port in self.side(0):
+            return inner
+        return outer
 
     def side(self, i: int) -> tuple[str, ...]:
         """The zlgen ports of side i (0: A, 1: B)."""
@@ -122,12 +204,62 @@ class OvsBenchSpec:
         return self.socket_mem_mb + GEN_MB + per_vnf * VNFS[self.topology]
 
 
+def _tenant_rules(s: OvsBenchSpec, fwd: list[tuple[str, str, str, str, str]]) -> list[str]:
+    """The tenant bridge's rules for its forwarding hops (in_port, match, meter, actions before output, out_port):
+    plain, or behind the security groups (module doc) when the firewall is on."""
+    if s.firewall == "none":
+        return [f"in_port={a}{match},actions={meter}{pre}output:{b}" for a, match, meter, pre, b in fwd]
+    rules: list[str] = []
+    tables: set[int] = set()
+    for a, match, meter, pre, b in fwd:
+        port = s.guard(a, b)
+        if port is None:
+            rules.append(f"in_port={a}{match},actions={meter}{pre}output:{b}")
+            continue
+        z, table = s.zone(port), EGRESS_TABLE if port == a else INGRESS_TABLE
+        tables.add(table)
+        rules += [f"table=0,priority=100,ct_state=-trk,ip,in_port={a}{match},actions={meter}ct(table={table},zone={z})",
+                  f"table=0,priority=90,in_port={a}{match},actions={meter}{pre}output:{b}",  # ARP, non-IP: allowed
+                  f"table={table},priority=70,ct_state=+trk+inv,ct_zone={z},actions=drop",
+                  f"table={table},priority=60,ct_state=+trk+est-rel,ct_zone={z},in_port={a}{match},"
+                  f"actions={pre}output:{b}",
+                  f"table={table},priority=50,ct_state=+trk+new,ct_zone={z},udp,nw_src={s.sg_prefix},in_port={a}"
+                  f"{match},actions=ct(commit,zone={z}),{pre}output:{b}"]
+    return rules + [f"table={t},priority=0,actions=drop" for t in sorted(tables)]  # default deny
+
+
+def _tunnel_flows(s: OvsBenchSpec, hops: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """br-int (tenant ports, local VLAN towards br-tun), br-tun (local VLAN <-> VNI, Neutron's tables 0/2/4) and
+    br-phy (the underlay port <-> the bridge's own port, where the datapath pops VXLAN to the local VTEP)."""
+    g1, vx, vlan = s.side(1)[0], s.vxlan_port, LOCAL_VLAN
+    fwd = []
+    for a, b in hops:
+        if b == "patch-tun":
+            fwd.append((a, "", "", f"push_vlan:0x8100,mod_vlan_vid:{vlan},", b))
+        elif a == "patch-tun":
+            fwd.append((a, f",dl_vlan={vlan}", "", "strip_vlan,", b))
+        else:
+            fwd.append((a, "", "", "", b))
+    return {"br-phy": [f"in_port={g1},actions=LOCAL", f"in_port=LOCAL,actions=output:{g1}"],
+            "br-int": _tenant_rules(s, fwd),
+            "br-tun": ["table=0,priority=1,in_port=patch-int,actions=goto_table:2",
+                       f"table=0,priority=1,in_port={vx},actions=goto_table:4",
+                       "table=0,priority=0,actions=drop",
+                       f"table=2,priority=1,dl_vlan={vlan},actions=strip_vlan,set_field:{s.vni}->tun_id,output:{vx}",
+                       "table=2,priority=0,actions=drop",
+                       f"table=4,priority=1,tun_id={s.vni},actions=push_vlan:0x8100,mod_vlan_vid:{vlan},"
+                       "output:patch-int",
+                       "table=4,priority=0,actions=drop"]}
+
+
 def flows(s: OvsBenchSpec) -> dict[str, list[str]]:
     """The OpenFlow rules of a topology, per bridge. Pure: tested without OVS."""
     outer, inner = s.bridge_names
     meter = ("meter:1,", "meter:2,") if s.meter_pps else ("", "")
     # the chain through the VNFs on the inner bridge, from side A's entry to side B's exit
-    if s.bridges == 1:
+    if s.tunnel != "none":
+        entry = ("g0", "patch-tun")
+    elif s.bridges == 1:
         entry = ("g0", "g1")
     else:
         entry = ("patch-i0", "patch-i1")
@@ -135,13 +267,13 @@ def flows(s: OvsBenchSpec) -> dict[str, list[str]]:
     points = [entry[0], *vnf, entry[1]]
     hops = list(zip(points[0::2], points[1::2], strict=True))  # A -> B: (entry, v0), (v1, v2), ..., (v_last, exit)
     back = [(b, a) for a, b in reversed(hops)]         # B -> A
+    if s.tunnel != "none":
+        return _tunnel_flows(s, hops + back)
     out: dict[str, list[str]] = {outer: [], inner: []}
     if s.bridges == 1:
         # zlgen's ports are the chain's ends; ingress from zlgen passes the meter
-        for d, pairs in ((0, hops), (1, back)):
-            for a, b in pairs:
-                m = meter[d] if a == entry[d] else ""
-                out[inner].append(f"in_port={a},actions={m}output:{b}")
+        out[inner] = _tenant_rules(s, [(a, "", meter[d] if a == entry[d] else "", "", b)
+                                       for d, pairs in ((0, hops), (1, back)) for a, b in pairs])
         return out
     ext, internal = s.vlan, s.vlan + 100
     if s.vlan >= 0:
@@ -156,15 +288,17 @@ def flows(s: OvsBenchSpec) -> dict[str, list[str]]:
         # egress towards zlgen: a bond's member is OVS's choice (NORMAL, static FDB entries)
         dest = "NORMAL" if s.bond != "none" else f"output:{s.side(i)[0]}"
         out[outer].append(f"in_port=patch-p{i}{match_int},actions={to_ext}{dest}")
+    fwd = []
     for a, b in hops + back:
         if not vnf:
-            out[inner].append(f"in_port={a}{match_int},actions=output:{b}")  # VLAN stays internal
+            fwd.append((a, match_int, "", "", b))  # VLAN stays internal
         elif a.startswith("patch"):
-            out[inner].append(f"in_port={a}{match_int},actions={strip}output:{b}")
+            fwd.append((a, match_int, "", strip, b))
         elif b.startswith("patch"):
-            out[inner].append(f"in_port={a},actions={push}output:{b}")
+            fwd.append((a, "", "", push, b))
         else:
-            out[inner].append(f"in_port={a},actions=output:{b}")
+            fwd.append((a, "", "", "", b))
+    out[inner] = _tenant_rules(s, fwd)
     return out
 
 
@@ -182,7 +316,33 @@ def ovs_paths(s: OvsBenchSpec) -> list[dict]:
         return "+".join(ports)
 
     def bridge(ports: list[str]) -> str:
-        return outer if ports[0].startswith("g") else inner
+        return s.bridge_of(ports[0])
+
+    def crossed(src: list[str], dst: list[str]) -> str:
+        a, b = bridge(src), bridge(dst)
+        if a == b:
+            return a
+        return f"{a}->br-tun->{b}" if s.tunnel != "none" else f"{a}->{b}"
+
+    def stages(src: list[str], dst: list[str], tx_side: int) -> list[dict]:
+        """The stages inside a switch segment that own drop counters: the conntrack zone the frames pass on the
+        tenant bridge (the zone of the port they leave, else of the one they enter) and the tunnel's end."""
+        out = []
+        a, b = s.inner_end(src[0], tx_side), s.inner_end(dst[0], 1 - tx_side)
+        if s.tunnel != "none" and a == "patch-tun":
+            out.append({"stage": "decap", "name": f"OVS br-phy vxlan decap ({src[0]} -> {s.vxlan_port}, "
+                                                  f"VNI {s.vni})", "where": "br-phy",
+                        "counters": list(STAGE_COUNTERS["decap"])})
+        port = s.guard(a, b)
+        if port is not None:
+            zone, way = s.zone(port), "egress" if port == a else "ingress"
+            out.append({"stage": "conntrack", "name": f"OVS {inner} conntrack zone {zone} ({port} {way})",
+                        "where": inner, "zone": zone, "counters": list(STAGE_COUNTERS["conntrack"])})
+        if s.tunnel != "none" and b == "patch-tun":
+            out.append({"stage": "encap", "name": f"OVS br-tun vxlan encap ({s.vxlan_port} -> br-phy, "
+                                                  f"VNI {s.vni})", "where": "br-tun",
+                        "counters": list(STAGE_COUNTERS["encap"])})
+        return out
 
     out = []
     for tx_side in (0, 1):
@@ -194,16 +354,21 @@ def ovs_paths(s: OvsBenchSpec) -> list[dict]:
             stops += [[a], [b]] if tx_side == 0 else [[b], [a]]
         stops.append(list(s.side(rx_side)))
         gen_in = "+".join(s.side(tx_side))
-        hops = [{"kind": "gen_tx", "name": f"zlgen tx {gen_in}", "where": "zlgen", "side": tx_side},
-                {"kind": "ovs_rx", "name": f"OVS {label(stops[0])} rx", "where": label(stops[0]),
+        vtep = " (remote VTEP)" if s.tunnel != "none" and tx_side == 1 else ""
+        under = " (underlay)" if vtep else ""
+        hops = [{"kind": "gen_tx", "name": f"zlgen tx {gen_in}{vtep}", "where": "zlgen", "side": tx_side},
+                {"kind": "ovs_rx", "name": f"OVS {label(stops[0])} rx{under}", "where": label(stops[0]),
                  "ports": stops[0], "sender": {"gen": tx_side}}]
         for seg in range(0, len(stops), 2):
             src, dst = stops[seg], stops[seg + 1]
             meter = f"{outer}/{tx_side + 1}" if s.meter_pps and seg == 0 else None
-            brs = bridge(src) if bridge(src) == bridge(dst) else f"{bridge(src)}->{bridge(dst)}"
-            hops.append({"kind": "ovs_switch", "name": f"OVS {brs} {label(src)}->{label(dst)}", "where": brs,
-                         "in_ports": src, "out_ports": dst, "meter": meter})
-            hops.append({"kind": "ovs_tx", "name": f"OVS {label(dst)} tx", "where": label(dst), "ports": dst,
+            brs = crossed(src, dst)
+            hop = {"kind": "ovs_switch", "name": f"OVS {brs} {label(src)}->{label(dst)}", "where": brs,
+                   "in_ports": src, "out_ports": dst, "meter": meter}
+            inside = stages(src, dst, tx_side)
+            hops.append({**hop, "stages": inside} if inside else hop)
+            under = " (underlay)" if s.tunnel != "none" and dst == list(s.side(1)) else ""
+            hops.append({"kind": "ovs_tx", "name": f"OVS {label(dst)} tx{under}", "where": label(dst), "ports": dst,
                          "receiver": "zlgen" if dst[0].startswith("g") else "vnf"})
             if dst[0].startswith("v"):
                 k = vnf.index(dst[0]) // 2
@@ -214,7 +379,8 @@ def ovs_paths(s: OvsBenchSpec) -> list[dict]:
                              "proc": f"vnf{k}", "port": pin, "label": name})
                 hops.append({"kind": "ovs_rx", "name": f"OVS {label(nxt)} rx", "where": label(nxt), "ports": nxt,
                              "sender": {"proc": f"vnf{k}", "in": pin, "out": 1 - pin, "label": name}})
-        hops.append({"kind": "gen_rx", "name": f"zlgen rx {'+'.join(s.side(rx_side))}", "where": "zlgen",
+        vtep = " (remote VTEP, decapsulated)" if s.tunnel != "none" and rx_side == 1 else ""
+        hops.append({"kind": "gen_rx", "name": f"zlgen rx {'+'.join(s.side(rx_side))}{vtep}", "where": "zlgen",
                      "side": rx_side, "from": tx_side})
         out.append({"direction": "AB"[tx_side] + "->" + "AB"[rx_side], "tx_side": tx_side, "rx_side": rx_side,
                     "hops": hops})
@@ -234,6 +400,8 @@ class OvsBench:
         self.ovs: Ovs | None = None
         self.vnfs: list[Vnf] = []
         self.gen: Zlgen | None = None
+        self.vxlan: Vxlan | None = None  # tunnel vxlan: the outer headers of zlgen's side B (the remote VTEP)
+        self._vtep_cleanup = None
         self._stack = ExitStack()
 
     @property
@@ -267,7 +435,8 @@ class OvsBench:
             self._stack.callback(gen.stop)
             self.gen = gen
             for name in (*s.gen_ports, *s.vnf_ports):
-                self.ovs.check_port(name, s.mtu)
+                self.ovs.check_port(name, s.port_mtu(name))
+            self._underlay()
             if s.bond != "none":
                 self._bond_ready()
             self.warm_up()
@@ -344,18 +513,22 @@ class OvsBench:
         """Bridges, ports, patch ports, meters and OpenFlow rules of the topology."""
         s, ovs = self.spec, self.ovs
         outer, inner = s.bridge_names
-        for br in dict.fromkeys((outer, inner)):
+        for br in dict.fromkeys((outer, inner, *(("br-tun",) if s.tunnel != "none" else ()))):
             ovs.add_bridge(br)
         if s.bond == "none":
             for name in s.gen_ports:
-                ovs.add_vhost_client_port(outer, name, self.ovs_socket(name), mtu=s.mtu, **self._port_opts())
+                ovs.add_vhost_client_port(s.bridge_of(name), name, self.ovs_socket(name), mtu=s.port_mtu(name),
+                                          **self._port_opts())
         else:
             for i, bond in enumerate(BONDS):
                 ovs.add_vhost_client_bond(outer, bond, [(n, self.ovs_socket(n)) for n in s.side(i)], mode=s.bond,
                                           mtu=s.mtu, **self._port_opts())
         for name in s.vnf_ports:
             ovs.add_vhost_client_port(inner, name, self.ovs_socket(name), mtu=s.mtu, **self._port_opts())
-        if s.bridges == 2:
+        if s.tunnel != "none":
+            ovs.add_patch_pair(inner, "patch-tun", "br-tun", "patch-int")
+            ovs.add_vxlan_port("br-tun", s.vxlan_port, REMOTE_VTEP, LOCAL_VTEP)
+        elif s.bridges == 2:
             for i in (0, 1):
                 ovs.add_patch_pair(outer, f"patch-p{i}", inner, f"patch-i{i}")
         if s.meter_pps:
@@ -364,6 +537,27 @@ class OvsBench:
                                      f"burst_size={s.meter_burst}")
         for br, rules in flows(s).items():
             ovs.set_flows(br, rules)
+
+    def _underlay(self) -> None:
+        """tunnel vxlan: the local VTEP on br-phy, the route and neighbour entry of zlgen's side B (the remote VTEP),
+        then the Vxlan header zlgen's side B streams carry. Again after a vswitchd restart (the tap is new)."""
+        s = self.spec
+        if s.tunnel == "none":
+            self.vxlan = None
+            return
+        g1 = s.gen_ports.index(s.side(1)[0])
+        gen_mac = self.gen.client.ports()[g1]["mac"]
+        if self._vtep_cleanup is None:  # the tap persists after OVS: its address is taken away when the bench stops
+            self._vtep_cleanup = self._stack.callback(self.ovs.clear_vtep, "br-phy", f"{LOCAL_VTEP}/{VTEP_PLEN}")
+        self.ovs.set_vtep("br-phy", f"{LOCAL_VTEP}/{VTEP_PLEN}", REMOTE_VTEP, gen_mac)
+        self.vxlan = Vxlan(s.vni, src_mac=gen_mac, dst_mac=self.ovs.mac_in_use("br-phy"), src_ip=REMOTE_VTEP,
+                           dst_ip=LOCAL_VTEP)
+
+    def encapsulate(self, streams: list[Stream]) -> list[Stream]:
+        """The streams as zlgen sends them: with the tunnel, side B's in VXLAN from the remote VTEP."""
+        if self.vxlan is None:
+            return streams
+        return [replace(st, vxlan=self.vxlan) if st.port % 2 == 1 else st for st in streams]
 
     def ovs_socket(self, port: str):
         """The vhost-user socket OVS's port connects to (the one the VNF or zlgen serves)."""
@@ -379,7 +573,8 @@ class OvsBench:
         s = self.spec
         self.ovs.restart_vswitchd()
         for name in (*s.gen_ports, *s.vnf_ports):
-            self.ovs.check_port(name, s.mtu, timeout=30)
+            self.ovs.check_port(name, s.port_mtu(name), timeout=30)
+        self._underlay()
         if s.bond != "none":
             self._bond_ready()
 
@@ -404,8 +599,9 @@ class OvsBench:
         """A discarded trial that touches every ring buffer once (first use page-faults and loses frames)."""
         c = self.gen.client
         n = len(self.spec.gen_ports)
-        c.configure([Stream(port=p, queue=q, rx_port=p ^ 1, size=min(self.spec.max_frame, 1518), rate_pps=20_000,
-                            vlan=self.spec.vlan) for p in range(n) for q in range(self.spec.queues)])
+        c.configure(self.encapsulate([Stream(port=p, queue=q, rx_port=p ^ 1, size=min(self.spec.max_frame, 1518),
+                                             rate_pps=20_000, vlan=self.spec.vlan)
+                                      for p in range(n) for q in range(self.spec.queues)]))
         c.run_trial(frames=2 * self.spec.gen_ring, drain_ms=300)
 
     def counters(self) -> dict:
@@ -436,6 +632,10 @@ class OvsBench:
             out["meters"] = self.ovs.meter_config()
         if self.spec.bond != "none":
             out["bond_show"] = "\n".join(self.ovs.appctl("bond/show", b) for b in BONDS)
+        if self.spec.tunnel != "none":
+            for key, args in (("tnl_ports_show", ("tnl/ports/show", "-v")), ("tnl_arp_show", ("tnl/arp/show",)),
+                              ("ovs_route_show", ("ovs/route/show",))):
+                out[key] = self.ovs.appctl(*args, timeout=READ_S)
         return out
 
     def check(self) -> None:

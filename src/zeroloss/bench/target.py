@@ -60,6 +60,14 @@ def wire_ring(link: str, depth: int) -> int:
     return 1 << depth if link == "memif" else min(4096, 1 << depth)
 
 
+REPLY_FIELD = {"src_ip": "dst_ip", "dst_ip": "src_ip", "src_port": "dst_port", "dst_port": "src_port"}
+
+
+def _addr(text: str) -> int:
+    a, b, c, d = (int(x) for x in text.split("."))
+    return a << 24 | b << 16 | c << 8 | d
+
+
 def _ip(value: int) -> str:
     return ".".join(str(value >> s & 255) for s in (24, 16, 8, 0))
 
@@ -67,7 +75,9 @@ def _ip(value: int) -> str:
 def bench_streams(cfg: RunConfig, frame: int, rate_pps: float, queues: int = 1, members: int = 1) -> list[Stream]:
     """Streams of each direction (side A -> B and, when bidirectional, B -> A), one per TX queue of each
     of the side's zlgen ports (members: 2 when bonded; zlgen port p is on side p % 2). The direction's
-    rate and flows are split over its lanes (ports x queues), each lane with its own flows."""
+    rate and flows are split over its lanes (ports x queues), each lane with its own flows. With the OVS firewall
+    (conntrack), side B's flows are the replies of side A's (addresses and stepped fields swapped), as a UDP
+    conversation is: conntrack then finds them established (+est), the security groups' fast path."""
     lanes = queues * members
     per_lane = max(1, cfg.flows // lanes)
     out = []
@@ -77,8 +87,12 @@ def bench_streams(cfg: RunConfig, frame: int, rate_pps: float, queues: int = 1, 
                 lane = m * queues + q
                 src = (198 << 24 | 18 << 16 | side << 8 | 1) + lane * per_lane  # RFC 2544 benchmark range
                 dst = (198 << 24 | 19 << 16 | rx_side << 8 | 1)
+                fields = tuple(cfg.flow_fields)
+                if side == 1 and cfg.firewall != "none":  # the replies of side A's lane
+                    src, dst = 198 << 24 | 19 << 16 | 1 << 8 | 1, (198 << 24 | 18 << 16 | 1) + lane * per_lane
+                    fields = tuple(REPLY_FIELD[f] for f in fields)
                 out.append(Stream(port=side + 2 * m, queue=q, rx_port=rx_side + 2 * m, size=stream_size(frame),
-                                  flows=per_lane, flow_fields=tuple(cfg.flow_fields), rate_pps=rate_pps / lanes,
+                                  flows=per_lane, flow_fields=fields, rate_pps=rate_pps / lanes,
                                   src_ip=_ip(src), dst_ip=_ip(dst), vlan=cfg.vlan))
     return out
 
@@ -173,6 +187,11 @@ class OvsTarget(_Bench):
         super().__init__(cfg, cfg.dut_rxq, self.spec.members)
         self.link = cfg.topology
 
+    def streams(self, frame: int, rate_pps: float) -> list[Stream]:
+        """The bench's streams; with the tunnel, side B's go out in VXLAN from zlgen as the remote VTEP."""
+        streams = super().streams(frame, rate_pps)
+        return self.bench.encapsulate(streams) if isinstance(self.bench, OvsBench) else streams
+
     def cores(self) -> set[int]:
         spec = self.spec
         vnf = lcore_set("vnf_lcores", spec.vnf_lcores) if spec.vnf_ports and spec.vnf == "process" else set()
@@ -199,7 +218,10 @@ class OvsTarget(_Bench):
             "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues, "ovs_socket_mem_mb": spec.socket_mem_mb,
             "ovs_rxq_assign": spec.rxq_assign, "ovs_rxd": spec.rxd, "ovs_txd": spec.txd,
             "bridges": spec.bridges, "vlan": spec.vlan, "bond": spec.bond,
-            "meter_pps": spec.meter_pps, "flows": flows(spec), **vnf_placement(spec, bench),
+            "meter_pps": spec.meter_pps, "firewall": spec.firewall, "tunnel": spec.tunnel,
+            **({"underlay_mtu": spec.wire_mtu, "vni": spec.vni} if spec.tunnel != "none" else {}),
+            **({"conntrack_zones": {p: spec.zone(p) for p in spec.fw_ports}} if spec.fw_ports else {}),
+            "flows": flows(spec), **vnf_placement(spec, bench),
             "dpdk": self.client.hello()["dpdk"]}}
 
 
@@ -249,7 +271,19 @@ def ovs_spec(cfg: RunConfig, max_frame: int) -> OvsBenchSpec:
                         pmd_cpu_mask=cfg.ovs_pmd_cpu_mask, rxq_assign=cfg.ovs_rxq_assign,
                         dpdk_extra=tuple(cfg.ovs_dpdk_extra.split()), rxd=cfg.ovs_rxd, txd=cfg.ovs_txd,
                         tx_retries_max=cfg.ovs_tx_retries_max, datapath=datapath_tuning(cfg),
-                        **vnf_settings(cfg))
+                        firewall=cfg.firewall, tunnel=cfg.tunnel, underlay_mtu=cfg.ovs_underlay_mtu,
+                        sg_prefix=source_prefix(cfg), **vnf_settings(cfg))
+
+
+def source_prefix(cfg: RunConfig) -> str:
+    """The smallest IPv4 prefix holding every source address the run's streams send from (each lane's first
+    address plus its flows when src_ip is stepped): the security-group rule's remote prefix with firewall on."""
+    step = "src_ip" in cfg.flow_fields
+    lanes = [(_addr(st.src_ip or "198.18.0.1"), (st.flows or 1) - 1 if step else 0)
+             for st in bench_streams(cfg, 64, 1.0, cfg.dut_rxq, 1 if cfg.bond == "none" else 2)]
+    first, last = min(a for a, _ in lanes), max(a + n for a, n in lanes)
+    plen = 32 - (first ^ last).bit_length()
+    return f"{_ip(first >> (32 - plen) << (32 - plen))}/{plen}"
 
 
 def ovs_probe(bench: OvsBench) -> Probe:

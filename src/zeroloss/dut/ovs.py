@@ -257,6 +257,38 @@ class Ovs:
                      *_vhost_options(sock, n_rxq, rxd, txd, tx_retries_max), f"mtu_request={mtu}"]
         self.vsctl(*args)
 
+    def add_vxlan_port(self, bridge: str, name: str, remote_ip: str, local_ip: str) -> None:
+        """A VXLAN tunnel port as Neutron's OVS agent adds it to br-tun: the VNI set by the flows (in_key/out_key
+        flow), to one remote VTEP; in the netdev datapath it is a userspace tunnel (tnl_push/tnl_pop)."""
+        self.vsctl("add-port", bridge, name, "--", "set", "Interface", name, "type=vxlan",
+                   f"options:remote_ip={remote_ip}", f"options:local_ip={local_ip}", "options:in_key=flow",
+                   "options:out_key=flow", "options:df_default=true")
+
+    def mac_in_use(self, name: str) -> str:
+        """The MAC address an interface uses (a bridge's own port: the tap's)."""
+        return self.vsctl("get", "Interface", name, "mac_in_use").strip().strip('"')
+
+    def set_vtep(self, bridge: str, cidr: str, remote_ip: str, remote_mac: str) -> None:
+        """The local VTEP of userspace tunnelling (OVS's userspace-tunneling how-to): the address on the bridge's
+        own port (a kernel tap in the netdev datapath, gone with vswitchd), a route to the remote VTEP out of the
+        bridge, and its neighbour entry (tnl/arp/set: no ARP exchange needed)."""
+        clash = [ln.split()[1] for ln in self._run(["ip", "-o", "-4", "addr", "show", "to", cidr]).splitlines()
+                 if ln.split()[1] != bridge]
+        clash += [ln for ln in self._run(["ip", "-4", "route", "show", "match", cidr.split("/")[0]]).splitlines()
+                  if "default" not in ln and f"dev {bridge} " not in ln + " "]
+        if clash:
+            raise ZeroLossError(f"the VTEP network {cidr} is already this host's ({'; '.join(clash)})",
+                                "the bench's tunnel would take it over: run it on a host without that network")
+        for argv in (["ip", "addr", "replace", cidr, "dev", bridge], ["ip", "link", "set", bridge, "up"]):
+            self._run(argv)
+        self.appctl("ovs/route/add", f"{remote_ip}/32", bridge)
+        self.appctl("tnl/arp/set", bridge, remote_ip, remote_mac)
+
+    def clear_vtep(self, bridge: str, cidr: str) -> None:
+        """Takes the VTEP address off the bridge's tap again: OVS makes netdev taps persistent, so an address left
+        there would outlive the bench on the host."""
+        self._run(["ip", "addr", "del", cidr, "dev", bridge], check=False, guard=False)
+
     def add_patch_pair(self, bridge_a: str, port_a: str, bridge_b: str, port_b: str) -> None:
         """Two patch ports joining two bridges."""
         self.vsctl("add-port", bridge_a, port_a, "--", "set", "Interface", port_a, "type=patch",

@@ -15,8 +15,10 @@ from ..dut.ovsstats import (
     CT_STATS_MAX,
     CT_STATS_READ,
     DATAPATH_READS,
+    NETDEV_DP,
     datapath_state,
     parse_coverage_drops,
+    parse_ct_limits,
     parse_dump_ports,
     parse_meter_config,
     parse_meter_stats,
@@ -139,7 +141,20 @@ class LabDut:
                                 "options": {str(k): str(v) for k, v in (d["options"] or {}).items()},
                                 "policing_kbps": int(d["ingress_policing_rate"] or 0)}
         return {"other_config": self.other_config(), "ports": ports, "gen_ports": gen, "vnf_ports": vnf,
-                "spare_cpus": parse_list(self.lab.spare_cpus) if self.lab.spare_cpus else []}
+                "spare_cpus": parse_list(self.lab.spare_cpus) if self.lab.spare_cpus else [], "ct": self.ct_settings()}
+
+    def ct_settings(self) -> dict[str, str]:
+        """Conntrack's maxconns and default zone limit on the node (empty where OVS does not answer)."""
+        out = {}
+        try:
+            out["ct-maxconns"] = self.appctl("dpctl/ct-get-maxconns", NETDEV_DP).strip()
+            out["ct-limits:default"] = str(parse_ct_limits(self.appctl("dpctl/ct-get-limits", NETDEV_DP))
+                                           .get("default_limit", 0))
+        except ComponentDied:
+            raise
+        except ZeroLossError:
+            pass
+        return out
 
     def use_path(self, ports: list[str], meters: list[str], procs: list[str]) -> None:
         """The OVS ports, meters and VNF stages the trials' frames cross: what every reading reads."""
@@ -263,6 +278,8 @@ class LabDut:
         table, record, column = parts[:3]
         key = parts[3] if len(parts) == 4 else None
         ref = f"{column}:{key}" if key else column
+        if table == "dpctl":
+            return self._change_dpctl(record, ref, value, setting)
         before = self.agent().run(self.vsctl_argv("--if-exists", "get", table, record, ref), env=self.env)
         if before["rc"]:
             raise ZeroLossError(f"--dut-set {setting}: {before['err'].strip() or 'ovs-vsctl get failed'}")
@@ -282,6 +299,26 @@ class LabDut:
         self.vsctl("set", table, record, f"{ref}={value}")
         self.changes += steps
         return {"setting": f"{table}:{record}:{ref}", "from": old if old != "" else None, "to": value}
+
+    def _change_dpctl(self, dp: str, ref: str, value: str, setting: str) -> dict:
+        """Conntrack's limits, which live in the datapath (not OVSDB): dpctl:DP:ct-maxconns=N and
+        dpctl:DP:ct-limits:default=N, set with ovs-appctl and undone the same way."""
+        if ref == "ct-maxconns":
+            old = self.appctl("dpctl/ct-get-maxconns", dp).strip()
+            args = ["dpctl/ct-set-maxconns", dp]
+            new, back = [value], [old]
+        elif ref == "ct-limits:default":
+            old = str(parse_ct_limits(self.appctl("dpctl/ct-get-limits", dp)).get("default_limit", 0))
+            args = ["dpctl/ct-set-limits", dp]
+            new, back = [f"default={value}"], [f"default={old}"]
+        else:
+            raise ZeroLossError(f"--dut-set {setting!r}: dpctl settings are ct-maxconns and ct-limits:default",
+                                "e.g. dpctl:netdev@ovs-netdev:ct-maxconns=3000000")
+        if not value.isdigit():
+            raise ZeroLossError(f"--dut-set {setting!r}: {ref} takes a number of connections")
+        self.appctl(*args, *new)
+        self.changes.append((["ovs-appctl", "-t", self.ctl, *args, *back], ["dpctl", dp, ref, value]))
+        return {"setting": f"dpctl:{dp}:{ref}", "from": old, "to": value}
 
     def restore(self) -> list[str]:
         """Undoes every change, newest first; the faults, if any (the node then needs a hand)."""

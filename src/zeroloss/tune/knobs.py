@@ -27,6 +27,7 @@ from ..errors import ZeroLossError
 from ..frames import largest
 from ..host.cpuset import format_list, parse_mask
 from ..host.memory import tripleo_socket_mem
+from ..ovsfacts import CT_MAXCONNS, FLOW_LIMIT
 
 MAX_QUEUES = 4          # RX queues per port the ladder goes to (the bench has 2 to 4 cores)
 MAX_DESC = 4096         # OVS's NIC_PORT_MAX_Q_SIZE
@@ -143,6 +144,37 @@ def _meter(cfg: RunConfig, h: Host) -> list[int]:
     return [0] if cfg.meter_pps else []
 
 
+def _smc(cfg: RunConfig, h: Host) -> list[bool]:
+    return [] if cfg.ovs_smc_enable else [True]
+
+
+def _emc_prob(cfg: RunConfig, h: Host) -> list[int]:
+    return [] if cfg.ovs_emc_insert_inv_prob == 0 else [0]  # the EMC off: no insertion or lookup for flows it loses
+
+
+def _flow_limit(cfg: RunConfig, h: Host) -> list[int]:
+    now = cfg.ovs_flow_limit or FLOW_LIMIT
+    return [v for v in (2 * FLOW_LIMIT, 5 * FLOW_LIMIT) if v > now]
+
+
+def _revalidators(cfg: RunConfig, h: Host) -> list[int]:
+    return [v for v in (2, 4) if v > cfg.ovs_revalidators]
+
+
+def _ct_maxconns(cfg: RunConfig, h: Host) -> list[int]:
+    now = cfg.ovs_ct_maxconns or CT_MAXCONNS
+    return [v for v in (CT_MAXCONNS, 2 * CT_MAXCONNS) if v > now]
+
+
+def _ct_zone_limit(cfg: RunConfig, h: Host) -> list[int]:
+    now = cfg.ovs_ct_zone_limit
+    return [4 * now, 0] if now else []  # a zone limit well above the flows, then none
+
+
+def _underlay_mtu(cfg: RunConfig, h: Host) -> list[int]:
+    return [0] if getattr(cfg, "ovs_underlay_mtu", 0) else []  # 0: the bench's inner MTU + 50
+
+
 def _drain(cfg: RunConfig, h: Host) -> list[int]:
     return [v for v in (1000, 2000) if v > cfg.drain_ms]
 
@@ -184,6 +216,14 @@ KNOBS = {k.key: k for k in (
     Knob("meter_pps", "OpenFlow meter rate", _meter, OVS),
     Knob("dut_lcores", "DUT forwarding cores (testpmd -l)", _add_cpu("dut_lcores"), ("p2p",)),
     Knob("drain_ms", "drain time before counting", _drain, ("p2p", *OVS), ("testpmd", "lab", "external")),
+    Knob("ovs_smc_enable", "OVS smc-enable (signature-match cache)", _smc, OVS),
+    Knob("ovs_emc_insert_inv_prob", "OVS emc-insert-inv-prob", _emc_prob, OVS),
+    Knob("ovs_flow_limit", "OVS flow-limit (datapath flows)", _flow_limit, OVS),
+    Knob("ovs_revalidators", "OVS n-revalidator-threads", _revalidators, OVS),
+    Knob("ovs_ct_maxconns", "OVS conntrack maxconns", _ct_maxconns, OVS),
+    Knob("ovs_ct_zone_limit", "OVS conntrack zone limit", _ct_zone_limit, OVS),
+    Knob("ovs_underlay_mtu", "OVS underlay port MTU (tunnel)", _underlay_mtu, OVS,
+         when=lambda c: getattr(c, "tunnel", "none") != "none"),
 )}
 
 
@@ -205,6 +245,10 @@ GENERATOR = "generator"      # zlgen's own receive side: generator-bound
 VNF_DOWN = "vnf_down"        # the VNF's virtqueue was not running (paused guest)
 QOS = "qos"
 PROC_MBUFS = "proc_mbufs"    # testpmd (DUT or VNF) out of mbufs
+EMC = "emc_thrash"           # the PMD's cycles went to cache misses (EMC/SMC thrash with many flows)
+UPCALL = "upcall_storm"      # flow misses to the slow path, or the datapath at its flow limit
+CONNTRACK = "conntrack_full"  # conntrack at maxconns or a zone limit
+TUNNEL_MTU = "tunnel_mtu"    # VXLAN frames above the underlay port's MTU
 OTHER = "other"
 
 RING_WHY = ("BRIEF §7: on the bench the ring dominated, 256 -> 1024 -> 4096 gave 21 -> 85 -> 339 kpps; Intel's "
@@ -257,6 +301,29 @@ TABLE: dict[str, list[tuple[str, str]]] = {
         ("meter_pps", "an OpenFlow meter polices the path below the target: a policy left too low, not a capacity; "
                       "take it off the path"),
     ],
+    EMC: [
+        ("ovs_smc_enable", "few lookups hit the 8k-entry EMC with many flows: the SMC (1M entries per PMD) catches "
+                           "them before the megaflow classifier (OVS dpdk/bridge.rst, 'SMC cache')"),
+        ("ovs_emc_insert_inv_prob", "an EMC that keeps no flow long costs an insertion and a lookup per frame: 0 turns "
+                                    "it off (OVS docs: 'emc-insert-inv-prob', 0 disables insertion)"),
+        ("ovs_pmd_cpu_mask", "the cache misses cost cycles: another PMD core adds them"),
+        ("dut_rxq", f"more RX queues let the PMDs share the port's load ({RXQ_WHY})"),
+    ],
+    UPCALL: [
+        ("ovs_flow_limit", "the datapath sat at its flow limit: the revalidators evicted flows that came back as "
+                           "upcalls (ofproto-dpif-upcall: flow_limit)"),
+        ("ovs_revalidators", "more revalidators finish each flow dump sooner, so OVS keeps the flow limit high"),
+        ("ovs_pmd_cpu_mask", "upcalls are handled on the PMD's cycles: another PMD core adds them"),
+    ],
+    CONNTRACK: [
+        ("ovs_ct_maxconns", "conntrack refused new connections at maxconns (coverage conntrack_full): their frames "
+                            "take the new-connection path every time"),
+        ("ovs_ct_zone_limit", "a zone at its limit refuses new connections the same way (dpctl/ct-set-limits)"),
+    ],
+    TUNNEL_MTU: [
+        ("ovs_underlay_mtu", "VXLAN adds 50 B: the underlay port needs the inner MTU + 50 (Neutron: "
+                             "global_physnet_mtu, tenant networks 50 B less)"),
+    ],
     UNEXPLAINED: [
         ("drain_ms", "no counter saw the frames: frames still in flight when counting ended are counted lost; a "
                      "longer drain is a measurement setting, not the data path's (RFC 2544 waits 2 s)"),
@@ -264,6 +331,7 @@ TABLE: dict[str, list[tuple[str, str]]] = {
 }
 
 REASON_SITES = {"meter": METER, "pmd_imbalance": PMD, "mempool_small": MEMPOOL, "tx_mtu": TX_MTU,
+                "emc_thrash": EMC, "upcall_storm": UPCALL, "conntrack_full": CONNTRACK, "tunnel_mtu": TUNNEL_MTU,
                 "datapath": DATAPATH, "unexplained": UNEXPLAINED, "rx_qos": QOS, "tx_qos": QOS}
 OVS_HOP = re.compile(r"OVS (.+) (rx|tx)")
 PROC_RX_HOP = re.compile(r".+ rx port \d+")
@@ -356,7 +424,7 @@ def first_untried(knob: Knob, cfg: RunConfig, host: Host, tried: set[tuple[str, 
 
 # -- what the bench cannot try -----------------------------------------------------------------------------------
 
-POLLERS = {OVS_RX_GEN, OVS_RX_VNF, VNF_TX, VNF_RX, DUT_RX, PMD}  # losses of a poller that fell behind
+POLLERS = {OVS_RX_GEN, OVS_RX_VNF, VNF_TX, VNF_RX, DUT_RX, PMD, EMC, UPCALL}  # losses of a poller that fell behind
 
 
 def _hops(fs: list[Finding]) -> str:

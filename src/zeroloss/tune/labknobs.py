@@ -18,7 +18,10 @@ from typing import Any
 
 from ..config import RunConfig
 from ..host.cpuset import format_list, parse_list, parse_mask
+from ..ovsfacts import CT_MAXCONNS, FLOW_LIMIT, VXLAN_OVERHEAD
 from . import knobs as kn
+
+NETDEV_DP = "netdev@ovs-netdev"
 
 OC = "Open_vSwitch:.:other_config:"
 OVS_DEFAULT_DESC = 2048      # OVS's NIC_PORT_DEFAULT_SIZE for n_rxq_desc / n_txq_desc
@@ -48,19 +51,21 @@ class Node:
     gen_ports: tuple[str, ...]
     vnf_ports: tuple[str, ...]
     spare_cpus: tuple[int, ...] = ()
+    ct: dict[str, str] = field(default_factory=dict)  # conntrack's ct-maxconns and ct-limits:default, as read
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Node:
         return cls({str(k): str(v) for k, v in (d.get("other_config") or {}).items()},
                    {n: Port(n, **{k: v for k, v in p.items() if k != "name"}) for n, p in d["ports"].items()},
-                   tuple(d["gen_ports"]), tuple(d["vnf_ports"]), tuple(d.get("spare_cpus") or ()))
+                   tuple(d["gen_ports"]), tuple(d["vnf_ports"]), tuple(d.get("spare_cpus") or ()),
+                   {str(k): str(v) for k, v in (d.get("ct") or {}).items()})
 
     def to_dict(self) -> dict[str, Any]:
         return {"other_config": self.other_config,
                 "ports": {n: {"type": p.type, "mtu": p.mtu, "mtu_request": p.mtu_request, "options": p.options,
                               "policing_kbps": p.policing_kbps} for n, p in self.ports.items()},
                 "gen_ports": list(self.gen_ports), "vnf_ports": list(self.vnf_ports),
-                "spare_cpus": list(self.spare_cpus)}
+                "spare_cpus": list(self.spare_cpus), "ct": dict(self.ct)}
 
 
 # -- dut_set entries: TABLE:RECORD:COLUMN[:KEY]=VALUE ----------------------------------------------------------
@@ -89,6 +94,8 @@ def value(node: Node, sets: dict[str, str], spec: str) -> str | None:
     if spec in sets:
         return sets[spec]
     parts = spec.split(":")
+    if parts[0] == "dpctl":
+        return node.ct.get(":".join(parts[2:]))
     if parts[0] == "Open_vSwitch" and len(parts) == 4 and parts[2] == "other_config":
         return node.other_config.get(parts[3])
     if parts[0] == "Interface" and parts[1] in node.ports:
@@ -194,6 +201,37 @@ def _mtu(c: Ctx) -> list[dict[str, str]]:
     return [{_port_spec(p, "mtu_request"): str(need) for p in low}] if low else []
 
 
+def _oc(key: str, values: Callable[[str | None], list[str]]) -> Callable[[Ctx], list[dict[str, str]]]:
+    """A ladder of one other_config key from its value on the node (None: unset, OVS's default)."""
+    def ladder(c: Ctx) -> list[dict[str, str]]:
+        return [{OC + key: v} for v in values(c.get(OC + key))]
+    return ladder
+
+
+def _limit_up(default: int, steps: tuple[int, ...]) -> Callable[[str | None], list[str]]:
+    return lambda now: [str(v) for v in steps if v > _int(now, default)]
+
+
+CT = "dpctl:" + NETDEV_DP + ":"
+
+
+def _ct_maxconns(c: Ctx) -> list[dict[str, str]]:
+    now = _int(c.get(CT + "ct-maxconns"), CT_MAXCONNS)
+    return [{CT + "ct-maxconns": str(v)} for v in (CT_MAXCONNS, 2 * CT_MAXCONNS) if v > now]
+
+
+def _ct_zone(c: Ctx) -> list[dict[str, str]]:
+    now = _int(c.get(CT + "ct-limits:default"), 0)
+    return [{CT + "ct-limits:default": str(v)} for v in (4 * now, 0)] if now else []
+
+
+def _underlay_mtu(c: Ctx) -> list[dict[str, str]]:
+    """The finding's (underlay) ports raised to the largest frame's MTU + the VXLAN headers."""
+    need = kn.ovs_mtu(c.cfg) + VXLAN_OVERHEAD
+    low = [p for p in c.finding_ports() if _int(c.get(_port_spec(p, "mtu_request")), OVS_DEFAULT_MTU) < need]
+    return [{_port_spec(p, "mtu_request"): str(need) for p in low}] if low else []
+
+
 def _policing(c: Ctx) -> list[dict[str, str]]:
     names = [p for p in c.finding_ports() if _int(c.get(_port_spec(p, "ingress_policing_rate")), 0)]
     return [{_port_spec(p, "ingress_policing_rate"): "0" for p in names}] if names else []
@@ -213,6 +251,17 @@ LAB_KNOBS = {k.key: k for k in (
                       kn.OVS_TX_RETRIES)),
     LabKnob("mtu_request", "MTU of the path's ports (mtu_request)", _mtu),
     LabKnob("ingress_policing_rate", "ingress policing", _policing),
+    LabKnob("smc-enable", "OVS smc-enable (signature-match cache)",
+            _oc("smc-enable", lambda now: [] if now == "true" else ["true"])),
+    LabKnob("emc-insert-inv-prob", "OVS emc-insert-inv-prob",
+            _oc("emc-insert-inv-prob", lambda now: [] if now == "0" else ["0"])),
+    LabKnob("flow-limit", "OVS flow-limit (datapath flows)",
+            _oc("flow-limit", _limit_up(FLOW_LIMIT, (2 * FLOW_LIMIT, 5 * FLOW_LIMIT)))),
+    LabKnob("n-revalidator-threads", "OVS n-revalidator-threads",
+            _oc("n-revalidator-threads", _limit_up(0, (2, 4)))),
+    LabKnob("ct-maxconns", "OVS conntrack maxconns (dpctl/ct-set-maxconns)", _ct_maxconns),
+    LabKnob("ct-zone-limit", "OVS conntrack default zone limit (dpctl/ct-set-limits)", _ct_zone),
+    LabKnob("underlay-mtu", "MTU of the tunnel's underlay port (mtu_request)", _underlay_mtu),
 )}
 
 SPARE_WHY = "list CPUs tune may give to PMDs in the lab file's dut.ovs.spare_cpus"
@@ -254,6 +303,12 @@ LAB_TABLE: dict[str, list[tuple[str, str]]] = {
                                   "set, not a capacity; taken off for one step to show what the path carries"),
     ],
     kn.UNEXPLAINED: [(k, w) for k, w in kn.TABLE[kn.UNEXPLAINED]],
+    kn.EMC: [("smc-enable", kn.TABLE[kn.EMC][0][1]), ("emc-insert-inv-prob", kn.TABLE[kn.EMC][1][1]),
+             ("pmd-cpu-mask", kn.TABLE[kn.EMC][2][1])],
+    kn.UPCALL: [("flow-limit", kn.TABLE[kn.UPCALL][0][1]), ("n-revalidator-threads", kn.TABLE[kn.UPCALL][1][1]),
+                ("pmd-cpu-mask", kn.TABLE[kn.UPCALL][2][1])],
+    kn.CONNTRACK: [("ct-maxconns", kn.TABLE[kn.CONNTRACK][0][1]), ("ct-zone-limit", kn.TABLE[kn.CONNTRACK][1][1])],
+    kn.TUNNEL_MTU: [("underlay-mtu", kn.TABLE[kn.TUNNEL_MTU][0][1])],
 }
 
 
@@ -318,6 +373,12 @@ def render(keys: dict[str, str]) -> str:
              "them)"]
     for spec, v in keys.items():
         parts = spec.split(":")
+        if parts[0] == "dpctl":
+            arg = f"default={v}" if parts[2] == "ct-limits" else v
+            cmd = parts[2].replace("ct-", "ct-set-")
+            lines.append(f"ovs-appctl dpctl/{cmd} {parts[1]} {arg}   # not kept across an OVS restart: put it in the "
+                         f"node's OVS start-up")
+            continue
         ref = ":".join(parts[2:])
         note = ""
         if parts[0] == "Open_vSwitch" and ref == "other_config:pmd-cpu-mask":
