@@ -157,7 +157,7 @@ class P2pTarget(_Bench):
         tel = self._tel
         return Probe(p2p_paths(), lambda: {"procs": {"dut": [dpdk_counters(tel.ethdev_stats(p)) for p in (0, 1)]}},
                      context={"queues": self.cfg.dut_rxq, "bench": True}, health=self.bench.check,
-                     threads=self._threads, rings=self.rings(), telemetry=local_reader(self._threads))
+                     threads=self._threads, rings=self.rings(), telemetry=local_reader(self._threads, self.cores()))
 
     def _threads(self) -> list[ThreadRef]:
         """testpmd's forwarding threads (its main lcore reads commands) and zlgen's workers."""
