@@ -247,7 +247,7 @@ class LabDut:
         k = len(keys)
         out["interface_statistics"] = parse_interface_statistics(r[k]["out"]) if not r[k].get("rc") else {}
         meters = {}
-        for b, x in zip(sorted(self.meter_bridges), r[k + 1:], strict=True):
+        for b, x in zip(sorted(self.meter_bridges), r[k + 1:k + 1 + len(self.meter_bridges)], strict=True):
             if not x.get("rc"):
                 meters.update({f"{b}/{mid}": m for mid, m in parse_meter_config(x["out"]).items()})
         if meters:

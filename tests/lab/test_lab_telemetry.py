@@ -1,0 +1,42 @@
+"""Telemetry per trial in lab mode (issue 30 Must 3): the node's cores, interrupts and DPDK processes read over its
+agent (lab/labtelemetry.py), the OVS PMD's iterations from pmd-perf-show, kept with every trial of a real run
+through the lab node of tests/lab/lab.sh (OVS-DPDK and a testpmd VNF, reached over sshd on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from zeroloss.results.resultfile import read_doc
+
+from .test_lab_run import FAST, lab_file, no_traceback, zl
+
+pytestmark = pytest.mark.bench
+
+
+def test_every_trial_keeps_the_nodes_telemetry(tmp_path, lab, sshd):
+    f = lab_file(tmp_path / "lab.yaml", lab, sshd)
+    out = tmp_path / "run.json"
+    r = zl("run", "--lab", f, "--frame-sizes", "64", *FAST, "--granularity", "20", "--max-rate", "100k",
+           "-o", str(out), "-q")
+    no_traceback(r)
+    assert r.returncode in (0, 3), r.stderr
+    (search,) = read_doc(out)["searches"]
+    trials = [t for t in search["trials"] if "ledger" in t]
+    assert trials
+    for t in trials:
+        tel = t["telemetry"]
+        assert tel["host"] == "lab1"  # the node, by its ssh destination
+        roles = {role for c in tel["cores"] for role in c["roles"]}
+        assert {"pmd", "vnf"} <= roles, tel["cores"]  # the PMD's core and the VNF's pinned cores
+        hz, window = tel["user_hz"], tel["window_s"]
+        for c in tel["cores"]:
+            total = sum(c["ticks"].values())
+            assert abs(total - window * hz) <= 0.15 * window * hz + 3, (c, window)
+            assert c["interrupts"] == sum(c["irqs"].values())
+        procs = {p["role"]: p for p in tel["procs"]}
+        assert set(procs) == {"pmd", "vnf"} and "vswitchd" in procs["pmd"]["name"], tel["procs"]
+        assert procs["vnf"]["pid"] == int(lab.vnf_pid)  # found by its DPDK telemetry /info
+        assert all(p["minflt"] >= 0 and p["majflt"] >= 0 for p in tel["procs"])
+        assert tel["pmds"] and all(p["iterations"] > 0 for p in tel["pmds"].values()), tel["pmds"]
+    ex = zl("explain", "--trial", "1", str(out))
+    assert ex.returncode == 0 and "telemetry (lab1" in ex.stdout, ex.stderr
