@@ -86,7 +86,7 @@ def telemetry_figure(search: SearchEntry, title: str) -> Figure | None:
     axes[-1].set_xlabel("trial")
     xs = [n for n, _ in rows]
     axes[-1].set_xticks(xs if len(xs) <= 30 else xs[::max(1, len(xs) // 15)])
-    host = sorted({tel.host for _, tel in rows})
+    host = sorted({"this host" if tel.host == "local" else tel.host for _, tel in rows})
     fig.suptitle(f"{title}: telemetry of {', '.join(host)} per trial", fontsize="medium")
     return fig
 
