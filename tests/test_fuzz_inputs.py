@@ -194,7 +194,7 @@ def test_any_bytes_are_refused_in_one_line(folder, data):
     (json.dumps(dict(V1, searches=[dict(V1["searches"][0], line_rate_pps=0)])),
      "searches[0].line_rate_pps: is 0, must be at least 1"),
     (json.dumps(dict(V1, searches=[dict(V1["searches"][0], frame=64.0)])),
-     "searches[0].frame: is not a whole number (found a number)"),
+     "searches[0].frame: is not a whole number or a string (found a number)"),
     (json.dumps(dict(V1, ceilings={"x": {"pps": 1}})), "ceilings: has a key 'x' that is not a frame size"),
     (json.dumps(dict(V1, host={"hostname": "\ud800"})), "host.hostname: is not valid Unicode text"),
     (json.dumps(dict(V1, config=dict(V1["config"], ndr_loss_pct=math.nan))),

@@ -58,7 +58,7 @@ LINE = {"type": "string", **ONE_LINE}
 HEX_MASK = {"type": "string", "pattern": r"^(0[xX])?[0-9a-fA-F]{1,256}$", "description": "a hex CPU mask"}
 _MIX = r"imix(:[0-9]{1,9}:[0-9]{1,9}(,[0-9]{1,9}:[0-9]{1,9})*)?"  # an IMIX's label (frames.py)
 FRAME_KEY = {"pattern": rf"^([0-9]{{1,9}}|{_MIX})$", "description": "a frame size in bytes, or an IMIX's label"}
-FRAME = {"anyOf": [INT, {"type": "string", "pattern": rf"^{_MIX}$", "description": "an IMIX's label"}]}
+FRAME = {"type": ["integer", "string"], "pattern": rf"^{_MIX}$", "description": "an IMIX's label"}  # pattern: text only
 # vhost per-queue counters are named rx_q<N>_good_packets: the queue number is read from the name
 QUEUE_KEY = {"pattern": r"^(?:(?![rt]x_q).*|[rt]x_q(?!.*_good_packets$).*|[rt]x_q[0-9]{1,9}_good_packets)$",
              "description": "a counter name ([rt]x_q<N>_good_packets with a queue number N)"}
