@@ -25,6 +25,7 @@ from typing import Any
 
 from .errors import ZeroLossError
 from .fmt import table
+from .results import latencyload
 from .results.campaigns import CampaignRecord
 from .results.records import RunRecord, SearchEntry, TrialEntry
 from .results.resultfile import read_json, records
@@ -136,21 +137,6 @@ def tune_summary(tuned: CampaignRecord) -> dict[str, Any]:
                           "ratio": end.get(f, 0.0) / start[f] if start[f] else None} for f in start}}
 
 
-def latency_rows(run: RunRecord) -> list[list[str]]:
-    """Latency against load of every search of a run that measured it: load %, rate, p50, p99, p99.9, max (us)."""
-    rows = []
-    for s in run.finished():
-        for point in getattr(s, "latency_vs_load", None) or ():
-            lat = point.get("latency_ns") or {}
-
-            def us(key: str, lat: dict[str, Any] = lat) -> str:
-                v = lat.get(key)
-                return "-" if v is None else f"{v / 1e3:,.1f}"
-            rows.append([str(s.frame), f"{point.get('load_pct', 0):.0f} %", f"{point.get('rate_pps', 0):,.0f}",
-                         str(point.get("lost", "-")), us("p50"), us("p99"), us("p99_9"), us("max")])
-    return rows
-
-
 def neutron_bench(parts: list[str], trial_s: float, validation_s: float, granularity: float, budget_min: float,
                   out_dir: Path, json_out: bool = False) -> list[str]:
     """Runs the parts asked for, one zeroloss command each; the tables to print (or one JSON document)."""
@@ -184,7 +170,7 @@ def neutron_bench(parts: list[str], trial_s: float, validation_s: float, granula
         if r.returncode not in (0, 2, 3):
             raise _last_error(r, "zeroloss run (latency)")
         run = records(RunRecord, read_json(path, "result file"), path)
-        doc["latency"] = {"case": LATENCY_CASE, "rows": latency_rows(run)}
+        doc["latency"] = {"case": LATENCY_CASE, **latencyload.to_json(run), "table": latencyload.load_table(run)}
         doc["files"]["latency"] = str(path)
     if json_out:
         return [json.dumps(doc, indent=2)]
@@ -226,8 +212,7 @@ def render(doc: dict[str, Any]) -> Iterator[str]:
         lat = doc["latency"]
         yield ""
         case = ", ".join(f"{k}={v}" for k, v in lat["case"].items())
-        yield f"latency against load ({case}); worst direction, microseconds"
-        yield (table(["frame B", "load", "rate pps", "lost", "p50", "p99", "p99.9", "max"], lat["rows"])
-               if lat["rows"] else "  no latency-vs-load trials in the result file")
+        yield f"latency against load ({case})"
+        yield lat["table"] or "  no latency-vs-load trials in the result file"
     yield ""
     yield "files: " + ", ".join(f"{k} {v}" for k, v in doc["files"].items())
