@@ -140,3 +140,13 @@ def test_coverage_drop_counters():
     out = parse_coverage_drops("datapath_drop_meter        0.0/sec     0.000/sec        0.0000/sec   total: 67633\n"
                                "netdev_sent                0.0/sec     0.000/sec        0.0000/sec   total: 20306\n")
     assert out == {"datapath_drop_meter": 67633}
+
+
+def test_only_taps_of_our_bridges_that_were_not_there_before_are_removed():
+    from zeroloss.dut.ovs import left_taps
+
+    now = {"br-int": True, "br-phy": True, "ovs-netdev": True, "eth0": False, "br-tun": False}
+    # br-phy was there before (not ours), br-tun is no tap, eth0 is not a bridge of ours
+    assert left_taps(["br-int", "br-phy", "br-tun", "br-int", "ovs-netdev"], {"br-phy", "eth0"}, now) == \
+        ["br-int", "ovs-netdev"]
+    assert left_taps(["br0", "ovs-netdev"], set(), {}) == []

@@ -9,6 +9,7 @@ import subprocess
 
 from zeroloss.bench.ovsbench import LOCAL_VTEP, OvsBench, OvsBenchSpec
 from zeroloss.bench.workspace import Workspace
+from zeroloss.dut.ovs import net_devices
 from zeroloss.results.resultfile import read_doc
 from zeroloss.stream import Stream
 
@@ -16,6 +17,10 @@ from .test_run import FAST, run
 from .verdicts import assert_ran
 
 NEUTRON = ["--firewall", "conntrack", "--tunnel", "vxlan"]
+
+
+def _taps() -> set[str]:
+    return {n for n, tap in net_devices().items() if tap}
 
 
 def _host_has_vtep() -> bool:
@@ -27,6 +32,7 @@ def test_frames_go_through_conntrack_and_the_vxlan_tunnel_both_ways():
     the VXLAN header; ofproto/trace of a frame from g0 shows ct() and the tunnel's output; conntrack holds the
     connections (side B's flows answer side A's: one each); zlgen decapsulated every frame it received on g1."""
     spec = OvsBenchSpec(topology="ovs-p2p", firewall="conntrack", tunnel="vxlan")
+    taps = _taps()
     with Workspace() as ws, OvsBench(spec, ws) as b:
         ovs, c = b.ovs, b.gen.client
         streams = [Stream(port=0, rx_port=1, size=64, rate_pps=5000, flows=100, flow_fields=("src_ip", "dst_ip"),
@@ -56,6 +62,7 @@ def test_frames_go_through_conntrack_and_the_vxlan_tunnel_both_ways():
         assert ports["vxlan-cb007102"]["rx_packets"] >= r.streams[1].tx_pkts
         assert _host_has_vtep()
     assert not _host_has_vtep()  # the tap outlives OVS: its address does not
+    assert _taps() == taps  # nor do the taps of its bridges (persistent in the netdev datapath)
 
 
 def _conserved(doc: dict) -> None:
