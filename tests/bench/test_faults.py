@@ -19,7 +19,8 @@ from zeroloss.results.resultfile import read_doc
 from .test_run import ZEROLOSS
 from .verdicts import assert_ran
 
-SEARCH = ["--trial", "0.3", "--validation", "0.6", "--drain-ms", "100", "--flows", "64", "--warmup", "0"]
+SEARCH = ["--trial", "0.3", "--validation", "0.6", "--drain-ms", "100", "--flows", "64", "--warmup", "0",
+          "--latency-loads", "none"]
 
 
 def mount_tmpfs(path: Path, options: str) -> None:

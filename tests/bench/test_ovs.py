@@ -57,7 +57,8 @@ def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path, str
     durations = (["--trial", "2", "--validation", "5", "--set", "mlr_duration_sum_s=10"] if strategy == "mlr"
                  else ["--trial", "2", "--validation", "5"])
     r = run("--topology", "pvp", "--set", "meter_pps=30000", "--frame-sizes", "64", *durations,
-            "--granularity", "0.5", "--pdr-loss", "-1", "--flows", "64", "-o", str(out), "--search", strategy)
+            "--latency-loads", "none", "--granularity", "0.5", "--pdr-loss", "-1", "--flows", "64", "-o", str(out),
+            "--search", strategy)
     assert_ran(r)
     doc = read_doc(out)
     search = doc["searches"][0]

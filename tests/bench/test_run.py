@@ -20,8 +20,10 @@ from .test_cli_bench import our_processes
 from .verdicts import assert_ran
 
 ZEROLOSS = [sys.executable, "-m", "zeroloss.cli"]
-FAST = ["--trial", "0.3", "--validation", "0.6", "--drain-ms", "100", "--granularity", "5", "--flows", "64",
+FAST_LATENCY = ["--trial", "0.3", "--validation", "0.6", "--drain-ms", "100", "--granularity", "5", "--flows", "64",
         "--warmup", "0"]  # the warm-up trial has its own tests (the meter search, the README's main command)
+# latency vs load (on by default) has its own bench test and the main run test: the other runs go without it
+FAST = [*FAST_LATENCY, "--latency-loads", "none"]
 
 
 def run(*args, timeout=600, env=None):
@@ -30,7 +32,7 @@ def run(*args, timeout=600, env=None):
 
 def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
     out = tmp_path / "r.json"
-    r = run("--frame-sizes", "64,9000", *FAST, "-o", str(out), "--json")
+    r = run("--frame-sizes", "64,9000", *FAST_LATENCY, "-o", str(out), "--json")
     assert_ran(r)
     summary = json.loads(r.stdout)
     doc = read_doc(out)
@@ -67,7 +69,9 @@ def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
     rep = subprocess.run([*ZEROLOSS, "report", str(out), "-o", str(html)], capture_output=True, text=True, timeout=300)
     assert rep.returncode == 0, rep.stderr
     loads = sum(1 for s in doc["searches"] if s.get("latency_loads"))  # latency vs load: one plot, a CCDF each
-    assert html.read_text().count("<svg") == 2 + len(doc["searches"]) + (1 + loads if loads else 0)
+    telemetry = sum(1 for s in doc["searches"] if any(t.get("telemetry") for t in s["trials"]))  # a figure each
+    assert telemetry == len(doc["searches"])  # every search's trials keep the host's telemetry
+    assert html.read_text().count("<svg") == 2 + len(doc["searches"]) + (1 + loads if loads else 0) + telemetry
     rep = subprocess.run([*ZEROLOSS, "report", str(out), "--format", "csv"], capture_output=True, text=True,
                          timeout=300)
     assert [line.split(",")[1] for line in rep.stdout.splitlines()[1:]] == ["64", "9000"]

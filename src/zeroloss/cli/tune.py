@@ -73,6 +73,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if args.budget <= 0 or not 0 <= args.noise <= 50 or (args.steps is not None and args.steps < 1):
             raise ZeroLossError("--budget must be more than 0 minutes, --steps at least 1 and --noise within 0..50 %")
         overrides = {**dict(args.set or []), **run_overrides(args)}
+        # tune decides on NDRs: its runs skip latency vs load (4 more trials per search) unless --set asks for it
+        overrides.setdefault("latency_loads", "none")
         base = config_mod.load(Path(args.config) if args.config else None, overrides)
         if base.lab and not base.allow_dut_changes:
             raise ZeroLossError("zeroloss tune changes the lab node's OVS settings (each restored after its step)",
