@@ -149,7 +149,10 @@ def neutron_bench(parts: list[str], trial_s: float, validation_s: float, granula
     if "matrix" in parts:
         path = out_dir / "matrix.json"
         started = time.monotonic()
-        r = _zeroloss("campaign", MATRIX, *_sets({**common, **NO_LATENCY}), "-o", str(path))
+        if path.exists():  # a cut bench: the campaign keeps its finished cases and continues the cut one
+            r = _zeroloss("campaign", "--resume", str(path))
+        else:
+            r = _zeroloss("campaign", MATRIX, *_sets({**common, **NO_LATENCY}), "-o", str(path))
         if r.returncode not in (0, 2, 3):
             raise _last_error(r, f"zeroloss campaign {MATRIX}")
         camp = records(CampaignRecord, read_json(path, "campaign file"), path)
@@ -158,6 +161,7 @@ def neutron_bench(parts: list[str], trial_s: float, validation_s: float, granula
         doc["files"]["matrix"] = str(path)
     if "tune" in parts:
         path = out_dir / "tune.json"
+        path.unlink(missing_ok=True)  # a cut tune starts again (its budget is wall time)
         started = time.monotonic()
         r = _zeroloss("tune", "--target", "100%", *_sets({**TUNE_CASE, **common, **NO_LATENCY}),
                       "--budget", str(budget_min),

@@ -156,7 +156,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise ZeroLossError(f"--parts '{args.parts}': {e}", f"use some of {', '.join(neutronbench.PARTS)}") \
                 from None
         lines = neutronbench.neutron_bench(parts, args.trial, args.validation, args.granularity, args.budget,
-                                           Path(f"results/bench-neutron-{time.strftime('%Y%m%d-%H%M%S')}"),
+                                           Path(args.dir or f"results/bench-neutron-{time.strftime('%Y%m%d-%H%M%S')}"),
                                            json_out=args.json)
     elif args.vnf:
         import time

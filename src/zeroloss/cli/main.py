@@ -404,6 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "a tune run from a 1M-flow case, and a latency-vs-load table (--parts to choose)")
     b.add_argument("--parts", default="matrix,tune,latency", metavar="PART,...",
                    help="--neutron: some of matrix, tune, latency (default all three)")
+    b.add_argument("--dir", metavar="DIR",
+                   help="--neutron: the folder of its result files (default results/bench-neutron-TIME); the matrix "
+                        "of a cut bench in that folder continues where it stopped")
     b.add_argument("--meter-pps", type=_positive_int, default=30000, metavar="PPS",
                    help="--noisy: the meter's rate per direction (default 30000)")
     b.add_argument("--lab", metavar="FILE", help="the cost of reading a lab node (OVS + VNF counters, OVS state) "

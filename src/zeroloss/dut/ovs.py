@@ -38,6 +38,7 @@ SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 CALL_S = 30.0   # how long a configuration call (ovs-vsctl, ovs-ofctl, ovs-appctl) may go unanswered
 READ_S = 3.0    # the same for the readings around each trial: a daemon that does not answer is a fault
 EXIT_S = 15.0   # how long `ovs-appctl exit --cleanup` may take when OVS stops
+ROUTE_WAIT_S = 5.0  # how long OVS may take to learn a tap's new address before it takes a route through it
 CHECK_S = 0.25  # how often a call that has not returned asks the daemons' health
 
 
@@ -311,7 +312,19 @@ class Ovs:
             v6.write_text("1\n")
         for argv in (["ip", "addr", "replace", cidr, "dev", bridge], ["ip", "link", "set", bridge, "up"]):
             self._run(argv)
-        self.appctl("ovs/route/add", f"{remote_ip}/32", bridge)
+        # OVS learns the tap's new address over netlink, a moment later: until then it has no source address for the
+        # route and refuses it ("Error while inserting route"; seen once in 22 bench starts)
+        deadline = time.monotonic() + ROUTE_WAIT_S
+        while True:
+            try:
+                self.appctl("ovs/route/add", f"{remote_ip}/32", bridge)
+                break
+            except ComponentDied:
+                raise
+            except ZeroLossError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
         self.appctl("tnl/arp/set", bridge, remote_ip, remote_mac)
 
     def clear_vtep(self, bridge: str, cidr: str) -> None:
