@@ -58,11 +58,12 @@ def test_matrix_rows_one_per_case_with_each_sizes_ndr_and_diagnosis():
                                             _search(1518, 0, [_trial(0, 1e4, 9, diagnosis=EMC)])])),
         CaseRecord(name="b", skip="not here")))
     headers, rows, doc = nb.matrix_rows(camp)
-    assert headers[:4] == ["topology", "firewall", "tunnel", "flows"] and len(headers) == 8
+    assert headers[:4] == ["topology", "firewall", "tunnel", "flows"] and len(headers) == 10
     assert rows[0][:4] == ["pvp", "conntrack", "vxlan", "1,000,000"]
-    assert rows[0][4] == "250k (2.50 %)" and rows[0][5].startswith("conntrack_full at OVS br-int conntrack zone 1")
-    assert rows[0][6] == "none" and rows[0][7].startswith("emc_thrash")
-    assert rows[1] == ["-", "-", "-", "-", "-", "-", "-", "-"]
+    assert rows[0][4] == "250k (2.50 %)" and rows[0][5] == "-"  # no telemetry in these trials
+    assert rows[0][6].startswith("conntrack_full at OVS br-int conntrack zone 1")
+    assert rows[0][7] == "none" and rows[0][9].startswith("emc_thrash")
+    assert rows[1] == ["-"] * 10
     assert doc["cases"][0]["sizes"]["64"]["ndr_pps"] == 250e3 and doc["cases"][1]["skip"] == "not here"
 
 
@@ -87,3 +88,15 @@ def test_parts_are_checked():
     for bad in ("", "matrix,foo"):
         with pytest.raises(ValueError):
             nb.parse_parts(bad)
+
+
+def test_cycles_per_packet_is_the_median_over_trials_weighted_by_each_pmds_packets():
+    def tel(*pmds):
+        return {"pmds": {str(i): {"cycles_per_pkt": c, "rx_packets": n} for i, (c, n) in enumerate(pmds)}}
+
+    trials = [TrialEntry(index=0, telemetry=tel((100.0, 1000), (300.0, 3000))),  # 250 over both PMDs
+              TrialEntry(index=1, telemetry=tel((400.0, 10))),
+              TrialEntry(index=2, telemetry=tel((900.0, 0))),  # no packets: left out
+              TrialEntry(index=3, telemetry=tel((200.0, 5))), TrialEntry(index=4)]
+    assert nb.cycles_per_packet(SearchEntry(frame=64, trials=tuple(trials))) == pytest.approx(250.0)
+    assert nb.cycles_per_packet(SearchEntry(frame=64, trials=(TrialEntry(index=0),))) is None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -86,6 +87,19 @@ def cell_diagnosis(search: SearchEntry) -> str:
     return f"{top.get('reason')} at {top.get('hop')} ({float(top.get('share_pct') or 0):.0f} %)"
 
 
+def cycles_per_packet(search: SearchEntry) -> float | None:
+    """The median over a search's trials of OVS's PMD processing cycles per packet (telemetry; all PMDs, weighted by
+    packets): what a frame costs the switch, steadier on a shared host than the NDR, which one stall can cut."""
+    per_trial = []
+    for t in search.trials:
+        pmds = ((t.telemetry or {}).get("pmds") or {}).values()
+        weighted = [(p.get("cycles_per_pkt"), p.get("rx_packets") or 0) for p in pmds]
+        packets = sum(n for c, n in weighted if c is not None)
+        if packets:
+            per_trial.append(sum(c * n for c, n in weighted if c is not None) / packets)
+    return statistics.median(per_trial) if per_trial else None
+
+
 def _ndr_cell(search: SearchEntry | None) -> str:
     if search is None or search.ndr is None:
         return "-"
@@ -101,7 +115,7 @@ def matrix_rows(camp: CampaignRecord) -> tuple[list[str], list[list[str]], dict[
                     key=lambda f: (not isinstance(f, int), str(f) if not isinstance(f, int) else f))
     headers = ["topology", "firewall", "tunnel", "flows"]
     for f in frames:
-        headers += [f"{f} B NDR kpps (% line)", f"{f} B why not higher"]
+        headers += [f"{f} B NDR kpps (% line)", f"{f} B cyc/pkt", f"{f} B why not higher"]
     rows, cases = [], []
     for c in camp.cases:
         cfg = c.run.config if c.run is not None else {}
@@ -110,10 +124,12 @@ def matrix_rows(camp: CampaignRecord) -> tuple[list[str], list[list[str]], dict[
         sizes: dict[str, Any] = {}
         for f in frames:
             s = c.run.search(f, 0) if c.run is not None else None
-            row += [_ndr_cell(s), cell_diagnosis(s) if s is not None and s.finished else "-"]
+            cpp = cycles_per_packet(s) if s is not None else None
+            row += [_ndr_cell(s), "-" if cpp is None else f"{cpp:,.0f}",
+                    cell_diagnosis(s) if s is not None and s.finished else "-"]
             if s is not None and s.ndr is not None:
                 sizes[str(f)] = {"ndr_pps": s.ndr.rate_pps, "line_rate_pct": s.ndr.line_rate_pct,
-                                 "diagnosis": cell_diagnosis(s) if s.finished else None}
+                                 "pmd_cycles_per_packet": cpp, "diagnosis": cell_diagnosis(s) if s.finished else None}
         rows.append(row)
         cases.append({"case": c.name, "settings": {k: cfg.get(k) for k in ("topology", "firewall", "tunnel", "flows")},
                       "sizes": sizes, "skip": c.skip})
@@ -139,9 +155,18 @@ def tune_summary(tuned: CampaignRecord) -> dict[str, Any]:
                           "ratio": end.get(f, 0.0) / start[f] if start[f] else None} for f in start}}
 
 
+def _complete(path: Path) -> bool:
+    """A result, campaign or tune file of an earlier invocation that finished: read again, not measured again."""
+    try:
+        return path.exists() and read_json(path, "result file").get("state") == "complete"
+    except ZeroLossError:
+        return False
+
+
 def neutron_bench(parts: list[str], trial_s: float, validation_s: float, granularity: float, budget_min: float,
                   out_dir: Path, json_out: bool = False) -> list[str]:
-    """Runs the parts asked for, one zeroloss command each; the tables to print (or one JSON document)."""
+    """Runs the parts asked for, one zeroloss command each, in out_dir; the tables to print (or one JSON document).
+    A part whose file in out_dir is complete is read, not run again; a cut matrix continues where it stopped."""
     out_dir.mkdir(parents=True, exist_ok=True)
     common = {"trial_s": trial_s, "validation_s": validation_s, "granularity_pct": granularity}
     doc: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "host": platform.node(),
@@ -149,33 +174,37 @@ def neutron_bench(parts: list[str], trial_s: float, validation_s: float, granula
     if "matrix" in parts:
         path = out_dir / "matrix.json"
         started = time.monotonic()
-        if path.exists():  # a cut bench: the campaign keeps its finished cases and continues the cut one
-            r = _zeroloss("campaign", "--resume", str(path))
-        else:
-            r = _zeroloss("campaign", MATRIX, *_sets({**common, **NO_LATENCY}), "-o", str(path))
-        if r.returncode not in (0, 2, 3):
-            raise _last_error(r, f"zeroloss campaign {MATRIX}")
+        if not _complete(path):
+            if path.exists():  # a cut bench: the campaign keeps its finished cases and continues the cut one
+                r = _zeroloss("campaign", "--resume", str(path))
+            else:
+                r = _zeroloss("campaign", MATRIX, *_sets({**common, **NO_LATENCY}), "-o", str(path))
+            if r.returncode not in (0, 2, 3):
+                raise _last_error(r, f"zeroloss campaign {MATRIX}")
         camp = records(CampaignRecord, read_json(path, "campaign file"), path)
         headers, rows, part = matrix_rows(camp)
-        doc["matrix"] = {**part, "minutes": (time.monotonic() - started) / 60, "headers": headers, "rows": rows}
+        doc["matrix"] = {**part, "minutes": (time.monotonic() - started) / 60, "headers": headers, "rows": rows,
+                         "settings": {k: camp.cases[0].run.config.get(k) for k in common}
+                         if camp.cases and camp.cases[0].run else common}
         doc["files"]["matrix"] = str(path)
     if "tune" in parts:
         path = out_dir / "tune.json"
-        path.unlink(missing_ok=True)  # a cut tune starts again (its budget is wall time)
         started = time.monotonic()
-        r = _zeroloss("tune", "--target", "100%", *_sets({**TUNE_CASE, **common, **NO_LATENCY}),
-                      "--budget", str(budget_min),
-                      "-o", str(path), "-q", "--json")
-        if r.returncode not in (0, 2, 3):
-            raise _last_error(r, "zeroloss tune")
+        if not _complete(path):
+            path.unlink(missing_ok=True)  # a cut tune starts again (its budget is wall time)
+            r = _zeroloss("tune", "--target", "100%", *_sets({**TUNE_CASE, **common, **NO_LATENCY}),
+                          "--budget", str(budget_min), "-o", str(path), "-q", "--json")
+            if r.returncode not in (0, 2, 3):
+                raise _last_error(r, "zeroloss tune")
         tuned = records(CampaignRecord, read_json(path, "tune file"), path)
         doc["tune"] = {**tune_summary(tuned), "case": TUNE_CASE, "minutes": (time.monotonic() - started) / 60}
         doc["files"]["tune"] = str(path)
     if "latency" in parts:
         path = out_dir / "latency.json"
-        r = _zeroloss("run", *_sets({**LATENCY_CASE, **common}), "-o", str(path), "-q")
-        if r.returncode not in (0, 2, 3):
-            raise _last_error(r, "zeroloss run (latency)")
+        if not _complete(path):
+            r = _zeroloss("run", *_sets({**LATENCY_CASE, **common}), "-o", str(path), "-q")
+            if r.returncode not in (0, 2, 3):
+                raise _last_error(r, "zeroloss run (latency)")
         run = records(RunRecord, read_json(path, "result file"), path)
         doc["latency"] = {"case": LATENCY_CASE, **latencyload.to_json(run), "table": latencyload.load_table(run)}
         doc["files"]["latency"] = str(path)
@@ -201,8 +230,9 @@ def render(doc: dict[str, Any]) -> Iterator[str]:
     if "matrix" in doc:
         m = doc["matrix"]
         yield ""
-        yield (f"NDR per direction through Neutron's OVS ({len(m['rows'])} runs in {m['minutes']:.1f} min); "
-               "'why not higher': the top finding of the lowest lossy trial above the NDR")
+        yield (f"NDR per direction through Neutron's OVS ({len(m['rows'])} runs; {m['minutes']:.1f} min this time); "
+               "cyc/pkt: OVS's PMD processing cycles per packet, median over the search's trials; 'why not higher': "
+               "the top finding of the lowest lossy trial above the NDR (share of its lost frames)")
         yield table(m["headers"], m["rows"])
     if "tune" in doc:
         t = doc["tune"]
