@@ -117,3 +117,31 @@ def test_pvp_with_conntrack_and_vxlan_runs_once(tmp_path):
             "OVS br-int conntrack zone 3 (v1 ingress)", "OVS br-int conntrack zone 2 (v0 egress)",
             "OVS br-tun vxlan encap (vxlan-cb007102 -> br-phy, VNI 100)"} <= names, names
     assert doc["placement"]["pvp"]["conntrack_zones"] == {"g0": 1, "v0": 2, "v1": 3}
+
+
+def test_an_underlay_mtu_too_small_for_vxlan_is_diagnosed_as_the_tunnel_mtu(tmp_path):
+    """br-phy's underlay port at MTU 1500: a 1518 B frame's inner packet (1500 B) plus the 50 B of VXLAN headers does
+    not fit, so OVS drops every encapsulated frame at g1's TX (A->B). The ledger counts them there and the diagnosis
+    names the tunnel's MTU with the mtu_request that fits (1550), and tune's knob for it."""
+    out = tmp_path / "r.json"
+    r = run("--topology", "ovs-p2p", "--tunnel", "vxlan", "--set", "ovs_underlay_mtu=1500", "--frame-sizes", "1518",
+            *FAST, "-o", str(out))
+    assert "Traceback" not in r.stderr, r.stderr
+    doc = read_doc(out)
+    assert doc["placement"]["ovs-p2p"]["underlay_mtu"] == 1500
+    _conserved(doc)
+    (s,) = doc["searches"]
+    lossy = [t for t in s["trials"] if t["verdict"] != "generator-failure" and t["outcome"]["directions"][0]["rx"]
+             < t["outcome"]["directions"][0]["tx"]]
+    assert lossy and not s["result"]["ndr"]["rate_pps"]  # A->B never delivers
+    for t in lossy:
+        a_to_b = t["ledger"][0]
+        (hop,) = [h for h in a_to_b["hops"] if h["name"] == "OVS g1 tx (underlay)"]
+        # every frame that reached the underlay's TX was dropped there as oversize (a few may have been missed at
+        # g0's RX before, by a host stall); none arrived
+        assert a_to_b["received"] == 0 and a_to_b["counted"] == a_to_b["sent"], a_to_b
+        assert hop["drops"] and {d["reason"] for d in hop["drops"]} == {"tx_mtu"}, hop
+        assert sum(d["frames"] for d in hop["drops"]) == hop["in"] > 0, hop
+        top = t["diagnosis"][0]
+        assert top["reason"] == "tunnel_mtu" and top["hop"] == "OVS g1 tx (underlay)", top
+        assert any("mtu_request=1550" in fix for fix in top["remedies"]), top

@@ -358,7 +358,7 @@ def ovs_paths(s: OvsBenchSpec) -> list[dict]:
         under = " (underlay)" if vtep else ""
         hops = [{"kind": "gen_tx", "name": f"zlgen tx {gen_in}{vtep}", "where": "zlgen", "side": tx_side},
                 {"kind": "ovs_rx", "name": f"OVS {label(stops[0])} rx{under}", "where": label(stops[0]),
-                 "ports": stops[0], "sender": {"gen": tx_side}}]
+                 "ports": stops[0], "sender": {"gen": tx_side}, **({"underlay": True} if under else {})}]
         for seg in range(0, len(stops), 2):
             src, dst = stops[seg], stops[seg + 1]
             meter = f"{outer}/{tx_side + 1}" if s.meter_pps and seg == 0 else None
@@ -368,8 +368,10 @@ def ovs_paths(s: OvsBenchSpec) -> list[dict]:
             inside = stages(src, dst, tx_side)
             hops.append({**hop, "stages": inside} if inside else hop)
             under = " (underlay)" if s.tunnel != "none" and dst == list(s.side(1)) else ""
+            # the underlay's hops say so: oversize drops there are the tunnel's MTU (diagnose._tunnel_mtu)
             hops.append({"kind": "ovs_tx", "name": f"OVS {label(dst)} tx{under}", "where": label(dst), "ports": dst,
-                         "receiver": "zlgen" if dst[0].startswith("g") else "vnf"})
+                         "receiver": "zlgen" if dst[0].startswith("g") else "vnf",
+                         **({"underlay": True} if under else {})})
             if dst[0].startswith("v"):
                 k = vnf.index(dst[0]) // 2
                 pin = vnf.index(dst[0]) % 2
