@@ -64,10 +64,11 @@ def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path, str
     search = doc["searches"][0]
     res = search["result"]["ndr"]
     ndr, asked = res["rate_pps"], res.get("requested_pps", res["rate_pps"])
-    # the meter judges the frames it received, so the known answer is about the delivered rate: within 1 % below
-    # the meter, and at most its bucket's 200 pps above it over a 5 s final trial. The request may be higher by
-    # the generator's tolerated shortfall (seen in CI: 30310 asked, 30196 delivered, no loss: a right answer)
-    assert 30000 * 0.99 <= ndr <= 30000 + 1000 / 5, res
+    # the meter judges the frames it received, so the known answer is about the delivered rate: within 1 % of the
+    # meter (its bucket lets about 200 pps more through a 5 s final trial; seen 30205 pps over a window a little
+    # shorter than 5 s). The request may be higher by the generator's tolerated shortfall (seen in CI: 30310 asked,
+    # 30196 delivered, no loss: a right answer)
+    assert 30000 * 0.99 <= ndr <= 30000 * 1.01, res
     assert ndr <= asked <= ndr * 1.05, res  # reported: what zlgen delivered at that request, never more
     assert search["result"]["strategy"] == strategy and search["warmup"]["rate_pps"] > 0
     assert doc["placement"]["pvp"]["meter_pps"] == 30000
