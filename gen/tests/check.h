@@ -4,6 +4,7 @@
 #define ZL_CHECK_H
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -32,6 +33,36 @@ static unsigned long check_fail;
 			check_a_, check_b_, check_a_, check_b_); \
 	} \
 } while (0)
+
+/* Reads a big-endian 16-bit value. */
+static inline uint32_t
+be16_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+/* Reads a big-endian 32-bit value. */
+static inline uint32_t
+be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Internet checksum of RFC 1071 over len bytes (0 when a header with its checksum verifies). */
+static inline uint16_t
+rfc1071(const uint8_t *p, size_t len)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint64_t)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += (uint64_t)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum & 0xffff;
+}
 
 /* Prints the summary line; returns the process exit status. */
 static inline int

@@ -13,20 +13,6 @@ struct spec_case {
 	struct zl_frame_spec spec;
 };
 
-/* Reads a big-endian 16-bit value. */
-static uint32_t
-be16_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 8 | p[1];
-}
-
-/* Reads a big-endian 32-bit value. */
-static uint32_t
-be32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Reads a little-endian 16-bit value. */
 static uint32_t
 le16_at(const uint8_t *p)
@@ -39,22 +25,6 @@ static uint32_t
 le32_at(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* Internet checksum of RFC 1071: one's complement of the one's complement sum. */
-static uint16_t
-rfc1071(const uint8_t *p, size_t len)
-{
-	uint64_t sum = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint64_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += (uint64_t)p[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum & 0xffff;
 }
 
 /* Allocates a zeroed frame buffer of max(64, frame_len - 4) bytes. */

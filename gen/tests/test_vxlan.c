@@ -8,34 +8,6 @@
 #include "check.h"
 #include "frame.h"
 
-/* Reads a big-endian 16-bit value. */
-static uint32_t
-be16_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 8 | p[1];
-}
-
-/* Reads a big-endian 32-bit value. */
-static uint32_t
-be32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* Internet checksum of RFC 1071 over len bytes (0 when a header with its checksum verifies). */
-static uint16_t
-rfc1071(const uint8_t *p, size_t len)
-{
-	uint64_t sum = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint64_t)p[i] << 8 | p[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum & 0xffff;
-}
-
 static const uint16_t std_port[] = { ZL_VXLAN_PORT };
 
 struct vx_stream {
