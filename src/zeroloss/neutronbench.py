@@ -32,6 +32,7 @@ from .results.campaigns import CampaignRecord
 from .results.records import RunRecord, SearchEntry, TrialEntry
 from .results.resultfile import read_json, records
 from .search.trials import DISTURBED, GEN_FAIL
+from .text import choose
 
 MATRIX = "neutron-matrix"
 PARTS = ("matrix", "tune", "latency")
@@ -47,11 +48,7 @@ LATENCY_CASE: dict[str, Any] = {"topology": "ovs-p2p", "firewall": "conntrack", 
 
 def parse_parts(text: str) -> list[str]:
     """'matrix,latency' -> the parts in the bench's order; ValueError names an unknown one."""
-    given = [x.strip() for x in text.split(",") if x.strip()]
-    bad = [x for x in given if x not in PARTS]
-    if bad or not given:
-        raise ValueError(f"unknown part {bad[0]!r}" if bad else "no part given")
-    return [p for p in PARTS if p in given]
+    return choose(text, PARTS, "part")
 
 
 def _zeroloss(*args: str) -> subprocess.CompletedProcess[str]:

@@ -41,6 +41,7 @@ from .results.resultfile import ResultFile
 from .results.verdict import FAIL, size_verdicts, verdict
 from .runner import Run
 from .search.trials import DISTURBED, GEN_FAIL
+from .text import choose
 
 HOG_FRAMES = (64, 1518)
 HOG_CASES = ("quiet", "hog-gen", "hog-dut")
@@ -57,11 +58,7 @@ HOG = [sys.executable, "-c", "while True: pass"]
 
 def parse_cases(text: str) -> list[str]:
     """'quiet,hog-gen,pvp' -> the cases in the bench's order, each once; ValueError names an unknown one."""
-    given = [x.strip() for x in text.split(",") if x.strip()]
-    unknown = [x for x in given if x not in CASES]
-    if unknown or not given:
-        raise ValueError(f"unknown case {unknown[0]!r}" if unknown else "no case given")
-    return [c for c in CASES if c in given]
+    return choose(text, CASES, "case")
 
 
 def gen_core(cfg: RunConfig) -> int:

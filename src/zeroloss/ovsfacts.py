@@ -118,21 +118,6 @@ def cache_stats(pmds: dict[str, dict[str, int]]) -> dict[str, float | int]:
     return out
 
 
-def parse_mempool(text: str) -> dict:
-    """`ovs-appctl netdev-dpdk/get-mempool-info PORT`: the port's mempool, its size (mbufs) and use."""
-    m = re.search(r"mempool <(\S+)>", text)
-    if not m:
-        return {}
-    out: dict = {"name": m.group(1)}
-    for key in ("size", "populated_size", "elt_size"):
-        k = re.search(rf"^\s*{key}=(\d+)", text, re.M)
-        if k:
-            out[key] = int(k.group(1))
-    k = re.search(r"avail \((\d+)\), in use \((\d+)\)", text)
-    if k:
-        out["avail"], out["in_use"] = int(k.group(1)), int(k.group(2))
-    return out
-
 
 # the datapath's tunables zeroloss tune may change (OVS 3.1 defaults: EMC insertion 1 in 100, SMC off, flow limit
 # 200,000, revalidators from the cores, 3,000,000 connections, no zone limit)

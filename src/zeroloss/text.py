@@ -20,3 +20,12 @@ def table(headers: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,
         return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in pairs).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def choose(text: str, known: tuple[str, ...], what: str) -> list[str]:
+    """'b,a' -> the known names given, in known's order, each once; ValueError names an unknown one or none given."""
+    given = [x.strip() for x in text.split(",") if x.strip()]
+    unknown = [x for x in given if x not in known]
+    if unknown or not given:
+        raise ValueError(f"unknown {what} {unknown[0]!r}" if unknown else f"no {what} given")
+    return [k for k in known if k in given]
