@@ -89,8 +89,12 @@ class RunConfig:
     vnf_ring: int = _f(1024, "pvp, pvvp: the VNFs' virtio ring size (a VM takes at most 1024)",
                        choices=VNF_RINGS, flag="--vnf-ring")
     vnf: str = _f("auto", "pvp, pvvp: the VNF: vm (a QEMU/KVM guest running testpmd behind vhost-user), process "
-                          "(testpmd on virtio-user, a host process), auto (vm where KVM works)",
-                  choices=("auto", "vm", "process"), flag="--vnf")
+                          "(testpmd on virtio-user, a host process), container (that testpmd in a podman container, "
+                          "a CNF), auto (vm where KVM works)",
+                  choices=("auto", "vm", "process", "container"), flag="--vnf")
+    cnf_launch: str = _f("run", "container: how the CNF starts: run (podman run) or kube (podman kube play of the Pod "
+                                "manifest `host plan --format k8s` renders)", choices=("run", "kube"),
+                         flag="--cnf-launch")
     vnf_vcpus: str = _f("1,0", "vm: host CPU of each vCPU, in vCPU order (vCPU 0 runs testpmd's main lcore, the "
                                "others forward)")
     vnf_emulator_cpus: str = _f("1", "vm: host CPUs of QEMU's emulator threads")

@@ -21,7 +21,8 @@ def check_cores(cfg: RunConfig, online: set[int] | None = None, usable: set[int]
     for key in ("ovs_pmd_cpu_mask", "ovs_lcore_mask"):
         text = getattr(cfg, key)
         checks.append((key, text, [(b, b) for b in sorted(mask_set(text))]))  # RunConfig checked the hex
-    vm = cfg.topology in ("pvp", "pvvp") and cfg.vnf != "process"  # the VM's pins count only where it may run
+    # the VM's pins count only where it may run
+    vm = cfg.topology in ("pvp", "pvvp") and cfg.vnf not in ("process", "container")
     for key in ("gen_lcores", "dut_lcores", *(("vnf_vcpus", "vnf_emulator_cpus") if vm else ())):
         text = getattr(cfg, key)
         checks.append((key, text, _core_ranges(key, text)))

@@ -21,13 +21,14 @@ KILLED_S = 5.0         # how long a SIGKILLed process may take to be reaped (a d
 CONFIRM_S = 0.15       # a process is stopped when it is still stopped this long after (a passing ptrace is not)
 
 
-def _die_with_parent(parent: int):
+def _die_with_parent(parent: int, sig: int = signal.SIGKILL):
     """preexec_fn: the child is killed when zeroloss dies, even by kill -9 (prctl PR_SET_PDEATHSIG), so that
-    no generator, DUT or switch keeps polling a core and holding hugepages after us."""
+    no generator, DUT or switch keeps polling a core and holding hugepages after us. A client that must clean up
+    what it runs elsewhere (podman run: the container is conmon's child, not its own) gets SIGTERM instead."""
     libc = ctypes.CDLL(None, use_errno=True)
 
     def setup() -> None:
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        libc.prctl(PR_SET_PDEATHSIG, sig)
         if os.getppid() != parent:  # the parent died before prctl took effect
             os._exit(1)
     return setup
@@ -42,11 +43,29 @@ def signal_name(code: int) -> str:
 
 def proc_state(pid: int) -> str | None:
     """The state letter of /proc/PID/stat (R, S, D, T, t, Z, ...); None when there is no such process."""
+    return proc_state_of(Path(f"/proc/{pid}/stat"))
+
+
+def freeze(pid: int, timeout: float = 5.0) -> None:
+    """SIGSTOP, and back once every thread of the process is stopped (SIGSTOP lands asynchronously)."""
+    os.kill(pid, signal.SIGSTOP)
+    tasks = Path(f"/proc/{pid}/task")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            states = [proc_state_of(t / "stat") for t in tasks.iterdir()]
+        except OSError:
+            return  # gone
+        if all(st in STOPPED for st in states):
+            return
+        time.sleep(0.01)
+
+
+def proc_state_of(stat: Path) -> str | None:
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat.read_text().rsplit(")", 1)[-1].split()
     except OSError:
         return None
-    fields = text.rsplit(")", 1)[-1].split()
     return fields[0] if fields else None
 
 
@@ -67,8 +86,9 @@ class ManagedProcess:
     """A child process with an owner: ``with ManagedProcess(...) as p:`` stops it however the block ends."""
 
     def __init__(self, name: str, argv: list[str], log_path: Path, stdin_pipe: bool = False,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, death_signal: int = signal.SIGKILL):
         self.name = name
+        self.death_signal = death_signal
         self.env = {**os.environ, **env} if env else None
         self.argv = argv
         self.log_path = log_path
@@ -87,7 +107,7 @@ class ManagedProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C reaches us, we stop the child in order
                 env=self.env,
-                preexec_fn=_die_with_parent(os.getpid()),
+                preexec_fn=_die_with_parent(os.getpid(), self.death_signal),
             )
         except OSError as e:
             self._log.close()

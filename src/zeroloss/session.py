@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -265,6 +266,7 @@ def _reap_session(root: Path) -> list[str]:
                 stopped.append(f"{name.strip()} (pid {pid})")
             except ProcessLookupError:
                 pass
+    stopped += _remove_containers(root)
     tag = owner.get("tag")
     if tag:
         for d in DPDK_RUNTIME.glob(f"{tag}*"):
@@ -341,6 +343,37 @@ def write_owner(root: Path, tag: str) -> None:
         write_text_atomic(root / "owner.json", json.dumps({**me(), "tag": tag}))
     except ZeroLossError as e:  # the run folder is full or read-only: its remedy, not the result file's (-o)
         raise ZeroLossError(e.message, RUN_REMEDY) from e
+
+
+def record_container(path: Path, name: str, kind: str) -> None:
+    """A container or Pod (kind) zeroloss is starting, by name, so that a later zeroloss removes it if we die
+    before it is gone (its processes are conmon's children, not ours: PR_SET_PDEATHSIG does not reach them)."""
+    write_text_atomic(path, f"{kind} {name}\n")
+
+
+def forget_container(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def _remove_containers(root: Path) -> list[str]:
+    """Removes the containers and Pods a gone session recorded (podman rm --force: whatever their state)."""
+    out = []
+    for rec in sorted(root.rglob("*.container")):
+        try:
+            kind, name = rec.read_text().split()
+        except (OSError, ValueError):
+            continue
+        args = ["pod", "rm"] if kind == "pod" else ["rm"]
+        try:
+            done = subprocess.run(["podman", *args, "--force", "--ignore", "--time", "0", name],
+                                  capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0:
+            if done.stdout.strip():
+                out.append(f"{kind} {name}")
+            rec.unlink(missing_ok=True)
+    return out
 
 
 def record_child(pidfile: Path, pid: int, name: str) -> None:

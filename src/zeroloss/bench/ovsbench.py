@@ -42,9 +42,11 @@ from ..dpdk.vnf import Vnf
 from ..dut.ovs import READ_S, Ovs, OvsSettings
 from ..errors import ZeroLossError
 from ..gen import Zlgen, ZlgenConfig
+from ..host.cpuset import parse_list
 from ..ovsfacts import DatapathTuning
 from ..proc import ComponentDied, check_alive
 from ..stream import Stream, Vxlan
+from ..vnf.container import SHARED_DIR, ContainerSpec, ContainerVnf, cnf_pod, require_image
 from ..vnf.domain import VmInterface, VmSpec, kernel_cmdline
 from ..vnf.vm import GuestVm, guest_files, qemu_binary, resolve_accel
 from .workspace import Workspace
@@ -98,7 +100,9 @@ class OvsBenchSpec:
     # better: measured with 64 frames, 20 kpps lost 3 % at a 30 kpps meter, because frames arrive in
     # clumps (bursts of 32, PMD batches, pacing catch-up after host stalls), never evenly spaced.
     meter_burst: int = 1000
-    vnf: str = "process"           # process: testpmd on virtio-user; vm: a QEMU/KVM guest running testpmd
+    vnf: str = "process"           # process: testpmd on virtio-user; vm: a QEMU/KVM guest running testpmd;
+                                   # container: the process's testpmd in a podman container (vnf.container)
+    cnf_launch: str = "run"        # container: podman run, or podman kube play of its Pod manifest
     vnf_vcpus: tuple[int, ...] = (1, 0)  # vm: host CPU of vCPU 0 (testpmd's main lcore), 1 (its forwarding lcore)...
     vnf_emulator_cpus: tuple[int, ...] = (1,)  # vm: QEMU's emulator threads
     vnf_memory_mb: int = 512       # vm: guest memory, all of it on the host's hugepages
@@ -423,9 +427,9 @@ class OvsBench:
             self._switch()
             self.ovs.apply_ct_limits()
             for k in range(VNFS[s.topology]):
-                vnf = self._vm(k) if s.vnf == "vm" else self._process_vnf(k)
+                vnf = {"vm": self._vm, "container": self._container}.get(s.vnf, self._process_vnf)(k)
                 self._connect(vnf.start, s.vnf_ports[2 * k:2 * k + 2],
-                              f"VNF {k + 1} ({'VM' if s.vnf == 'vm' else 'testpmd'})")
+                              f"VNF {k + 1} ({ {'vm': 'VM', 'container': 'container'}.get(s.vnf, 'testpmd')})")
                 self._stack.callback(vnf.stop)
                 self.vnfs.append(vnf)
             gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"),
@@ -463,6 +467,24 @@ class OvsBench:
         vnf = TestPmd(self._vnf_testpmd(k, eal), self.ws.log(f"vnf{k}"), start_timeout=s.connect_timeout_s)
         vnf.proc.name = f"VNF {k + 1} (dpdk-testpmd)"
         return vnf
+
+    def _container(self, k: int) -> ContainerVnf:
+        """VNF k as a container (a CNF): the process VNF's testpmd, its sockets in the session folder mounted at
+        /vhu, its EAL runtime folder mounted where it is here (telemetry), pinned to the process VNF's lcores."""
+        s = self.spec
+        ports = s.vnf_ports[2 * k:2 * k + 2]
+        name = f"zl-{self.ws.prefix(f'vnf{k}')}"
+        eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix(f"vnf{k}"),
+                  vdevs=tuple(_virtio(i, f"{SHARED_DIR}/{self.ws.sock(n).name}", s.vnf_queues or s.queues,
+                                      s.vnf_ring) for i, n in enumerate(ports)))
+        cfg = self._vnf_testpmd(k, eal)
+        spec = ContainerSpec(name=name, image=require_image(), argv=tuple(cfg.argv()),
+                             cpus=parse_list(s.vnf_lcores), socket_dir=str(self.ws.root),
+                             runtime_dir=str(eal.runtime_dir), hugepages_mb=VNF_MB, launch=s.cnf_launch,
+                             labels={"org.zeroloss.session": self.ws.tag})
+        manifest = cnf_pod(spec) if s.cnf_launch == "kube" else None
+        return ContainerVnf(spec, self.ws.root / f"cnf{k}", f"VNF {k + 1}", self.ws.log(f"vnf{k}"),
+                            eal.telemetry_socket, manifest=manifest, start_timeout_s=s.connect_timeout_s)
 
     def _vm(self, k: int) -> GuestVm:
         """VNF k as a QEMU/KVM guest: its two virtio-net devices are vhost-user ports whose sockets QEMU serves

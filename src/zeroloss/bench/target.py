@@ -19,6 +19,7 @@ from ..ledger import external_paths, p2p_paths
 from ..ovsfacts import datapath_tuning
 from ..stream import Stream
 from ..target import Loopback, Probe, Target, dpdk_counters
+from ..vnf.container import ContainerVnf
 from ..vnf.vm import GuestVm
 from .ovsbench import VNFS, OvsBench, OvsBenchSpec, flows
 from .softbench import BenchSpec, SoftBench
@@ -194,7 +195,7 @@ class OvsTarget(_Bench):
 
     def cores(self) -> set[int]:
         spec = self.spec
-        vnf = lcore_set("vnf_lcores", spec.vnf_lcores) if spec.vnf_ports and spec.vnf == "process" else set()
+        vnf = lcore_set("vnf_lcores", spec.vnf_lcores) if spec.vnf_ports and spec.vnf != "vm" else set()
         return lcore_set("gen_lcores", spec.gen_lcores) | mask_set(spec.pmd_cpu_mask) | vnf
 
     def loopback(self) -> Loopback:
@@ -213,7 +214,7 @@ class OvsTarget(_Bench):
         return {self.link: {
             "zlgen_lcores": spec.gen_lcores, "zlgen_ports": list(spec.gen_ports),
             **({"vnf_lcores": spec.vnf_lcores, "vnf_main_lcore": spec.vnf_main_lcore}
-               if spec.vnf_ports and spec.vnf == "process" else {}),
+               if spec.vnf_ports and spec.vnf != "vm" else {}),
             "vnfs": len(spec.vnf_ports) // 2, "ovs_pmd_cpu_mask": spec.pmd_cpu_mask, "vnf_ring": spec.vnf_ring,
             "ovs_mtu_request": spec.mtu, "ovs_n_rxq": spec.queues, "ovs_socket_mem_mb": spec.socket_mem_mb,
             "ovs_rxq_assign": spec.rxq_assign, "ovs_rxd": spec.rxd, "ovs_txd": spec.txd,
@@ -307,6 +308,8 @@ def ovs_threads(bench: OvsBench) -> list[ThreadRef]:
             pid = vnf.proc.pid
             refs = [thread(pid, tid, "vcpu") for i, tid in sorted(vnf.vcpu_threads.items()) if i >= 1 and pid]
             out += [r for r in refs if r is not None]
+        elif isinstance(vnf, ContainerVnf):  # the container's testpmd, a host process in its own namespaces
+            out += dpdk_pollers(vnf.pid, "vnf", main_polls=False)
         else:
             out += dpdk_pollers(vnf.proc.pid, "vnf", main_polls=False)
     return out + gen_threads(bench.gen)

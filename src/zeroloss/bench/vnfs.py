@@ -1,4 +1,5 @@
-"""The VNFs of an OVS bench as run settings and as the result file keeps them (process or VM, pins, domains)."""
+"""The VNFs of an OVS bench as run settings and as the result file keeps them (process, container or VM, pins,
+domains, Pod manifests)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def vnf_settings(cfg: RunConfig) -> dict:
             "vnf_vcpus": core_list("vnf_vcpus", cfg.vnf_vcpus),
             "vnf_emulator_cpus": core_list("vnf_emulator_cpus", cfg.vnf_emulator_cpus),
             "vnf_memory_mb": cfg.vnf_memory_mb, "vnf_boot_timeout_s": cfg.vnf_boot_timeout_s,
-            "vnf_queues": cfg.vnf_queues}
+            "vnf_queues": cfg.vnf_queues, "cnf_launch": cfg.cnf_launch}
 
 
 def vnf_placement(spec: OvsBenchSpec, bench: OvsBench) -> dict:
@@ -23,6 +24,14 @@ def vnf_placement(spec: OvsBenchSpec, bench: OvsBench) -> dict:
     if not spec.vnf_ports:
         return {}
     out: dict = {"vnf": spec.vnf}
+    if spec.vnf == "container":
+        places = [v.placement() for v in bench.vnfs]
+        out.update({"cnf_launch": spec.cnf_launch, "cnf_image": getattr(bench.vnfs[0].spec, "image", None)
+                    if bench.vnfs else None, "vnf_cpus": [list(p.cpus) for p in places],
+                    "cnf_start_s": [p.boot_s for p in places]})
+        if spec.cnf_launch == "kube":
+            out["cnf_pods"] = [p.manifest for p in places]
+        return out
     if spec.vnf == "process":
         why = hardware_virt()
         if why:

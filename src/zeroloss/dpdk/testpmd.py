@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
 from ..errors import ZeroLossError
 from ..host.cpuset import parse_list
-from ..proc import ManagedProcess
+from ..proc import ManagedProcess, freeze
 from .eal import Eal
 from .telemetry import Telemetry
 from .vnf import Placement, Vnf
@@ -98,15 +97,7 @@ class TestPmd(Vnf):
         it is not a stopped component to its health check until resume."""
         if self.proc.alive():
             self.proc.held = True
-            os.kill(self.proc.pid, signal.SIGSTOP)
-            # SIGSTOP lands asynchronously: wait until every thread of the process is stopped
-            tasks = Path(f"/proc/{self.proc.pid}/task")
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0] for t in tasks.iterdir()]
-                if all(st in ("T", "t") for st in states):
-                    break
-                time.sleep(0.01)
+            freeze(self.proc.pid)
 
     def resume(self) -> None:
         """Lets a paused testpmd run again (SIGCONT)."""

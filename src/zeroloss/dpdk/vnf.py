@@ -18,10 +18,12 @@ from .telemetry import EthdevTelemetry
 class Placement:
     """What a VNF runs on: a host process on DPDK lcores, or a VM whose vCPUs and emulator threads are pinned."""
 
-    kind: str                       # process | vm
+    kind: str                       # process | container | vm
     cpus: tuple[int, ...]           # the host CPUs it runs on
     domain_xml: str | None = None   # vm: the domain XML QEMU was started from
-    boot_s: float | None = None     # vm: seconds from QEMU's start to the guest testpmd's prompt
+    boot_s: float | None = None     # vm: seconds from QEMU's start to the guest testpmd's prompt; container: from
+                                    # podman's start to the container testpmd's prompt
+    manifest: str | None = None     # container started by podman kube play: the Pod manifest (JSON)
 
 
 class Vnf(ABC):
