@@ -30,7 +30,7 @@ def _local_reader(lab: Lab, dut: LabDut) -> tuple[Callable[[], dict], Callable[[
     """The bench's own reading (zeroloss.dut.ovs.Ovs.counters + DPDK telemetry) pointed at the lab's OVS and VNFs,
     when they are on this host; None otherwise."""
     rundir = Path(lab.ovs_rundir)
-    if not rundir.is_dir() or not Path(dut.ctl).exists() or any(v.ssh or not Path(v.telemetry).exists()
+    if not rundir.is_dir() or not Path(dut.ctl).exists() or any(v.remote or not Path(v.telemetry).exists()
                                                                 for v in lab.vnfs):
         return None
     ovs = Ovs(rundir=rundir, settings=OvsSettings(file_prefix="unused"),

@@ -30,8 +30,9 @@ from ..host.rxqorder import parse_dpif_show
 from ..host.ssh import SshTarget
 from ..ledger import STAT_KEYS
 from ..proc import ComponentDied
+from .kube import KubeExecTarget
 from .labfile import Lab
-from .remote import RemoteAgent, SshLost
+from .remote import RemoteAgent
 
 ETHDEV_KEYS = (*STAT_KEYS, "q_ipackets", "q_opackets")
 
@@ -53,7 +54,7 @@ class LabDut:
         self.readings = 0
 
     # sessions -------------------------------------------------------------------------------------------
-    def agent(self, target: SshTarget | None = None) -> RemoteAgent:
+    def agent(self, target: SshTarget | KubeExecTarget | None = None) -> RemoteAgent:
         target = target or self.lab.dut
         a = self.agents.get(target.target)
         if a is None:
@@ -101,6 +102,9 @@ class LabDut:
         if not r[1]["rc"] and r[1]["out"].split():
             self.pids["ovsdb-server"] = int(r[1]["out"].split()[0])
         self.ctl = f"{rundir}/ovs-vswitchd.{self.pids['ovs-vswitchd']}.ctl"
+        for v in self.lab.vnfs:  # a guest's or a CNF pod's session opened now: a wrong pod is one line before traffic
+            if v.remote:
+                self.agent(self.lab.vnf_target(v))
         self.health()
         version = self.appctl("version").strip().splitlines()
         self.version = version[0] if version else ""
@@ -176,7 +180,7 @@ class LabDut:
         items += [self._req_run(self.ofctl_argv("meter-stats", b)) for b in meter_brs]
         items += [self._req_ctl("coverage/show"), self._req_ctl("dpif-netdev/pmd-stats-show"),
                   {"op": "alive", "pids": list(self.pids.values())}]
-        local_vnfs = [v for v in self.lab.vnfs if not v.ssh]
+        local_vnfs = [v for v in self.lab.vnfs if not v.remote]
         items += [self._tel(v) for v in local_vnfs]
         r = self.agent().batch(items)
         t_ns = time.monotonic_ns()
@@ -198,7 +202,7 @@ class LabDut:
             if stats is not None:
                 procs[v.name] = stats
         for v in self.lab.vnfs:
-            if v.ssh:
+            if v.remote:  # a guest's ssh, a CNF pod's exec
                 req = {k: x for k, x in self._tel(v).items() if k != "op"}
                 stats = _ethdev(self.agent(self.lab.vnf_target(v)).call("telemetry", **req))
                 if stats is not None:
@@ -222,7 +226,7 @@ class LabDut:
         """Raises ComponentDied when a session is gone or OVS on the node stopped."""
         for a in self.agents.values():
             if not a.alive():
-                raise SshLost(f"lost the SSH connection to {a.name}")
+                raise a.lost()
         self._check_alive(self.agent().call("alive", pids=list(self.pids.values())))
 
     def state(self) -> dict:

@@ -14,6 +14,7 @@ import jsonschema
 
 from ..errors import ZeroLossError
 from ..host.ssh import SshTarget
+from .kube import CONTEXT, LABEL, POD, TOOLS, KubeExecTarget
 
 MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 IPV4 = r"^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$"
@@ -38,6 +39,7 @@ dut:
       ports: [vhu0a1b2c3d-4e, vhu5f6a7b8c-9d]   # the OVS ports of the VNF's DPDK ports 0 and 1
       telemetry: /var/run/dpdk/rte/dpdk_telemetry.v2
       # ssh: vnf1-guest           # optional: reach the socket through this ssh destination (e.g. the guest)
+      # kubectl: {pod: testpmd-cnf, namespace: cnf}  # or a CNF: the socket inside this pod, through your kubectl
       forward: mac                # mac (rewrites the destination MAC) | io (forwards frames unchanged)
       peer_macs: [3c:fd:fe:00:00:01, 3c:fd:fe:00:00:02]   # mac: where its ports 0 and 1 send
 generator:
@@ -86,6 +88,14 @@ LAB_SCHEMA = {
                                   "minItems": 2, "maxItems": 2},
                         "telemetry": {"type": "string", "minLength": 1},
                         "ssh": {"type": "string", "pattern": SSH_DEST},
+                        "kubectl": {"type": "object", "additionalProperties": False, "required": ["pod"],
+                                    "properties": {
+                                        "pod": {"type": "string", "pattern": POD},
+                                        "namespace": {"type": "string", "pattern": LABEL},
+                                        "container": {"type": "string", "pattern": LABEL},
+                                        "context": {"type": "string", "pattern": CONTEXT},
+                                        "tool": {"enum": list(TOOLS)},
+                                        "kubeconfig": {"type": "string", "minLength": 1}}},
                         "forward": {"enum": ["mac", "io"]},
                         "peer_macs": {"type": "array", "items": {"type": "string", "pattern": MAC},
                                       "minItems": 2, "maxItems": 2}}}},
@@ -143,6 +153,12 @@ class Vnf:
     ssh: str | None = None
     forward: str = "mac"
     peer_macs: tuple[str, str] | None = None
+    kubectl: KubeExecTarget | None = None   # a CNF: its pod, reached through kubectl / oc exec
+
+    @property
+    def remote(self) -> bool:
+        """Read over its own session (a guest's ssh, a pod's exec), not on the node."""
+        return bool(self.ssh or self.kubectl)
 
 
 @dataclass(frozen=True)
@@ -182,7 +198,9 @@ class Lab:
                 return i
         return None
 
-    def vnf_target(self, v: Vnf) -> SshTarget:
+    def vnf_target(self, v: Vnf) -> SshTarget | KubeExecTarget:
+        if v.kubectl:
+            return v.kubectl
         if not v.ssh:
             return self.dut
         return SshTarget(v.ssh, self.dut.ssh_config, self.dut.options, self.dut.sudo)
@@ -204,6 +222,9 @@ def _message(err: jsonschema.ValidationError) -> str:
         kind = {MAC: "a MAC address like 02:00:00:00:00:01", IPV4: "an IPv4 address",
                 NAME: "a name of letters, digits, _ . - (at most 32)",
                 CPU_LIST: "a CPU list like 2-3,6",
+                POD: "a pod name (lower-case letters, digits, '-' and '.')",
+                LABEL: "a Kubernetes name (lower-case letters, digits and '-', at most 63)",
+                CONTEXT: "a kubeconfig context (no spaces, not beginning with '-')",
                 SSH_DEST: "an ssh destination (a Host of your ssh config or [user@]host; not empty, no spaces, "
                           "not beginning with '-')"}.get(err.validator_value, err.validator_value)
         return f"{err.instance!r} is not {kind}"
@@ -249,8 +270,16 @@ def parse(doc: object, path: str = "lab file") -> Lab:
         clash = set(v["ports"]) & set(dut_ports)
         if clash or v["ports"][0] == v["ports"][1]:
             raise ZeroLossError(f"{path}: dut.vnfs.{k}: port {sorted(clash or v['ports'])[0]!r} is taken twice")
+        kube = v.get("kubectl")
+        if kube is not None and v.get("ssh"):
+            raise ZeroLossError(f"{path}: dut.vnfs.{k}: ssh and kubectl both given",
+                                "keep ssh for a VM's guest, or kubectl for a CNF's pod")
         vnfs.append(Vnf(v["name"], tuple(v["ports"]), v["telemetry"], v.get("ssh"), v.get("forward", "mac"),
-                        tuple(v["peer_macs"]) if v.get("peer_macs") else None))
+                        tuple(v["peer_macs"]) if v.get("peer_macs") else None,
+                        kubectl=KubeExecTarget(kube["pod"], kube.get("namespace", "default"), kube.get("container"),
+                                       kube.get("context"), kube.get("tool", "kubectl"),
+                                       os.path.expanduser(kube["kubeconfig"]) if kube.get("kubeconfig") else None)
+                        if kube is not None else None))
     seen = [p for v in vnfs for p in v.ports]
     if len(set(seen)) != len(seen):
         raise ZeroLossError(f"{path}: dut.vnfs: two VNFs name the same OVS port")

@@ -41,7 +41,7 @@ class NodeTelemetry:
     def learn(self) -> None:
         """The data path's cores and processes on the node now."""
         dut = self.dut
-        vnfs = [v for v in dut.lab.vnfs if not v.ssh]
+        vnfs = [v for v in dut.lab.vnfs if not v.remote]  # a guest's or a pod's pid is not the node's
         items = [{"op": "unixctl", "path": dut.ctl, "cmd": "dpif-netdev/pmd-stats-show", "args": []}]
         items += [{"op": "telemetry", "path": v.telemetry, "cmds": ["/info"], "timeout": 1.0} for v in vnfs]
         r = dut.agent().batch(items)

@@ -11,9 +11,13 @@ import select
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..host.ssh import SshTarget, last_line, python_argv, sudo_hint, unreachable_hint
 from ..proc import ComponentDied
+
+if TYPE_CHECKING:
+    from .kube import KubeExecTarget
 
 AGENT = Path(__file__).with_name("agent.py")
 # the host's python3 reads one line (the agent, base64) and runs it; the rest of stdin is requests
@@ -28,7 +32,7 @@ class SshLost(ComponentDied):
 class RemoteAgent:
     """The agent on one host over one `ssh` process, started on first use."""
 
-    def __init__(self, target: SshTarget, timeout: float = 30.0):
+    def __init__(self, target: SshTarget | KubeExecTarget, timeout: float = 30.0):
         self.target = target
         self.timeout = timeout
         self.proc: subprocess.Popen | None = None
@@ -48,6 +52,8 @@ class RemoteAgent:
             self.proc = subprocess.Popen(self.target.argv(python_argv("-u", "-c", BOOT)), stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except FileNotFoundError as e:
+            if hasattr(self.target, "no_client"):  # another way in (lab/kube.py): its own tool
+                raise SshLost(*self.target.no_client()) from e
             raise SshLost("cannot run ssh: OpenSSH's client is not installed", "run 'make setup'") from e
         os.set_blocking(self.proc.stdout.fileno(), False)
         os.set_blocking(self.proc.stderr.fileno(), False)
@@ -58,6 +64,11 @@ class RemoteAgent:
     def _fault(self, connecting: bool) -> SshLost:
         err = b""
         if self.proc is not None:
+            if hasattr(self.target, "fault"):  # kubectl prints its verdict after the stream ends: let it finish
+                try:
+                    self.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    pass
             try:
                 err = self.proc.stderr.read() or b""
             except (OSError, ValueError):
@@ -67,6 +78,8 @@ class RemoteAgent:
             rc = None
         line = last_line(err)
         self.close()
+        if hasattr(self.target, "fault"):  # another way in (lab/kube.py) explains its own tool's last words
+            return SshLost(*self.target.fault(err, rc, connecting))
         if connecting:
             hint = sudo_hint(err)
             if hint:
@@ -130,6 +143,12 @@ class RemoteAgent:
 
     def batch(self, items: list[dict], timeout: float | None = None) -> list:
         return self.call("batch", items=items, timeout=timeout)
+
+    def lost(self) -> SshLost:
+        """The fault of a session found ended between requests (health checks)."""
+        if hasattr(self.target, "fault"):
+            return self._fault(connecting=False)
+        return SshLost(f"lost the SSH connection to {self.name}")
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
