@@ -164,8 +164,8 @@ def test_pod_gone_mid_session_is_one_line(fake_path):
             time.sleep(0.05)
         assert not a.alive()
         e = a.lost()
-        assert str(e) == ("lost the kubectl exec session to pod cnf/testpmd-cnf: command terminated with exit code 137: "
-                          "is the pod still running? `kubectl get pod -n cnf testpmd-cnf`")
+        assert str(e) == ("lost the kubectl exec session to pod cnf/testpmd-cnf: command terminated with exit code "
+                          "137: is the pod still running? `kubectl get pod -n cnf testpmd-cnf`")
     finally:
         a.close()
     # the same during a request
@@ -195,4 +195,5 @@ def test_tool_not_installed_is_one_line(tmp_path, monkeypatch):
     with pytest.raises(SshLost) as e:
         RemoteAgent(KubeExecTarget("p", tool="oc")).start()
     assert str(e.value) == ("cannot run oc to reach pod default/p: OpenShift's oc is not installed (not on PATH): "
-                            "install OpenShift's oc on this machine, or set kubectl.tool in the lab file to the one you use")
+                            "install OpenShift's oc on this machine, or set kubectl.tool in the lab file to the one "
+                            "you use")
