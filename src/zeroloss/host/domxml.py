@@ -1,5 +1,6 @@
 """The parts of a libvirt domain XML (`virsh dumpxml VM`) the audit checks: vCPU and emulator pinning, memory
-backing and NUMA placement, and vhost-user interfaces with their queue counts and ring sizes."""
+backing and NUMA placement, vhost-user interfaces with their queue counts and ring sizes, and the PCI functions
+(SR-IOV VFs) passed to the guest: <interface type='hostdev'> and <hostdev mode='subsystem' type='pci'>."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ class DomInterface:
     queues: int = 1
     rx_queue_size: int | None = None
     tx_queue_size: int | None = None
+    pci: str = ""        # <interface type='hostdev'>: the host PCI function it passes (an SR-IOV VF)
+    mac: str = ""
 
 
 @dataclass
@@ -33,6 +36,7 @@ class Domain:
     hugepage_kb: int | None = None
     numa_nodes: tuple[int, ...] = ()  # <numatune><memory nodeset=...>
     interfaces: list[DomInterface] = field(default_factory=list)
+    hostdevs: list[str] = field(default_factory=list)  # <hostdev mode='subsystem' type='pci'>: host PCI addresses
 
     @property
     def vcpu_cpus(self) -> tuple[int, ...]:
@@ -40,6 +44,21 @@ class Domain:
 
     def vhost_interfaces(self) -> list[DomInterface]:
         return [i for i in self.interfaces if i.type == "vhostuser"]
+
+    def pci_passthrough(self) -> list[str]:
+        """The host PCI functions the guest holds (SR-IOV VFs): hostdev interfaces first, then plain hostdevs."""
+        return [i.pci for i in self.interfaces if i.type == "hostdev" and i.pci] + self.hostdevs
+
+
+def pci_address(el: ET.Element | None) -> str:
+    """<address domain='0x0000' bus='0x04' slot='0x10' function='0x1'/> -> '0000:04:10.1' ('' when not PCI)."""
+    if el is None or el.get("type", "pci") != "pci" or el.get("bus") is None:
+        return ""
+    try:
+        d, b, s, f = (int(el.get(k, "0"), 0) for k in ("domain", "bus", "slot", "function"))
+    except ValueError:
+        return ""
+    return f"{d:04x}:{b:02x}:{s:02x}.{f:x}"
 
 
 def _int(text: str | None) -> int | None:
@@ -99,7 +118,14 @@ def parse_domain(text: str | bytes, path: str = "") -> Domain:
                 type=iface.get("type", ""), source=(src.get("path", "") if src is not None else ""),
                 queues=_int(drv.get("queues")) or 1 if drv is not None else 1,
                 rx_queue_size=_int(drv.get("rx_queue_size")) if drv is not None else None,
-                tx_queue_size=_int(drv.get("tx_queue_size")) if drv is not None else None))
+                tx_queue_size=_int(drv.get("tx_queue_size")) if drv is not None else None,
+                pci=pci_address(iface.find("source/address")) if iface.get("type") == "hostdev" else "",
+                mac=(iface.find("mac").get("address", "") if iface.find("mac") is not None else "").lower()))
+        for dev in root.findall("devices/hostdev"):
+            if dev.get("mode") == "subsystem" and dev.get("type") == "pci":
+                pci = pci_address(dev.find("source/address"))
+                if pci:
+                    dom.hostdevs.append(pci)
     except ValueError as e:
         raise ZeroLossError(f"{path or 'domain XML'}: {e}", "fix the cpuset/nodeset value") from None
     return dom

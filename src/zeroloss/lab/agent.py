@@ -12,6 +12,7 @@ zeroloss's --allow-dut-changes sends):
   kept open: no process per reading.
 - telemetry {path, cmds}: DPDK telemetry queries (SOCK_SEQPACKET, kept open), {cmd: value} or {"error": text}.
 - alive {pids}: {pid: bool}.
+- sysfs {text, links, dirs}: files under /sys, symlinks' target names, directory entries (SR-IOV VFs).
 - batch {items}: the results of several requests, run concurrently.
 """
 
@@ -136,6 +137,34 @@ def _alive(req):
     return out
 
 
+def _sysfs(req):
+    """sysfs reads under /sys (SR-IOV: a VF's PF and index): file texts, symlink targets' last names, directory
+    entries; None where missing."""
+    def inside(p):
+        return os.path.normpath(p).startswith("/sys/")
+
+    def text(p):
+        try:
+            with open(p, errors="replace") as f:
+                return f.read().strip()
+        except OSError:
+            return None
+
+    def link(p):
+        try:
+            return os.path.basename(os.readlink(p))
+        except OSError:
+            return None
+
+    def names(p):
+        try:
+            return sorted(os.listdir(p))
+        except OSError:
+            return None
+    return {key: {p: fn(p) if inside(p) else None for p in req.get(key) or []}
+            for key, fn in (("text", text), ("links", link), ("dirs", names))}
+
+
 _pool = ThreadPoolExecutor(max_workers=8)
 
 
@@ -143,7 +172,7 @@ def _batch(req):
     return list(_pool.map(_one, req["items"]))
 
 
-OPS = {"run": _run, "unixctl": _unixctl, "telemetry": _telemetry, "alive": _alive, "batch": _batch,
+OPS = {"run": _run, "unixctl": _unixctl, "telemetry": _telemetry, "alive": _alive, "batch": _batch, "sysfs": _sysfs,
        "hello": lambda req: {"pid": os.getpid(), "uid": os.getuid(), "host": socket.gethostname(),
                              "python": sys.version.split()[0], "time": time.time()}}
 

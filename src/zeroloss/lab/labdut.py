@@ -32,6 +32,7 @@ from ..ledger import STAT_KEYS
 from ..proc import ComponentDied
 from .kube import KubeExecTarget
 from .labfile import Lab
+from .labsriov import LabVfs, summed
 from .remote import RemoteAgent
 
 ETHDEV_KEYS = (*STAT_KEYS, "q_ipackets", "q_opackets")
@@ -52,6 +53,8 @@ class LabDut:
         self.stage_procs: set[str] = set()           # counters of several VNFs summed (pairs in parallel)
         self.changes: list[tuple[list[str], list[str]]] = []  # (undo argv, what was done) in the order done
         self.readings = 0
+        self.vfs = LabVfs(lab)                        # the lab's SR-IOV VF ports (sriov:), none for an OVS lab
+        self.vf_paths: list[dict] = []
 
     # sessions -------------------------------------------------------------------------------------------
     def agent(self, target: SshTarget | KubeExecTarget | None = None) -> RemoteAgent:
@@ -109,6 +112,9 @@ class LabDut:
         version = self.appctl("version").strip().splitlines()
         self.version = version[0] if version else ""
         self.topology()
+        if self.vfs.specs:
+            self.vfs.start(self.agent().call)
+            self.vfs.parse(self.agent().batch(self.vfs.items(self._req_run)))  # the PFs' VF settings, for the audit
         return self
 
     def topology(self) -> None:
@@ -182,6 +188,7 @@ class LabDut:
                   {"op": "alive", "pids": list(self.pids.values())}]
         local_vnfs = [v for v in self.lab.vnfs if not v.remote]
         items += [self._tel(v) for v in local_vnfs]
+        items += self.vfs.items(self._req_run)  # SR-IOV VFs on the path: their PFs' per-VF counters
         r = self.agent().batch(items)
         t_ns = time.monotonic_ns()
         self.readings += 1
@@ -197,7 +204,7 @@ class LabDut:
         ovs = {"ports": ports, "meters": meters, "coverage": parse_coverage_drops(self._out(r[k], "coverage/show")),
                "pmds": parse_pmd_stats(self._out(r[k + 1], "pmd-stats-show")), "t_ns": t_ns}
         procs = {}
-        for v, reply in zip(local_vnfs, r[k + 3:], strict=True):
+        for v, reply in zip(local_vnfs, r[k + 3:k + 3 + len(local_vnfs)], strict=True):
             stats = _ethdev(reply)
             if stats is not None:
                 procs[v.name] = stats
@@ -211,6 +218,9 @@ class LabDut:
             parts = [procs.get(n) for n in name.split("+")]
             if all(parts):
                 procs[name] = [{key: sum(p[i].get(key, 0) for p in parts) for key in STAT_KEYS} for i in (0, 1)]
+        if self.vfs.specs:
+            return {"ovs": ovs, "procs": procs, "vfs": summed(self.vfs.parse(r[k + 3 + len(local_vnfs):]),
+                                                             self.vf_paths)}
         return {"ovs": ovs, "procs": procs}
 
     def _tel(self, v) -> dict:

@@ -21,6 +21,9 @@ IPV4 = r"^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-
 NAME = r"^[A-Za-z0-9_.-]{1,32}$"
 CPU_LIST = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
 SSH_DEST = r"^[^-\s]\S*$"  # an ssh destination: ssh would read one beginning with '-' as an option
+# an SR-IOV VF on the node (lab/labsriov.py): its PCI address, its interface name, or PF/index
+SRIOV_PORT = re.compile(r"^sriov:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]|[A-Za-z0-9_.-]{1,15}"
+                        r"|([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]|[A-Za-z0-9_.-]{1,15})/[0-9]{1,4})$")
 
 EXAMPLE = """\
 # A zeroloss lab file (docs/lab.md): the compute node, the generator ports cabled to it, and the traffic.
@@ -47,7 +50,9 @@ generator:
   ports:
     - name: A
       device: 0000:3b:00.0        # EAL device: a PCI address, or vdev arguments
-      dut_port: dpdk0             # the node's OVS port it is cabled to
+      dut_port: dpdk0             # the node's OVS port it is cabled to; or an SR-IOV VF with no OVS on the way:
+                                  # sriov:0000:3b:02.0 | sriov:ens2f0/3 (PF/VF index), the same name in the
+                                  # VNF's ports (its DPDK port on that VF)
       dst_mac: fa:16:3e:11:22:33  # where its frames go (the VNF's port on that network, or the gateway)
       ip: 198.18.0.1              # optional (default: the RFC 2544 benchmark range)
       dst_ip: 198.19.0.1
@@ -263,11 +268,16 @@ def parse(doc: object, path: str = "lab file") -> Lab:
         raise ZeroLossError(f"{path}: generator port(s) {', '.join(unused)} in no traffic pair",
                             "add them to traffic.pairs or remove them")
     dut_ports = [p["dut_port"] for p in ordered]
+    for q in dut_ports + [x for v in d.get("vnfs") or [] for x in v["ports"]]:
+        if q.startswith("sriov:") and not SRIOV_PORT.match(q):
+            raise ZeroLossError(f"{path}: {q!r} is not sriov:<VF PCI address>, sriov:<VF interface> or "
+                                "sriov:<PF interface>/<VF index>", "e.g. sriov:0000:3b:02.1 or sriov:ens2f0/3")
     if len(set(dut_ports)) != len(dut_ports):
         raise ZeroLossError(f"{path}: two generator ports are cabled to the same DUT port")
     vnfs = []
     for k, v in enumerate(d.get("vnfs") or []):
-        clash = set(v["ports"]) & set(dut_ports)
+        # an SR-IOV VF is both the wire's end and the VNF's port: a generator port and a VNF may name the same one
+        clash = {q for q in set(v["ports"]) & set(dut_ports) if not q.startswith("sriov:")}
         if clash or v["ports"][0] == v["ports"][1]:
             raise ZeroLossError(f"{path}: dut.vnfs.{k}: port {sorted(clash or v['ports'])[0]!r} is taken twice")
         kube = v.get("kubectl")

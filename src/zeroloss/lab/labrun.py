@@ -26,6 +26,7 @@ from ..model import MIN_FRAME, line_rate_pps
 from ..stream import Stream
 from .labdut import LabDut
 from .labfile import Lab, pci_or_vdev
+from .labsriov import is_vf, lab_paths, vf_chain
 from .path import Chain, Headers, discover, ledger_paths
 
 GEN_MB = 256
@@ -122,12 +123,14 @@ class LabSession:
             src, dst = addresses(self.lab, tx, rx)
             p = self.lab.ports[tx]
             h = Headers(self.macs[tx], p.dst_mac, src, dst, p.vlan)
-            chains.append(discover(self.lab, tx, rx, h, self.macs[rx], self.dut.trace, self.dut.bridge_of,
+            chains.append(vf_chain(self.lab, tx, rx) if is_vf(p.dut_port) else
+                          discover(self.lab, tx, rx, h, self.macs[rx], self.dut.trace, self.dut.bridge_of,
                                    self.dut.dp_names))
         self.chains = chains
-        self.paths = ledger_paths(self.lab, chains)
-        procs = [h["proc"] for p in self.paths for h in p["hops"] if h["kind"] == "proc_rx"]
-        self.dut.use_path([s for c in chains for s in c.stops],
+        self.paths = lab_paths(self.lab, chains, ledger_paths)
+        self.dut.vf_paths = self.paths
+        procs = [h["proc"] for p in self.paths for h in p["hops"] if h["kind"] in ("proc_rx", "proc_tx")]
+        self.dut.use_path([s for c in chains for s in c.stops if not is_vf(s)],
                           [m for c in chains for seg in c.segments for m in seg["meters"]], procs)
         return self.paths
 
@@ -146,7 +149,8 @@ class LabSession:
                 "chains": [{"tx": self.lab.ports[c.tx_port].name, "rx": self.lab.ports[c.rx_port].name,
                             "ovs_ports": c.stops, "segments": c.segments, "vnfs": [v for v, _ in c.vnfs]}
                            for c in self.chains],
-                "dut_changes": self.changes, "dpdk": self.client.hello()["dpdk"]}
+                "dut_changes": self.changes, "dpdk": self.client.hello()["dpdk"],
+                **({"sriov": self.dut.vfs.placement()} if self.dut.vfs.specs else {})}
 
 
 @contextmanager
@@ -178,6 +182,8 @@ def session(lab: Lab, max_frame: int, gap_us: int, default_gbps: float, dut_set:
             stack.callback(_restore_dut, dut, warn)  # runs before zlgen stops: the ports still have their peer
             changes = [dut.change(s) for s in dut_set]
             ports = _wait_links(gen.client, lab, dut)  # a port reconfigured by a change may flap
+        for f in dut.vfs.audit(max(1518, max_frame)) if dut.vfs.specs else []:
+            warn(f"SR-IOV {f.rule}: {f.message}; remedy: {f.remedy}")
         macs = [p.mac or q["mac"].lower() for p, q in zip(lab.ports, ports, strict=True)]
         speeds, source = [], []
         for p, q in zip(lab.ports, ports, strict=True):

@@ -12,6 +12,7 @@ virtio-serial channels: testpmd's commands and the telemetry relay.
 from __future__ import annotations
 
 import base64
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
@@ -130,6 +131,30 @@ def domain_xml(spec: VmSpec) -> str:
     _sub(dev, "memballoon", model="none")
     ET.indent(d)
     return ET.tostring(d, encoding="unicode") + "\n"
+
+
+def with_vfs(xml: str, vfs: list[tuple[str, str, int]]) -> str:
+    """A domain XML (domain_xml's, or any libvirt domain) with SR-IOV VFs passed to the guest, as nova writes a
+    vnic_type=direct port: <interface type='hostdev' managed='yes'> per (VF PCI address, MAC, VLAN; 0 = none), the
+    VF's MAC and port VLAN set by libvirt through the PF. Its VNF ports then follow the hostdevs' order."""
+    root = ET.fromstring(xml)
+    dev = root.find("devices")
+    if dev is None:
+        dev = _sub(root, "devices")
+    for pci, mac, vlan in vfs:
+        m = re.fullmatch(r"([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])", pci)
+        if m is None:
+            raise ZeroLossError(f"{pci!r} is not a VF's PCI address", "e.g. 0000:3b:02.1")
+        iface = _sub(dev, "interface", type="hostdev", managed="yes")
+        _sub(iface, "mac", address=mac)
+        _sub(iface, "driver", name="vfio")
+        src = _sub(iface, "source")
+        _sub(src, "address", type="pci", domain=f"0x{m.group(1)}", bus=f"0x{m.group(2)}", slot=f"0x{m.group(3)}",
+             function=f"0x{m.group(4)}")
+        if vlan:
+            _sub(_sub(iface, "vlan"), "tag", id=str(vlan))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode") + "\n"
 
 
 def qemu_argv(spec: VmSpec) -> list[str]:

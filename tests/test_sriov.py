@@ -1,0 +1,229 @@
+"""SR-IOV VF ports: ip/ethtool parsers on real output (tests/fixtures/sriov/README says where each comes from), the
+VF's PF and index from a sysfs tree laid out as the kernel does, the audit rules, the VF path and its ledger, and
+VFs in a domain XML."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from zeroloss.errors import ZeroLossError
+from zeroloss.host.domxml import parse_domain
+from zeroloss.host.rules_sriov import VfUse, check
+from zeroloss.host.sriov import VfInfo, parse_ethtool_vf_stats, parse_ip_link, resolve, vf_counters
+from zeroloss.host.sysfs import Root
+from zeroloss.lab.labfile import EXAMPLE, parse
+from zeroloss.lab.labsriov import lab_paths, summed, vf_chain
+from zeroloss.lab.path import ledger_paths
+from zeroloss.ledger import counter_delta, ledger
+from zeroloss.vnf.domain import with_vfs
+
+FIX = Path(__file__).parent / "fixtures" / "sriov"
+
+
+def text(name: str) -> str:
+    return (FIX / name).read_text()
+
+
+def test_ip_link_ice_vfs_settings_and_counters():
+    pf = parse_ip_link(text("ip_link_ice_example_cnf.txt"))
+    assert (pf.name, pf.mtu, pf.state, pf.up) == ("ens2f0", 9000, "UP", True)
+    assert sorted(pf.vfs) == list(range(16))
+    vf3 = pf.vfs[3]
+    assert (vf3.mac, vf3.spoofchk, vf3.link_state, vf3.trust, vf3.vlan) == ("5e:c2:8b:ef:87:a4", True, "auto", False, 0)
+    assert vf3.stats == {"rx_bytes": 346464, "rx_packets": 4374, "multicast": 0, "broadcast": 4374, "rx_dropped": 0,
+                         "tx_bytes": 0, "tx_packets": 0, "tx_dropped": 0}
+    assert pf.vfs[15].stats["rx_packets"] == 5435
+
+
+def test_ip_link_old_format_vlan_spoofchk_and_trust():
+    pf = parse_ip_link(text("ip_link_mlx_vlan_old.txt"))
+    assert pf.name == "enp101s0f0" and len(pf.vfs) == 11
+    assert (pf.vfs[0].vlan, pf.vfs[0].spoofchk, pf.vfs[0].stats) == (10, False, None)
+    assert (pf.vfs[9].vlan, pf.vfs[9].spoofchk) == (10, True)
+    assert pf.vfs[1].vlan == 0
+    trusted = parse_ip_link(text("ip_link_trust_on.txt"))
+    assert [v.trust for v in trusted.vfs.values()] == [True, False, False, False, False]
+
+
+def test_ip_link_refuses_other_text():
+    with pytest.raises(ZeroLossError, match="not `ip link show` output"):
+        parse_ip_link(text("ethtool_ixgbe_vf.txt"))
+
+
+def test_vf_counters_i40e_tx_dropped_between_readings():
+    before = parse_ip_link(text("ip_link_i40e_before.txt")).vfs[0]
+    after = parse_ip_link(text("ip_link_i40e_tx_dropped.txt")).vfs[0]
+    delta = counter_delta(vf_counters(after.stats, None, "i40e"), vf_counters(before.stats, None, "i40e"))
+    assert delta == {"rx_packets": 0, "rx_dropped": 0, "tx_packets": 0, "tx_dropped": 2}
+
+
+def test_vf_counters_drops_inside_rx_packets_for_i40e_ice_only():
+    stats = {"rx_packets": 100, "rx_dropped": 7, "tx_packets": 90, "tx_dropped": 0}
+    assert vf_counters(stats, None, "ice")["rx_packets"] == 93
+    assert vf_counters(stats, None, "mlx5_core")["rx_packets"] == 100
+
+
+def test_ethtool_per_vf_stats_as_fallback():
+    per_vf = parse_ethtool_vf_stats(text("ethtool_ixgbe_vf.txt"))
+    assert per_vf[0] == {"rx_packets": 500100, "rx_bytes": 32006400, "tx_packets": 499800, "tx_bytes": 31987200,
+                         "multicast": 0}
+    assert vf_counters(None, per_vf[1], "ixgbe") == {"rx_packets": 499800, "tx_packets": 500100}
+    assert parse_ethtool_vf_stats(text("ip_link_ice_example_cnf.txt")) == {}
+
+
+def fake_sysfs(root: Path, numvfs: int = 4) -> Path:
+    """/sys as drivers/pci/iov.c lays it out: PF 0000:37:00.0 (ens2f0, ice) with VFs 0000:37:01.N."""
+    pci = root / "sys/devices/pci0000:30/0000:30:02.0"
+    pf = pci / "0000:37:00.0"
+    (pf / "net/ens2f0").mkdir(parents=True)
+    (pf / "sriov_numvfs").write_text(f"{numvfs}\n")
+    (pf / "sriov_totalvfs").write_text("128\n")
+    (pf / "vendor").write_text("0x8086\n")
+    drivers = root / "sys/bus/pci/drivers"
+    for d in ("ice", "vfio-pci"):
+        (drivers / d).mkdir(parents=True)
+    os.symlink("../../../bus/pci/drivers/ice", pf / "driver")
+    devices = root / "sys/bus/pci/devices"
+    devices.mkdir(parents=True)
+    os.symlink("../../../devices/pci0000:30/0000:30:02.0/0000:37:00.0", devices / "0000:37:00.0")
+    for n in range(numvfs):
+        vf = pci / f"0000:37:01.{n}"
+        vf.mkdir()
+        (vf / "vendor").write_text("0x8086\n")
+        os.symlink("../0000:37:00.0", vf / "physfn")
+        os.symlink(f"../0000:37:01.{n}", pf / f"virtfn{n}")
+        os.symlink("../../../bus/pci/drivers/vfio-pci", vf / "driver")
+        os.symlink(f"../../../devices/pci0000:30/0000:30:02.0/0000:37:01.{n}", devices / f"0000:37:01.{n}")
+    (root / "sys/class/net").mkdir(parents=True)
+    os.symlink("../../devices/pci0000:30/0000:30:02.0/0000:37:00.0/net/ens2f0", root / "sys/class/net/ens2f0")
+    os.symlink("../../../0000:37:00.0", pf / "net/ens2f0/device")
+    return root
+
+
+def test_resolve_vf_by_pci_and_by_pf_index(tmp_path):
+    root = Root(fake_sysfs(tmp_path))
+    vf = resolve(root, "0000:37:01.2")
+    assert (vf.pf_pci, vf.index, vf.pf_netdev, vf.numvfs, vf.totalvfs, vf.pf_driver, vf.vf_driver) == \
+        ("0000:37:00.0", 2, "ens2f0", 4, 128, "ice", "vfio-pci")
+    assert resolve(root, "ens2f0/3").vf_pci == "0000:37:01.3"
+    assert resolve(root, "0000:37:00.0/1").vf_pci == "0000:37:01.1"
+
+
+def test_resolve_errors_name_the_fix(tmp_path):
+    root = Root(fake_sysfs(tmp_path))
+    with pytest.raises(ZeroLossError, match="has no VF 7 .sriov_numvfs 4") as e:
+        resolve(root, "ens2f0/7")
+    assert "sriov_numvfs" in (e.value.remedy or "")
+    with pytest.raises(ZeroLossError, match="a PCI function but not a VF"):
+        resolve(root, "0000:37:00.0")
+    with pytest.raises(ZeroLossError, match="no such PCI device"):
+        resolve(root, "0000:99:00.0")
+    with pytest.raises(ZeroLossError, match="no PCI network interface 'eth9'"):
+        resolve(root, "eth9")
+
+
+def use(tmp_path, info: VfInfo, **kw) -> VfUse:
+    port = resolve(Root(fake_sysfs(tmp_path)), "ens2f0/0")
+    return VfUse(port, info, parse_ip_link(text("ip_link_ice_example_cnf.txt")), **kw)
+
+
+def test_audit_spoofchk_with_io_forwarding_and_trust(tmp_path):
+    pf = parse_ip_link(text("ip_link_ice_example_cnf.txt"))
+    u = use(tmp_path, pf.vfs[0], forward="io", dst_mac="92:be:3c:24:4a:7d")
+    found = {f.rule: f for f in check([u])}
+    assert found["vf-spoofchk"].severity == "error" and "spoofchk off" in found["vf-spoofchk"].remedy
+    assert found["vf-trust"].severity == "warning"  # its own MAC, but testpmd asks for promiscuous mode
+    foreign = {f.rule: f for f in check([use(tmp_path / "b", pf.vfs[0], dst_mac="02:00:00:00:00:01")])}
+    assert foreign["vf-trust"].severity == "error" and "trust on" in foreign["vf-trust"].remedy
+    assert "vf-spoofchk" not in foreign  # forward mac: the VNF sends with its own MAC
+    trusted = parse_ip_link(text("ip_link_trust_on.txt")).vfs[0]
+    assert not [f for f in check([use(tmp_path / "c", trusted, dst_mac="02:00:00:00:00:01")]) if f.rule == "vf-trust"]
+
+
+def test_audit_vlan_mtu_link_state_and_count(tmp_path):
+    old = parse_ip_link(text("ip_link_mlx_vlan_old.txt"))
+    rules = {f.rule for f in check([use(tmp_path, old.vfs[0], vlan=-1, promisc=False)])}
+    assert "vf-vlan" in rules  # port VLAN 10, the generator sends untagged
+    assert not [f for f in check([use(tmp_path / "b", old.vfs[0], vlan=10, promisc=False)]) if f.rule == "vf-vlan"]
+    big = check([use(tmp_path / "c", old.vfs[1], max_frame=9600, promisc=False)])
+    assert [f.rule for f in big if f.rule == "vf-mtu"] == ["vf-mtu"] and "mtu 9582" in big[0].remedy
+    down = check([use(tmp_path / "d", VfInfo(0, link_state="disable", spoofchk=False, trust=True), promisc=False)])
+    assert [f.rule for f in down] == ["vf-link-state"] and "state auto" in down[0].remedy
+    many = check([use(tmp_path / "e", VfInfo(0, link_state="auto", trust=True), needed_on_pf=6, promisc=False)])
+    assert [f.rule for f in many] == ["vf-count"] and "echo 6 >" in many[0].remedy
+
+
+SRIOV_LAB = """\
+dut: {ssh: compute-0}
+dut_vnfs: []
+generator:
+  ports:
+    - {name: A, device: 0000:3b:00.0, dut_port: "sriov:ens2f0/0", dst_mac: "92:be:3c:24:4a:7d"}
+    - {name: B, device: 0000:3b:00.1, dut_port: "sriov:ens2f0/1", dst_mac: "be:c8:8b:88:a2:15"}
+traffic: {pairs: [[A, B]]}
+"""
+
+
+def sriov_lab():
+    doc = yaml.safe_load(SRIOV_LAB)
+    doc.pop("dut_vnfs")
+    doc["dut"]["vnfs"] = [{"name": "cnf1", "ports": ["sriov:ens2f0/0", "sriov:ens2f0/1"],
+                           "telemetry": "/var/run/dpdk/rte/dpdk_telemetry.v2"}]
+    return parse(doc, "lab.yaml")
+
+
+def test_lab_file_takes_sriov_ports_and_keeps_todays_files():
+    lab = sriov_lab()
+    assert lab.vnf_of("sriov:ens2f0/1")[1] == 1
+    parse(yaml.safe_load(EXAMPLE), "example")
+    doc = yaml.safe_load(SRIOV_LAB)
+    doc.pop("dut_vnfs")
+    doc["generator"]["ports"][0]["dut_port"] = "sriov:ens2f0/x"
+    with pytest.raises(ZeroLossError, match="is not sriov:<VF PCI address>"):
+        parse(doc, "lab.yaml")
+
+
+def test_vf_path_ledger_accounts_vf_drops():
+    lab = sriov_lab()
+    chains = [vf_chain(lab, 0, 1), vf_chain(lab, 1, 0)]
+    paths = lab_paths(lab, chains, ledger_paths)
+    assert [h["kind"] for h in paths[0]["hops"]] == ["gen_tx", "vf_rx", "proc_tx", "vf_tx", "gen_rx"]
+    # 1000 frames A -> B: VF 0 drops 10 (ring full), the VNF forwards 990, VF 1 drops 2 on TX, zlgen gets 988
+    c = {"gen": {"dirs": {"0": {"offered": 1000, "refused": 0, "rx_unique": 988}}},
+         "procs": {"cnf1": [{"ipackets": 990, "opackets": 0}, {"ipackets": 0, "opackets": 990}]},
+         "vfs": {"sriov:ens2f0/0": {"rx_packets": 990, "rx_dropped": 10, "tx_packets": 0, "tx_dropped": 0},
+                 "sriov:ens2f0/1": {"rx_packets": 0, "rx_dropped": 0, "tx_packets": 988, "tx_dropped": 2}}}
+    led = ledger(paths[:1], c)[0]
+    assert (led["sent"], led["received"], led["counted"], led["unexplained"]) == (1000, 988, 12, 0)
+    drops = {d["reason"]: d["frames"] for h in led["hops"] for d in h["drops"]}
+    assert drops == {"vf_rx_dropped": 10, "vf_tx_dropped": 2}
+    assert all(h["unexplained"] == 0 for h in led["hops"])
+
+
+def test_vf_path_refuses_mixed_and_unheld_vfs():
+    lab = sriov_lab()
+    doc = yaml.safe_load(SRIOV_LAB)
+    doc.pop("dut_vnfs")
+    lonely = parse(doc, "lab.yaml")
+    with pytest.raises(ZeroLossError, match="no VNF holds VF sriov:ens2f0/0"):
+        vf_chain(lonely, 0, 1)
+    assert summed({"a": {"rx_packets": 1}, "b": {"rx_packets": 2}},
+                  [{"hops": [{"vf": "a+b"}]}])["a+b"] == {"rx_packets": 3}
+    assert lab.ports[0].dut_port == "sriov:ens2f0/0"
+
+
+def test_domain_xml_vfs_read_back_and_rendered():
+    two = parse_domain(text("domain_vmx_two_vfs.xml"))
+    assert two.pci_passthrough() == ["0000:04:10.0", "0000:04:10.1"]
+    assert [i.mac for i in two.interfaces] == ["aa:ss:bb:cc:dd:ee", "bb:55:77:11:00:00"]
+    assert parse_domain(text("domain_libvirt_hostdev_pci.xml")).pci_passthrough() == ["0000:06:12.5"]
+    xml = with_vfs(text("domain_libvirt_hostdev_pci.xml"), [("0000:3b:02.1", "02:00:00:00:00:0a", 15)])
+    back = parse_domain(xml)
+    assert back.pci_passthrough() == ["0000:3b:02.1", "0000:06:12.5"]
+    assert "<tag id=\"15\" />" in xml or "<tag id=\"15\"/>" in xml
+    with pytest.raises(ZeroLossError, match="not a VF's PCI address"):
+        with_vfs(xml, [("3b:02.1", "02:00:00:00:00:0a", 0)])
