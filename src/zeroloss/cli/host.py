@@ -13,9 +13,10 @@ from zeroloss.cli.argtypes import whole_number
 from zeroloss.errors import ZeroLossError
 from zeroloss.fmt import table
 
-PLAN_FORMATS = ["summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "edpm", "performance-profile", "flavor"]
+PLAN_FORMATS = ["summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "edpm", "performance-profile", "flavor", "k8s"]
 FORMAT_HELP = " | ".join(PLAN_FORMATS) + " | all (default all): edpm = RHOSO 18 edpm-ansible variables, " \
-    "performance-profile = an OpenShift PerformanceProfile"
+    "performance-profile = an OpenShift PerformanceProfile, k8s = the CNF's manifests (PerformanceProfile, " \
+    "SriovNetworkNodePolicy and NetworkAttachmentDefinition per port, testpmd Pod), schema-checked; not in all"
 
 
 def _list(text: str) -> tuple[str, ...]:

@@ -35,12 +35,14 @@ def _obj(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any
 
 
 def _doc(api: str, kind: str, spec: dict[str, Any], namespaced: bool = True) -> dict[str, Any]:
-    meta = {"name": {"type": "string", "pattern": _DNS_SUBDOMAIN, "maxLength": 253}, "labels": _STR_MAP,
-            "annotations": _STR_MAP}
-    if namespaced:
-        meta["namespace"] = {"type": "string", "pattern": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63}
-    return _obj({"apiVersion": {"const": api}, "kind": {"const": kind}, "metadata": _obj(meta, ("name",)),
-                 "spec": spec}, ("apiVersion", "kind", "metadata", "spec"))
+    """The object around a spec; metadata is the core ObjectMeta, checked further with the kubernetes models
+    (schema.py), status is the operator's and not checked."""
+    meta: dict[str, Any] = {"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string", "pattern": _DNS_SUBDOMAIN, "maxLength": 253}}}
+    if not namespaced:
+        meta["not"] = {"required": ["namespace"]}
+    return _obj({"apiVersion": {"const": api}, "kind": {"const": kind}, "metadata": meta, "spec": spec,
+                 "status": {"type": "object"}}, ("apiVersion", "kind", "metadata", "spec"))
 
 
 NAD = _doc("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", _obj({"config": _STR}, ("config",)))
@@ -92,17 +94,18 @@ PERFORMANCE_PROFILE = _doc("performance.openshift.io/v2", "PerformanceProfile", 
 
 
 def _nad_config(doc: dict[str, Any]) -> Fault:
-    """spec.config is a CNI network configuration: a JSON object with cniVersion, name and a type (or a plugins
-    list), as the NPWG de-facto standard (v1, section 3.2) and the CNI spec require."""
+    """spec.config is a CNI network configuration: a JSON object with cniVersion and a type (or a plugins list);
+    name may be left out (Userspace CNI's examples/crd-userspace-net-ovs-no-ipam.yaml has none) but is a string."""
     try:
         conf = json.loads(doc["spec"]["config"])
     except ValueError as err:
         return "spec.config", f"not JSON ({err})"
     if not isinstance(conf, dict):
         return "spec.config", "not a JSON object"
-    for key in ("cniVersion", "name"):
-        if not isinstance(conf.get(key), str):
-            return f"spec.config.{key}", "missing (a CNI configuration names its cniVersion and name)"
+    if not isinstance(conf.get("cniVersion"), str):
+        return "spec.config.cniVersion", "missing or not a string (a CNI configuration names its version)"
+    if not isinstance(conf.get("name", ""), str):
+        return "spec.config.name", "not a string"
     if not isinstance(conf.get("type"), str) and not isinstance(conf.get("plugins"), list):
         return "spec.config.type", "missing (a CNI configuration has a type or a plugins list)"
     return None

@@ -48,6 +48,7 @@ class PodSpec:
     host_paths: tuple[tuple[str, str, str] | tuple[str, str, str, str], ...] = ()
     networks: tuple[str, ...] = ()  # NAD names -> the k8s.v1.cni.cncf.io/networks annotation
     sriov_resource: str | None = None  # e.g. openshift.io/intelnics: 1 per network in requests = limits
+    sriov_resources: tuple[str, ...] = ()  # or one resource per network (a VF from each PF's own pool)
     runtime_class: str | None = None  # the PerformanceProfile's RuntimeClass (runtime_class(profile name))
     namespace: str = "default"
     stdin: bool = True
@@ -79,11 +80,16 @@ def _resources(spec: PodSpec) -> dict[str, str]:
         res["hugepages-2Mi"] = _mib(spec.hugepages_2mi_mb, "hugepages-2Mi", 2)
     if spec.hugepages_1gi_mb:
         res["hugepages-1Gi"] = _mib(spec.hugepages_1gi_mb, "hugepages-1Gi", 1024)
-    if spec.sriov_resource:
-        if not spec.networks:
-            raise ZeroLossError(f"pod {spec.name}: SR-IOV resource {spec.sriov_resource} without networks",
-                                "name the NetworkAttachmentDefinitions whose VFs the pod takes")
-        res[spec.sriov_resource] = str(len(spec.networks))
+    if spec.sriov_resource and spec.sriov_resources:
+        raise ZeroLossError(f"pod {spec.name}: both sriov_resource and sriov_resources", "give one of them")
+    per_network = spec.sriov_resources or ((spec.sriov_resource,) * len(spec.networks) if spec.sriov_resource else ())
+    wanted = bool(spec.sriov_resource or spec.sriov_resources)
+    if wanted and (not spec.networks or len(per_network) != len(spec.networks)):
+        given = ", ".join(spec.sriov_resources or (str(spec.sriov_resource),))
+        raise ZeroLossError(f"pod {spec.name}: SR-IOV resource(s) {given} for {len(spec.networks)} network(s)",
+                            "name one NetworkAttachmentDefinition per VF the pod takes")
+    for name in dict.fromkeys(per_network):
+        res[name] = str(per_network.count(name))
     return res
 
 
@@ -157,16 +163,19 @@ class NetworkSpec:
 
 def _cni_config(net: NetworkSpec) -> dict[str, Any]:
     if net.kind == "sriov":
-        # sriov-cni README "Usage": type sriov, vlan, spoofchk, trust; DPDK (vfio-pci) VFs need no IPAM
+        # k8snetworkplumbingwg/sriov-cni docs/configuration-reference.md: type sriov, vlan (0 = none), spoofchk and
+        # trust "on"/"off"; deviceID comes from the device plugin; a DPDK (vfio-pci) VF needs no IPAM
         return {"cniVersion": "0.3.1", "name": net.name, "type": "sriov", "vlan": net.vlan,
                 "spoofchk": "off", "trust": "on"}
     if net.kind == "vhostuser":
-        # intel/userspace-cni-network-plugin README: host engine ovs-dpdk (vhost-user client port on a bridge),
-        # container engine dpdk (its virtio-user PMD is the vhost-user server)
+        # intel/userspace-cni-network-plugin examples/ovs-vhost/userspace-ovs-netAttach-2.yaml, with the host side in
+        # client mode (cniovs/cniovs.go: vhost mode "client" -> an OVS dpdkvhostuserclient port, as the bench's OVS
+        # has) and the container's testpmd the vhost-user server; the socket is <container id[:12]>-<ifname> in the
+        # directory the CNI shares with the pod
         return {"cniVersion": "0.3.1", "name": net.name, "type": "userspace",
                 "host": {"engine": "ovs-dpdk", "iftype": "vhostuser", "netType": "bridge",
                          "vhost": {"mode": "client"}, "bridge": {"bridgeName": net.bridge}},
-                "container": {"engine": "dpdk", "iftype": "vhostuser", "netType": "interface",
+                "container": {"engine": "ovs-dpdk", "iftype": "vhostuser", "netType": "interface",
                               "vhost": {"mode": "server"}}}
     raise ZeroLossError(f"network {net.name} of kind '{net.kind}'", "use sriov or vhostuser")
 
@@ -207,7 +216,11 @@ class SriovPolicySpec:
 def sriov_node_policy(spec: SriovPolicySpec) -> dict[str, Any]:
     """An sriovnetwork.openshift.io/v1 SriovNetworkNodePolicy: numVfs VFs on the named PFs, bound to
     device_type, offered as openshift.io/<resource_name>."""
-    selector: dict[str, Any] = {"pfNames": list(spec.pf_names)}
+    if not spec.pf_names and not spec.root_devices:
+        raise ZeroLossError(f"SR-IOV policy {spec.name} selects no NIC", "name the PFs (pfNames or rootDevices)")
+    selector: dict[str, Any] = {}
+    if spec.pf_names:
+        selector["pfNames"] = list(spec.pf_names)
     if spec.root_devices:
         selector["rootDevices"] = list(spec.root_devices)
     body: dict[str, Any] = {"deviceType": spec.device_type, "isRdma": spec.is_rdma, "nicSelector": selector,

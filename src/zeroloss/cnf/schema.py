@@ -11,8 +11,11 @@ schemas are in crd.py, written from the upstream type definitions, and checked w
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any
+from typing import Any, get_args, get_origin
+
+from pydantic import AliasChoices, BaseModel, ValidationError
 
 from ..errors import ZeroLossError
 from .crd import SCHEMAS
@@ -89,25 +92,74 @@ def _check_resources(res: dict[str, Any], kind: str, name: str, path: str) -> No
         raise _fail(kind, name, path, "a container with hugepages must request cpu or memory")
 
 
-def _check_pod(doc: dict[str, Any]) -> None:
+def _model_nodes(node: Any, cls: type[BaseModel], path: str) -> Iterator[tuple[str, type[BaseModel], Any]]:
+    """Every (path, model class, dict) in node, following the model's field types (Optional, List, Dict)."""
+    yield path, cls, node
+    if not isinstance(node, dict):
+        return
+    fields: dict[str, Any] = {}
+    for attr, info in cls.model_fields.items():
+        alias = info.validation_alias
+        for key in (alias.choices if isinstance(alias, AliasChoices) else [attr]):
+            fields[str(key)] = info.annotation
+    for key, value in node.items():
+        yield from _typed(value, fields.get(key), f"{path}{key}")
+
+
+def _typed(value: Any, hint: Any, path: str) -> Iterator[tuple[str, type[BaseModel], Any]]:
+    args = [a for a in get_args(hint) if a is not type(None)]
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        yield from _model_nodes(value, hint, path + ".")
+    elif get_origin(hint) is list and isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _typed(item, args[0], f"{path}[{i}]")
+    elif get_origin(hint) is dict and isinstance(value, dict):
+        for key, item in value.items():
+            yield from _typed(item, args[-1], f"{path}.{key}")
+    elif len(args) == 1 and get_origin(hint) is not None:  # Optional[X]
+        yield from _typed(value, args[0], path)
+
+
+def _locate(doc: dict[str, Any], root: type[BaseModel], title: str, loc: tuple[Any, ...]) -> str:
+    """The path ('spec.containers[0].') of the first object of model `title` whose own validation fails at loc:
+    pydantic names the innermost model and the field in it, not where that model sits in the document."""
+    for path, cls, node in _model_nodes(doc, root, ""):
+        if cls.__name__ == title and isinstance(node, dict):
+            try:
+                cls.model_validate(node)
+            except ValidationError as err:
+                if err.errors()[0]["loc"] == loc:
+                    return path
+    return f"({title}) "
+
+
+def _check_model(doc: dict[str, Any], model: str, kind: str, name: str, prefix: str) -> None:
+    """doc deserialized into the kubernetes model (missing required fields, wrong types), then serialized back:
+    a key the round trip lost is unknown to the API (from_dict drops it silently)."""
+    import kubernetes.client.models as models
     from kubernetes.client.api_client import ApiClient
-    from kubernetes.client.models.v1_pod import V1Pod
-    from pydantic import ValidationError
+
+    cls: type[BaseModel] = getattr(models, model)
+    try:
+        obj = cls.from_dict(doc)  # type: ignore[attr-defined]
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        what = ("required, missing" if first.get("input") is None else
+                f"{first['msg']} (got {first.get('input')!r})".replace("\n", " ")[:200])
+        raise _fail(kind, name, prefix + _locate(doc, cls, err.title, first["loc"]) + loc, what) from None
+    kept = ApiClient().sanitize_for_serialization(obj)  # type: ignore[no-untyped-call]
+    extra = _first_extra(doc, kept, "")
+    if extra:
+        raise _fail(kind, name, prefix + extra, "unknown field")
+
+
+def _check_pod(doc: dict[str, Any]) -> None:
 
     name = str((doc.get("metadata") or {}).get("name", "?"))
     if not isinstance(doc.get("metadata"), dict) or not DNS_SUBDOMAIN.fullmatch(name) or len(name) > 253:
         raise _fail("Pod", name, "metadata.name", "missing or not a DNS subdomain (lower case, digits, '-', '.')")
-    try:
-        pod = V1Pod.from_dict(doc)
-    except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise _fail("Pod", name, f"{err.title}.{loc}",
-                    f"{first['msg']} (got {first.get('input')!r})".replace("\n", " ")[:200]) from None
-    kept = ApiClient().sanitize_for_serialization(pod)  # type: ignore[no-untyped-call]
-    extra = _first_extra(doc, kept, "")
-    if extra:
-        raise _fail("Pod", name, extra, "unknown field")
+    _check_model(doc, "V1Pod", "Pod", name, "")
     spec = doc["spec"]
     if not spec.get("containers"):
         raise _fail("Pod", name, "spec.containers", "at least one container is required")
@@ -149,6 +201,7 @@ def _check_crd(doc: dict[str, Any], schema: dict[str, Any]) -> None:
     if error is not None:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
         raise _fail(kind, name, path or "(document)", error.message.replace("\n", " ")[:200])
+    _check_model(doc["metadata"], "V1ObjectMeta", kind, name, "metadata.")
     check = SCHEMAS[(str(doc.get("apiVersion")), kind)][1]
     if check is not None:
         fault = check(doc)

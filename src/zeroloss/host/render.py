@@ -165,8 +165,15 @@ def flavor(plan: Plan, name: str = "<flavor>") -> str:
                       f"openstack flavor set {name} " + " ".join(f"--property {p}" for p in props)])
 
 
+def k8s(plan: Plan) -> str:
+    """The CNF's Kubernetes manifests (render_k8s.py; not in 'all': it loads the kubernetes models to check them)."""
+    from .render_k8s import render_k8s
+
+    return render_k8s(plan)
+
+
 RENDERERS = {"summary": summary, "ovs-vsctl": ovs_vsctl, "cmdline": cmdline, "tuned": tuned, "tripleo": tripleo,
-             "edpm": edpm, "performance-profile": performance_profile, "flavor": flavor}
+             "edpm": edpm, "performance-profile": performance_profile, "flavor": flavor, "k8s": k8s}
 
 
 def render(plan: Plan, fmt: str) -> str:
