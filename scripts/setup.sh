@@ -8,7 +8,9 @@ PKGS=(dpdk dpdk-dev libdpdk-dev openvswitch-switch-dpdk python3-openvswitch meso
       gcc make libjansson-dev python3 python3-venv python3-pip python3-pyelftools iproute2
       chromium   # chromium: the report test renders the HTML report headless
       qemu-system-x86 busybox-static cpio  # the VNF guest (--vnf vm): QEMU, the guest's shell, its initramfs
-      openssh-client openssh-server)  # lab mode: ssh to the DUT host; the lab tests' sshd on 127.0.0.1
+      openssh-client openssh-server  # lab mode: ssh to the DUT host; the lab tests' sshd on 127.0.0.1
+      podman runc conmon catatonit)  # the CNF (--vnf container): podman with runc (crun refuses this host's hybrid
+                                     # cgroups), catatonit for kube play's infra container
 # 2 MiB pages: OVS (1024 MB) + zlgen (256 MB) + the VNFs (pvvp: two 512 MB guests, or two 256 MB testpmds)
 HUGEPAGES=${ZEROLOSS_HUGEPAGES:-1280}
 
@@ -70,6 +72,8 @@ fi
 
 # the VNF guest for --vnf vm, from Debian packages (rebuilt only when its inputs change)
 ./scripts/build-guest.sh
+# the CNF's image for --vnf container, from the host's DPDK (rebuilt only when its inputs change)
+./scripts/build-cnf-image.sh
 
 if [ ! -x .venv/bin/python ]; then
 	python3 -m venv .venv

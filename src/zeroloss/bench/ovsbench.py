@@ -46,7 +46,7 @@ from ..host.cpuset import parse_list
 from ..ovsfacts import DatapathTuning
 from ..proc import ComponentDied, check_alive
 from ..stream import Stream, Vxlan
-from ..vnf.container import SHARED_DIR, ContainerSpec, ContainerVnf, cnf_pod, require_image
+from ..vnf.container import SHARED_DIR, ContainerSpec, ContainerVnf, PodmanFailed, cnf_pod, require_image
 from ..vnf.domain import VmInterface, VmSpec, kernel_cmdline
 from ..vnf.vm import GuestVm, guest_files, qemu_binary, resolve_accel
 from .workspace import Workspace
@@ -473,7 +473,8 @@ class OvsBench:
         /vhu, its EAL runtime folder mounted where it is here (telemetry), pinned to the process VNF's lcores."""
         s = self.spec
         ports = s.vnf_ports[2 * k:2 * k + 2]
-        name = f"zl-{self.ws.prefix(f'vnf{k}')}"
+        # a Pod's name is a DNS subdomain: the session's prefix without its '_'
+        name = f"zl-{self.ws.prefix(f'vnf{k}')}".lower().replace("_", "-")
         eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix(f"vnf{k}"),
                   vdevs=tuple(_virtio(i, f"{SHARED_DIR}/{self.ws.sock(n).name}", s.vnf_queues or s.queues,
                                       s.vnf_ring) for i, n in enumerate(ports)))
@@ -481,7 +482,7 @@ class OvsBench:
         spec = ContainerSpec(name=name, image=require_image(), argv=tuple(cfg.argv()),
                              cpus=parse_list(s.vnf_lcores), socket_dir=str(self.ws.root),
                              runtime_dir=str(eal.runtime_dir), hugepages_mb=VNF_MB, launch=s.cnf_launch,
-                             labels={"org.zeroloss.session": self.ws.tag})
+                             labels={"org.zeroloss.session": self.ws.tag}, ctl_fifo=f"cnf{k}.fifo")
         manifest = cnf_pod(spec) if s.cnf_launch == "kube" else None
         return ContainerVnf(spec, self.ws.root / f"cnf{k}", f"VNF {k + 1}", self.ws.log(f"vnf{k}"),
                             eal.telemetry_socket, manifest=manifest, start_timeout_s=s.connect_timeout_s)
@@ -520,6 +521,8 @@ class OvsBench:
         connects. When it times out, names the OVS ports that never connected and the socket they wait on."""
         try:
             start()
+        except PodmanFailed:
+            raise
         except ZeroLossError as e:
             try:
                 waiting = self.ovs.never_connected(list(ports))

@@ -392,8 +392,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="instead: the search strategies side by side on the bench (trial-seconds, wall time, "
                         "generator failures, NDR spread of --repeats searches each, per case)")
     b.add_argument("--vnf", action="store_true",
-                   help="instead: PVP with the VNF as a VM against the VNF as a host process, per frame size, and "
-                        "the VM with virtio rings 256 and 1024 (NDRs, ratios, guest boot time)")
+                   help="instead: PVP with the VNF as a host process, a container (CNF) and a VM, per frame size, "
+                        "and the VM with virtio rings 256 and 1024 (NDRs, ratios, latency p50/p99 at the NDR, "
+                        "container start and guest boot times)")
     b.add_argument("--noisy", action="store_true",
                    help="instead: a short run quiet, then with a CPU hog pinned to the generator's and to the DUT's "
                         "core (verdicts, wasted trial time, exit status), and OVS meter searches of known capacity on "

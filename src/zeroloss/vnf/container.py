@@ -34,7 +34,7 @@ from ..dpdk.vnf import Placement, Vnf
 from ..errors import ZeroLossError
 from ..fileio import write_text_atomic
 from ..proc import STOPPED, ComponentDied, ManagedProcess, freeze, proc_state, signal_name
-from ..session import forget_container, record_container
+from ..session import forget_container, record_child, record_container
 
 IMAGE_REPO = "localhost/zeroloss-testpmd"
 BUILD_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "build-cnf-image.sh"
@@ -43,6 +43,10 @@ HUGEPAGES = "/dev/hugepages"
 ULIMITS = ("nofile=1024:1024", "nproc=1024:1024")
 LAUNCHES = ("run", "kube")
 PODMAN_S = 30.0            # a podman command that takes longer is stuck
+
+
+class PodmanFailed(ZeroLossError):
+    """podman refused or failed a command: the container never ran (not a vhost-user connection problem)."""
 
 
 def containers_conf(runtime: str = "runc") -> str:
@@ -70,6 +74,10 @@ def dpdk_version() -> str:
 
 
 def image_name(version: str | None = None) -> str:
+    """The CNF image: ZEROLOSS_CNF_IMAGE if set (an image of your own with dpdk-testpmd at /usr/bin), else the one
+    build-cnf-image.sh built for the host's DPDK."""
+    if version is None and os.environ.get("ZEROLOSS_CNF_IMAGE"):
+        return os.environ["ZEROLOSS_CNF_IMAGE"]
     tag = "".join(c if c.isalnum() or c in "_.-" else "_" for c in (version or dpdk_version()))
     return f"{IMAGE_REPO}:{tag}"
 
@@ -80,11 +88,11 @@ def podman(args: list[str], env: dict[str, str], timeout: float = PODMAN_S, chec
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        raise ZeroLossError(f"podman {args[0]} did not finish in {timeout:.0f} s", "is podman's storage locked by "
+        raise PodmanFailed(f"podman {args[0]} did not finish in {timeout:.0f} s", "is podman's storage locked by "
                                                                                   "another podman?") from None
     if check and out.returncode != 0:
         lines = [ln.strip() for ln in out.stderr.splitlines() if ln.strip()]
-        raise ZeroLossError(f"podman {' '.join(args[:2])} failed: {lines[-1] if lines else f'exit {out.returncode}'}")
+        raise PodmanFailed(f"podman {' '.join(args[:2])} failed: {lines[-1] if lines else f'exit {out.returncode}'}")
     return out.stdout
 
 
@@ -111,6 +119,15 @@ class ContainerSpec:
     hugepages_mb: int = 256
     launch: str = "run"                     # run | kube
     labels: dict[str, str] = field(default_factory=dict)
+    ctl_fifo: str = "ctl.fifo"              # kube: testpmd's standard input, a FIFO in socket_dir
+
+    def command(self) -> tuple[str, ...]:
+        """The container's argv. kube: podman 4.3's kube play closes a container's stdin whatever the Pod says
+        (stdin: true), so testpmd reads a FIFO in the mounted socket folder that zeroloss holds open for
+        writing: its prompt, and an end of file that ends it when zeroloss is gone."""
+        if self.launch != "kube":
+            return self.argv
+        return ("/bin/sh", "-c", f'exec "$@" < {SHARED_DIR}/{self.ctl_fifo}', "testpmd", *self.argv)
 
     @property
     def container(self) -> str:
@@ -131,7 +148,7 @@ class ContainerSpec:
             args += ["--label", f"{k}={v}"]
         for _, host, inside in self.mounts():
             args += ["-v", f"{host}:{inside}"]
-        return [*args, self.image, *self.argv]
+        return [*args, self.image, *self.command()]
 
 
 def cnf_pod(spec: ContainerSpec) -> dict:
@@ -139,9 +156,9 @@ def cnf_pod(spec: ContainerSpec) -> dict:
     volumes are the host folders run mounts, and its CPUs are the cpuset's (EAL's -l pins the threads)."""
     from ..cnf.k8s import PodSpec, pod_manifest
 
-    return pod_manifest(PodSpec(name=spec.name, image=spec.image, command=spec.argv, cpus=len(spec.cpus),
+    return pod_manifest(PodSpec(name=spec.name, image=spec.image, command=spec.command(), cpus=len(spec.cpus),
                                 memory_mb=128, hugepages_2mi_mb=spec.hugepages_mb, host_paths=spec.mounts(),
-                                stdin=True))
+                                stdin=True, image_pull_policy="Never"))
 
 
 class ContainerVnf(Vnf):
@@ -163,7 +180,8 @@ class ContainerVnf(Vnf):
         self.pid: int | None = None         # testpmd's host pid
         self.conmon: int | None = None
         self.held = False
-        self.proc = ManagedProcess(f"{label} (podman {'attach' if spec.launch == 'kube' else 'run'})",
+        self.ctl_fd: int | None = None      # kube: the FIFO testpmd reads
+        self.proc = ManagedProcess(f"{label} (podman {'logs' if spec.launch == 'kube' else 'run'})",
                                    [podman_binary()], log_path, stdin_pipe=True, env=self.env,
                                    death_signal=signal.SIGTERM)
 
@@ -176,14 +194,11 @@ class ContainerVnf(Vnf):
         record_container(self.record, self.spec.name, "pod" if self.spec.launch == "kube" else "container")
         try:
             if self.spec.launch == "kube":
-                self._kube_play()
-                self.proc.argv = [podman_binary(), "attach", self.spec.container]
+                self._kube_play(started)
+                self.proc.argv = [podman_binary(), "logs", "--follow", self.spec.container]
             else:
                 self.proc.argv = [podman_binary(), *self.spec.run_argv()]
             self.proc.start()
-            if self.spec.launch == "kube":
-                self._await_inspect(started)
-                self.proc.send("")  # testpmd prints its prompt again for the attached client
             self.proc.wait_for_log("testpmd>", max(1.0, started + self.start_timeout_s - time.monotonic()))
             log = self.proc.log_path.read_text(errors="replace")
             if "Not all ports were started" in log or "Fail to configure port" in log:
@@ -196,13 +211,27 @@ class ContainerVnf(Vnf):
             raise
         return self
 
-    def _kube_play(self) -> None:
+    def _kube_play(self, started: float) -> None:
+        """podman kube play of the Pod manifest; then the FIFO its testpmd reads is opened for writing (the
+        container's shell waits on it before it runs testpmd)."""
         import yaml  # PyYAML: the manifest as podman reads it
 
         if self.manifest is None:
             raise ZeroLossError(f"{self.label}: launch kube needs the Pod manifest")
         write_text_atomic(self.manifest_path, yaml.safe_dump(self.manifest, sort_keys=False))
+        fifo = Path(self.spec.socket_dir) / self.spec.ctl_fifo
+        fifo.unlink(missing_ok=True)
+        os.mkfifo(fifo, 0o600)
         podman(["kube", "play", "--network", "none", str(self.manifest_path)], self.env, timeout=60)
+        while self.ctl_fd is None:
+            try:
+                self.ctl_fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError as e:  # ENXIO: no reader yet
+                if time.monotonic() > started + self.start_timeout_s:
+                    raise ZeroLossError(f"{self.label}: the Pod's container never opened its command FIFO: {e}") \
+                        from None
+                time.sleep(0.05)
+        os.set_blocking(self.ctl_fd, True)
 
     def _await_inspect(self, started: float) -> None:
         """testpmd's and conmon's host pids, from podman inspect (recorded: a later zeroloss kills them)."""
@@ -211,6 +240,8 @@ class ContainerVnf(Vnf):
                           self.spec.container], self.env, check=False).split()
             if len(out) == 3 and out[0] != "0":
                 self.pid, self.conmon = int(out[0]), int(out[1])
+                record_child(self.dir / "testpmd.pid", self.pid, f"{self.label}'s testpmd (container)")
+                record_child(self.dir / "conmon.pid", self.conmon, f"{self.label}'s conmon")
                 return
             if len(out) == 3 and out[2] in ("exited", "stopped"):
                 raise ZeroLossError(f"{self.label}: the container exited at start: {self.proc.reason()} "
@@ -221,8 +252,14 @@ class ContainerVnf(Vnf):
             time.sleep(0.1)
 
     def command(self, line: str) -> None:
-        """Types one command at the container testpmd's prompt (the podman client's standard input)."""
-        self.proc.send(line)
+        """Types one command at the container testpmd's prompt (the podman client's standard input, or the FIFO)."""
+        if self.ctl_fd is None:
+            self.proc.send(line)
+            return
+        try:
+            os.write(self.ctl_fd, (line + "\n").encode())
+        except OSError as e:
+            raise ZeroLossError(f"{self.label}'s testpmd does not read its commands: {e.strerror}") from None
 
     def pause(self) -> None:
         """Freezes its testpmd (SIGSTOP of its host pid, every thread): frames wait in its virtio rings."""
@@ -255,19 +292,42 @@ class ContainerVnf(Vnf):
         where = f"container {self.spec.container}"
         state = proc_state(self.pid)
         if state is None or state == "Z":
-            code = self.proc.proc.poll() if self.proc.proc else None
+            code = self._exit_code(wait_s=2.0)
+            if code is None and self.conmon and proc_state(self.conmon) is None:
+                return self._conmon_gone(where)
             how = (f"was killed by {signal_name(-(code - 128))}" if code is not None and code > 128 else
                    f"exited with code {code}" if code is not None else "is gone")
             return (f"{self.label}'s testpmd (pid {self.pid} in {where}) {how}; its log's last line: "
                     f"'{self.proc.last_line()}' (log: {self.proc.log_path})")
         if self.conmon and proc_state(self.conmon) is None:
-            return (f"{self.label}: conmon (pid {self.conmon}), the monitor of {where}, is gone: the container "
-                    f"has no owner (podman cannot report or remove it cleanly)")
+            return self._conmon_gone(where)
         if state in STOPPED and not self.held:
             time.sleep(0.15)
             if proc_state(self.pid) in STOPPED and not self.held:
                 return f"{self.label}'s testpmd (pid {self.pid} in {where}) is stopped (SIGSTOP or a debugger)"
         return None
+
+    def _conmon_gone(self, where: str) -> str:
+        return (f"{self.label}: conmon (pid {self.conmon}), the monitor of {where}, is gone, and its testpmd with "
+                f"it (runc ends a container whose monitor dies)")
+
+    def _exit_code(self, wait_s: float = 0.0) -> int | None:
+        """How the container's testpmd ended, once podman knows (None: not known within wait_s): run's client
+        exits with its code (128 + n for signal n); kube's container says it when it has exited."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            if self.spec.launch == "run":
+                code = self.proc.proc.poll() if self.proc.proc else None
+            else:
+                try:
+                    out = podman(["inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}",
+                                  self.spec.container], self.env, check=False).split()
+                    code = int(out[1]) if len(out) == 2 and out[0] == "exited" else None
+                except (ZeroLossError, ValueError):
+                    code = None
+            if code is not None or time.monotonic() >= deadline:
+                return code
+            time.sleep(0.1)
 
     def stop(self) -> None:
         """testpmd quits; the container (kube: the Pod) is removed whatever state it is in; the client stops."""
@@ -278,17 +338,24 @@ class ContainerVnf(Vnf):
             except ProcessLookupError:
                 pass
         self.held = False
-        if self.proc.alive() and self.pid and proc_state(self.pid) not in (None, "Z"):
+        if (self.proc.alive() or self.ctl_fd is not None) and self.pid and proc_state(self.pid) not in (None, "Z"):
             try:
-                self.proc.send("quit")
+                self.command("quit")
                 deadline = time.monotonic() + 5
                 while time.monotonic() < deadline and proc_state(self.pid) not in (None, "Z"):
                     time.sleep(0.05)
             except Exception:
                 pass
+        if self.ctl_fd is not None:
+            os.close(self.ctl_fd)
+            self.ctl_fd = None
         remove_container(self.spec.name, "pod" if self.spec.launch == "kube" else "container", self.env)
+        if self.spec.launch == "kube":
+            (Path(self.spec.socket_dir) / self.spec.ctl_fifo).unlink(missing_ok=True)
         self.proc.stop(timeout=5)
         forget_container(self.record)
+        for name in ("testpmd.pid", "conmon.pid"):
+            (self.dir / name).unlink(missing_ok=True)
         shutil.rmtree(self.spec.runtime_dir, ignore_errors=True)
 
 
