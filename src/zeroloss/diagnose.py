@@ -166,7 +166,8 @@ def _tx_failure(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
     ev += [f"{k}: telemetry did not answer after the trial (stopped or paused)" for k in x.ctx.get("vnfs", [])
            if k not in procs]
     remedies = [("a larger virtio ring in the guest: QEMU -device virtio-net-pci,rx_queue_size=1024,"
-                 "tx_queue_size=1024" + (f" (this run: {ring}; bench: --set vnf_ring=1024)" if ring else "")),
+                 "tx_queue_size=1024 (a VM), net_virtio_user queue_size=1024 (a container or process)"
+                 + (f" (this run: {ring}; bench: --set vnf_ring=1024)" if ring else "")),
                 "more cores for the VNF's forwarding threads, isolated from OVS's PMDs",
                 f"multiqueue: ovs-vsctl set Interface {hop['ports'][0]} options:n_rxq={2 * x.queues} and queues="
                 f"{2 * x.queues} in the guest",
