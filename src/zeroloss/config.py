@@ -95,6 +95,10 @@ class RunConfig:
     cnf_launch: str = _f("run", "container: how the CNF starts: run (podman run) or kube (podman kube play of the Pod "
                                 "manifest `host plan --format k8s` renders)", choices=("run", "kube"),
                          flag="--cnf-launch")
+    vnf_link: str = _f("vhost", "pvp, pvvp with a process or container VNF: its ports are vhost-user (OVS "
+                                "dpdkvhostuserclient, the VNF's virtio-user serves the socket) or memif (OVS's "
+                                "DPDK port on a net_memif server socket, the VNF its client; frames up to 1518 B)",
+                       choices=("vhost", "memif"), flag="--vnf-link")
     vnf_vcpus: str = _f("1,0", "vm: host CPU of each vCPU, in vCPU order (vCPU 0 runs testpmd's main lcore, the "
                                "others forward)")
     vnf_emulator_cpus: str = _f("1", "vm: host CPUs of QEMU's emulator threads")
@@ -207,6 +211,12 @@ class RunConfig:
                 "dst_port" in self.flow_fields and 1024 + self.flows - 1 > 65535:
             raise ZeroLossError(f"{self.flows} flows stepping a UDP port from 1024 pass port 65535",
                                 "use at most 64512 flows, or step src_ip/dst_ip")
+        if self.vnf_link == "memif" and self.vnf in ("vm", "auto"):
+            raise ZeroLossError(f"config: vnf_link memif is for a process or container VNF, not vnf {self.vnf}",
+                                "add --vnf container (or process), or use --vnf-link vhost")
+        if self.vnf_link == "memif" and any(frames.largest(f) > 1518 for f in self.frame_sizes):
+            raise ZeroLossError("config: vnf_link memif carries frames up to 1518 B (DPDK's memif reports a 1518 B "
+                                "maximum)", "use --vnf-link vhost for jumbo frames")
         if self.vnf == "vm" and self.vnf_ring not in (256, 512, 1024):
             raise ZeroLossError(f"config: a VM's virtio ring cannot hold {self.vnf_ring} descriptors: QEMU's "
                                 f"virtio-net takes 256, 512 or 1024", "use --vnf-ring 1024, or --vnf process for 4096")

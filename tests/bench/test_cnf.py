@@ -47,16 +47,17 @@ def ours(pid: int) -> list[str]:
     return [n for n in names + pods if f"zl-zl{pid}s" in n]
 
 
-@pytest.mark.parametrize("launch,sizes", [("run", "64,9000"), ("kube", "64")])
-def test_container_path_accounts_for_every_frame(tmp_path, launch, sizes):
+@pytest.mark.parametrize("launch,link,sizes", [("run", "vhost", "64,9000"), ("kube", "vhost", "64"),
+                                              ("run", "memif", "64")])
+def test_container_path_accounts_for_every_frame(tmp_path, launch, link, sizes):
     env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"))
     out = tmp_path / "r.json"
-    r = run("--topology", "pvp", "--frame-sizes", sizes, *CNF, "--cnf-launch", launch, "-o", str(out), "--json",
-            env=env, timeout=600)
+    r = run("--topology", "pvp", "--frame-sizes", sizes, *CNF, "--cnf-launch", launch, "--vnf-link", link,
+            "-o", str(out), "--json", env=env, timeout=600)
     assert_ran(r)
     doc = read_doc(out)
     place = doc["placement"]["pvp"]
-    assert place["vnf"] == "container" and place["cnf_launch"] == launch
+    assert place["vnf"] == "container" and place["cnf_launch"] == launch and place["vnf_link"] == link
     assert place["cnf_image"].startswith("localhost/zeroloss-testpmd:") and all(place["cnf_start_s"])
     assert place["vnf_cpus"] == [[0, 1]]
     if launch == "kube":  # the Pod that ran is the one kept, and it is a valid Kubernetes Pod

@@ -103,6 +103,7 @@ class OvsBenchSpec:
     vnf: str = "process"           # process: testpmd on virtio-user; vm: a QEMU/KVM guest running testpmd;
                                    # container: the process's testpmd in a podman container (vnf.container)
     cnf_launch: str = "run"        # container: podman run, or podman kube play of its Pod manifest
+    vnf_link: str = "vhost"        # process, container: the VNFs' ports are vhost-user, or memif (OVS the server)
     vnf_vcpus: tuple[int, ...] = (1, 0)  # vm: host CPU of vCPU 0 (testpmd's main lcore), 1 (its forwarding lcore)...
     vnf_emulator_cpus: tuple[int, ...] = (1,)  # vm: QEMU's emulator threads
     vnf_memory_mb: int = 512       # vm: guest memory, all of it on the host's hugepages
@@ -454,16 +455,17 @@ class OvsBench:
     def _vnf_testpmd(self, k: int, eal: Eal) -> TestPmdConfig:
         s = self.spec
         q = s.vnf_queues or s.queues
+        if s.vnf_link == "memif":
+            q = self.memif_queues()
         return TestPmdConfig(eal=eal, forward_mode=s.vnf_forward_mode, max_frame=s.max_frame, rxq=q, txq=q,
-                             nb_mbufs=8192)
+                             nb_mbufs=8192, set_mtu=s.vnf_link != "memif")
 
     def _process_vnf(self, k: int) -> TestPmd:
         """VNF k as a host process: testpmd on two net_virtio_user devices serving the vhost-user sockets."""
         s = self.spec
         ports = s.vnf_ports[2 * k:2 * k + 2]
         eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix(f"vnf{k}"),
-                  vdevs=tuple(_virtio(i, self.ws.sock(n), s.vnf_queues or s.queues, s.vnf_ring)
-                              for i, n in enumerate(ports)))
+                  vdevs=tuple(self._vnf_port(i, n) for i, n in enumerate(ports)))
         vnf = TestPmd(self._vnf_testpmd(k, eal), self.ws.log(f"vnf{k}"), start_timeout=s.connect_timeout_s)
         vnf.proc.name = f"VNF {k + 1} (dpdk-testpmd)"
         return vnf
@@ -476,8 +478,7 @@ class OvsBench:
         # a Pod's name is a DNS subdomain: the session's prefix without its '_'
         name = f"zl-{self.ws.prefix(f'vnf{k}')}".lower().replace("_", "-")
         eal = Eal(lcores=s.vnf_lcores, main_lcore=s.vnf_main_lcore, file_prefix=self.ws.prefix(f"vnf{k}"),
-                  vdevs=tuple(_virtio(i, f"{SHARED_DIR}/{self.ws.sock(n).name}", s.vnf_queues or s.queues,
-                                      s.vnf_ring) for i, n in enumerate(ports)))
+                  vdevs=tuple(self._vnf_port(i, n, SHARED_DIR) for i, n in enumerate(ports)))
         cfg = self._vnf_testpmd(k, eal)
         spec = ContainerSpec(name=name, image=require_image(), argv=tuple(cfg.argv()),
                              cpus=parse_list(s.vnf_lcores), socket_dir=str(self.ws.root),
@@ -551,7 +552,11 @@ class OvsBench:
                 ovs.add_vhost_client_bond(outer, bond, [(n, self.ovs_socket(n)) for n in s.side(i)], mode=s.bond,
                                           mtu=s.mtu, **self._port_opts())
         for name in s.vnf_ports:
-            ovs.add_vhost_client_port(inner, name, self.ovs_socket(name), mtu=s.mtu, **self._port_opts())
+            if s.vnf_link == "memif":
+                ovs.add_memif_port(inner, name, self.memif_socket(name), n_rxq=self.memif_queues(), mtu=s.mtu,
+                                   rxd=s.rxd, txd=s.txd)
+            else:
+                ovs.add_vhost_client_port(inner, name, self.ovs_socket(name), mtu=s.mtu, **self._port_opts())
         if s.tunnel != "none":
             ovs.add_patch_pair(inner, "patch-tun", "br-tun", "patch-int")
             ovs.add_vxlan_port("br-tun", s.vxlan_port, REMOTE_VTEP, LOCAL_VTEP)
@@ -589,6 +594,28 @@ class OvsBench:
     def ovs_socket(self, port: str):
         """The vhost-user socket OVS's port connects to (the one the VNF or zlgen serves)."""
         return self.ws.sock(port)
+
+    def memif_queues(self) -> int:
+        """Queue pairs of a memif VNF port. memif's client sets the rings of both sides, and OVS transmits on the
+        queue of its thread (one per PMD, one for the main thread): the VNF must have that many, or OVS's TX to
+        the queues it lacks fails."""
+        s = self.spec
+        return max(s.vnf_queues or s.queues, bin(int(s.pmd_cpu_mask, 16)).count("1") + 1)
+
+    def memif_socket(self, port: str):
+        """The memif socket OVS serves for a VNF port (--vnf-link memif)."""
+        return self.ws.sock(f"{port}-memif")
+
+    def _vnf_port(self, i: int, port: str, folder: str | None = None) -> str:
+        """The VNF's vdev for its port i on OVS's port: virtio-user serving the vhost-user socket, or a memif client
+        of OVS's memif socket; folder: where the socket is seen from the VNF (a container's mount)."""
+        s = self.spec
+        if s.vnf_link == "memif":
+            sock = self.memif_socket(port)
+            path = f"{folder}/{sock.name}" if folder else str(sock)
+            return f"net_memif{i},role=client,socket={path},socket-abstract=no,id=0"
+        sock = self.ws.sock(port)
+        return _virtio(i, f"{folder}/{sock.name}" if folder else sock, s.vnf_queues or s.queues, s.vnf_ring)
 
     def _port_opts(self) -> dict:
         s = self.spec

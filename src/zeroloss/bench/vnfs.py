@@ -16,7 +16,8 @@ def vnf_settings(cfg: RunConfig) -> dict:
             "vnf_vcpus": core_list("vnf_vcpus", cfg.vnf_vcpus),
             "vnf_emulator_cpus": core_list("vnf_emulator_cpus", cfg.vnf_emulator_cpus),
             "vnf_memory_mb": cfg.vnf_memory_mb, "vnf_boot_timeout_s": cfg.vnf_boot_timeout_s,
-            "vnf_queues": cfg.vnf_queues, "cnf_launch": cfg.cnf_launch}
+            "vnf_queues": cfg.vnf_queues, "cnf_launch": cfg.cnf_launch,
+            "vnf_link": cfg.vnf_link}
 
 
 def vnf_placement(spec: OvsBenchSpec, bench: OvsBench) -> dict:
@@ -26,13 +27,14 @@ def vnf_placement(spec: OvsBenchSpec, bench: OvsBench) -> dict:
     out: dict = {"vnf": spec.vnf}
     if spec.vnf == "container":
         places = [v.placement() for v in bench.vnfs]
-        out.update({"cnf_launch": spec.cnf_launch, "cnf_image": getattr(bench.vnfs[0].spec, "image", None)
-                    if bench.vnfs else None, "vnf_cpus": [list(p.cpus) for p in places],
-                    "cnf_start_s": [p.boot_s for p in places]})
+        image = getattr(bench.vnfs[0].spec, "image", None) if bench.vnfs else None
+        out.update({"cnf_launch": spec.cnf_launch, "vnf_link": spec.vnf_link, "cnf_image": image,
+                    "vnf_cpus": [list(p.cpus) for p in places], "cnf_start_s": [p.boot_s for p in places]})
         if spec.cnf_launch == "kube":
             out["cnf_pods"] = [p.manifest for p in places]
         return out
     if spec.vnf == "process":
+        out["vnf_link"] = spec.vnf_link
         why = hardware_virt()
         if why:
             out["vnf_vm_unavailable"] = why

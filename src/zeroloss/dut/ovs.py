@@ -273,6 +273,15 @@ class Ovs:
         self.vsctl("add-port", bridge, name, "--", "set", "Interface", name, "type=dpdkvhostuserclient",
                    *_vhost_options(sock, n_rxq, rxd, txd, tx_retries_max), f"mtu_request={mtu}")
 
+    def add_memif_port(self, bridge: str, name: str, sock: Path, n_rxq: int = 1, mtu: int = 1500,
+                       rxd: int = 2048, txd: int = 2048) -> None:
+        """A DPDK port on a memif vdev (net_memif, OVS's dpdk-devargs as for any vdev): OVS is the memif server
+        and creates the socket, the VNF connects as the client (what Userspace CNI's memif interfaces do)."""
+        self.vsctl("add-port", bridge, name, "--", "set", "Interface", name, "type=dpdk",
+                   f"options:dpdk-devargs=net_memif_{name},role=server,socket={sock},socket-abstract=no,id=0",
+                   f"options:n_rxq={n_rxq}",
+                   f"options:n_rxq_desc={rxd}", f"options:n_txq_desc={txd}", f"mtu_request={mtu}")
+
     def add_vhost_client_bond(self, bridge: str, name: str, members: list[tuple[str, Path]], mode: str,
                               n_rxq: int = 1, mtu: int = 1500, rxd: int = 2048, txd: int = 2048,
                               tx_retries_max: int | None = None) -> None:
