@@ -68,11 +68,23 @@ def test_vf_counters_drops_inside_rx_packets_for_i40e_ice_only():
 
 
 def test_ethtool_per_vf_stats_as_fallback():
-    per_vf = parse_ethtool_vf_stats(text("ethtool_ixgbe_vf.txt"))
-    assert per_vf[0] == {"rx_packets": 500100, "rx_bytes": 32006400, "tx_packets": 499800, "tx_bytes": 31987200,
-                         "multicast": 0}
-    assert vf_counters(None, per_vf[1], "ixgbe") == {"rx_packets": 499800, "tx_packets": 500100}
+    per_vf = parse_ethtool_vf_stats(text("ethtool_ixgbe_vf.txt"))  # ixgbe out-of-tree, as posted
+    assert sorted(per_vf) == [0, 1, 2]
+    assert per_vf[0] == {"rx_packets": 54659374, "rx_bytes": 78420771894, "tx_packets": 20317044,
+                         "tx_bytes": 15179104572, "multicast": 3}
+    assert vf_counters(None, per_vf[1], "ixgbe") == {"rx_packets": 13497449, "tx_packets": 20547911}
     assert parse_ethtool_vf_stats(text("ip_link_ice_example_cnf.txt")) == {}
+
+
+def test_ethtool_i40e_vfnnn_stats_carry_drops():
+    per_vf = parse_ethtool_vf_stats(text("ethtool_i40e_vf000.txt"))  # i40e 2.12.6 out-of-tree, as posted
+    assert per_vf[0] == {"rx_packets": 14578155363, "tx_packets": 14577242919, "rx_bytes": 933001945820,
+                         "tx_bytes": 874634580760, "rx_dropped": 144076, "tx_dropped": 0}
+    # the VSI's packet counters include its discards: delivered = unicast + multicast + broadcast - discards
+    assert vf_counters(None, per_vf[0], "i40e") == {"rx_packets": 14578155363 - 144076, "rx_dropped": 144076,
+                                                    "tx_packets": 14577242919, "tx_dropped": 0}
+    # ip's per-VF stats win over ethtool's when both have the VF
+    assert vf_counters({"rx_packets": 5, "rx_dropped": 0}, per_vf[0], "i40e")["rx_packets"] == 5
 
 
 def fake_sysfs(root: Path, numvfs: int = 4) -> Path:

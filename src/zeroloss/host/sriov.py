@@ -11,9 +11,12 @@ Sources of the formats:
   brd ...` since iproute2 4.x, `vf N MAC MAC` before), `, vlan V`, `, qos Q`, `, spoof checking on|off`,
   `, link-state auto|enable|disable`, `, trust on|off`, then with -s the `RX: bytes packets mcast bcast [dropped]`
   and `TX: bytes packets [dropped]` lines and their numbers.
-- ethtool -S: `NIC statistics:` then `     NAME: VALUE` per stat (ethtool.c do_gstats); Intel's out-of-tree ixgbe
-  (and the 2022 netdev patch for the in-tree one) name per-VF stats `VF %u Rx Packets`, `VF %u Rx Bytes`,
-  `VF %u Tx Packets`, `VF %u Tx Bytes`, `VF %u MC Packets`.
+- ethtool -S: `NIC statistics:` then `     NAME: VALUE` per stat (ethtool.c do_gstats). Per-VF stats exist only in
+  Intel's out-of-tree drivers, in two forms seen on real hosts: ixgbe's `VF 0 Rx Packets`, `VF 0 Rx Bytes`,
+  `VF 0 Tx Packets`, `VF 0 Tx Bytes`, `VF 0 MC Packets` (github.com/prometheus/node_exporter issue #3217) and
+  i40e 2.12's `vf000.rx_unicast`, `.rx_multicast`, `.rx_broadcast`, `.rx_discards`, `.tx_unicast`, ...,
+  `.tx_discards`, `.tx_errors` (github.com/collectd/collectd issue #3568). In-tree drivers report per-VF counters
+  through IFLA_VF_STATS only (ip -s link).
 - What the numbers count: i40e_get_vf_stats() and ice_get_vf_stats() report rx_packets = the VF VSI's unicast +
   multicast + broadcast and rx_dropped = its rx_discards (i40e since 2025 also rx_discards_other); DPDK's iavf
   counts the same VSI registers and reports ipackets = unicast + multicast + broadcast - rx_discards: the VSI's
@@ -148,34 +151,55 @@ def parse_ip_link(text: str, where: str = "ip link show") -> PfLink:
 
 
 _ETHTOOL_VF = re.compile(r"^\s*VF (\d+) (Rx Packets|Rx Bytes|Tx Packets|Tx Bytes|MC Packets):\s*(\d+)\s*$")
+_ETHTOOL_VFNNN = re.compile(r"^\s*vf(\d{3})\.([a-z_]+):\s*(\d+)\s*$")
 
 
 def parse_ethtool_vf_stats(text: str) -> dict[int, dict[str, int]]:
-    """Per-VF counters of `ethtool -S PF` for drivers that print them (`VF 3 Rx Packets: 12`); {} otherwise."""
+    """Per-VF counters of `ethtool -S PF` for the drivers that print them; {} otherwise. ixgbe's `VF 3 Rx Packets: 12`
+    -> rx_packets, rx_bytes, tx_packets, tx_bytes, multicast; i40e's `vf003.rx_unicast: 12` -> rx_packets (unicast +
+    multicast + broadcast: the VSI's counts, discards included, as ip's), rx_dropped (rx_discards), tx_packets and
+    tx_dropped (tx_errors: the VSI's TX error counter, which upstream i40e reports as the VF's tx_dropped since commit
+    50b2af451597; tx_discards stays 0 for a VF)."""
     key = {"Rx Packets": "rx_packets", "Rx Bytes": "rx_bytes", "Tx Packets": "tx_packets", "Tx Bytes": "tx_bytes",
            "MC Packets": "multicast"}
     out: dict[int, dict[str, int]] = {}
+    raw: dict[int, dict[str, int]] = {}
     for line in text.splitlines():
         m = _ETHTOOL_VF.match(line)
         if m:
             out.setdefault(int(m.group(1)), {})[key[m.group(2)]] = int(m.group(3))
+        m = _ETHTOOL_VFNNN.match(line)
+        if m:
+            raw.setdefault(int(m.group(1)), {})[m.group(2)] = int(m.group(3))
+    for n, r in raw.items():
+        if not {"rx_unicast", "tx_unicast"} <= set(r):
+            continue
+        out[n] = {"rx_packets": sum(r.get(f"rx_{k}", 0) for k in ("unicast", "multicast", "broadcast")),
+                  "tx_packets": sum(r.get(f"tx_{k}", 0) for k in ("unicast", "multicast", "broadcast")),
+                  **({"rx_bytes": r["rx_bytes"]} if "rx_bytes" in r else {}),
+                  **({"tx_bytes": r["tx_bytes"]} if "tx_bytes" in r else {}),
+                  **({"rx_dropped": r["rx_discards"]} if "rx_discards" in r else {}),
+                  **({"tx_dropped": r["tx_errors"]} if "tx_errors" in r else {})}
     return out
 
 
 def vf_counters(stats: dict[str, int] | None, ethtool: dict[str, int] | None, pf_driver: str) -> dict[str, int] | None:
     """A VF's counters as the ledger reads them: rx_packets = frames the VF took from the NIC's switch (delivered),
     rx_dropped = frames it dropped there, tx_packets / tx_dropped = frames it sent on / dropped on the way out.
-    From ip's per-VF stats, else ethtool's (no drop counters there); None when neither has the VF."""
-    if stats and "rx_packets" in stats:
-        rx, rx_drop = stats["rx_packets"], stats.get("rx_dropped", 0)
+    From ip's per-VF stats, else ethtool's (drop counters only where the driver prints them); None when neither
+    has the VF."""
+    src = stats if stats and "rx_packets" in stats else ethtool if ethtool and "rx_packets" in ethtool else None
+    if src is None:
+        return None
+    rx = src["rx_packets"]
+    out = {"rx_packets": rx, "tx_packets": src.get("tx_packets", 0)}
+    if src is stats or "rx_dropped" in src:
+        out["rx_dropped"] = src.get("rx_dropped", 0)
         if pf_driver in DROPS_IN_RX_PACKETS:
-            rx -= rx_drop
-        out = {"rx_packets": rx, "rx_dropped": rx_drop, "tx_packets": stats.get("tx_packets", 0),
-               "tx_dropped": stats.get("tx_dropped", 0)}
-        return out
-    if ethtool and "rx_packets" in ethtool:
-        return {"rx_packets": ethtool["rx_packets"], "tx_packets": ethtool.get("tx_packets", 0)}
-    return None
+            out["rx_packets"] = rx - out["rx_dropped"]
+    if src is stats or "tx_dropped" in src:
+        out["tx_dropped"] = src.get("tx_dropped", 0)
+    return out
 
 
 def vf_spec(port: str) -> str | None:
