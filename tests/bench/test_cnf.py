@@ -47,8 +47,8 @@ def ours(pid: int) -> list[str]:
     return [n for n in names + pods if f"zl-zl{pid}s" in n]
 
 
-@pytest.mark.parametrize("launch,link,sizes", [("run", "vhost", "64,9000"), ("kube", "vhost", "64"),
-                                              ("run", "memif", "64")])
+# podman run with vhost-user ports at 64 and 9000 B; the Pod from its manifest, with memif ports (1518 B at most)
+@pytest.mark.parametrize("launch,link,sizes", [("run", "vhost", "64,9000"), ("kube", "memif", "64")])
 def test_container_path_accounts_for_every_frame(tmp_path, launch, link, sizes):
     env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"))
     out = tmp_path / "r.json"
@@ -80,8 +80,8 @@ def test_container_path_accounts_for_every_frame(tmp_path, launch, link, sizes):
 
 
 def test_kill_9_of_the_containers_testpmd_conmon_or_zeroloss_leaves_nothing(tmp_path):
-    """One search cut by kill -9 of the container's testpmd, then of its conmon, then of zeroloss itself, resumed
-    after each: each cut is one line naming what died, no container or Pod is left, and the search completes."""
+    """One search cut by kill -9 of the container's testpmd, then of its conmon, then by Ctrl-C, then by kill -9 of
+    zeroloss itself, resumed after each: each cut is one line naming what died, no container or Pod is left, and the search completes."""
     out, rundir = tmp_path / "r.json", tmp_path / "run"
     args = ["--topology", "pvp", "--vnf", "container", "--frame-sizes", "64", *SEARCH, "--granularity", "0.2"]
     env = dict(os.environ, ZEROLOSS_RUNDIR=str(rundir))
@@ -100,6 +100,15 @@ def test_kill_9_of_the_containers_testpmd_conmon_or_zeroloss_leaves_nothing(tmp_
         assert leftovers(tmp_path) == [], pidfile
         p = subprocess.Popen([*ZEROLOSS, "run", "--resume", str(out), "-q"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env)
+
+    # Ctrl-C: the run stops in order, the file is resumable, the container is gone
+    wait_trials(p, out, trials(out) + 1)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert "Traceback" not in err and read_doc(out)["state"] == "interrupted", err
+    assert ours(p.pid) == [] and leftovers(tmp_path) == []
+    p = subprocess.Popen([*ZEROLOSS, "run", "--resume", str(out), "-q"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
 
     # zeroloss itself: the podman client gets SIGTERM as it dies, podman passes it to testpmd, --rm removes it
     wait_trials(p, out, trials(out) + 1)
