@@ -107,11 +107,11 @@ def vnf_bench(frames: list[int], trial_s: float, validation_s: float, granularit
         rows.append([f"{frame}", f"{p.ndr_pps:,.0f}", f"{c.ndr_pps:,.0f}", f"{v.ndr_pps:,.0f}",
                      _ratio(c.ndr_pps, p.ndr_pps), _ratio(v.ndr_pps, p.ndr_pps),
                      *(f"{_us(o.p50_us)}/{_us(o.p99_us)}" for o in (p, c, v)),
-                     f"{v256.ndr_pps:,.0f}" if v256 else "-"])
+                     f"{v256.ndr_pps:,.0f}" if v256 else "-", _ratio(v.ndr_pps, v256.ndr_pps if v256 else None)])
     yield ""
     yield f"PVP NDR (pps per direction) and latency p50/p99 at the NDR (us), {started}"
     yield table(["frame B", "process NDR", "container NDR", "VM NDR", "container/process", "VM/process",
-                 "process lat", "container lat", "VM lat", "VM ring 256 NDR"], rows)
+                 "process lat", "container lat", "VM lat", "VM ring 256 NDR", "VM 1024/256"], rows)
     if starts:
         yield (f"container start (podman run to testpmd's prompt): {statistics.mean(starts):.2f} s (min "
                f"{min(starts):.2f}, max {max(starts):.2f}, {len(starts)} starts)")
