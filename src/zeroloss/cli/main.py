@@ -357,9 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("what", choices=["jumbo", "ledger"], help="the check to run")
     k.add_argument("--case", action="append", choices=["mtu", "vnf-stop", "meter", "overload"],
                    help="ledger: only this case (repeatable; default all four)")
-    k.add_argument("--vnf", choices=["auto", "vm", "process"], default="auto",
-                   help="the PVP cases' VNF: a QEMU/KVM guest (vm), testpmd as a host process (process), or vm "
-                        "where /dev/kvm works (auto, default)")
+    k.add_argument("--vnf", choices=["auto", "vm", "process", "container"], default="auto",
+                   help="the PVP cases' VNF: a QEMU/KVM guest (vm), testpmd as a host process (process) or in a "
+                        "podman container (container), or vm where /dev/kvm works (auto, default)")
     k.add_argument("--json", action="store_true", help="print the steps and their evidence as JSON")
     k.set_defaults(func=commands.cmd_check)
 
