@@ -12,11 +12,11 @@ import yaml
 
 from zeroloss.errors import ZeroLossError
 from zeroloss.host.domxml import parse_domain
-from zeroloss.host.rules_sriov import VfUse, check
+from zeroloss.host.rules_sriov import PlanVfs, VfUse, check
 from zeroloss.host.sriov import VfInfo, parse_ethtool_vf_stats, parse_ip_link, resolve, vf_counters
 from zeroloss.host.sysfs import Root
 from zeroloss.lab.labfile import EXAMPLE, parse
-from zeroloss.lab.labsriov import lab_paths, summed, vf_chain
+from zeroloss.lab.labsriov import check_domain, lab_paths, plan_for, read_plan, summed, vf_chain
 from zeroloss.lab.path import ledger_paths
 from zeroloss.ledger import counter_delta, ledger
 from zeroloss.vnf.domain import with_vfs
@@ -239,3 +239,76 @@ def test_domain_xml_vfs_read_back_and_rendered():
     assert "<tag id=\"15\" />" in xml or "<tag id=\"15\"/>" in xml
     with pytest.raises(ZeroLossError, match="not a VF's PCI address"):
         with_vfs(xml, [("3b:02.1", "02:00:00:00:00:0a", 0)])
+
+
+def test_lab_file_mixes_that_cannot_work_are_one_line():
+    def lab(gen=("sriov:ens2f0/0", "sriov:ens2f0/1"), vnf=("sriov:ens2f0/0", "sriov:ens2f0/1"), **extra):
+        doc = yaml.safe_load(SRIOV_LAB)
+        doc.pop("dut_vnfs")
+        for p, q in zip(doc["generator"]["ports"], gen, strict=True):
+            p["dut_port"] = q
+        doc["dut"]["vnfs"] = [{"name": "v", "ports": list(vnf), "telemetry": "/t", **extra}]
+        return parse(doc, "lab.yaml")
+
+    assert lab().ovs_db.endswith("db.sock")  # no dut.ovs: valid for a pure SR-IOV node
+    with pytest.raises(ZeroLossError, match="A are cabled to SR-IOV VFs and B to OVS ports: one lab file is all"):
+        lab(gen=("sriov:ens2f0/0", "dpdk1"))
+    with pytest.raises(ZeroLossError, match="port 'vhu1' is not an SR-IOV VF, but the generator ports are cabled"):
+        lab(vnf=("sriov:ens2f0/0", "vhu1"))
+    with pytest.raises(ZeroLossError, match="port 'sriov:ens2f0/1' is an SR-IOV VF, but the generator ports are "
+                                            "cabled to OVS ports"):
+        lab(gen=("dpdk0", "dpdk1"), vnf=("vhu0", "sriov:ens2f0/1"))
+    assert lab(vm={"domain": "vnf-vm"}).vnfs[0].vm_domain == "vnf-vm"
+    with pytest.raises(ZeroLossError, match="vm and kubectl both given"):
+        lab(vm={"domain": "vnf-vm"}, kubectl={"pod": "p"})
+    with pytest.raises(ZeroLossError, match="dut.vnfs.0.vm.domain: '-x' is not a libvirt domain name"):
+        lab(vm={"domain": "-x"})
+
+
+def test_vm_domain_must_hold_the_vnfs_vfs():
+    xml = {"rc": 0, "out": text("domain_vmx_two_vfs.xml"), "err": ""}
+    assert check_domain("v", "vmx", xml, {"sriov:0000:04:10.1": "0000:04:10.1"}) == ["0000:04:10.0", "0000:04:10.1"]
+    with pytest.raises(ZeroLossError, match=r"v's port sriov:ens2f0/0 is VF 0000:37:01.0, which VM vmx does not hold "
+                                            r"\(virsh dumpxml vmx passes 0000:04:10.0, 0000:04:10.1\)"):
+        check_domain("v", "vmx", xml, {"sriov:ens2f0/0": "0000:37:01.0"})
+    with pytest.raises(ZeroLossError, match="virsh dumpxml gone failed: error: failed to get domain 'gone'"):
+        check_domain("v", "gone", {"rc": 1, "out": "", "err": "error: failed to get domain 'gone'\n"}, {})
+
+
+def test_vf_count_against_the_plans_sriov_policy(tmp_path):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "host", "plan", "--root",
+                        str(FIX.parent / "host" / "r740xd"), "--format", "k8s"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "plan.yaml").write_text(r.stdout)
+    policies = read_plan(str(tmp_path / "plan.yaml"))
+    name, spec = policies[0]
+    pf = spec["nicSelector"].get("pfNames", [""])[0]
+    root = spec["nicSelector"].get("rootDevices", [""])[0]
+    assert plan_for(policies, pf, root) == PlanVfs(name, 1)  # host plan renders numVfs 1 per port
+    port = resolve(Root(fake_sysfs(tmp_path / "s")), "ens2f0/0")  # sriov_numvfs 4
+    ip = parse_ip_link(text("ip_link_ice_example_cnf.txt"))
+    trusted = VfInfo(0, link_state="auto", trust=True)
+
+    def rules(plan, **kw):  # each rule's first finding (errors come first)
+        found = check([VfUse(port, trusted, ip, promisc=False, plan=plan, plan_given=True, **kw)])
+        return {f.rule: f for f in reversed(found)}
+
+    drift = rules(PlanVfs(name, 1))["vf-count-plan"]
+    assert drift.severity == "warning" and "has 4 VFs enabled, the plan's policy" in drift.message
+    short = rules(PlanVfs(name, 1), needed_on_pf=2)
+    assert short["vf-count-plan"].severity == "error" and "numVfs: 2 in SriovNetworkNodePolicy" in \
+        short["vf-count-plan"].remedy
+    assert not rules(PlanVfs("p", 4))  # as planned, and enough
+    ranged = plan_for([("p", {"numVfs": 4, "nicSelector": {"pfNames": ["ens2f0#2-3"]}})], "ens2f0", "")
+    assert ranged == PlanVfs("p", 4, 2, 3) and "outside the plan's range" in rules(ranged)["vf-count-plan"].message
+    # the study's policies select PFs by netFilter (OpenStack): none names ens2f0
+    ref = read_plan(str(FIX.parent / "cnf" / "reference-sriov-policies.json"))
+    assert [n for n, _ in ref] == ["provider1", "provider2"] and plan_for(ref, "ens2f0", port.pf_pci) is None
+    assert "no SriovNetworkNodePolicy of the plan selects PF ens2f0" in rules(None)["vf-count-plan"].message
+    (tmp_path / "none.yaml").write_text("kind: Pod\n")
+    with pytest.raises(ZeroLossError, match="no SriovNetworkNodePolicy in it"):
+        read_plan(str(tmp_path / "none.yaml"))

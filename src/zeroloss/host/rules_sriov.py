@@ -29,6 +29,19 @@ class VfUse:
     promisc: bool = True             # the VNF's DPDK asks for promiscuous mode (testpmd does unless --no-promisc)
     max_frame: int = 1518            # the largest frame of the run, FCS included
     needed_on_pf: int = 1            # VFs of this PF the lab file uses
+    plan: PlanVfs | None = None      # what a plan's SriovNetworkNodePolicy sets on this PF (None: no plan given)
+    plan_given: bool = False         # a plan was given (a PF no policy of it selects is a finding)
+
+
+@dataclass(frozen=True)
+class PlanVfs:
+    """An SriovNetworkNodePolicy's numVfs for a PF (nicSelector pfNames, with its optional #first-last VF range,
+    or rootDevices), as `zeroloss host plan --format k8s` renders it or the cluster holds it."""
+
+    policy: str
+    num_vfs: int
+    first: int | None = None         # pfNames: "ens2f0#2-7" gives the policy's resource VFs 2..7 only
+    last: int | None = None
 
 
 SRIOV_RULES: list[Rule] = []
@@ -60,6 +73,36 @@ def vf_count(u: VfUse) -> list[Hit]:
                 f"/sys/bus/pci/devices/{u.port.pf_pci}/sriov_numvfs = {numvfs}, sriov_totalvfs = {u.port.totalvfs}",
                 f"echo {want} > /sys/bus/pci/devices/{u.port.pf_pci}/sriov_numvfs (SriovNetworkNodePolicy numVfs: "
                 f"{want})")]
+
+
+@sriov_rule("vf-count-plan", "error", "sriov-network-operator SriovNetworkNodePolicy (numVfs, nicSelector.pfNames "
+            "with #first-last)", "the PF's VF count differs from the plan's SriovNetworkNodePolicy numVfs")
+def vf_count_plan(u: VfUse) -> list[Hit]:
+    pf = u.port.pf_netdev or u.port.pf_pci
+    want = max(u.needed_on_pf, u.port.index + 1)
+    if u.plan is None:
+        return [Hit(f"no SriovNetworkNodePolicy of the plan selects PF {pf}, whose VF {u.port.index} the lab file "
+                    "uses", "the plan's policies' nicSelector.pfNames / rootDevices",
+                    f"add a policy with nicSelector.pfNames: [{pf}] and numVfs: {want}",
+                    severity="warning")] if u.plan_given else []
+    ev = (f"policy {u.plan.policy}: numVfs {u.plan.num_vfs}; /sys/bus/pci/devices/{u.port.pf_pci}/sriov_numvfs = "
+          f"{u.port.numvfs}")
+    hits = []
+    if u.plan.num_vfs < want:
+        hits.append(Hit(f"the plan's policy {u.plan.policy} gives {pf} {u.plan.num_vfs} VFs; the lab file uses up to "
+                        f"VF {u.port.index}", ev, f"numVfs: {want} in SriovNetworkNodePolicy {u.plan.policy}"))
+    elif u.plan.first is not None and not u.plan.first <= u.port.index <= (u.plan.last or u.plan.first):
+        hits.append(Hit(f"VF {_vf(u)} is outside the plan's range {pf}#{u.plan.first}-{u.plan.last} (policy "
+                        f"{u.plan.policy}): its device plugin does not offer it", ev,
+                        f"use a VF in {u.plan.first}..{u.plan.last}, or widen the policy's pfNames range",
+                        severity="warning"))
+    if u.port.numvfs is not None and u.port.numvfs != u.plan.num_vfs:
+        hits.append(Hit(f"{pf} has {u.port.numvfs} VFs enabled, the plan's policy {u.plan.policy} sets numVfs "
+                        f"{u.plan.num_vfs}: the node is not as planned (the policy not applied yet, or sriov_numvfs "
+                        "changed by hand; the operator will reset it)", ev,
+                        f"apply the policy and wait for SriovNetworkNodeState syncStatus Succeeded, or echo "
+                        f"{u.plan.num_vfs} > /sys/bus/pci/devices/{u.port.pf_pci}/sriov_numvfs", severity="warning"))
+    return hits
 
 
 @sriov_rule("vf-link-state", "error", IPLINK, "a VF whose link state is forced down, or whose PF is down")
@@ -145,4 +188,4 @@ def check(uses: list[VfUse]) -> list[Finding]:
     return sorted(out, key=lambda f: order.index(f.severity))
 
 
-__all__ = ["SRIOV_RULES", "VfUse", "check"]
+__all__ = ["SRIOV_RULES", "PlanVfs", "VfUse", "check"]

@@ -32,7 +32,7 @@ from ..ledger import STAT_KEYS
 from ..proc import ComponentDied
 from .kube import KubeExecTarget
 from .labfile import Lab
-from .labsriov import LabVfs, summed
+from .labsriov import LabVfs, summed, uses_ovs
 from .remote import RemoteAgent
 
 ETHDEV_KEYS = (*STAT_KEYS, "q_ipackets", "q_opackets")
@@ -55,6 +55,8 @@ class LabDut:
         self.readings = 0
         self.vfs = LabVfs(lab)                        # the lab's SR-IOV VF ports (sriov:), none for an OVS lab
         self.vf_paths: list[dict] = []
+        self.ovs = uses_ovs(lab)                      # False: every path is generator -> VF -> VNF -> VF, no OVS
+        self.version = ""
 
     # sessions -------------------------------------------------------------------------------------------
     def agent(self, target: SshTarget | KubeExecTarget | None = None) -> RemoteAgent:
@@ -95,6 +97,13 @@ class LabDut:
 
     def start(self) -> LabDut:
         a = self.agent()
+        if not self.ovs:  # a pure SR-IOV node: its VNFs' sessions and its VFs, no ovs-vswitchd to find
+            for v in self.lab.vnfs:
+                if v.remote:
+                    self.agent(self.lab.vnf_target(v))
+            self.health()
+            self._start_vfs()
+            return self
         rundir = self.lab.ovs_rundir
         r = a.batch([self._req_run(["cat", f"{rundir}/ovs-vswitchd.pid"]),
                      self._req_run(["cat", f"{rundir}/ovsdb-server.pid"])])
@@ -112,13 +121,18 @@ class LabDut:
         version = self.appctl("version").strip().splitlines()
         self.version = version[0] if version else ""
         self.topology()
-        if self.vfs.specs:
-            self.vfs.start(self.agent().call)
-            self.vfs.parse(self.agent().batch(self.vfs.items(self._req_run)))  # the PFs' VF settings, for the audit
+        self._start_vfs()
         return self
 
+    def _start_vfs(self) -> None:
+        if self.vfs.specs:
+            self.vfs.start(self.agent().call, self._req_run)
+            self.vfs.parse(self.agent().batch(self.vfs.items(self._req_run)))  # the PFs' VF settings, for the audit
+
     def topology(self) -> None:
-        """Bridges, their ports and the datapath's port numbers."""
+        """Bridges, their ports and the datapath's port numbers (none on a node without OVS)."""
+        if not self.ovs:
+            return
         a = self.agent()
         brs = vsctl_names(self.vsctl("list-br"))
         outs = a.batch([self._req_run(self.vsctl_argv("list-ports", b)) for b in brs] + [self._req_ctl("dpif/show")])
@@ -135,11 +149,14 @@ class LabDut:
     def other_config(self) -> dict[str, str]:
         from ..dut.ovs import parse_map
 
+        if not self.ovs:
+            return {}
         return {k: str(v) for k, v in parse_map(self.vsctl("get", "Open_vSwitch", ".", "other_config")).items()}
 
     def node_settings(self) -> dict:
         """What zeroloss tune starts from (tune/labknobs.Node): OVS's other_config and the interfaces at the ends
         of the path (the generator ports' and the VNFs') with their type, MTU, options and ingress policing."""
+        self._need_ovs("zeroloss tune changes OVS settings")
         gen = [p.dut_port for p in self.lab.ports]
         vnf = [p for v in self.lab.vnfs for p in v.ports]
         cols = ("name", "type", "mtu", "mtu_request", "options", "ingress_policing_rate")
@@ -180,6 +197,8 @@ class LabDut:
     def counters(self) -> dict:
         """Every stage's counters in one round trip per host: OVS's port counters (OpenFlow 1.4, live), the
         meters on the path, drop coverage, PMD cycles, and each VNF's ethdev counters (telemetry)."""
+        if not self.ovs:
+            return self._vf_counters()
         brs = self.path_bridges()
         meter_brs = sorted(self.meter_bridges)
         items = [self._req_run(self.ofctl_argv("dump-ports", b, version="OpenFlow14")) for b in brs]
@@ -223,6 +242,31 @@ class LabDut:
                                                              self.vf_paths)}
         return {"ovs": ovs, "procs": procs}
 
+    def _vf_counters(self) -> dict:
+        """A reading of a node without OVS: the VNFs' ethdev counters and the VFs' (their PFs'), one round trip."""
+        local_vnfs = [v for v in self.lab.vnfs if not v.remote]
+        r = self.agent().batch([self._tel(v) for v in local_vnfs] + self.vfs.items(self._req_run))
+        self.readings += 1
+        procs = {v.name: stats for v, reply in zip(local_vnfs, r, strict=False)
+                 if (stats := _ethdev(reply)) is not None}
+        for v in self.lab.vnfs:
+            if v.remote:
+                req = {k: x for k, x in self._tel(v).items() if k != "op"}
+                stats = _ethdev(self.agent(self.lab.vnf_target(v)).call("telemetry", **req))
+                if stats is not None:
+                    procs[v.name] = stats
+        for name in sorted(h for h in self.stage_procs if "+" in h):
+            parts = [procs.get(n) for n in name.split("+")]
+            if all(parts):
+                procs[name] = [{key: sum(p[i].get(key, 0) for p in parts) for key in STAT_KEYS} for i in (0, 1)]
+        return {"ovs": {"t_ns": time.monotonic_ns()}, "procs": procs,
+                "vfs": summed(self.vfs.parse(r[len(local_vnfs):]), self.vf_paths)}
+
+    def _need_ovs(self, what: str) -> None:
+        if not self.ovs:
+            raise ZeroLossError(f"lab: {what}, and this lab's paths cross no OVS (every generator port is cabled to "
+                                "an SR-IOV VF)", "use a lab file whose generator ports are cabled to OVS ports")
+
     def _tel(self, v) -> dict:
         return {"op": "telemetry", "path": v.telemetry, "cmds": ["/ethdev/stats,0", "/ethdev/stats,1"],
                 "timeout": 1.0}
@@ -241,7 +285,9 @@ class LabDut:
 
     def state(self) -> dict:
         """OVS state kept with each trial, as on the bench: PMD queues and stats, drop coverage, datapath ports,
-        interfaces' OVSDB statistics and the meters on the path (not mempools: see below)."""
+        interfaces' OVSDB statistics and the meters on the path (not mempools: see below); none without OVS."""
+        if not self.ovs:
+            return {}
         keys = [("pmd_rxq_show", "dpif-netdev/pmd-rxq-show"), ("pmd_stats_show", "dpif-netdev/pmd-stats-show"),
                 ("coverage_drops", "coverage/show"), ("dpctl_show", "dpctl/show")]
         items = [self._req_ctl(c) for _, c in keys]
@@ -292,6 +338,7 @@ class LabDut:
         table, record, column = parts[:3]
         key = parts[3] if len(parts) == 4 else None
         ref = f"{column}:{key}" if key else column
+        self._need_ovs(f"--dut-set {setting} is an OVS setting")
         if table == "dpctl":
             return self._change_dpctl(record, ref, value, setting)
         before = self.agent().run(self.vsctl_argv("--if-exists", "get", table, record, ref), env=self.env)

@@ -21,6 +21,7 @@ IPV4 = r"^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-
 NAME = r"^[A-Za-z0-9_.-]{1,32}$"
 CPU_LIST = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
 SSH_DEST = r"^[^-\s]\S*$"  # an ssh destination: ssh would read one beginning with '-' as an option
+DOMAIN = r"^[A-Za-z0-9_.+:][A-Za-z0-9_.+:-]{0,63}$"  # a libvirt domain name (virsh dumpxml NAME)
 # an SR-IOV VF on the node (lab/labsriov.py): its PCI address, its interface name, or PF/index
 SRIOV_PORT = re.compile(r"^sriov:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]|[A-Za-z0-9_.-]{1,15}"
                         r"|([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]|[A-Za-z0-9_.-]{1,15})/[0-9]{1,4})$")
@@ -81,6 +82,7 @@ LAB_SCHEMA = {
                 "ssh_config": {"type": "string", "minLength": 1},
                 "ssh_options": {"type": "array", "items": {"type": "string"}},
                 "sudo": {"enum": ["auto", "always", "never"]},
+                "sriov_policy": {"type": "string", "minLength": 1},
                 "ovs": {"type": "object", "additionalProperties": False, "properties": {
                     "rundir": {"type": "string", "minLength": 1},
                     "db": {"type": "string", "minLength": 1},
@@ -101,6 +103,8 @@ LAB_SCHEMA = {
                                         "context": {"type": "string", "pattern": CONTEXT},
                                         "tool": {"enum": list(TOOLS)},
                                         "kubeconfig": {"type": "string", "minLength": 1}}},
+                        "vm": {"type": "object", "additionalProperties": False, "required": ["domain"],
+                               "properties": {"domain": {"type": "string", "pattern": DOMAIN}}},
                         "forward": {"enum": ["mac", "io"]},
                         "peer_macs": {"type": "array", "items": {"type": "string", "pattern": MAC},
                                       "minItems": 2, "maxItems": 2}}}},
@@ -159,6 +163,7 @@ class Vnf:
     forward: str = "mac"
     peer_macs: tuple[str, str] | None = None
     kubectl: KubeExecTarget | None = None   # a CNF: its pod, reached through kubectl / oc exec
+    vm_domain: str | None = None            # a VM holding SR-IOV VFs: its libvirt domain (virsh dumpxml) on the node
 
     @property
     def remote(self) -> bool:
@@ -184,6 +189,7 @@ class Lab:
     learning_s: float
     doc: dict
     spare_cpus: str | None = None   # CPUs zeroloss tune may add to OVS's PMDs
+    sriov_policy: str | None = None  # SriovNetworkNodePolicy manifests (a plan) the VFs' counts are checked against
 
     @property
     def sides(self) -> tuple[int, ...]:
@@ -227,6 +233,7 @@ def _message(err: jsonschema.ValidationError) -> str:
         kind = {MAC: "a MAC address like 02:00:00:00:00:01", IPV4: "an IPv4 address",
                 NAME: "a name of letters, digits, _ . - (at most 32)",
                 CPU_LIST: "a CPU list like 2-3,6",
+                DOMAIN: "a libvirt domain name (virsh list --all)",
                 POD: "a pod name (lower-case letters, digits, '-' and '.')",
                 LABEL: "a Kubernetes name (lower-case letters, digits and '-', at most 63)",
                 CONTEXT: "a kubeconfig context (no spaces, not beginning with '-')",
@@ -274,6 +281,7 @@ def parse(doc: object, path: str = "lab file") -> Lab:
                                 "sriov:<PF interface>/<VF index>", "e.g. sriov:0000:3b:02.1 or sriov:ens2f0/3")
     if len(set(dut_ports)) != len(dut_ports):
         raise ZeroLossError(f"{path}: two generator ports are cabled to the same DUT port")
+    _sriov_mix(ordered, d.get("vnfs") or [], path)
     vnfs = []
     for k, v in enumerate(d.get("vnfs") or []):
         # an SR-IOV VF is both the wire's end and the VNF's port: a generator port and a VNF may name the same one
@@ -281,6 +289,13 @@ def parse(doc: object, path: str = "lab file") -> Lab:
         if clash or v["ports"][0] == v["ports"][1]:
             raise ZeroLossError(f"{path}: dut.vnfs.{k}: port {sorted(clash or v['ports'])[0]!r} is taken twice")
         kube = v.get("kubectl")
+        if v.get("vm") and kube is not None:
+            raise ZeroLossError(f"{path}: dut.vnfs.{k}: vm and kubectl both given",
+                                "vm for a VM holding VFs (its guest through ssh), kubectl for a CNF's pod")
+        if v.get("vm") and not all(q.startswith("sriov:") for q in v["ports"]):
+            raise ZeroLossError(f"{path}: dut.vnfs.{k}: vm names a VM whose VFs are its ports, but its ports "
+                                f"{', '.join(v['ports'])} are not all sriov:", "name the VFs the domain passes "
+                                "(virsh dumpxml NAME: <interface type='hostdev'>), e.g. sriov:0000:3b:02.1")
         if kube is not None and v.get("ssh"):
             raise ZeroLossError(f"{path}: dut.vnfs.{k}: ssh and kubectl both given",
                                 "keep ssh for a VM's guest, or kubectl for a CNF's pod")
@@ -289,7 +304,7 @@ def parse(doc: object, path: str = "lab file") -> Lab:
                         kubectl=KubeExecTarget(kube["pod"], kube.get("namespace", "default"), kube.get("container"),
                                        kube.get("context"), kube.get("tool", "kubectl"),
                                        os.path.expanduser(kube["kubeconfig"]) if kube.get("kubeconfig") else None)
-                        if kube is not None else None))
+                        if kube is not None else None, vm_domain=(v.get("vm") or {}).get("domain")))
     seen = [p for v in vnfs for p in v.ports]
     if len(set(seen)) != len(seen):
         raise ZeroLossError(f"{path}: dut.vnfs: two VNFs name the same OVS port")
@@ -307,7 +322,32 @@ def parse(doc: object, path: str = "lab file") -> Lab:
         gen_lcores=g.get("lcores", "1"), direction=t.get("direction", "bidirectional"), flows=t.get("flows"),
         learning_pps=0 if learning is False else learning.get("rate_pps", 1000),
         learning_s=0 if learning is False else learning.get("seconds", 1.0), doc=doc,
-        spare_cpus=ovs.get("spare_cpus"))
+        spare_cpus=ovs.get("spare_cpus"),
+        sriov_policy=os.path.expanduser(d["sriov_policy"]) if d.get("sriov_policy") else None)
+
+
+def _sriov_mix(ports: list[dict], vnfs: list[dict], path: str) -> None:
+    """One lab file is all SR-IOV (generator -> VF -> VNF -> VF -> generator, no OVS needed on the node) or all OVS:
+    a mix has no path zeroloss can follow (lab/labsriov.py)."""
+    vf = [p["name"] for p in ports if p["dut_port"].startswith("sriov:")]
+    if not vf:
+        for k, v in enumerate(vnfs):
+            q = next((q for q in v["ports"] if q.startswith("sriov:")), None)
+            if q:
+                raise ZeroLossError(f"{path}: dut.vnfs.{k}: port {q!r} is an SR-IOV VF, but the generator ports are "
+                                    "cabled to OVS ports: OVS never reaches a VF a VNF holds", "cable the generator "
+                                    "to the VF's PF (dut_port: sriov:...) or name the VNF's OVS ports")
+        return
+    if len(vf) != len(ports):
+        ovs = [p["name"] for p in ports if not p["dut_port"].startswith("sriov:")]
+        raise ZeroLossError(f"{path}: generator port(s) {', '.join(vf)} are cabled to SR-IOV VFs and "
+                            f"{', '.join(ovs)} to OVS ports: one lab file is all VFs or all OVS",
+                            "run them as separate lab files")
+    for k, v in enumerate(vnfs):
+        q = next((q for q in v["ports"] if not q.startswith("sriov:")), None)
+        if q:
+            raise ZeroLossError(f"{path}: dut.vnfs.{k}: port {q!r} is not an SR-IOV VF, but the generator ports are "
+                                "cabled to VFs (no OVS on their path)", "name the VNF's VFs: sriov:<VF PCI address>")
 
 
 def load(path: str | os.PathLike) -> Lab:

@@ -7,11 +7,15 @@ file instead of ofproto/trace.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+
+import yaml
 
 from ..errors import ZeroLossError
 from ..host.audit import Finding
-from ..host.rules_sriov import VfUse, check
+from ..host.domxml import parse_domain
+from ..host.rules_sriov import PlanVfs, VfUse, check
 from ..host.sriov import PfLink, VfPort, parse_ethtool_vf_stats, parse_ip_link, resolve, vf_counters, vf_spec
 from .labfile import Lab
 from .path import Chain
@@ -19,6 +23,66 @@ from .path import Chain
 
 def is_vf(port: str) -> bool:
     return vf_spec(port) is not None
+
+
+def uses_ovs(lab: Lab) -> bool:
+    """Whether the lab's paths cross OVS: not when every generator port is cabled to a VF (labfile refuses mixes), so
+    a pure SR-IOV node needs no ovs-vswitchd."""
+    return not all(is_vf(p.dut_port) for p in lab.ports)
+
+
+def read_plan(path: str) -> list[tuple[str, dict]]:
+    """(name, spec) of each SriovNetworkNodePolicy in a YAML file of Kubernetes manifests (`zeroloss host plan
+    --format k8s` output, or the cluster's `kubectl get sriovnetworknodepolicy -o yaml` items)."""
+    try:
+        with open(path) as f:
+            docs = list(yaml.safe_load_all(f))
+    except OSError as e:
+        raise ZeroLossError(f"cannot read dut.sriov_policy {path}: {e.strerror}",
+                            "zeroloss host plan --format k8s > FILE writes one") from None
+    except yaml.YAMLError as e:
+        raise ZeroLossError(f"dut.sriov_policy {path}: not YAML: {str(e).splitlines()[0]}") from None
+    items = [x for d in docs if isinstance(d, dict) for x in (d.get("items") if d.get("kind") == "List" else [d])]
+    out = [((x.get("metadata") or {}).get("name", "?"), x.get("spec") or {}) for x in items
+           if isinstance(x, dict) and x.get("kind") == "SriovNetworkNodePolicy"]
+    if not out:
+        raise ZeroLossError(f"dut.sriov_policy {path}: no SriovNetworkNodePolicy in it",
+                            "give the manifests of `zeroloss host plan --format k8s` (or the cluster's policies)")
+    return out
+
+
+def plan_for(policies: list[tuple[str, dict]], pf_netdev: str, pf_pci: str) -> PlanVfs | None:
+    """The policy that selects a PF (nicSelector.pfNames, 'name#first-last' for a VF range, or rootDevices)."""
+    for name, spec in policies:
+        sel = spec.get("nicSelector") or {}
+        n = spec.get("numVfs")
+        if not isinstance(n, int):
+            continue
+        if pf_pci and pf_pci in (sel.get("rootDevices") or []):
+            return PlanVfs(name, n)
+        for entry in sel.get("pfNames") or []:
+            m = re.fullmatch(r"([^#]+)(?:#(\d+)-(\d+))?", str(entry))
+            if m and pf_netdev and m.group(1) == pf_netdev:
+                return PlanVfs(name, n, int(m.group(2)) if m.group(2) else None,
+                               int(m.group(3)) if m.group(3) else None)
+    return None
+
+
+def check_domain(vnf_name: str, domain: str, xml_reply: dict, vf_pcis: dict[str, str]) -> list[str]:
+    """The VFs a VM holds (`virsh dumpxml DOMAIN` on the node: <interface type='hostdev'>, <hostdev type='pci'>),
+    which must include every VF the lab file gives its VNF (port -> VF PCI address); ZeroLossError otherwise."""
+    if xml_reply.get("rc"):
+        lines = (xml_reply.get("err") or "").strip().splitlines()
+        raise ZeroLossError(f"lab: VNF {vnf_name}: virsh dumpxml {domain} failed: "
+                            f"{lines[-1] if lines else 'exit ' + str(xml_reply.get('rc'))}",
+                            "virsh list --all on the node shows the domains; set dut.vnfs[].vm.domain")
+    held = parse_domain(xml_reply["out"], f"virsh dumpxml {domain}").pci_passthrough()
+    for port, pci in vf_pcis.items():
+        if pci not in held:
+            raise ZeroLossError(f"lab: VNF {vnf_name}'s port {port} is VF {pci}, which VM {domain} does not hold "
+                                f"(virsh dumpxml {domain} passes {', '.join(held) or 'no PCI device'})",
+                                "name the VFs of the domain's <interface type='hostdev'> in dut.vnfs[].ports")
+    return held
 
 
 def lab_vfs(lab: Lab) -> list[str]:
@@ -61,8 +125,12 @@ class LabVfs:
         self.specs = lab_vfs(lab)
         self.ports: dict[str, VfPort] = {}
         self.pfs: dict[str, PfLink] = {}
+        self.domains: dict[str, list[str]] = {}      # VNF -> the VFs its VM holds (virsh dumpxml)
+        self.plan = read_plan(lab.sriov_policy) if lab.sriov_policy and self.specs else None
 
-    def start(self, call: Callable[..., dict]) -> None:
+    def start(self, call: Callable[..., dict], run: Callable[[list[str]], dict] | None = None) -> None:
+        """Resolves the VFs in the node's sysfs; with run (an agent request for a command), checks each VM VNF's
+        VFs against its domain XML."""
         reader = AgentSysfs(call)
         for port in self.specs:
             self.ports[port] = resolve(reader, vf_spec(port) or "")
@@ -70,6 +138,12 @@ class LabVfs:
         if dup:
             raise ZeroLossError(f"lab: {', '.join(sorted({p.spec for p in dup}))} name the same VF {dup[0].vf_pci}",
                                 "name each VF once, the same way in dut_port and the VNF's ports")
+        vms = [v for v in self.lab.vnfs if v.vm_domain]
+        if vms and run is not None:
+            replies = call("batch", items=[run(["virsh", "dumpxml", v.vm_domain or ""]) for v in vms])
+            for v, reply in zip(vms, replies, strict=True):
+                self.domains[v.name] = check_domain(v.name, v.vm_domain or "", reply,
+                                                    {q: self.ports[q].vf_pci for q in v.ports if q in self.ports})
 
     @property
     def pf_names(self) -> list[str]:
@@ -110,13 +184,16 @@ class LabVfs:
             pf = self.pfs.get(vf.pf_netdev)
             uses.append(VfUse(vf, pf.vfs.get(vf.index) if pf else None, pf, gen.vlan if gen else -1,
                               gen.dst_mac if gen else "", hit[0].forward if hit else "mac", promisc, max_frame,
-                              per_pf[vf.pf_pci]))
+                              per_pf[vf.pf_pci], plan_for(self.plan, vf.pf_netdev, vf.pf_pci) if self.plan else None,
+                              self.plan is not None))
         return check(uses)
 
     def placement(self) -> dict:
         return {port: {"vf_pci": v.vf_pci, "pf_pci": v.pf_pci, "pf": v.pf_netdev, "index": v.index,
                        "numvfs": v.numvfs, "totalvfs": v.totalvfs, "pf_driver": v.pf_driver,
-                       "vf_driver": v.vf_driver} for port, v in self.ports.items()}
+                       "vf_driver": v.vf_driver} for port, v in self.ports.items()} | (
+                    {"vm_domains": {n: {"domain": next(v.vm_domain for v in self.lab.vnfs if v.name == n), "vfs": d}
+                                    for n, d in self.domains.items()}} if self.domains else {})
 
 
 def vf_chain(lab: Lab, tx_port: int, rx_port: int) -> Chain:

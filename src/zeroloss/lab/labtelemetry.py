@@ -42,7 +42,8 @@ class NodeTelemetry:
         """The data path's cores and processes on the node now."""
         dut = self.dut
         vnfs = [v for v in dut.lab.vnfs if not v.remote]  # a guest's or a pod's pid is not the node's
-        items = [{"op": "unixctl", "path": dut.ctl, "cmd": "dpif-netdev/pmd-stats-show", "args": []}]
+        items = [{"op": "unixctl", "path": dut.ctl, "cmd": "dpif-netdev/pmd-stats-show", "args": []} if dut.ovs else
+                 {"op": "alive", "pids": []}]  # a node without OVS (SR-IOV): no PMDs
         items += [{"op": "telemetry", "path": v.telemetry, "cmds": ["/info"], "timeout": 1.0} for v in vnfs]
         r = dut.agent().batch(items)
         cores: dict[int, list[str]] = {}

@@ -63,7 +63,8 @@ class LabTarget(Target):
         s = self.s
         assert s is not None
         return Probe(s.paths, s.dut.counters, s.dut.state, s.context(), s.health,
-                     perf=lambda: pmd_perf(s.dut.appctl("dpif-netdev/pmd-perf-show")), telemetry=NodeTelemetry(s.dut))
+                     perf=(lambda: pmd_perf(s.dut.appctl("dpif-netdev/pmd-perf-show"))) if s.dut.ovs else None,
+                     telemetry=NodeTelemetry(s.dut))
 
     def streams(self, frame: int, rate_pps: float) -> list[Stream]:
         assert self.s is not None
