@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from zeroloss.diagnose import diagnose
 from zeroloss.errors import ZeroLossError
 from zeroloss.host.domxml import parse_domain
 from zeroloss.host.rules_sriov import PlanVfs, VfUse, check
@@ -19,6 +20,7 @@ from zeroloss.lab.labfile import EXAMPLE, parse
 from zeroloss.lab.labsriov import check_domain, lab_paths, plan_for, read_plan, summed, vf_chain
 from zeroloss.lab.path import ledger_paths
 from zeroloss.ledger import counter_delta, ledger
+from zeroloss.results import schema
 from zeroloss.vnf.domain import with_vfs
 
 FIX = Path(__file__).parent / "fixtures" / "sriov"
@@ -214,6 +216,16 @@ def test_vf_path_ledger_accounts_vf_drops():
     drops = {d["reason"]: d["frames"] for h in led["hops"] for d in h["drops"]}
     assert drops == {"vf_rx_dropped": 10, "vf_tx_dropped": 2}
     assert all(h["unexplained"] == 0 for h in led["hops"])
+    found = {f["reason"]: f for f in diagnose([led], c, {}, {"vnfs": ["cnf1"], "lab": True})}
+    rx, tx = found["vf_rx_dropped"], found["vf_tx_dropped"]
+    assert (rx["frames"], rx["where"], tx["frames"], tx["where"]) == (10, "sriov:ens2f0/0", 2, "sriov:ens2f0/1")
+    assert "cnf1 did not drain its RX ring" in rx["cause"] and any("--rxd=4096" in r for r in rx["remedies"])
+    assert "anti-spoofing" in tx["cause"] and any("spoofchk off" in r for r in tx["remedies"])
+    for p in paths:  # the result file's schema knows the VF hops and what each needs
+        schema.check(p, schema.PATH, "path")
+    with pytest.raises(ZeroLossError, match="vf"):
+        schema.check({**paths[0], "hops": [{k: v for k, v in h.items() if k != "vf"} for h in paths[0]["hops"]]},
+                     schema.PATH, "path")
 
 
 def test_vf_path_refuses_mixed_and_unheld_vfs():
@@ -312,3 +324,11 @@ def test_vf_count_against_the_plans_sriov_policy(tmp_path):
     (tmp_path / "none.yaml").write_text("kind: Pod\n")
     with pytest.raises(ZeroLossError, match="no SriovNetworkNodePolicy in it"):
         read_plan(str(tmp_path / "none.yaml"))
+
+
+def test_readme_sriov_lab_example_is_a_valid_lab_file():
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    block = readme[readme.index("### SR-IOV VF ports"):].split("```yaml\n", 1)[1].split("```", 1)[0]
+    lab = parse(yaml.safe_load(block), "README")
+    assert lab.sriov_policy == "sriov-plan.yaml" and [p.dut_port for p in lab.ports] == ["sriov:ens2f0/0",
+                                                                                         "sriov:0000:37:01.1"]

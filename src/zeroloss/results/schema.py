@@ -165,10 +165,13 @@ SENDER = obj({"gen": INT, "proc": STR, "in": INDEX, "out": INDEX, "label": STR},
              **when_gen)
 HOP_NEEDS = {"gen_tx": ("side",), "ovs_rx": ("ports", "sender"), "ovs_switch": ("in_ports", "out_ports"),
              "ovs_tx": ("ports",), "proc_rx": ("proc", "port", "label"),
-             "proc_tx": ("proc", "in_port", "out_port", "label"), "gen_rx": ("side", "from")}
+             "proc_tx": ("proc", "in_port", "out_port", "label"), "gen_rx": ("side", "from"),
+             # an SR-IOV VF as its PF counts it (lab/labsriov.py): counters['vfs'][vf], 'a+b' for pairs in parallel
+             "vf_rx": ("vf", "label"), "vf_tx": ("vf", "label")}
 PATH_HOP = obj({"kind": STR, "name": STR, "where": STR, "side": INT, "from": INT, "port": INDEX, "in_port": INDEX,
                 "out_port": INDEX, "ports": arr(STR, minItems=1), "in_ports": arr(STR, minItems=1),
-                "out_ports": arr(STR), "meter": maybe(STR), "proc": STR, "label": STR, "sender": SENDER},
+                "out_ports": arr(STR), "meter": maybe(STR), "proc": STR, "label": STR, "sender": SENDER,
+                "vf": STR},
                ("kind", "name"), allOf=[_when("kind", k, {"required": list(v)}) for k, v in HOP_NEEDS.items()])
 PATH = obj({"direction": STR, "tx_side": INT, "rx_side": INT, "hops": arr(PATH_HOP, minItems=1)},
            ("direction", "tx_side", "rx_side", "hops"))
