@@ -122,4 +122,6 @@ def readme_commands():
 @pytest.mark.parametrize("args", readme_commands())
 def test_readme_host_examples_run(args):
     r = run(*args)
-    assert r.returncode in (0, 2) and "Traceback" not in r.stderr and r.stdout, r.stderr
+    # 2: audit findings; 3: `host cores` measured the cores as shared (it does when the host is busy)
+    ok = (0, 2, 3) if args[0] == "cores" else (0, 2)
+    assert r.returncode in ok and "Traceback" not in r.stderr and r.stdout, r.stderr
