@@ -240,6 +240,8 @@ def _read_vf(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _H
         return _Hop(None, None)
     drops = [_drop(f"vf_{side}_dropped", v[f"{side}_dropped"], f"{h['label']} {side}_dropped")] \
         if f"{side}_dropped" in v else []
+    if "gen" in h.get("sender", {}):  # a virtual cable (refused is loss): frames its full ring refused
+        drops = _sender_drops(c, h["sender"], h["label"]) + drops
     return _Hop(v[f"{side}_packets"] + sum(d["frames"] for d in drops), v[f"{side}_packets"], drops)
 
 

@@ -159,3 +159,21 @@ def test_vm_holding_other_vfs_is_one_line_before_traffic(node, tmp_path):
     assert "port sriov:ens2f0/0 is VF 0000:37:01.0, which VM vmx does not hold (virsh dumpxml vmx passes " \
            "0000:04:10.0, 0000:04:10.1)" in r.stderr
     assert time.monotonic() - t0 < 20
+
+
+def test_a_search_runs_on_a_vf_path_without_ovs(node, tmp_path):
+    """`zeroloss run --lab` on the pure SR-IOV node: the search finds an NDR (or says the generator limited it), every
+    trial's ledger has the VF hops and balances."""
+    out = tmp_path / "r.json"
+    r = subprocess.run([*ZL, "run", "--lab", sriov_lab(node), "--frame-sizes", "64", "--trial", "0.3",
+                        "--validation", "0.6", "--granularity", "20", "--latency-loads", "none", "-o", str(out),
+                        "--json"], capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    no_traceback(r)
+    assert r.returncode in (0, 2, 3), r.stderr
+    doc = json.loads(out.read_text())
+    (s,) = doc["searches"]
+    assert s["result"]["ndr"]["rate_pps"] or "generator-limited" in s["result"]["flags"]
+    for t in s["trials"]:
+        for led in t["ledger"]:
+            assert [h["kind"] for h in led["hops"]] == ["gen_tx", "vf_rx", "proc_tx", "vf_tx", "gen_rx"]
+            assert led["unexplained"] == 0, led

@@ -223,7 +223,7 @@ def vf_ledger_path(lab: Lab, side: int, mine: list[Chain], proc: str) -> dict:
     name = " + ".join(c.vnfs[0][0] for c in mine)
     hops = [{"kind": "gen_tx", "name": f"zlgen tx {'+'.join(lab.ports[c.tx_port].name for c in mine)}",
              "where": "zlgen", "side": side},
-            {"kind": "vf_rx", "name": f"VF {vin} rx", "where": vin, "vf": vin, "label": vin},
+            {"kind": "vf_rx", "name": f"VF {vin} rx", "where": vin, "vf": vin, "label": vin, "sender": {"gen": side}},
             {"kind": "proc_tx", "name": f"{name} port {pin} -> {1 - pin}", "where": proc, "proc": proc,
              "in_port": pin, "out_port": 1 - pin, "label": name},
             {"kind": "vf_tx", "name": f"VF {vout} tx", "where": vout, "vf": vout, "label": vout},

@@ -48,7 +48,7 @@ class NodeTelemetry:
         r = dut.agent().batch(items)
         cores: dict[int, list[str]] = {}
         procs: dict[int, str] = {}
-        if not r[0].get("rc"):
+        if dut.ovs and not r[0].get("rc"):
             for core in parse_pmd_stats(r[0]["out"]):
                 cores.setdefault(int(core), []).append("pmd")
         if "ovs-vswitchd" in dut.pids:
