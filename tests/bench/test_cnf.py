@@ -81,7 +81,8 @@ def test_container_path_accounts_for_every_frame(tmp_path, launch, link, sizes):
 
 def test_kill_9_of_the_containers_testpmd_conmon_or_zeroloss_leaves_nothing(tmp_path):
     """One search cut by kill -9 of the container's testpmd, then of its conmon, then by Ctrl-C, then by kill -9 of
-    zeroloss itself, resumed after each: each cut is one line naming what died, no container or Pod is left, and the search completes."""
+    zeroloss itself, resumed after each: each cut is one line naming what died, no container or Pod is left, and the
+    search completes."""
     out, rundir = tmp_path / "r.json", tmp_path / "run"
     args = ["--topology", "pvp", "--vnf", "container", "--frame-sizes", "64", *SEARCH, "--granularity", "0.2"]
     env = dict(os.environ, ZEROLOSS_RUNDIR=str(rundir))
