@@ -4,7 +4,6 @@ VFs in a domain XML."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -90,32 +89,11 @@ def test_ethtool_i40e_vfnnn_stats_carry_drops():
 
 
 def fake_sysfs(root: Path, numvfs: int = 4) -> Path:
-    """/sys as drivers/pci/iov.c lays it out: PF 0000:37:00.0 (ens2f0, ice) with VFs 0000:37:01.N."""
-    pci = root / "sys/devices/pci0000:30/0000:30:02.0"
-    pf = pci / "0000:37:00.0"
-    (pf / "net/ens2f0").mkdir(parents=True)
-    (pf / "sriov_numvfs").write_text(f"{numvfs}\n")
-    (pf / "sriov_totalvfs").write_text("128\n")
-    (pf / "vendor").write_text("0x8086\n")
-    drivers = root / "sys/bus/pci/drivers"
-    for d in ("ice", "vfio-pci"):
-        (drivers / d).mkdir(parents=True)
-    os.symlink("../../../bus/pci/drivers/ice", pf / "driver")
-    devices = root / "sys/bus/pci/devices"
-    devices.mkdir(parents=True)
-    os.symlink("../../../devices/pci0000:30/0000:30:02.0/0000:37:00.0", devices / "0000:37:00.0")
-    for n in range(numvfs):
-        vf = pci / f"0000:37:01.{n}"
-        vf.mkdir()
-        (vf / "vendor").write_text("0x8086\n")
-        os.symlink("../0000:37:00.0", vf / "physfn")
-        os.symlink(f"../0000:37:01.{n}", pf / f"virtfn{n}")
-        os.symlink("../../../bus/pci/drivers/vfio-pci", vf / "driver")
-        os.symlink(f"../../../devices/pci0000:30/0000:30:02.0/0000:37:01.{n}", devices / f"0000:37:01.{n}")
-    (root / "sys/class/net").mkdir(parents=True)
-    os.symlink("../../devices/pci0000:30/0000:30:02.0/0000:37:00.0/net/ens2f0", root / "sys/class/net/ens2f0")
-    os.symlink("../../../0000:37:00.0", pf / "net/ens2f0/device")
-    return root
+    """/sys as drivers/pci/iov.c lays it out: PF 0000:37:00.0 (ens2f0, ice) with VFs 0000:37:01.N (the lab test's
+    tree, tests/lab/fake_sriov.py)."""
+    from lab.fake_sriov import build_sysfs  # tests/ is on the path: pytest's rootdir import of this file
+
+    return build_sysfs(root, numvfs)
 
 
 def test_resolve_vf_by_pci_and_by_pf_index(tmp_path):

@@ -222,21 +222,7 @@ class LabDut:
         k = len(brs) + len(meter_brs)
         ovs = {"ports": ports, "meters": meters, "coverage": parse_coverage_drops(self._out(r[k], "coverage/show")),
                "pmds": parse_pmd_stats(self._out(r[k + 1], "pmd-stats-show")), "t_ns": t_ns}
-        procs = {}
-        for v, reply in zip(local_vnfs, r[k + 3:k + 3 + len(local_vnfs)], strict=True):
-            stats = _ethdev(reply)
-            if stats is not None:
-                procs[v.name] = stats
-        for v in self.lab.vnfs:
-            if v.remote:  # a guest's ssh, a CNF pod's exec
-                req = {k: x for k, x in self._tel(v).items() if k != "op"}
-                stats = _ethdev(self.agent(self.lab.vnf_target(v)).call("telemetry", **req))
-                if stats is not None:
-                    procs[v.name] = stats
-        for name in sorted(h for h in self.stage_procs if "+" in h):
-            parts = [procs.get(n) for n in name.split("+")]
-            if all(parts):
-                procs[name] = [{key: sum(p[i].get(key, 0) for p in parts) for key in STAT_KEYS} for i in (0, 1)]
+        procs = self._procs(local_vnfs, r[k + 3:k + 3 + len(local_vnfs)])
         if self.vfs.specs:
             return {"ovs": ovs, "procs": procs, "vfs": summed(self.vfs.parse(r[k + 3 + len(local_vnfs):]),
                                                              self.vf_paths)}
@@ -247,10 +233,17 @@ class LabDut:
         local_vnfs = [v for v in self.lab.vnfs if not v.remote]
         r = self.agent().batch([self._tel(v) for v in local_vnfs] + self.vfs.items(self._req_run))
         self.readings += 1
-        procs = {v.name: stats for v, reply in zip(local_vnfs, r, strict=False)
+        procs = self._procs(local_vnfs, r[:len(local_vnfs)])
+        return {"ovs": {"t_ns": time.monotonic_ns()}, "procs": procs,
+                "vfs": summed(self.vfs.parse(r[len(local_vnfs):]), self.vf_paths)}
+
+    def _procs(self, local_vnfs: list, replies: list) -> dict:
+        """The VNFs' ethdev counters: the node's own from the batch's telemetry replies, a guest's or a CNF pod's
+        over its own session, and the sums of the stages that name several VNFs (a+b)."""
+        procs = {v.name: stats for v, reply in zip(local_vnfs, replies, strict=True)
                  if (stats := _ethdev(reply)) is not None}
         for v in self.lab.vnfs:
-            if v.remote:
+            if v.remote:  # a guest's ssh, a CNF pod's exec
                 req = {k: x for k, x in self._tel(v).items() if k != "op"}
                 stats = _ethdev(self.agent(self.lab.vnf_target(v)).call("telemetry", **req))
                 if stats is not None:
@@ -259,8 +252,7 @@ class LabDut:
             parts = [procs.get(n) for n in name.split("+")]
             if all(parts):
                 procs[name] = [{key: sum(p[i].get(key, 0) for p in parts) for key in STAT_KEYS} for i in (0, 1)]
-        return {"ovs": {"t_ns": time.monotonic_ns()}, "procs": procs,
-                "vfs": summed(self.vfs.parse(r[len(local_vnfs):]), self.vf_paths)}
+        return procs
 
     def _need_ovs(self, what: str) -> None:
         if not self.ovs:
