@@ -57,6 +57,46 @@ class Latency:
 
 
 @dataclass(frozen=True)
+class Intervals:
+    """A stream's frames per interval of its TX time (zlgen's `interval_ms`): tx[i] sent in interval i, rx[i] of
+    those received (distinct), so interval i lost tx[i] - rx[i]; rx_unplaced: received frames whose TX time could
+    not be placed (gen/PROTOCOL.md). Trailing intervals without frames are left out."""
+
+    ms: int
+    tx: tuple[int, ...]
+    rx: tuple[int, ...]
+    rx_unplaced: int = 0
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Intervals:
+        tx = tuple(int(x) for x in d.get("tx", ()))
+        rx = tuple(int(x) for x in d.get("rx", ()))
+        if len(tx) != len(rx):
+            raise ValueError(f"intervals: {len(tx)} tx counts and {len(rx)} rx counts, must be as many")
+        return cls(ms=int(d["ms"]), tx=tx, rx=rx, rx_unplaced=int(d.get("rx_unplaced", 0)))
+
+    @property
+    def lost(self) -> tuple[int, ...]:
+        """Frames lost per interval, placed at the time they were sent."""
+        return tuple(t - r for t, r in zip(self.tx, self.rx, strict=True))
+
+
+@dataclass(frozen=True)
+class IntervalPage:
+    """zlgen's live `intervals` reply, every page of it: intervals first..end-1 of the asked streams (each stream's
+    tx and rx start at interval first); intervals 0..final-1 were final when asked (more come while the trial
+    runs)."""
+
+    trial: int
+    ms: int
+    first: int
+    end: int
+    final: int
+    state: str
+    streams: Mapping[int, Intervals]
+
+
+@dataclass(frozen=True)
 class StreamResult:
     id: int
     port: int
@@ -84,10 +124,14 @@ class StreamResult:
     # the latency histogram's non-zero buckets, ((bucket_low_ns, count), ...) lowest first (gen/PROTOCOL.md: exact
     # below 128 ns, then 128 buckets per power of two); () from a zlgen before it
     latency_hist: tuple[tuple[int, int], ...] = ()
+    # frames per interval of their TX time, when the trial was started with interval_ms (None otherwise)
+    intervals: Intervals | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StreamResult:
         d = dict(d)
+        if d.get("intervals") is not None:
+            d["intervals"] = Intervals.from_dict(d["intervals"])
         d["latency_ns"] = _from_dict(Latency, d.get("latency_ns", {}))
         d["latency_hist"] = tuple((int(low), int(n)) for low, n in d.get("latency_hist", ()))
         return _from_dict(cls, d)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ZeroLossError
-from ..model import TrialResult
+from ..model import IntervalPage, Intervals, TrialResult
 from ..proc import ComponentDied
 from ..stream import Stream
 from ..unixsock import PeerClosed, UnixClient
@@ -112,8 +112,12 @@ class ZlgenClient:
 
     def start(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
               rate_pps: float | list[float] | None = None, trial: int | None = None,
-              watch: Callable[[], None] | None = None) -> int:
+              watch: Callable[[], None] | None = None, interval_ms: int | None = None) -> int:
+        """Starts a trial; with interval_ms, zlgen counts each stream's frames per interval of their TX time
+        (StreamResult.intervals, and live with intervals())."""
         fields: dict = {"drain_ms": drain_ms}
+        if interval_ms is not None:
+            fields["interval_ms"] = interval_ms
         if duration_s is not None:
             fields["duration_s"] = duration_s
         if frames is not None:
@@ -136,17 +140,47 @@ class ZlgenClient:
         (default: the client's timeout)."""
         slack = self.timeout if slack_s is None else slack_s
         reply = self.request("result", timeout=wait_s + slack, watch=watch, wait_s=wait_s)
-        return TrialResult.from_dict(reply["result"])
+        result = reply["result"]
+        if any((s.get("intervals") or {}).get("paged") for s in result["streams"]):
+            # too many intervals for one reply: zlgen sent their count, the lists come page by page
+            page = self.intervals(0)
+            for s in result["streams"]:
+                got = page.streams[s["id"]]
+                n = s["intervals"]["count"]
+                s["intervals"] = {"ms": got.ms, "tx": got.tx[:n], "rx": got.rx[:n],
+                                  "rx_unplaced": s["intervals"]["rx_unplaced"]}
+        return TrialResult.from_dict(result)
+
+    def intervals(self, from_: int = 0, stream: int | None = None) -> IntervalPage:
+        """The trial's final intervals from interval from_ (every stream, or one), read page by page: during a
+        trial those whose frames can no longer arrive (drain_ms after their end), after it all of them."""
+        fields: dict = {"from": from_}
+        if stream is not None:
+            fields["stream"] = stream
+        tx: dict[int, list[int]] = {}
+        rx: dict[int, list[int]] = {}
+        while True:
+            reply = self.request("intervals", **fields)
+            for s in reply["streams"]:
+                tx.setdefault(s["id"], []).extend(s["tx"])
+                rx.setdefault(s["id"], []).extend(s["rx"])
+            if reply["to"] >= reply["final"] or reply["to"] <= fields["from"]:
+                break
+            fields["from"] = reply["to"]
+        streams = {s["id"]: Intervals(ms=reply["ms"], tx=tuple(tx[s["id"]]), rx=tuple(rx[s["id"]]),
+                                      rx_unplaced=s["rx_unplaced"]) for s in reply["streams"]}
+        return IntervalPage(trial=reply["trial"], ms=reply["ms"], first=from_, end=reply["to"],
+                            final=reply["final"], state=reply["state"], streams=streams)
 
     def run_trial(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
                   rate_pps: float | list[float] | None = None, trial: int | None = None,
-                  watch: Callable[[], None] | None = None) -> TrialResult:
+                  watch: Callable[[], None] | None = None, interval_ms: int | None = None) -> TrialResult:
         """Starts a trial and waits for its final counters (after the drain). watch, when given, is called every
         WATCH_S while the trial runs (it raises to end the wait: a process of the bench died mid-trial). A trial
         of duration_s is answered within CONTROL_S of its end, or zlgen is not answering; one of frames may
         take a minute more (its duration depends on its rate)."""
         self.start(duration_s=duration_s, frames=frames, drain_ms=drain_ms, rate_pps=rate_pps, trial=trial,
-                   watch=watch)
+                   watch=watch, interval_ms=interval_ms)
         end = drain_ms / 1000
         if duration_s is None or frames is not None:
             return self.result(wait_s=(duration_s or 0) + end + 60, watch=watch)
