@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Control protocol commands: hello, ports, configure, start, status, stop,
- * result, shutdown, one function each in a table (see gen/PROTOCOL.md).
+ * result, intervals, shutdown, one function each in a table (see gen/PROTOCOL.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +163,26 @@ cmd_result(json_t *req, int *shutdown)
 	return v;
 }
 
+/* intervals: the final per-interval counters of the trial, from interval "from", one page. */
+static json_t *
+cmd_intervals(json_t *req, int *shutdown)
+{
+	char err[CTL_ERRLEN] = "";
+	uint32_t from;
+	int stream;
+	json_t *o, *v;
+
+	if (ctl_req_intervals(req, &stream, &from, err) < 0)
+		return ctl_reply_error("%s", err);
+	o = zl_trial_intervals(stream, from, err, sizeof(err));
+	if (o == NULL)
+		return ctl_reply_error("%s", err);
+	v = ctl_reply_ok();
+	json_object_update(v, o);
+	json_decref(o);
+	return v;
+}
+
 /* shutdown: the server replies, then stops serving and zlgen exits. */
 static json_t *
 cmd_shutdown(json_t *req, int *shutdown)
@@ -185,6 +205,7 @@ static const struct ctl_cmd commands[] = {
 	{ "status", cmd_status },
 	{ "stop", cmd_stop },
 	{ "result", cmd_result },
+	{ "intervals", cmd_intervals },
 	{ "shutdown", cmd_shutdown },
 };
 
@@ -198,5 +219,5 @@ ctl_cmd_run(const char *cmd, json_t *req, int *shutdown)
 		if (strcmp(cmd, commands[i].name) == 0)
 			return commands[i].run(req, shutdown);
 	return ctl_reply_error("unknown cmd \"%.40s\": use hello, ports, configure, start, status, stop, "
-		"result, shutdown", cmd);
+		"result, intervals, shutdown", cmd);
 }

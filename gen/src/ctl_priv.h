@@ -26,6 +26,8 @@ int ctl_req_configure(json_t *req, struct zl_stream *streams, uint16_t *n, uint3
 	char *err);
 /* Parses start's fields into tp; returns 0, or -1 with err set. */
 int ctl_req_start(json_t *req, struct zl_trial_params *tp, char *err);
+/* Parses intervals' stream (-1 if absent: every stream) and from (0 if absent); returns 0, or -1 with err set. */
+int ctl_req_intervals(json_t *req, int *stream, uint32_t *from, char *err);
 /* Parses result's wait_s (seconds, 0 if absent); returns 0, or -1 with err set. */
 int ctl_req_wait(json_t *req, double *wait_s, char *err);
 

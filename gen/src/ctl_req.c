@@ -85,7 +85,7 @@ req_cmd(json_t *req, json_t **rep)
 
 	if (!json_is_string(c)) {
 		*rep = ctl_reply_error("request needs \"cmd\": one of hello, ports, configure, start, "
-			"status, stop, result, shutdown");
+			"status, stop, result, intervals, shutdown");
 		return NULL;
 	}
 	if (p != NULL && (!json_is_integer(p) || json_integer_value(p) != ZL_PROTO_VERSION)) {
@@ -236,7 +236,27 @@ ctl_req_start(json_t *req, struct zl_trial_params *tp, char *err)
 	if (ctl_req_int(req, "drain_ms", 0, 60000, &x, err, "") < 0)
 		return -1;
 	tp->drain_ms = (uint32_t)x;
+	x = 0;
+	if (ctl_req_int(req, "interval_ms", 1, ZL_IVL_MAX_MS, &x, err, "") < 0)
+		return -1;
+	tp->interval_ms = (uint32_t)x;
 	return req_rates(req, tp, err);
+}
+
+/* Parses intervals' stream (-1 if absent: every stream) and from (0 if absent); returns 0, or -1 with err set. */
+int
+ctl_req_intervals(json_t *req, int *stream, uint32_t *from, char *err)
+{
+	int64_t x = -1;
+
+	if (ctl_req_int(req, "stream", 0, ZL_MAX_STREAMS - 1, &x, err, "") < 0)
+		return -1;
+	*stream = (int)x;
+	x = 0;
+	if (ctl_req_int(req, "from", 0, ZL_IVL_MAX, &x, err, "") < 0)
+		return -1;
+	*from = (uint32_t)x;
+	return 0;
 }
 
 /* Parses result's wait_s (seconds, 0 if absent); returns 0, or -1 with err set. */

@@ -20,7 +20,21 @@ static struct {
 	uint64_t drain_end_tsc;
 	bool stopped;
 	json_t *result;
+	/* per-interval counters of the trial (interval_ms), kept until the next start or configure */
+	uint32_t ivl_ms;         /* 0: the trial has none */
+	uint32_t ivl_n;          /* intervals per stream; arrays hold n + 1 (the last: outside the grid) */
+	uint64_t ivl_len_tsc;
+	uint64_t *ivl_tx;        /* [stream][n + 1], written by each stream's sender */
+	uint64_t *ivl_rx[ZL_MAX_WORKERS]; /* [stream][n + 1] per receiving worker (NULL: it polls no queue) */
 } T;
+
+/* Counter memory and grid of a trial about to start (not installed yet). */
+struct ivl_plan {
+	uint32_t n;
+	uint64_t len_tsc;
+	uint64_t *tx;
+	uint64_t *rx[ZL_MAX_WORKERS];
+};
 
 static struct zl_hist merged_hist; /* scratch for merging per-worker histograms */
 
@@ -59,6 +73,137 @@ free_streams(void)
 	zl.nb_streams = 0;
 }
 
+/* Frees the interval counters and detaches them from the streams and workers (they are idle). */
+static void
+ivl_free(void)
+{
+	uint16_t i, k;
+
+	for (i = 0; i < zl.nb_streams; i++)
+		zl.streams[i].ivl_tx = NULL;
+	for (i = 0; i < zl.nb_workers; i++) {
+		for (k = 0; k < zl.nb_streams; k++)
+			zl.workers[i].rx[k].ivl = NULL;
+		free(T.ivl_rx[i]);
+		T.ivl_rx[i] = NULL;
+	}
+	free(T.ivl_tx);
+	T.ivl_tx = NULL;
+	T.ivl_ms = 0;
+	T.ivl_n = 0;
+}
+
+/* Zeroed counters of nb entries, every page touched now (no page fault in the hot path); NULL if out of memory. */
+static uint64_t *
+ivl_alloc(size_t nb)
+{
+	uint64_t *a = malloc(nb * sizeof(uint64_t));
+
+	if (a != NULL)
+		memset(a, 0, nb * sizeof(uint64_t));
+	return a;
+}
+
+/*
+ * Sizes and allocates the interval counters of a trial: enough intervals for
+ * its TX time (in frame-count mode, 1.5 times the time its rates need plus 1 s,
+ * as every stream must then have a rate). Returns 0, or -1 with err set.
+ */
+static int
+ivl_prepare(const struct zl_trial_params *tp, struct ivl_plan *p, char *err, size_t errlen)
+{
+	uint64_t span = 0, need, nb, bytes;
+	uint16_t i, nb_rx = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (tp->interval_ms == 0)
+		return 0;
+	p->len_tsc = zl.hz * tp->interval_ms / 1000;
+	if (p->len_tsc == 0)
+		p->len_tsc = 1;
+	if (tp->duration_s > 0) {
+		span = (uint64_t)(tp->duration_s * (double)zl.hz);
+	} else {
+		for (i = 0; i < zl.nb_streams; i++) {
+			uint64_t pps = tp->has_rates ? tp->pps[i] : zl.streams[i].pps, t;
+
+			if (pps == 0) {
+				snprintf(err, errlen, "interval_ms with frames needs a rate for every stream (stream %u is "
+					"unpaced: its duration is unknown): give rate_pps or use duration_s", i);
+				return -1;
+			}
+			t = (uint64_t)((unsigned __int128)tp->frames * zl.hz / pps);
+			if (t > span)
+				span = t;
+		}
+	}
+	need = zl_ivl_count(span, p->len_tsc);
+	if (need > ZL_IVL_MAX) {
+		snprintf(err, errlen, "interval_ms %u needs %llu intervals for this trial, at most %u per stream: "
+			"use a longer interval_ms or a shorter trial", tp->interval_ms, (unsigned long long)need,
+			ZL_IVL_MAX);
+		return -1;
+	}
+	if (tp->duration_s <= 0) {
+		/* room for the sender to fall behind; it stops at the grid's end */
+		need = zl_ivl_count(span + span / 2 + zl.hz, p->len_tsc);
+		if (need > ZL_IVL_MAX)
+			need = ZL_IVL_MAX;
+	}
+	p->n = (uint32_t)need;
+	nb = (uint64_t)zl.nb_streams * (p->n + 1);
+	for (i = 0; i < zl.nb_workers; i++)
+		nb_rx += zl.workers[i].nb_rxq > 0;
+	bytes = nb * sizeof(uint64_t) * (1u + nb_rx);
+	if (bytes > ZL_IVL_MAX_BYTES) {
+		snprintf(err, errlen, "interval_ms %u needs %llu MiB of counters (%u streams x %u intervals x %u "
+			"workers), at most %llu MiB: use a longer interval_ms, a shorter trial or fewer streams",
+			tp->interval_ms, (unsigned long long)(bytes >> 20), zl.nb_streams, p->n, 1u + nb_rx,
+			ZL_IVL_MAX_BYTES >> 20);
+		return -1;
+	}
+	p->tx = ivl_alloc(nb);
+	for (i = 0; i < zl.nb_workers && p->tx != NULL; i++)
+		if (zl.workers[i].nb_rxq > 0 && (p->rx[i] = ivl_alloc(nb)) == NULL)
+			break;
+	if (p->tx == NULL || i < zl.nb_workers) {
+		free(p->tx);
+		for (i = 0; i < zl.nb_workers; i++)
+			free(p->rx[i]);
+		snprintf(err, errlen, "out of memory for %llu MiB of interval counters: use a longer interval_ms",
+			(unsigned long long)(bytes >> 20));
+		return -1;
+	}
+	return 0;
+}
+
+/* Installs a plan's counters for a trial starting at start (workers idle), freeing the previous trial's. */
+static void
+ivl_install(struct ivl_plan *p, uint32_t ms, uint64_t start)
+{
+	uint16_t i, k;
+
+	ivl_free();
+	if (p->n == 0)
+		return;
+	T.ivl_ms = ms;
+	T.ivl_n = p->n;
+	T.ivl_len_tsc = p->len_tsc;
+	T.ivl_tx = p->tx;
+	for (k = 0; k < zl.nb_streams; k++) {
+		zl.streams[k].ivl_tx = p->tx + (size_t)k * (p->n + 1);
+		zl_ivl_init(&zl.streams[k].ivl_cur, start, p->len_tsc, p->n);
+	}
+	for (i = 0; i < zl.nb_workers; i++) {
+		struct zl_worker *w = &zl.workers[i];
+
+		T.ivl_rx[i] = p->rx[i];
+		zl_ivl_init(&w->ivl_cur, start, p->len_tsc, p->n);
+		for (k = 0; k < zl.nb_streams; k++)
+			w->rx[k].ivl = p->rx[i] ? p->rx[i] + (size_t)k * (p->n + 1) : NULL;
+	}
+}
+
 /* Adds a UDP port that received VXLAN frames are decapsulated from, once. */
 static void
 add_vxlan_port(uint16_t port)
@@ -80,6 +225,7 @@ zl_trial_configure(struct zl_stream *streams, uint16_t n, char *err, size_t errl
 		snprintf(err, errlen, "trial %u is running: stop it or wait for its result first", T.trial_id);
 		return -1;
 	}
+	ivl_free();
 	free_streams();
 	for (i = 0; i < zl.nb_workers; i++)
 		zl.workers[i].nb_tx = 0;
@@ -110,6 +256,7 @@ int
 zl_trial_start(const struct zl_trial_params *tp, char *err, size_t errlen)
 {
 	uint64_t now, start, gap;
+	struct ivl_plan plan;
 	uint16_t i;
 	uint32_t gen;
 
@@ -121,6 +268,8 @@ zl_trial_start(const struct zl_trial_params *tp, char *err, size_t errlen)
 		snprintf(err, errlen, "no streams: send configure first");
 		return -1;
 	}
+	if (ivl_prepare(tp, &plan, err, errlen) < 0)
+		return -1;
 	T.params = *tp;
 	T.trial_id = tp->trial_id >= 0 ? (uint16_t)tp->trial_id : (uint16_t)(T.any ? T.trial_id + 1 : 1);
 	T.any = true;
@@ -165,8 +314,12 @@ zl_trial_start(const struct zl_trial_params *tp, char *err, size_t errlen)
 	}
 	T.start_tsc = start;
 	T.tx_end_tsc = 0;
+	ivl_install(&plan, tp->interval_ms, start);
 	zl.sync.trial_id = T.trial_id;
 	zl.sync.end_tsc = tp->duration_s > 0 ? start + (uint64_t)(tp->duration_s * (double)zl.hz) : UINT64_MAX;
+	if (tp->frames && T.ivl_n)
+		/* frame-count mode with intervals: transmission ends with the grid (it has room to spare) */
+		zl.sync.end_tsc = start + T.ivl_n * T.ivl_len_tsc;
 	gen = zl.sync.gen + 1;
 	__atomic_store_n(&zl.sync.gen, gen, __ATOMIC_RELEASE);
 	__atomic_store_n(&zl.sync.phase, ZL_PHASE_RUN, __ATOMIC_RELEASE);
@@ -224,8 +377,75 @@ hist_json(const struct zl_hist *h)
 	return a;
 }
 
+/* Frames of stream k sent in interval i (i == n: outside the grid). */
+static uint64_t
+ivl_tx_at(uint16_t k, uint32_t i)
+{
+	return ZL_READ(T.ivl_tx[(size_t)k * (T.ivl_n + 1) + i]);
+}
+
+/* Distinct frames of stream k received, sent in interval i (i == n: unplaced), over every worker. */
+static uint64_t
+ivl_rx_at(uint16_t k, uint32_t i)
+{
+	uint64_t n = 0;
+	uint16_t w;
+
+	for (w = 0; w < zl.nb_workers; w++)
+		if (T.ivl_rx[w] != NULL)
+			n += ZL_READ(T.ivl_rx[w][(size_t)k * (T.ivl_n + 1) + i]);
+	return n;
+}
+
+/* Intervals of stream k up to the last one with a frame sent or received. */
+static uint32_t
+ivl_used(uint16_t k)
+{
+	uint32_t i;
+
+	for (i = T.ivl_n; i > 0; i--)
+		if (ivl_tx_at(k, i - 1) || ivl_rx_at(k, i - 1))
+			return i;
+	return 0;
+}
+
+/* Appends stream k's tx and rx counts of intervals [from, to) to o as "tx" and "rx". */
+static void
+ivl_lists(json_t *o, uint16_t k, uint32_t from, uint32_t to)
+{
+	json_t *tx = json_array(), *rx = json_array();
+	uint32_t i;
+
+	for (i = from; i < to; i++) {
+		json_array_append_new(tx, json_integer((json_int_t)ivl_tx_at(k, i)));
+		json_array_append_new(rx, json_integer((json_int_t)ivl_rx_at(k, i)));
+	}
+	json_object_set_new(o, "tx", tx);
+	json_object_set_new(o, "rx", rx);
+}
+
+/*
+ * A stream's intervals in the result: {ms, tx, rx, rx_unplaced}, trailing
+ * empty intervals left out; {ms, paged, count, rx_unplaced} when the lists of
+ * every stream would pass ZL_IVL_PAGE intervals (read them with "intervals").
+ */
 static json_t *
-stream_json(const struct zl_stream *s, double tx_window_s)
+ivl_json(uint16_t k, bool lists)
+{
+	json_t *o = json_pack("{s:i,s:I}", "ms", (int)T.ivl_ms, "rx_unplaced", (json_int_t)ivl_rx_at(k, T.ivl_n));
+	uint32_t used = ivl_used(k);
+
+	if (lists) {
+		ivl_lists(o, k, 0, used);
+	} else {
+		json_object_set_new(o, "paged", json_true());
+		json_object_set_new(o, "count", json_integer(used));
+	}
+	return o;
+}
+
+static json_t *
+stream_json(const struct zl_stream *s, double tx_window_s, bool ivl_lists_inline)
 {
 	uint64_t rx = 0, bytes = 0, uniq = 0, reord = 0, dup = 0, gaps = 0, late = 0;
 	uint16_t i;
@@ -266,6 +486,8 @@ stream_json(const struct zl_stream *s, double tx_window_s)
 	json_object_set_new(o, "late", json_integer((json_int_t)late));
 	json_object_set_new(o, "latency_ns", latency_json(&merged_hist));
 	json_object_set_new(o, "latency_hist", hist_json(&merged_hist));
+	if (T.ivl_n)
+		json_object_set_new(o, "intervals", ivl_json(s->id, ivl_lists_inline));
 	return o;
 }
 
@@ -315,7 +537,7 @@ static void
 finish(void)
 {
 	json_t *streams = json_array(), *ports = json_array();
-	uint64_t last = 0;
+	uint64_t last = 0, nb_ivl = 0;
 	double window;
 	uint16_t i;
 
@@ -326,8 +548,10 @@ finish(void)
 		window = T.params.duration_s;
 	else
 		window = last > T.start_tsc ? tsc_to_s(last - T.start_tsc) : 0;
+	for (i = 0; i < zl.nb_streams && T.ivl_n; i++)
+		nb_ivl += ivl_used(i);
 	for (i = 0; i < zl.nb_streams; i++)
-		json_array_append_new(streams, stream_json(&zl.streams[i], window));
+		json_array_append_new(streams, stream_json(&zl.streams[i], window, nb_ivl <= ZL_IVL_PAGE));
 	for (i = 0; i < zl.nb_ports; i++)
 		json_array_append_new(ports, port_json(i));
 	T.result = json_pack("{s:i,s:f,s:f,s:I,s:b,s:o,s:o}",
@@ -380,7 +604,7 @@ zl_trial_tick_ms(void)
 
 	if (T.state == ZL_TRIAL_RUNNING)
 		/* a frame-count trial ends when its last frame is sent: look often */
-		return end == UINT64_MAX ? 2 : ms_until(now, end);
+		return end == UINT64_MAX || T.params.frames ? 2 : ms_until(now, end);
 	if (T.state == ZL_TRIAL_DRAINING)
 		return ms_until(now, T.drain_end_tsc);
 	return 100;
@@ -441,4 +665,54 @@ zl_trial_result(void)
 	if (T.state != ZL_TRIAL_DONE || T.result == NULL)
 		return NULL;
 	return json_incref(T.result);
+}
+
+json_t *
+zl_trial_intervals(int stream, uint32_t from, char *err, size_t errlen)
+{
+	uint16_t k, first = 0, last = zl.nb_streams;
+	uint32_t final = 0, to, per;
+	json_t *o, *arr;
+
+	if (T.state == ZL_TRIAL_NONE) {
+		snprintf(err, errlen, "no trial since the last configure: send start first");
+		return NULL;
+	}
+	if (T.ivl_n == 0) {
+		snprintf(err, errlen, "trial %u has no intervals: start it with interval_ms", T.trial_id);
+		return NULL;
+	}
+	if (stream >= zl.nb_streams) {
+		snprintf(err, errlen, "stream %d is not configured (%u streams)", stream, zl.nb_streams);
+		return NULL;
+	}
+	if (stream >= 0) {
+		first = (uint16_t)stream;
+		last = (uint16_t)(stream + 1);
+	}
+	if (T.state == ZL_TRIAL_DONE) {
+		for (k = first; k < last; k++)
+			if (ivl_used(k) > final)
+				final = ivl_used(k);
+	} else {
+		/* an interval is final drain_ms after its end: the wait the trial gives its last frames */
+		uint64_t now = rte_rdtsc(), settle = T.start_tsc + (uint64_t)T.params.drain_ms * zl.hz / 1000;
+
+		if (now > settle)
+			final = (uint32_t)RTE_MIN((now - settle) / T.ivl_len_tsc, (uint64_t)T.ivl_n);
+	}
+	per = ZL_IVL_PAGE / (uint32_t)(last - first);
+	to = from >= final ? from : (uint32_t)RTE_MIN((uint64_t)final, (uint64_t)from + per);
+	arr = json_array();
+	for (k = first; k < last; k++) {
+		json_t *s = json_pack("{s:i,s:I}", "id", k, "rx_unplaced", (json_int_t)ivl_rx_at(k, T.ivl_n));
+
+		ivl_lists(s, k, from, to);
+		json_array_append_new(arr, s);
+	}
+	o = json_pack("{s:i,s:i,s:s,s:I,s:I,s:I}", "trial", T.trial_id, "ms", (int)T.ivl_ms,
+		"state", state_name(T.state), "from", (json_int_t)from, "to", (json_int_t)to,
+		"final", (json_int_t)final);
+	json_object_set_new(o, "streams", arr);
+	return o;
 }

@@ -22,6 +22,7 @@ struct zl_trial_params {
 	double duration_s;       /* > 0: time mode */
 	uint64_t frames;         /* > 0: count mode (per stream) */
 	uint32_t drain_ms;
+	uint32_t interval_ms;    /* > 0: count frames per interval of their TX time */
 	bool has_rates;
 	uint64_t pps[ZL_MAX_STREAMS]; /* rate override per stream */
 };
@@ -44,6 +45,11 @@ int zl_trial_stop(char *err, size_t errlen);
 enum zl_trial_state zl_trial_state(void);
 bool zl_trial_active(void);
 json_t *zl_trial_status(void);
+/*
+ * The final intervals from interval from of stream (-1: every stream), as a
+ * reply's fields (a new reference), or NULL with err set.
+ */
+json_t *zl_trial_intervals(int stream, uint32_t from, char *err, size_t errlen);
 /* The last finished trial's result (a new reference) or NULL. */
 json_t *zl_trial_result(void);
 /* Ends any running trial at once and waits for the workers (shutdown). */

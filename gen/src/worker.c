@@ -98,6 +98,11 @@ tx_stream(struct zl_stream *s, uint64_t now, uint64_t end_tsc, uint16_t trial_id
 	if (s->tx_pkts == 0)
 		s->first_tsc = now;
 	s->last_tsc = now;
+	if (s->ivl_tx != NULL) {
+		uint32_t k = zl_ivl_index(&s->ivl_cur, now);
+
+		ZL_ADD(s->ivl_tx[k], sent);
+	}
 	ZL_ADD(s->tx_bytes, bytes);
 	ZL_ADD(s->tx_pkts, sent);
 	return sent;
@@ -152,7 +157,12 @@ rx_frame(struct zl_worker *w, struct zl_rx_port *rp, struct rte_mbuf *m, uint64_
 		struct zl_rx_stream *rs = &w->rx[fi.stream_id];
 		uint32_t cyc = (uint32_t)now - fi.tx_tsc;
 
-		zl_seq_record(&rs->seq, fi.seq);
+		if (zl_seq_record(&rs->seq, fi.seq) != ZL_SEQ_DUPLICATE && rs->ivl != NULL) {
+			/* a distinct frame, placed in the interval it was sent in */
+			uint32_t k = zl_ivl_index(&w->ivl_cur, zl_ivl_tx_tsc(now, fi.tx_tsc));
+
+			ZL_ADD(rs->ivl[k], 1);
+		}
 		zl_hist_record(&rs->hist, (uint64_t)(((unsigned __int128)cyc * zl.ns_mult) >> 32));
 		ZL_ADD(rs->bytes, len + ZL_FCS_LEN); /* the stream's frame: the inner one of a VXLAN frame */
 		ZL_ADD(rs->pkts, 1);

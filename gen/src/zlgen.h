@@ -12,6 +12,7 @@
 
 #include "frame.h"
 #include "hist.h"
+#include "ivl.h"
 #include "pace.h"
 #include "seq.h"
 
@@ -84,6 +85,8 @@ struct zl_stream {
 	uint64_t tx_nombuf;      /* mbuf allocation failures (frames not built) */
 	uint64_t first_tsc;
 	uint64_t last_tsc;
+	uint64_t *ivl_tx;        /* frames sent per interval of the trial ([n + 1]), NULL without interval_ms */
+	struct zl_ivl_cur ivl_cur;
 } __rte_cache_aligned;
 
 /* What one worker received of one stream during a trial. */
@@ -93,6 +96,7 @@ struct zl_rx_stream {
 	uint64_t late;           /* frames of another trial carrying this stream id */
 	struct zl_seq seq;
 	struct zl_hist hist;
+	uint64_t *ivl;           /* distinct frames received per interval of their TX time ([n]: unplaced), or NULL */
 };
 
 /* Per worker, per port receive classification. */
@@ -120,6 +124,7 @@ struct zl_worker {
 	struct zl_stream *tx[ZL_MAX_STREAMS];
 	struct zl_rx_stream *rx;            /* [ZL_MAX_STREAMS] */
 	struct zl_rx_port rxp[ZL_MAX_PORTS];
+	struct zl_ivl_cur ivl_cur;          /* interval of the last frame received */
 	/* handshakes with the control thread (release stores) */
 	uint32_t run_gen;        /* last trial generation this worker started */
 	uint32_t tx_done_gen;    /* generation whose transmission this worker finished */

@@ -702,6 +702,203 @@ test_trial_flow(void)
 	}
 }
 
+/* Sum of the integers of a JSON array. */
+static uint64_t
+sum_list(json_t *a)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < json_array_size(a); i++)
+		n += (uint64_t)json_integer_value(json_array_get(a, i));
+	return n;
+}
+
+/*
+ * Per-interval counters (start's interval_ms): limits refused with one line,
+ * the counters the workers would have written summed into the result and the
+ * live "intervals" reply, trailing empty intervals left out, long lists paged.
+ * Needs test_trial_flow's fake port.
+ */
+static void
+test_intervals(void)
+{
+	json_t *rep, *res, *st, *iv;
+	const char *msg;
+	uint32_t i, n;
+
+	zl.workers[0].nb_rxq = 1; /* a receiving worker: it gets receive counters */
+	rep = EXPECT_OK("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"rate_pps\":1000},{\"port\":0}]}");
+	json_decref(rep);
+	msg = EXPECT_ERROR("{\"cmd\":\"intervals\"}");
+	CHECK(strstr(msg, "no trial since the last configure") != NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":1,\"interval_ms\":0}");
+	CHECK(strstr(msg, "interval_ms must be 1..60000") != NULL);
+	EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":1,\"interval_ms\":60001}");
+	EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":1,\"interval_ms\":\"10\"}");
+	/* the cap: a day of 1 ms intervals is 86.4 M of them; refused with one line, nothing started */
+	msg = EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":86400,\"interval_ms\":1}");
+	CHECK(strstr(msg, "needs 86400000 intervals") != NULL && strstr(msg, "at most 1048576 per stream") != NULL);
+	CHECK(!zl_trial_active());
+	/* one interval more than 2^20 is refused too */
+	msg = EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":1048.577,\"interval_ms\":1}");
+	CHECK(strstr(msg, "1048577 intervals") != NULL);
+	/* frame-count mode: every stream needs a rate (stream 1 is unpaced) */
+	msg = EXPECT_ERROR("{\"cmd\":\"start\",\"frames\":100,\"interval_ms\":10}");
+	CHECK(strstr(msg, "stream 1 is unpaced") != NULL);
+	CHECK(!zl_trial_active());
+
+	/* a 50 ms trial of 10 ms intervals; what the sender and the receiver would have counted */
+	rep = EXPECT_OK("{\"cmd\":\"start\",\"duration_s\":0.05,\"drain_ms\":0,\"interval_ms\":10}");
+	json_decref(rep);
+	n = zl.streams[0].ivl_cur.n;
+	CHECK_EQ_U64(n, 5);
+	CHECK(zl.streams[0].ivl_tx != NULL && zl.workers[0].rx[1].ivl != NULL);
+	if (n != 5 || zl.streams[0].ivl_tx == NULL || zl.workers[0].rx[1].ivl == NULL)
+		return;
+	CHECK_EQ_U64(zl.streams[0].ivl_cur.len_tsc, 10000000);
+	CHECK_EQ_U64(zl.workers[0].ivl_cur.start_tsc, zl.streams[1].ivl_cur.start_tsc);
+	/* live, right after start: no interval is final yet */
+	rep = EXPECT_OK("{\"cmd\":\"intervals\",\"from\":0}");
+	if (rep != NULL) {
+		CHECK(str_is(rep, "state", "running"));
+		CHECK_EQ_U64(get_i(rep, "final"), 0);
+		CHECK_EQ_U64(get_i(rep, "to"), 0);
+		CHECK_EQ_U64(json_array_size(json_object_get(rep, "streams")), 2);
+		json_decref(rep);
+	}
+	/* stream 0: 10 per interval for 4 intervals, interval 2 lost 7; 1 frame not placed */
+	for (i = 0; i < 4; i++) {
+		uint64_t tx = zl.streams[0].ivl_cur.start_tsc + i * 10000000ull + 5;
+
+		zl.streams[0].ivl_tx[zl_ivl_index(&zl.streams[0].ivl_cur, tx)] += 10;
+		zl.workers[0].rx[0].ivl[zl_ivl_index(&zl.workers[0].ivl_cur,
+			zl_ivl_tx_tsc(tx + 100000, (uint32_t)tx))] += i == 2 ? 3 : 10;
+	}
+	zl.workers[0].rx[0].ivl[n] = 1;
+	zl.streams[0].tx_pkts = 40;
+	zl.streams[1].ivl_tx[0] = 4; /* stream 1: all in interval 0 */
+	zl.workers[0].rx[1].ivl[0] = 4;
+	msg = EXPECT_ERROR("{\"cmd\":\"intervals\",\"stream\":2}");
+	CHECK(strstr(msg, "stream 2 is not configured") != NULL);
+	EXPECT_ERROR("{\"cmd\":\"intervals\",\"from\":-1}");
+	rep = EXPECT_OK("{\"cmd\":\"stop\"}");
+	json_decref(rep);
+	worker_ack();
+	rep = EXPECT_OK("{\"cmd\":\"result\",\"wait_s\":5}");
+	res = rep ? json_object_get(rep, "result") : NULL;
+	st = json_array_get(json_object_get(res, "streams"), 0);
+	iv = json_object_get(st, "intervals");
+	CHECK(json_is_object(iv));
+	if (json_is_object(iv)) {
+		CHECK_EQ_U64(get_i(iv, "ms"), 10);
+		CHECK_EQ_U64(json_array_size(json_object_get(iv, "tx")), 4); /* the empty 5th left out */
+		CHECK_EQ_U64(json_integer_value(json_array_get(json_object_get(iv, "tx"), 2)), 10);
+		CHECK_EQ_U64(json_integer_value(json_array_get(json_object_get(iv, "rx"), 2)), 3);
+		CHECK_EQ_U64(sum_list(json_object_get(iv, "tx")), get_i(st, "tx_pkts"));
+		CHECK_EQ_U64(sum_list(json_object_get(iv, "rx")), 33);
+		CHECK_EQ_U64(get_i(iv, "rx_unplaced"), 1);
+		CHECK(json_object_get(iv, "paged") == NULL);
+	}
+	iv = json_object_get(json_array_get(json_object_get(res, "streams"), 1), "intervals");
+	CHECK_EQ_U64(json_array_size(json_object_get(iv, "rx")), 1);
+	json_decref(rep);
+	/* after the trial: every interval is final; from the 2nd on, one stream */
+	rep = EXPECT_OK("{\"cmd\":\"intervals\",\"stream\":0,\"from\":1}");
+	if (rep != NULL) {
+		CHECK(str_is(rep, "state", "done"));
+		CHECK_EQ_U64(get_i(rep, "final"), 4);
+		CHECK_EQ_U64(get_i(rep, "from"), 1);
+		CHECK_EQ_U64(get_i(rep, "to"), 4);
+		CHECK_EQ_U64(get_i(rep, "ms"), 10);
+		st = json_array_get(json_object_get(rep, "streams"), 0);
+		CHECK_EQ_U64(json_array_size(json_object_get(rep, "streams")), 1);
+		CHECK_EQ_U64(get_i(st, "id"), 0);
+		CHECK_EQ_U64(sum_list(json_object_get(st, "tx")), 30);
+		CHECK_EQ_U64(sum_list(json_object_get(st, "rx")), 23);
+		CHECK_EQ_U64(get_i(st, "rx_unplaced"), 1);
+		json_decref(rep);
+	}
+	rep = EXPECT_OK("{\"cmd\":\"intervals\",\"from\":9}");
+	CHECK_EQ_U64(get_i(rep, "to"), 9); /* past the end: empty lists */
+	CHECK_EQ_U64(json_array_size(json_object_get(json_array_get(json_object_get(rep, "streams"), 1), "tx")), 0);
+	json_decref(rep);
+
+	/* many intervals: the result gives their count, the lists come in pages */
+	rep = EXPECT_OK("{\"cmd\":\"start\",\"duration_s\":100,\"drain_ms\":0,\"interval_ms\":1}");
+	json_decref(rep);
+	n = zl.streams[0].ivl_cur.n;
+	CHECK_EQ_U64(n, 100000);
+	for (i = 0; i < n && n == 100000; i++) {
+		zl.streams[0].ivl_tx[i] = 2;
+		zl.streams[1].ivl_tx[i] = 1;
+		zl.workers[0].rx[0].ivl[i] = 2;
+	}
+	rep = EXPECT_OK("{\"cmd\":\"stop\"}");
+	json_decref(rep);
+	worker_ack();
+	rep = EXPECT_OK("{\"cmd\":\"result\",\"wait_s\":5}");
+	res = rep ? json_object_get(rep, "result") : NULL;
+	iv = json_object_get(json_array_get(json_object_get(res, "streams"), 1), "intervals");
+	CHECK(json_is_true(json_object_get(iv, "paged")));
+	CHECK_EQ_U64(get_i(iv, "count"), 100000);
+	CHECK(json_object_get(iv, "tx") == NULL);
+	json_decref(rep);
+	{
+		uint32_t from = 0, pages = 0;
+		uint64_t tx = 0, rx = 0;
+
+		while (pages < 10) {
+			char line[96];
+
+			snprintf(line, sizeof(line), "{\"cmd\":\"intervals\",\"from\":%u}", from);
+			rep = EXPECT_OK(line);
+			if (rep == NULL)
+				break;
+			pages++;
+			st = json_array_get(json_object_get(rep, "streams"), 0);
+			CHECK(json_array_size(json_object_get(st, "tx")) <= ZL_IVL_PAGE / 2);
+			tx += sum_list(json_object_get(st, "tx"));
+			rx += sum_list(json_object_get(st, "rx"));
+			from = (uint32_t)get_i(rep, "to");
+			if (get_i(rep, "to") >= get_i(rep, "final")) {
+				json_decref(rep);
+				break;
+			}
+			json_decref(rep);
+		}
+		CHECK_EQ_U64(pages, 4); /* 32768 intervals a page for two streams */
+		CHECK_EQ_U64(tx, 200000);
+		CHECK_EQ_U64(rx, 200000);
+	}
+	/* a trial without interval_ms has none */
+	rep = EXPECT_OK("{\"cmd\":\"start\",\"frames\":5,\"drain_ms\":0}");
+	json_decref(rep);
+	CHECK(zl.streams[0].ivl_tx == NULL && zl.workers[0].rx[0].ivl == NULL);
+	msg = EXPECT_ERROR("{\"cmd\":\"intervals\"}");
+	CHECK(strstr(msg, "has no intervals: start it with interval_ms") != NULL);
+	rep = EXPECT_OK("{\"cmd\":\"stop\"}");
+	json_decref(rep);
+	worker_ack();
+	zl_trial_tick();
+	rep = EXPECT_OK("{\"cmd\":\"result\"}");
+	res = rep ? json_object_get(rep, "result") : NULL;
+	CHECK(json_is_object(res) && json_object_get(json_array_get(json_object_get(res, "streams"), 0),
+		"intervals") == NULL);
+	json_decref(rep);
+	/* frame-count mode with rates: TX ends with the grid, sized for 1.5 x the time plus 1 s */
+	rep = EXPECT_OK("{\"cmd\":\"start\",\"frames\":1000,\"drain_ms\":0,\"interval_ms\":100,"
+		"\"rate_pps\":[1000,500]}");
+	json_decref(rep);
+	CHECK_EQ_U64(zl.streams[0].ivl_cur.n, 40); /* 2 s at 500 pps: 3 s + 1 s */
+	CHECK_EQ_U64(zl.sync.end_tsc, zl.streams[0].ivl_cur.start_tsc + 40 * 100000000ull);
+	rep = EXPECT_OK("{\"cmd\":\"stop\"}");
+	json_decref(rep);
+	worker_ack();
+	zl_trial_tick();
+	zl.workers[0].nb_rxq = 0;
+}
+
 static const char *const valid_lines[] = {
 	"{\"cmd\":\"hello\",\"id\":1,\"proto\":1}",
 	"{\"cmd\":\"ports\"}",
@@ -718,6 +915,8 @@ static const char *const valid_lines[] = {
 	"{\"cmd\":\"start\",\"frames\":1000,\"rate_pps\":[1000,2000],\"id\":[1]}",
 	"{\"cmd\":\"stop\"}",
 	"{\"cmd\":\"result\",\"wait_s\":0}",
+	"{\"cmd\":\"start\",\"duration_s\":2,\"drain_ms\":100,\"interval_ms\":10}",
+	"{\"cmd\":\"intervals\",\"stream\":0,\"from\":3}",
 	"{\"cmd\":\"shutdown\",\"proto\":1}",
 };
 
@@ -1625,6 +1824,7 @@ main(void)
 	test_ctl_open();
 	test_serve();
 	test_trial_flow();
+	test_intervals();
 	/* again with a port, so that configure and start can succeed; result never waits */
 	zl.quit = 1;
 	test_fuzz(20000, 1);
