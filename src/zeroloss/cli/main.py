@@ -439,6 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
     register_report(sub)
     register_host(sub)
     register_lab(sub)
+    from zeroloss.cli.events import register as register_events
+
+    register_events(sub, _set_value)
     return p
 
 

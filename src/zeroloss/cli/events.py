@@ -1,0 +1,117 @@
+"""`zeroloss events`: frames lost and outage (ms) while the DUT changes under a fixed-rate load (outagerun.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from zeroloss.cli.argtypes import number, rate, whole_number
+from zeroloss.cli.runflags import add_run_flags, run_overrides
+from zeroloss.errors import ZeroLossError
+
+RUN_FLAGS = ("flows", "topology", "bond", "firewall", "tunnel", "vnf_ring", "vnf", "cnf_launch", "vnf_link", "lab",
+             "allow_dut_changes", "forward_mode", "drain_ms", "trial_s", "validation_s", "granularity_pct",
+             "link_speed_gbps")
+
+
+def _cmd_events(args: argparse.Namespace) -> int:
+    import time
+    from pathlib import Path
+
+    from zeroloss import config as config_mod
+    from zeroloss import hostinfo
+    from zeroloss.bench.events import EVENTS
+    from zeroloss.cli.lab import check_lab_file
+    from zeroloss.outagerun import EventsRun, Plan, check
+    from zeroloss.results.events import table, to_json_summary
+    from zeroloss.session import BENCH, ResultLock
+
+    overrides = run_overrides(args)
+    overrides.update(dict(args.set or []))
+    overrides["frame_sizes"] = [args.frame_size]
+    cfg = config_mod.load(Path(args.config) if args.config else None, overrides)
+    names = args.event or ["all"]
+    if "all" in names:
+        lab = bool(cfg.lab)
+        from zeroloss.bench.events import unfit
+
+        names = [n for n in EVENTS if unfit(n, cfg.topology, cfg.bond, lab) is None]
+    plan = Plan(events=tuple(dict.fromkeys(names)), repeat=args.repeat, load_pct=args.load, duration_s=args.duration,
+                t_event_s=args.at, t_undo_s=args.undo_at if args.undo_at is not None else 2 * args.at,
+                rate_pps=args.rate, ndr_from=args.ndr_from, baseline=not args.no_baseline)
+    check(cfg, plan)
+    check_lab_file(cfg.lab)
+    path = Path(args.output or f"results/events-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def progress(kind: str, data: dict) -> None:
+        if args.json or args.quiet:
+            return
+        if kind == "search":
+            print(f"quick NDR search at {data['frame']} B (top {data['max_rate_pps']:,.0f} pps)", file=sys.stderr,
+                  flush=True)
+        elif kind == "done":
+            t = data["trial"]
+            where = f", {t.where}" if t.where else ""
+            print(f"  {t.event} {t.repeat}: lost {t.lost:,} frames, outage {t.outage_ms:,.1f} ms{where}",
+                  file=sys.stderr, flush=True)
+
+    with ResultLock(path), BENCH:
+        run = EventsRun(cfg, plan, path, hostinfo.collect(), progress,
+                        warn=lambda w: print(f"warning: {w}", file=sys.stderr))
+        try:
+            rec = run.execute()
+        except KeyboardInterrupt:
+            print(f"zeroloss: interrupted; the finished trials are in {path}; every process started was stopped "
+                  "and every change undone", file=sys.stderr)
+            return 130
+        except ZeroLossError as e:
+            raise ZeroLossError(f"{e} (trials so far: {path})") from e
+    if args.json:
+        print(to_json_summary(rec, str(path)))
+        return 0
+    print(table(rec))
+    for w in rec.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"\nevents file: {path}")
+    return 0
+
+
+def register(sub, set_value) -> None:
+    """Add `events` to the main parser's subcommands."""
+    from zeroloss.bench.events import EVENTS
+
+    e = sub.add_parser(
+        "events", help="frames lost and outage (ms) while the DUT changes (bond failover, PMD mask, restarts...)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Per event and repeat, one fixed-rate trial at --load % of the NDR (--ndr-from a result file, "
+                    "or a quick search first; or --rate) with 10 ms interval counters; the event is applied at --at "
+                    "seconds and undone at --undo-at, and every stage's counters are read around the trial. Prints "
+                    "per event the frames lost and the outage in ms (lost frames at the offered rate) as mean "
+                    "(min … max), the span of the loss on the timeline and the hop that lost them. A baseline "
+                    "repeat without any change comes first. The events file is written after every trial.",
+        epilog="events:\n" + "\n".join(f"  {k}: {v}" for k, v in EVENTS.items())
+        + "\nlab mode (--lab FILE --allow-dut-changes): rxq-rebalance, pmd-mask, flows-10k, mtu")
+    e.add_argument("--event", action="append", choices=[*EVENTS, "all"], metavar="NAME",
+                   help="an event (repeatable), or all (default: every event this topology can have)")
+    e.add_argument("--repeat", type=whole_number(1), default=3, metavar="N", help="trials per event (default 3)")
+    e.add_argument("--load", type=number, default=50.0, metavar="PCT", help="the trials' rate in %% of the NDR "
+                                                                              "(default 50)")
+    e.add_argument("--rate", type=rate, default=None, metavar="PPS", help="the trials' rate per direction instead "
+                                                                           "of a load of the NDR")
+    e.add_argument("--ndr-from", metavar="RESULT.json", help="the NDR at the frame size from a zeroloss run result "
+                                                              "file (default: a quick search first)")
+    e.add_argument("--duration", type=number, default=10.0, metavar="S", help="each trial's TX time (default 10)")
+    e.add_argument("--at", type=number, default=3.0, metavar="S", help="when the event is applied (default 3)")
+    e.add_argument("--undo-at", type=number, default=None, metavar="S",
+                   help="when it is undone (default twice --at)")
+    e.add_argument("--no-baseline", action="store_true", help="no repeat without an event")
+    e.add_argument("--frame-size", type=int, default=64, metavar="BYTES", help="frame size (default 64)")
+    e.add_argument("--config", metavar="FILE", help="YAML file of run settings (flags override it)")
+    e.add_argument("--set", action="append", type=set_value, metavar="KEY=VALUE", help="any run setting by its key")
+    add_run_flags(e, RUN_FLAGS)
+    e.add_argument("--output", "-o", metavar="FILE", help="events file (default results/events-TIME.json)")
+    e.add_argument("--json", action="store_true", help="print the summary and each trial's figures as JSON")
+    e.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    e.set_defaults(func=_cmd_events)
+

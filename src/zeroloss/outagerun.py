@@ -1,0 +1,352 @@
+"""`zeroloss events`: loss under change. Per event and repeat, one fixed-rate trial at a fraction of the NDR with
+zlgen's 10 ms interval counters; the event is applied at t_event and undone at t_undo (bench/events.py on the
+bench's OVS, lab/labevents.py on a lab node), every stage's counters read around the trial (the ledger of the lost
+frames), the outages placed on the trial's timeline (zeroloss.outage). A repeat without any event (baseline)
+shows that at this load nothing else is lost. The events file (results/events.py) is written after every trial.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .bench.events import Event, bench_event, unfit
+from .bench.ovsbench import OvsBench
+from .bench.target import OvsTarget
+from .config import RunConfig
+from .diagnose import analyse
+from .errors import ZeroLossError
+from .fileio import now_iso, write_json_atomic
+from .frames import line_rate_pps
+from .ledger import counter_delta
+from .model import TrialResult
+from .results.events import BASELINE, EventAction, EventDirection, EventsRecord, EventTrial, OutageRecord, summarise
+from .search import SearchConfig, binary_search
+from .target import Target, by_direction, gen_counters, guarded
+from .trialrunner import TrialRunner, flat_out
+
+MRR_MARGIN = 1.05
+WATCH_S = 0.05  # how often the bench's processes are checked while waiting for the event's time
+SETTLE_S = 0.5  # between trials: the change undone has settled before the next trial's counters are read
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What `zeroloss events` runs: the events, their repeats and the trials' timing."""
+
+    events: tuple[str, ...]
+    repeat: int = 3
+    load_pct: float = 50.0
+    duration_s: float = 10.0
+    t_event_s: float = 3.0
+    t_undo_s: float = 6.0
+    interval_ms: int = 10
+    rate_pps: float | None = None   # the trials' rate per direction; None: load_pct of the NDR
+    ndr_from: str | None = None     # a result file whose NDR at the frame size the load is of; None: a quick search
+    baseline: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"events": list(self.events), "repeat": self.repeat, "load_pct": self.load_pct,
+                "duration_s": self.duration_s, "t_event_s": self.t_event_s, "t_undo_s": self.t_undo_s,
+                "interval_ms": self.interval_ms, "baseline": self.baseline}
+
+
+def check(cfg: RunConfig, plan: Plan) -> None:
+    """Everything a user can get wrong, as one line, before anything starts."""
+    lab = bool(cfg.lab)
+    if not lab and cfg.topology not in ("ovs-p2p", "pvp", "pvvp"):
+        raise ZeroLossError(f"events are changes to OVS: topology {cfg.topology} has none",
+                            "use --topology ovs-p2p, pvp or pvvp, or --lab FILE")
+    if lab and not cfg.allow_dut_changes:
+        raise ZeroLossError("events change the lab node's OVS: zeroloss only observes a lab node unless allowed",
+                            "add --allow-dut-changes (every change is undone after its trial and at the end)")
+    if len(cfg.frame_sizes) != 1 or not isinstance(cfg.frame_sizes[0], int):
+        raise ZeroLossError("events run at one frame size", "give one --frame-size (e.g. 64)")
+    if not plan.events:
+        raise ZeroLossError("no event to run", "give --event NAME (or all)")
+    for name in plan.events:
+        why = unfit(name, cfg.topology, cfg.bond, lab)
+        if why:
+            raise ZeroLossError(why)
+    if not 0 < plan.t_event_s < plan.duration_s:
+        raise ZeroLossError(f"the event at {plan.t_event_s:g} s is not within the {plan.duration_s:g} s trial",
+                            "give --at below --duration")
+    if not plan.t_event_s < plan.t_undo_s < plan.duration_s:
+        raise ZeroLossError(f"the undo at {plan.t_undo_s:g} s is not between the event ({plan.t_event_s:g} s) and "
+                            f"the trial's end ({plan.duration_s:g} s)", "give --undo-at between --at and --duration")
+    if not 0 < plan.load_pct <= 100:
+        raise ZeroLossError(f"--load {plan.load_pct:g} is not in 0..100 % of the NDR")
+    if plan.rate_pps is not None and plan.ndr_from:
+        raise ZeroLossError("--rate and --ndr-from both set the trials' rate", "give one of them")
+
+
+def rebase(before: dict, mid: dict, parts: tuple[tuple[str, ...], ...]) -> dict:
+    """The reading before the trial, with the parts that restarted from zero during it (a restarted process's
+    counters) lowered by what they had counted just before the event: after - rebased is then what they counted
+    before the event plus what they counted since. Times (t_ns) are left as they are."""
+    def lower(b: Any, m: Any) -> Any:
+        if isinstance(b, bool) or isinstance(m, bool):
+            return b
+        if isinstance(b, int) and isinstance(m, int):
+            return b - m
+        if isinstance(b, list) and isinstance(m, list) and len(b) == len(m):
+            return [lower(x, y) for x, y in zip(b, m, strict=True)]
+        if isinstance(b, dict) and isinstance(m, dict):
+            return {k: (v if k == "t_ns" or k not in m else lower(v, m[k])) for k, v in b.items()}
+        return b
+
+    out = dict(before)
+    for path in parts:
+        node_b: Any = out
+        node_m: Any = mid
+        for key in path[:-1]:
+            if not isinstance(node_b.get(key), dict) or not isinstance(node_m.get(key), dict):
+                break
+            node_b[key] = dict(node_b[key])
+            node_b, node_m = node_b[key], node_m[key]
+        else:
+            last = path[-1]
+            if last in node_b and last in node_m:
+                node_b[last] = lower(node_b[last], node_m[last])
+    return out
+
+
+def direction_intervals(r: TrialResult) -> dict[str, Any] | None:
+    """Each direction's interval counters, its streams' summed (zlgen's interval_ms), or None when zlgen did not
+    count intervals."""
+    ms = None
+    dirs: dict[str, dict[str, list[int]]] = {}
+    for (tx, rx), group in sorted(by_direction(r).items()):
+        key = "AB"[tx] + "->" + "AB"[rx]
+        d = dirs.setdefault(key, {"tx": [], "rx": []})
+        for s in group:
+            iv = getattr(s, "intervals", None)
+            if iv is None:
+                return None
+            ms = iv.ms
+            for name in ("tx", "rx"):
+                xs = list(getattr(iv, name))
+                acc = d[name]
+                acc.extend([0] * (len(xs) - len(acc)))
+                for i, x in enumerate(xs):
+                    acc[i] += x
+        n = max(len(d["tx"]), len(d["rx"]))
+        for name in ("tx", "rx"):
+            d[name].extend([0] * (n - len(d[name])))
+    return None if ms is None else {"ms": ms, "directions": dirs}
+
+
+def find_outages(intervals: dict[str, Any] | None, rate_pps: float) -> tuple[OutageRecord, ...]:
+    """The runs of intervals with loss in each direction (zeroloss.outage), as records."""
+    if intervals is None or rate_pps <= 0:
+        return ()
+    from .outage import outages
+
+    out = []
+    for key, d in intervals["directions"].items():
+        for o in outages(d["tx"], d["rx"], intervals["ms"], rate_pps):
+            out.append(OutageRecord(direction=key, start_ms=o.start_ms, end_ms=o.end_ms, lost=o.lost,
+                                    outage_ms=o.outage_ms))
+    return tuple(out)
+
+
+class EventsRun:
+    """One `zeroloss events`: a target, its events, the file written after every trial."""
+
+    def __init__(self, cfg: RunConfig, plan: Plan, path: Path, host: dict, progress: Callable[[str, dict], None],
+                 warn: Callable[[str], None] = lambda _: None):
+        self.cfg, self.plan, self.path, self.progress = cfg, plan, path, progress
+        self.frame = int(cfg.frame_sizes[0])
+        self.warn_out = warn
+        self.rec = EventsRecord(created=now_iso(), host=host, config=cfg.to_dict(), plan=plan.to_json(),
+                                frame=self.frame)
+
+    def save(self, **changes: Any) -> None:
+        self.rec = self.rec.with_(updated=now_iso(), **changes)
+        write_json_atomic(self.path, self.rec.to_json())
+
+    def warn(self, text: str) -> None:
+        if text not in self.rec.warnings:
+            self.save(warnings=(*self.rec.warnings, text))
+            self.warn_out(text)
+
+    def target(self) -> Target:
+        if self.cfg.lab:
+            from .lab.target import LabTarget
+
+            return LabTarget(self.cfg, [self.frame], self.warn, has_host_facts=True)
+        return OvsTarget(self.cfg, [self.frame])
+
+    def event(self, target: Target, name: str) -> Event:
+        if self.cfg.lab:
+            from .lab.labevents import lab_event
+            from .lab.target import LabTarget
+
+            assert isinstance(target, LabTarget) and target.s is not None
+            return lab_event(target.s.dut, name)
+        assert isinstance(target, OvsTarget) and isinstance(target.bench, OvsBench)
+        return bench_event(target.bench, name)
+
+    def execute(self) -> EventsRecord:
+        self.save()
+        try:
+            with self.target() as target:
+                place = {**target.placement(), **target.prepare(self.frame)}
+                self.save(placement=place)
+                rate = self._rate(target)
+                self.client = target.client
+                self.probe = target.probe()
+                self.lanes = target.lanes
+                self.refused_is_loss = target.refused_is_loss
+                self.nb = self.client.configure(target.streams(self.frame, 0))
+                for rep in range(self.plan.repeat):
+                    names = ([BASELINE] if self.plan.baseline else []) + list(self.plan.events)
+                    for name in names:
+                        ev = None if name == BASELINE else self.event(target, name)
+                        self.progress("trial", {"event": name, "repeat": rep + 1, "repeats": self.plan.repeat})
+                        trial = self._trial(ev, name, rep, rate)
+                        trials = (*self.rec.trials, trial)
+                        self.save(trials=trials, summary=summarise(trials))
+                        self.progress("done", {"trial": trial})
+            self.save(state="complete")
+        except BaseException as e:
+            state = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
+            try:
+                self.save(state=state, error=e.message if isinstance(e, ZeroLossError) else type(e).__name__)
+            except ZeroLossError:
+                pass
+            raise
+        return self.rec
+
+    # the rate -------------------------------------------------------------------------------------------------
+    def _rate(self, target: Target) -> float:
+        plan, frame = self.plan, self.frame
+        if plan.rate_pps is not None:
+            self.save(rate_pps=plan.rate_pps, ndr_from="rate")
+            return plan.rate_pps
+        if plan.ndr_from:
+            ndr = ndr_of(Path(plan.ndr_from), frame)
+            src = plan.ndr_from
+        else:
+            ndr = self._search(target)
+            src = "search"
+        rate = float(max(1, round(ndr * plan.load_pct / 100)))
+        self.save(ndr_pps=ndr, ndr_from=src, rate_pps=rate)
+        return rate
+
+    def _search(self, target: Target) -> float:
+        """A quick NDR search through the same target (the run's trial and validation times)."""
+        cfg, frame = self.cfg, self.frame
+        line = line_rate_pps((target.link_bps or cfg.link_speed_gbps * 1e9), frame)
+        if target.loopback() is not None:
+            health = target.probe().health
+            mrr = guarded(health, lambda: flat_out(target, frame))[0]
+            top = min(line, mrr * MRR_MARGIN)
+        else:
+            top = target.top(frame, line)
+        self.progress("search", {"frame": frame, "max_rate_pps": top})
+        runner = TrialRunner(target, cfg, frame, [])
+        scfg = SearchConfig(max_rate_pps=max(1.0, top), start_pct=cfg.start_pct, granularity_pct=cfg.granularity_pct,
+                            ndr_loss_pct=0.0, pdr_loss_pct=None, trial_s=cfg.trial_s, validation_s=cfg.validation_s,
+                            gen_tolerance_pct=cfg.gen_tolerance_pct, max_retries=cfg.max_retries,
+                            ceiling_is_generator=False)
+        result = binary_search(scfg, runner)
+        if not result.ndr.rate_pps:
+            raise ZeroLossError(f"the quick search found no zero-loss rate at {frame} B: nothing to take a load of",
+                                "give the trials' rate with --rate")
+        return float(result.ndr.rate_pps)
+
+    # one trial ------------------------------------------------------------------------------------------------
+    def _trial(self, ev: Event | None, name: str, rep: int, rate: float) -> EventTrial:
+        plan, probe, client = self.plan, self.probe, self.client
+        health = probe.health
+        times: list[tuple[float, str, float]] = []  # (monotonic start, what, took s)
+        warnings: list[str] = []
+
+        def timed(fn: Callable[[], Any]) -> Any:
+            t = time.monotonic()
+            what = fn()
+            took = time.monotonic() - t
+            for w in ([what] if isinstance(what, str) else what or []):
+                times.append((t, w, took))
+            return what
+
+        def wait_until(t: float) -> None:
+            while (left := t - time.monotonic()) > 0:
+                time.sleep(min(WATCH_S, left))
+                health()
+
+        try:
+            if ev is not None:
+                timed(ev.prepare)
+            health()
+            before = guarded(health, probe.counters)
+            mid: dict | None = None
+            kw: dict[str, Any] = {"duration_s": plan.duration_s, "drain_ms": self.cfg.drain_ms,
+                                  "rate_pps": [rate / self.lanes] * self.nb}
+            try:
+                client.start(**kw, interval_ms=plan.interval_ms)
+            except TypeError:  # a zeroloss whose zlgen client counts no intervals
+                client.start(**kw)
+                warnings.append("zlgen counted no intervals: outages have no times (frames lost and outage ms "
+                                "are from the totals)")
+            t0 = time.monotonic()
+            if ev is not None:
+                wait_until(t0 + plan.t_event_s)
+                if ev.resets:
+                    mid = guarded(health, probe.counters)
+                timed(ev.apply)
+                if ev.has_undo:
+                    wait_until(t0 + plan.t_undo_s)
+                    timed(ev.undo)
+            r = client.result(wait_s=plan.duration_s + 60, watch=health)
+            after = guarded(health, probe.counters)
+        finally:
+            if ev is not None:
+                ev.restore()
+        time.sleep(SETTLE_S)
+        if mid is not None and ev is not None:
+            before = rebase(before, mid, ev.resets)
+        c = counter_delta(after, before) or {}
+        c["gen"] = gen_counters(r, self.refused_is_loss)
+        state = probe.state() if probe.state else None
+        ctx = {**probe.context, "frame": self.frame, "rate_pps": rate, "flows": self.cfg.flows}
+        groups = by_direction(r)
+        leds, diag = analyse(probe.paths, c, state, ctx, {tx for tx, _ in groups})
+        dirs = []
+        for (tx, rx), g in sorted(groups.items()):
+            sent = sum(s.tx_pkts for s in g)
+            refused = sum(s.tx_refused for s in g) if self.refused_is_loss else 0
+            got = sum(s.rx_unique for s in g)
+            dirs.append(EventDirection(direction="AB"[tx] + "->" + "AB"[rx], tx=sent, rx=got,
+                                       lost=sent + refused - got, refused=refused))
+        intervals = direction_intervals(r)
+        actions = tuple(EventAction(t_ms=round((t - t0) * 1000, 1), what=w, took_ms=round(took * 1000, 1))
+                        for t, w, took in times)
+        end = max((a.t_ms + a.took_ms for a in actions), default=0.0)
+        if end > plan.duration_s * 1000:
+            warnings.append(f"{name} ended at {end / 1000:.1f} s, after the trial's {plan.duration_s:g} s: its "
+                            "outage may be longer than counted; give a longer --duration")
+        if any(d.refused for d in dirs) and intervals is not None:
+            warnings.append("frames the virtual wire refused (no peer) are lost but not in the interval counts: the "
+                            "outages' times cover only frames that were sent")
+        return EventTrial(event=name, repeat=rep + 1, rate_pps=rate, duration_s=plan.duration_s,
+                          t_event_ms=plan.t_event_s * 1000 if ev else None,
+                          t_undo_ms=plan.t_undo_s * 1000 if ev is not None and ev.has_undo else None,
+                          actions=actions, directions=tuple(dirs), outages=find_outages(intervals, rate),
+                          intervals=intervals, ledger=leds, diagnosis=diag, warnings=tuple(warnings))
+
+
+def ndr_of(path: Path, frame: int) -> float:
+    """The NDR at a frame size in a result file (the mean over its repeats), or one line saying why not."""
+    from .results.records import RunRecord
+    from .results.resultfile import read_result, records
+
+    run = records(RunRecord, read_result(path), path)
+    ndrs = [s.ndr.rate_pps for s in run.searches if s.frame == frame and s.ndr is not None and s.ndr.rate_pps]
+    if not ndrs:
+        raise ZeroLossError(f"{path} has no NDR at {frame} B", "give --rate, or a result file measured at that size")
+    return sum(ndrs) / len(ndrs)
