@@ -54,6 +54,8 @@ class RunConfig:
                    choices=BOND_MODES, flag="--bond")
     meter_pps: int = _f(0, "OVS: an OpenFlow meter dropping above this rate at OVS ingress, per direction "
                            "(a DUT of known capacity; 0: none)", 0, 100_000_000, unit="pps")
+    meter_burst: int = _f(1000, "OVS: the meter's bucket (burst_size), frames: a burst of up to about this many "
+                                "frames passes it at any rate (a DUT of known buffer)", 1, 100_000_000)
     firewall: str = _f("none", "OVS: security groups as Neutron's openvswitch firewall deploys them on the tenant "
                                "ports' bridge: conntrack (a zone per port, commit on new, established fast path, "
                                "invalid dropped) or none", choices=FIREWALLS, flag="--firewall")
@@ -165,6 +167,18 @@ class RunConfig:
                                             "such trials)", flag="--latency-loads", metavar="PCT,PCT,...|none")
     latency_trial_s: float = _f(0.0, "latency vs load: each trial's duration (0: validation_s)", 0, 86400, unit="s",
                                 flag="--latency-trial")
+    b2b: bool = _f(False, "back-to-back frames (RFC 2544 §26.4, RFC 9004): after each frame size's searches, the "
+                          "longest burst at zlgen's maximum rate the DUT forwards without loss, searched b2b_repeats "
+                          "times; their mean, spread and the DUT buffer time it implies", flag="--b2b")
+    b2b_repeats: int = _f(10, "back-to-back: searches per frame size (RFC 9004 §6.3 keeps RFC 2544's 50; 10 on the "
+                              "bench, whose trials are short)", 1, 1000, flag="--b2b-repeats")
+    b2b_max_s: float = _f(2.0, "back-to-back: the longest burst tried, in seconds at the burst's rate (RFC 9004 "
+                               "§6.2 asks a tester to reach 30 s; a search that passes it reports a lower bound)",
+                          0.001, 60, unit="s", flag="--b2b-max")
+    b2b_idle_s: float = _f(2.0, "back-to-back: idle time after each burst and its drain, for the DUT to empty its "
+                                "buffers (RFC 9004 §6.2: at least 2 s)", 0, 60, unit="s")
+    b2b_resolution_pct: float = _f(1.0, "back-to-back: stop a search when its bounds are this close (% of the "
+                                        "longest burst that passed, at least 1 frame)", 0.01, 50, unit="%")
     gen_tolerance_pct: float = _f(5.0, "achieved rate below requested by more than this = generator failure "
                                        "(retried, never DUT loss)", 0.01, 50, unit="%")
     max_retries: int = _f(3, "retries after a generator failure or anomaly", 0, 20)

@@ -124,6 +124,38 @@ def trial_text(frame: Frame, t: TrialEntry, leds: list, diag: list, limit: int |
     return "\n".join(lines)
 
 
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x * 1e3:.3f}"
+
+
+def b2b_lines(s: SearchEntry) -> list[str]:
+    """A frame size's back-to-back frames (RFC 9004, results/records.B2bRecord): the benchmark and buffer times,
+    then where the longest burst that lost frames lost them, hop by hop, with the diagnosis."""
+    b = s.b2b
+    if b is None or not b.repeats:
+        return []
+    head = f"{frame_text(s.frame)} back-to-back frames (RFC 9004), {len(b.repeats)} of {b.repeats_wanted} searches"
+    lines = [f"{head}: mean {b.mean or 0:,.0f} frames (min {b.min:,}, max {b.max:,}, stdev {b.stdev or 0:,.1f}); "
+             f"implied buffer {_ms(b.implied_buffer_s)} ms, corrected {_ms(b.corrected_buffer_s)} ms at "
+             f"{b.max_rate_pps or 0:,.0f} pps (zlgen flat out), throughput {b.throughput_pps or 0:,.0f} pps"]
+    if b.at_limit:
+        lines.append(f"  a search passed the longest burst tried ({b.max_frames:,} frames, {b.max_s:g} s): the mean is "
+                     "a lower bound; raise --b2b-max")
+    if b.applicable is False:
+        lines.append("  the throughput is the maximum frame rate: the DUT never fills a buffer (RFC 9004 §6.1), the "
+                     "bursts say nothing of one")
+    fails = [r for r in b.repeats if r.fail_ledger]
+    if fails:
+        r = max(fails, key=lambda r: r.fail_frames or 0)
+        lost = sum(d["lost"] for d in r.fail_ledger or [])
+        lines.append(f"  the longest burst that lost frames: {r.fail_frames:,} frames per direction, lost {lost:,}")
+        for led in r.fail_ledger or []:
+            lines += ["  " + x for x in direction_text(led, True)]
+        if r.fail_diagnosis:
+            lines += ["  " + x for x in findings_text(r.fail_diagnosis, 3)]
+    return lines
+
+
 def _searches(doc: RunRecord | CampaignRecord, case: str | None) -> list[tuple[str, SearchEntry]]:
     """(case name, search) of a run file, or of every case of a campaign file."""
     if isinstance(doc, CampaignRecord):

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from . import frames as frames_
+from .b2brun import B2bRun, b2b_done
 from .bench.softbench import BenchSpec, SoftBench
 from .bench.target import ExternalTarget, LoopbackTarget, OvsTarget, P2pTarget
 from .bench.workspace import Workspace
@@ -105,7 +106,8 @@ class Run:
 
     def _todo(self, frames: list[int]) -> list[int]:
         return [f for f in frames if any(not (s := self.rf.search(f, r)) or not s.finished
-                                         or not loads_done(s, self.cfg) for r in range(self.cfg.repeat))]
+                                         or not loads_done(s, self.cfg) for r in range(self.cfg.repeat))
+                or not b2b_done((s0 := self.rf.search(f, 0)) and s0.b2b, self.cfg)]
 
     def measure(self, target: Target, frames: list[int]) -> None:
         """The one per-frame loop: the cores probed and zlgen's ceilings measured alone before the target
@@ -128,6 +130,9 @@ class Run:
                     mrr, ceiling, gen = None, target.top(frame, line), False
                 for rep in range(self.cfg.repeat):
                     self._search(target, frame, rep, ceiling, mrr, ceiling_is_gen=gen)
+                if self.cfg.b2b:  # back-to-back frames (RFC 9004) after the frame size's searches: b2brun.py
+                    B2bRun(self.cfg, self.rf, self.progress).run(TrialRunner(target, self.cfg, frame, []), frame,
+                                                                 ceiling, line)
             self._place(target.finish())
 
     def _place(self, placements: dict[str, dict]) -> None:

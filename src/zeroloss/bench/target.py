@@ -266,7 +266,7 @@ def ovs_spec(cfg: RunConfig, max_frame: int) -> OvsBenchSpec:
     return OvsBenchSpec(topology=cfg.topology, max_frame=max_frame, queues=cfg.dut_rxq,
                         vnf_ring=cfg.vnf_ring, vnf_forward_mode=cfg.forward_mode, gen_lcores=cfg.gen_lcores,
                         gap_us=cfg.pace_gap_us, bridges=cfg.bridges, vlan=cfg.vlan, bond=cfg.bond,
-                        meter_pps=cfg.meter_pps, socket_mem_mb=cfg.ovs_socket_mem_mb,
+                        meter_pps=cfg.meter_pps, meter_burst=cfg.meter_burst, socket_mem_mb=cfg.ovs_socket_mem_mb,
                         socket_limit_mb=cfg.ovs_socket_limit_mb or cfg.ovs_socket_mem_mb,
                         lcore_mask=cfg.ovs_lcore_mask,
                         pmd_cpu_mask=cfg.ovs_pmd_cpu_mask, rxq_assign=cfg.ovs_rxq_assign,

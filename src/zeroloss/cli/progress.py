@@ -56,6 +56,11 @@ class Progress:
             self._trial(data)
         elif event == "done":
             self._done(data)
+        elif event == "b2b":  # back-to-back frames, after the searches (b2brun.py)
+            r = data["result"]
+            self._line(f"{_size(data)}  back-to-back search {data['repeat'] + 1}/{data['of']}: longest burst without "
+                       f"loss {r.longest:,} frames{' (the longest tried)' if r.at_limit else ''} in "
+                       f"{len(r.bursts)} bursts")
         elif event == "load":  # latency vs load, after the search (runner.py)
             t, lat = data["trial"], data["trial"].latency()
             us = "/".join(f"{(lat.get(k) or 0) / 1e3:.1f}" for k in ("p50", "p99", "p99_9", "max"))

@@ -19,7 +19,7 @@ from zeroloss.ledger import REASONS
 from zeroloss.report import latencyplots, plots, telemetryplots
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
-from zeroloss.results.soak import SoakRecord, summary_lines
+from zeroloss.results.soak import SoakRecord, summary_lines, top_drop
 from zeroloss.results.summary import (
     PERCENTILES,
     Run,
@@ -246,6 +246,35 @@ def _latency(run: RunRecord) -> str:
     return _table(["frame B", "direction", "rate pps", "samples", "mean", *names], cells, "latency", left=2)
 
 
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x * 1e3:.3f}"
+
+
+def b2b_table(run: RunRecord) -> str:
+    """Back-to-back frames (RFC 9004 §6.4, §7): per frame size the N searches' longest zero-loss bursts (mean, min,
+    max, stdev) and the DUT buffer time they imply, at the rate the bursts went out at."""
+    rows = []
+    for s in run.searches:
+        b = s.b2b
+        if b is None or not b.repeats:
+            continue
+        note = "; ".join(x for x in ("lower bound: a search passed the longest burst tried" if b.at_limit else "",
+                                     "not applicable (RFC 9004 §6.1)" if b.applicable is False else "") if x)
+        rows.append([f"{s.frame}", f"{len(b.repeats)}/{b.repeats_wanted}", f"{b.mean or 0:,.0f}", f"{b.min:,}",
+                     f"{b.max:,}", f"{b.stdev or 0:,.1f}", f"{b.max_rate_pps or 0:,.0f}",
+                     f"{b.throughput_pps or 0:,.0f}", _ms(b.implied_buffer_s), _ms(b.corrected_buffer_s),
+                     f"{b.max_frames:,}", note])
+    if not rows:
+        return ""
+    basis = next(s.b2b.rate_basis for s in run.searches if s.b2b is not None and s.b2b.repeats)
+    return ("<h3>Back-to-back frames (RFC 9004)</h3><p>The longest burst (frames per direction) the DUT forwarded "
+            "without loss, searched N times (bursts doubled while they passed, then a binary search with loss "
+            "verification); implied buffer = mean / max rate, corrected = implied × (1 − throughput / max rate) "
+            f"(RFC 9004 §6.4). Max rate: {escape(basis or '')}.</p>"
+            + _table(["frame B", "searches", "mean frames", "min", "max", "stdev", "max rate pps", "throughput pps",
+                      "implied ms", "corrected ms", "longest tried", "note"], rows, "b2b", left=1))
+
+
 def warnings(run: RunRecord) -> list[str]:
     """Everything that qualifies the numbers: the run's own warnings, flags per frame size, an unfinished run,
     frame sizes without a result."""
@@ -333,6 +362,7 @@ def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
         svg.append(plots.svg_inline(fig, f"load{i}-{k}"))
         tick()
     yield latencyplots.section(run, svg)
+    yield b2b_table(rec)
     warns = warnings(rec)
     yield "<h3>Warnings</h3>" + ("".join(f'<div class="warn">{escape(w)}</div>' for w in warns) if warns
                                  else '<p class="ok">None.</p>')
@@ -410,6 +440,20 @@ def render_soak(rec: SoakRecord, label: str, title: str | None = None) -> str:
             f'<div class="fig" id="fig-soak">{plots.svg_inline(plots.soak_figure(rec, label), "soak")}</div>',
             "<h2>Intervals</h2>", _table(["t s", "direction", "sent pps", "received pps", "lost", "loss %"], rows,
                                           "soak", left=2)]
+    events = rec.events()
+    if events:
+        erows = [[str(k), f"{e['start_s']:g}", f"{e['end_s']:g}", f"{int(e['lost']):,}",
+                  f"{1000 * e['lost'] / rec.rate_pps:,.1f}" if rec.rate_pps else "", top_drop(e.get("ledger"))]
+                 for k, e in enumerate(events, 1)]
+        body += ["<h2>Loss events</h2>", _table(["event", "start s", "end s", "frames lost",
+                                                 "outage ms at the offered rate", "where (largest drop)"], erows,
+                                                "events", left=1)]
+        for k, e in enumerate(events, 1):
+            lines = [line for led in e.get("ledger") or [] for line in direction_text(led)]
+            lines += findings_text(e.get("diagnosis") or [])
+            if lines:
+                body += [f"<h3>Loss event {k}: its ledger ({e['start_s']:g} s .. {e['end_s']:g} s)</h3>",
+                         "<pre>" + escape("\n".join(lines)) + "</pre>"]
     if ledger:
         body += ["<h2>Where frames were lost (the whole trial)</h2>", "<pre>" + escape("\n".join(ledger)) + "</pre>"]
     if diag:

@@ -61,7 +61,7 @@ def apply(doc: dict[str, Any], op: dict[str, Any]) -> None:
             s["trials"] = []
     elif kind == "trial":
         _search(run, op)["trials"].append(op["trial"])
-    elif kind in ("result", "warmup", "latency_loads"):
+    elif kind in ("result", "warmup", "latency_loads", "b2b"):
         s = _search(run, op)
         s.update(op["fields"])
     elif kind == "entry":  # ceilings[name], placement[name]

@@ -317,6 +317,75 @@ def merged_hist(stored: Iterable[JsonObject | None]) -> Histogram | None:
 
 
 @dataclass(frozen=True, kw_only=True)
+class B2bBurst(Record):
+    """One burst of a back-to-back search (search/b2b.py), in the order sent: frames asked for per direction, sent
+    and lost (the worst direction's), the rate it went out at; verify: a resend of a burst that lost frames."""
+
+    frames: int = 0
+    sent: int = 0
+    lost: int = 0
+    rate_pps: float = 0.0
+    verify: bool | None = None
+    trial_id: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class B2bRepeat(Record):
+    """One of a frame size's N back-to-back searches (RFC 9004 §6.3): its longest zero-loss burst, its bursts, and
+    the ledger of its longest burst that lost frames (where those frames were lost, hop by hop)."""
+
+    longest: int = 0
+    at_limit: bool = False  # the longest burst tried passed: a lower bound
+    shortest_fail: int | None = None
+    bursts: tuple[B2bBurst, ...] = ()
+    fail_frames: int | None = None  # the longest burst that lost frames, whose ledger follows
+    fail_ledger: list[JsonObject] | None = None  # per direction, hop by hop (ledger.py)
+    fail_diagnosis: list[JsonObject] | None = None  # findings (diagnose.py)
+
+
+@dataclass(frozen=True, kw_only=True)
+class B2bRecord(Record):
+    """A frame size's back-to-back frames benchmark (RFC 2544 §26.4, RFC 9004 §6.4): N searches' longest bursts,
+    their mean (the benchmark), minimum, maximum and standard deviation, and the DUT buffer time they imply.
+
+    "Max Theoretical Frame Rate" (RFC 9004 §6.4) is, on a physical link, the line rate at the minimum inter-frame
+    gap. A burst here goes out as fast as zlgen sends (rate 0, frames mode), so the rate the buffer times divide by
+    is `max_rate_pps`, zlgen's measured ceiling on the path (rate_basis says which); the nominal line rate, zlgen's
+    loopback ceiling and the bursts' own rate are kept beside it."""
+
+    repeats_wanted: int = 0  # N
+    repeats: tuple[B2bRepeat, ...] = ()
+    current: tuple[B2bBurst, ...] | None = None  # the unfinished search's bursts so far (a resumed run replays them)
+    max_frames: int = 0  # the longest burst tried, per direction (b2b_max_s at the burst rate)
+    max_s: float | None = None
+    resolution_pct: float | None = None
+    verify: int | None = None
+    idle_s: float | None = None  # RFC 9004 §6.2: idle time after each burst's drain (buffer depletion)
+    max_rate_pps: float | None = None  # the Max Theoretical Frame Rate the buffer times divide by (rate_basis)
+    rate_basis: str | None = None  # what max_rate_pps is on this path
+    burst_rate_pps: float | None = None  # median of the bursts' own rates (first to last TX, bursts >= 1024 frames)
+    loopback_pps: float | None = None  # zlgen's ceiling alone (its loopback), when measured
+    line_rate_pps: float | None = None  # the nominal link's frame rate at this size
+    throughput_pps: float | None = None  # Measured Throughput: the NDR of the frame size's searches (mean)
+    applicable: bool | None = None  # RFC 9004 §6.1: throughput below the maximum frame rate
+    mean: float | None = None
+    min: int | None = None
+    max: int | None = None
+    stdev: float | None = None
+    implied_buffer_s: float | None = None
+    corrected_buffer_s: float | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.repeats_wanted > 0 and len(self.repeats) >= self.repeats_wanted and self.mean is not None
+
+    @property
+    def at_limit(self) -> bool:
+        """Some search's longest burst was the limit: the benchmark is a lower bound (raise b2b_max_s)."""
+        return any(r.at_limit for r in self.repeats)
+
+
+@dataclass(frozen=True, kw_only=True)
 class SearchEntry(Record):
     """One search (a frame size, a repeat): its range, its trials in order, its answer once finished."""
 
@@ -335,6 +404,7 @@ class SearchEntry(Record):
     warmup: Warmup | None = None
     wall_s: float | None = None
     latency_loads: tuple[LoadTrial, ...] | None = None  # latency vs load after the search, in the order run
+    b2b: B2bRecord | None = None  # back-to-back frames (RFC 9004), on the frame size's first search
 
     @property
     def finished(self) -> bool:

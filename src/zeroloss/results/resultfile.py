@@ -32,6 +32,7 @@ from zeroloss.results.records import (
     FORMAT,
     READABLE,
     VERSION,
+    B2bRecord,
     Ceiling,
     CoreProbe,
     LoadTrial,
@@ -150,6 +151,10 @@ class ResultFile:
         """A search's latency-vs-load trials so far (each written before the next starts)."""
         self._change({"op": "latency_loads", "frame": frame, "repeat": repeat,
                       "fields": {"latency_loads": [t.to_json() for t in loads]}})
+
+    def set_b2b(self, frame: int, repeat: int, b2b: B2bRecord) -> None:
+        """A frame size's back-to-back frames so far (each search saved before the next starts)."""
+        self._change({"op": "b2b", "frame": frame, "repeat": repeat, "fields": {"b2b": b2b.to_json()}})
 
     def finish_search(self, frame: int, repeat: int, result: SearchOutcome, wall_s: float | None = None) -> None:
         fields: dict[str, Any] = {"wall_s": wall_s} if wall_s is not None else {}

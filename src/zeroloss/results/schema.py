@@ -158,6 +158,16 @@ LOAD_TRIAL = obj({"load_pct": NUM, "rate_pps": NUM, "duration_s": NUM,
                                         ("tx", "rx")))},
                  ("load_pct", "rate_pps", "duration_s", "directions"))
 
+# back-to-back frames (RFC 9004) of a frame size: its searches' bursts and the benchmark
+B2B = obj({"repeats_wanted": INT, "max_frames": INT, "mean": maybe(NUM), "implied_buffer_s": maybe(NUM),
+           "corrected_buffer_s": maybe(NUM), "burst_rate_pps": maybe(NUM), "throughput_pps": maybe(NUM),
+           "repeats": arr(obj({"longest": INT, "at_limit": BOOL, "fail_ledger": maybe(arr(STORED_LEDGER)),
+                               "fail_diagnosis": maybe(arr(FINDING)),
+                               "bursts": arr(obj({"frames": INT, "sent": NUM, "lost": NUM, "rate_pps": NUM},
+                                                 ("frames", "sent", "lost")))},
+                              ("longest", "bursts")))},
+          ("repeats_wanted", "repeats"))
+
 # a search's paths (version 2): the hops each direction crosses, and what each kind of hop reads
 when_gen: dict[str, Any] = {"if": {"required": ["gen"]}, "else": {"required": ["proc", "in", "out", "label"]}}
 SENDER = obj({"gen": INT, "proc": STR, "in": INDEX, "out": INDEX, "label": STR},
@@ -182,7 +192,7 @@ SEARCH = obj({"frame": FRAME, "repeat": INT, "link": STR, "line_rate_pps": {"typ
               "ceiling_pps": maybe(NUM), "max_rate_pps": maybe(NUM), "trials": arr(TRIAL), "result": maybe(RESULT),
               "paths": maybe(arr(PATH)), "ledger_context": LEDGER_CONTEXT,
               "warmup": maybe(obj({"rate_pps": NUM, "duration_s": NUM, "outcome": OUTCOME})),
-              "latency_loads": maybe(arr(LOAD_TRIAL))},
+              "latency_loads": maybe(arr(LOAD_TRIAL)), "b2b": maybe(B2B)},
              ("frame", "repeat", "trials"))
 
 # a run document as the report, compare and export read it
