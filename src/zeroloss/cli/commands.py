@@ -73,9 +73,19 @@ def _explain_soak(args: argparse.Namespace, rec: SoakRecord) -> int:
 
     if args.json:
         print(json.dumps({"kind": "zeroloss-soak", "frame": rec.frame, "totals": rec.totals(),
-                          "ledger": rec.ledger or [], "diagnosis": rec.diagnosis or []}, indent=1))
+                          "ledger": rec.ledger or [], "diagnosis": rec.diagnosis or [],
+                          "loss_events": rec.events()}, indent=1))
         return 0
     lines = summary_lines(rec, stem(Path(args.file)))
+    for k, e in enumerate(rec.events(), 1):
+        if e.get("ledger"):
+            lines.append(f"event {k} ledger ({e['start_s']:g} s .. {e['end_s']:g} s):")
+            for led in e["ledger"]:
+                lines += direction_text(led)
+            if e.get("diagnosis"):
+                lines += ["  diagnosis:", *findings_text(e["diagnosis"])]
+    if rec.events():
+        lines.append("the whole soak:")
     for led in rec.ledger or []:
         lines += direction_text(led)
     if rec.diagnosis:

@@ -63,20 +63,17 @@ def _add_bench_args(p: argparse.ArgumentParser) -> None:
 def _cmd_trial(args: argparse.Namespace) -> int:
     from zeroloss.bench.softbench import BenchSpec, SoftBench
     from zeroloss.bench.workspace import Workspace
+    from zeroloss.cli.soak import is_soak, soak_trial
     from zeroloss.fmt import port_table, trial_table
     from zeroloss.stream import imix_of
 
-    if args.lab:
-        from zeroloss.cli.lab import lab_trial
-
-        return lab_trial(args)
+    if is_soak(args):
+        return soak_trial(args)
     kind, args.rate = args.rate
     if kind == "pct":
-        raise ZeroLossError("a rate in % of line rate needs the ports' speed: give it with --lab FILE",
-                            "on the bench, give frames/s (e.g. --rate 1M)")
-    for flag in ("interval", "output"):
-        if getattr(args, flag) is not None:
-            raise ZeroLossError(f"--{flag} is for fixed-rate trials on lab ports (--lab FILE)")
+        raise ZeroLossError("a rate in % of line rate needs the ports' speed: give it in a soak (--interval S, "
+                            "with --link-speed on the bench) or with --lab FILE",
+                            "or give frames/s (e.g. --rate 1M)")
     sizes = [p[0] for p in args.imix] if args.imix else [args.frame_size]
     for size in sizes:
         check_frame(size)
@@ -292,8 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--lab", metavar="FILE", help="send on a lab's generator ports through the compute node it "
                                                  "describes (fixed-rate / soak trial; see docs/lab.md)")
     t.add_argument("--interval", type=float, default=None, metavar="S",
-                   help="--lab: print loss and rate every S seconds of the trial (default 1)")
-    t.add_argument("--output", "-o", metavar="FILE", help="--lab: the soak's result file, written every interval "
+                   help="soak: loss and rate every S seconds of the trial, loss events with their ledgers, through "
+                        "the bench's topology (--topology, --vnf, ... as run takes them) or --lab (default 1)")
+    t.add_argument("--output", "-o", metavar="FILE", help="soak: its file, written every interval "
                                                           "(default results/soak-TIME.json)")
     t.add_argument("--duration", type=float, default=2.0, metavar="S", help="TX time in seconds (default 2)")
     t.add_argument("--drain-ms", type=int, default=500, metavar="MS",
@@ -304,6 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--idle-sleep-us", type=int, default=0, metavar="US",
                    help="zlgen sleeps this long when idle, in microseconds (shares a core; default 0)")
     t.add_argument("--json", action="store_true", help="print the result as JSON only")
+    from zeroloss.cli.soak import add_flags as add_soak_flags
+
+    add_soak_flags(t, _set_value)
     t.set_defaults(func=_cmd_trial)
 
     from zeroloss.cli.tune import register as register_tune

@@ -14,15 +14,13 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address
-from pathlib import Path
 
 from ..bench.workspace import Workspace
 from ..dpdk import hugepages
 from ..dpdk.eal import Eal
 from ..errors import ZeroLossError
-from ..fileio import write_json_atomic
 from ..gen import Zlgen, ZlgenClient, ZlgenConfig
-from ..model import MIN_FRAME, line_rate_pps
+from ..model import MIN_FRAME
 from ..stream import Stream
 from .labdut import LabDut
 from .labfile import Lab, pci_or_vdev
@@ -238,107 +236,3 @@ def host_facts(lab: Lab) -> dict:
         return host_report(lab.dut, ovs_rundir=lab.ovs_rundir)
     except ZeroLossError as e:
         return {"error": e.message}
-
-
-# --- fixed-rate (soak) ----------------------------------------------------------------------------------------
-
-
-def soak(lab: Lab, rate_pps: float | None, rate_pct: float | None, frame: int, duration_s: float, interval_s: float,
-         flows: int, out_path: Path, progress: Callable[[dict], None], drain_ms: int = 500,
-         gap_us: int = 1000, default_gbps: float = 25.0) -> dict:
-    """One trial at a fixed rate: every interval, what each direction sent and received meanwhile (from zlgen's
-    live counters), saved to out_path as it goes; at the end the trial's totals, ledger and diagnosis."""
-    from ..diagnose import analyse
-    from ..ledger import counter_delta
-    from ..target import by_direction, gen_counters
-
-    warnings: list[str] = []
-    doc: dict = {"kind": "zeroloss-soak", "version": 1, "state": "running", "lab_file": lab.path, "frame": frame,
-                 "duration_s": duration_s, "interval_s": interval_s, "intervals": [], "warnings": warnings}
-
-    def save() -> None:  # atomic, 0600 (the lab's addresses and the node's state), never through a planted link
-        write_json_atomic(out_path, doc)
-
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with session(lab, frame, gap_us, default_gbps, warn=warnings.append) as s:
-            rate = rate_pps if rate_pps else rate_pct / 100 * line_rate_pps(s.link_bps, frame)
-            doc.update({"rate_pps": rate, "line_rate_pps": line_rate_pps(s.link_bps, frame),
-                        "line_rate_pct": 100 * rate / line_rate_pps(s.link_bps, frame)})
-            doc["learning"] = s.learn()
-            s.discover()
-            doc["placement"] = s.placement()
-            save()
-            streams = lab_streams(lab, s.macs, frame, rate, flows, ["src_ip", "dst_ip"])
-            s.client.configure(streams)
-            ctx = {**s.context(), "frame": frame, "rate_pps": rate}
-            before = s.dut.counters()
-            s.client.start(duration_s=duration_s, drain_ms=drain_ms,
-                           rate_pps=[rate / (len(lab.ports) // 2)] * len(streams))
-            t0 = time.monotonic()
-            last = {"t": 0.0, "tx": [0] * len(streams), "rx": [0] * len(streams)}
-            k = 1
-            while True:
-                due = t0 + k * interval_s
-                while time.monotonic() < due:
-                    time.sleep(min(0.05, max(0.0, due - time.monotonic())))
-                    s.health()
-                st = s.client.status()
-                now = time.monotonic() - t0
-                row = _interval(st, last, now, streams)
-                doc["intervals"].append(row)
-                save()
-                progress(row)
-                k += 1
-                if st.get("state") in ("done", "draining") or now > duration_s + drain_ms / 1000 + 5:
-                    break
-            r = s.client.result(wait_s=duration_s + 60, watch=s.health)
-            after = s.dut.counters()
-            c = counter_delta(after, before) or {}
-            c["gen"] = gen_counters(r, s.refused_is_loss)
-            state = s.dut.state()
-            leds, diag = analyse(s.paths, c, state, ctx, {tx for tx, _ in by_direction(r)})
-            doc["result"] = {"directions": [
-                {"tx_side": tx, "rx_side": rx, "tx": sum(x.tx_pkts for x in g), "rx": sum(x.rx_unique for x in g),
-                 "lost": sum(x.tx_pkts - x.rx_unique for x in g),
-                 "achieved_pps": sum(x.tx_pkts for x in g) / r.tx_window_s if r.tx_window_s else 0.0}
-                for (tx, rx), g in by_direction(r).items()], "tx_window_s": r.tx_window_s}
-            doc.update({"ledger": leds, "diagnosis": diag, "counters": c, "dut_state": state, "state": "complete",
-                        "dut_readings": s.dut.readings})
-            save()
-            return doc
-    except BaseException as e:
-        if doc["state"] == "running":
-            doc["state"] = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
-            doc["error"] = str(e) if isinstance(e, ZeroLossError) else type(e).__name__
-        try:
-            save()
-        except ZeroLossError:
-            pass
-        raise
-
-
-def _interval(st: dict, last: dict, now: float, streams: list[Stream]) -> dict:
-    """One interval's rate and loss per direction from zlgen's live counters. Frames still in flight at the
-    interval's edge show as loss there and as a gain in the next; `short` (sent minus received since the start)
-    is loss or frames in flight, and stays up only when frames are lost. The totals at the end are exact."""
-    tx = [x["tx_pkts"] for x in st["streams"]]
-    rx = [x["rx_pkts"] for x in st["streams"]]
-    dt = max(now - last["t"], 1e-9)
-    dirs = {}
-    for i, sd in enumerate(streams):
-        key = "AB"[sd.port % 2] + "->" + "AB"[(sd.rx_port or 0) % 2]
-        d = dirs.setdefault(key, {"tx": 0, "rx": 0})
-        d["tx"] += tx[i] - last["tx"][i]
-        d["rx"] += rx[i] - last["rx"][i]
-    for i, sd in enumerate(streams):
-        d = dirs["AB"[sd.port % 2] + "->" + "AB"[(sd.rx_port or 0) % 2]]
-        d["short"] = d.get("short", 0) + tx[i] - rx[i]
-    for d in dirs.values():
-        d["tx_pps"] = d["tx"] / dt
-        d["rx_pps"] = d["rx"] / dt
-        d["lost"] = d["tx"] - d["rx"]  # this interval's: negative when the previous one's in-flight frames arrived
-        d["loss_pct"] = 100 * d["lost"] / d["tx"] if d["tx"] else 0.0
-    row = {"t_s": round(now, 3), "state": st.get("state"), "directions": dirs}
-    last.update({"t": now, "tx": tx, "rx": rx})
-    return row

@@ -19,7 +19,7 @@ from zeroloss.ledger import REASONS
 from zeroloss.report import latencyplots, plots, telemetryplots
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
-from zeroloss.results.soak import SoakRecord, summary_lines
+from zeroloss.results.soak import SoakRecord, summary_lines, top_drop
 from zeroloss.results.summary import (
     PERCENTILES,
     Run,
@@ -440,6 +440,20 @@ def render_soak(rec: SoakRecord, label: str, title: str | None = None) -> str:
             f'<div class="fig" id="fig-soak">{plots.svg_inline(plots.soak_figure(rec, label), "soak")}</div>',
             "<h2>Intervals</h2>", _table(["t s", "direction", "sent pps", "received pps", "lost", "loss %"], rows,
                                           "soak", left=2)]
+    events = rec.events()
+    if events:
+        erows = [[str(k), f"{e['start_s']:g}", f"{e['end_s']:g}", f"{int(e['lost']):,}",
+                  f"{1000 * e['lost'] / rec.rate_pps:,.1f}" if rec.rate_pps else "", top_drop(e.get("ledger"))]
+                 for k, e in enumerate(events, 1)]
+        body += ["<h2>Loss events</h2>", _table(["event", "start s", "end s", "frames lost",
+                                                 "outage ms at the offered rate", "where (largest drop)"], erows,
+                                                "events", left=1)]
+        for k, e in enumerate(events, 1):
+            lines = [line for led in e.get("ledger") or [] for line in direction_text(led)]
+            lines += findings_text(e.get("diagnosis") or [])
+            if lines:
+                body += [f"<h3>Loss event {k}: its ledger ({e['start_s']:g} s .. {e['end_s']:g} s)</h3>",
+                         "<pre>" + escape("\n".join(lines)) + "</pre>"]
     if ledger:
         body += ["<h2>Where frames were lost (the whole trial)</h2>", "<pre>" + escape("\n".join(ledger)) + "</pre>"]
     if diag:

@@ -207,7 +207,8 @@ def tune_figure(tune: TuneRecord) -> Figure:
 
 
 def soak_figure(rec: SoakRecord, title: str) -> Figure:
-    """A soak's timeline: per direction what was sent and received each interval (top) and its loss (bottom)."""
+    """A soak's timeline: per direction what was sent and received each interval (top) and its loss (bottom), its
+    loss events shaded."""
     fig = Figure(figsize=(9, 3.6), layout="constrained")
     rate_ax, loss_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
     rows = list(rec.rows())
@@ -221,6 +222,10 @@ def soak_figure(rec: SoakRecord, title: str) -> Figure:
         loss_ax.plot(ts, [max(0.0, r["loss_pct"] or 0.0) for r in mine], color=color, marker=".", linewidth=0.8)
     if rec.rate_pps:
         rate_ax.axhline(rec.rate_pps / 1e6, color="#555555", linestyle=":", linewidth=1, label="requested")
+    for k, e in enumerate(rec.events()):  # each loss event's intervals shaded, on both axes
+        for ax in (rate_ax, loss_ax):
+            ax.axvspan(e["start_s"], e["end_s"], color="#d62728", alpha=0.15, linewidth=0,
+                       label="loss event" if k == 0 and ax is rate_ax else None)
     rate_ax.set_ylabel("Mpps")
     rate_ax.set_ylim(bottom=0)
     rate_ax.grid(alpha=0.3)

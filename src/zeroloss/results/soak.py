@@ -1,6 +1,12 @@
-"""A soak file (`zeroloss trial --lab --interval`, lab/labrun.soak): one fixed-rate trial, its per-interval rates
-and loss per direction, and at the end its totals, hop ledger and diagnosis. Typed here so that `report` and
-`explain` read it as they read result files. Pure: records and text only.
+"""A soak file (`zeroloss trial --interval`, soakrun.soak over any run target: the bench's topologies or a lab
+node): one fixed-rate trial, its per-interval rates and loss per direction, its loss events (intervals with loss,
+merged) with their times, ledgers and diagnoses, and at the end its totals, hop ledger and diagnosis. Typed here
+so that `report` and `explain` read it as they read result files. Pure: records, loss-event arithmetic and text.
+
+Format history: version 1 (issue 27): intervals, totals, ledger. Version 2 (issue 32): `target`, `started_at`,
+interval rows with `refused` and `short` counting refused frames as lost where the target says so, and
+`loss_events: [{start_s, end_s, first, last, lost, directions, ledger, diagnosis, window_s}]`. Version 1 files
+are still read (their loss events are found from their rows, without ledgers).
 """
 
 from __future__ import annotations
@@ -16,15 +22,19 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.results.codec import JsonObject, Record, RecordError
 
 KIND = "zeroloss-soak"
+VERSION = 2
+MERGE_GAP = 1  # intervals without loss between two with loss that still make one event
 
 
 @dataclass(frozen=True, kw_only=True)
 class SoakRecord(Record):
-    """A soak file as stored (lab/labrun.soak writes it)."""
+    """A soak file as stored (soakrun.soak writes it)."""
 
     kind: str = KIND
     version: int = 1
     state: str = "running"
+    target: str | None = None  # the run target's link: memif, vhost, ovs-p2p, pvp, pvvp, lab (version 2)
+    started_at: float | None = None  # the time traffic started (epoch seconds; version 2)
     lab_file: str | None = None
     frame: int = 0
     duration_s: float = 0.0
@@ -40,6 +50,13 @@ class SoakRecord(Record):
     diagnosis: list[JsonObject] | None = None
     error: str | None = None
     learning: JsonObject | None = field(default=None, repr=False)
+    loss_events: tuple[JsonObject, ...] = ()  # version 2: see events()
+
+    def events(self) -> list[JsonObject]:
+        """The loss events: as stored (version 2), or found from the rows of a version 1 file (no ledgers)."""
+        if self.version >= 2:
+            return list(self.loss_events)
+        return loss_events(list(self.intervals), None)
 
     def directions(self) -> list[str]:
         """The directions the intervals name, in order (e.g. A->B, B->A)."""
@@ -56,6 +73,93 @@ class SoakRecord(Record):
     def totals(self) -> list[JsonObject]:
         """Each direction's totals at the end (exact; the intervals' edges count frames in flight)."""
         return list((self.result or {}).get("directions") or [])
+
+
+def confirmed(shorts: list[int], final: int | None = None) -> list[int]:
+    """Per interval, the frames lost in it for sure, from the cumulative shortfall (sent minus received since the
+    start) read at each interval's end: frames short at one reading that are still short at every later one (and
+    at the exact end, final) were lost, the rest were in flight. The frames confirmed lost by interval i are the
+    smallest later shortfall, so a frame in flight at an edge is never loss and the sum is the exact total."""
+    floor = final if final is not None else None
+    upto = [0] * len(shorts)
+    for i in range(len(shorts) - 1, -1, -1):
+        floor = shorts[i] if floor is None else min(floor, shorts[i])
+        upto[i] = max(0, floor)
+    return [b - a for a, b in zip([0, *upto], upto, strict=False)]
+
+
+def in_flight_margin(shorts: list[int], steps: list[int]) -> int:
+    """The frames a reading may find in flight: twice the median of each reading's shortfall above the loss
+    confirmed by then. A step of confirmed loss no larger is no event (it may be frames in flight at a reading
+    that never fell back to zero); the totals stay exact."""
+    upto, above = 0, []
+    for short, step in zip(shorts, steps, strict=True):
+        upto += step
+        above.append(short - upto)
+    above.sort()
+    return 2 * above[len(above) // 2] if above else 0
+
+
+def lossy_runs(lost: list[int], merge_gap: int = MERGE_GAP) -> list[tuple[int, int]]:
+    """(first, last) index of each run of intervals with loss, runs apart by up to merge_gap clean intervals
+    merged into one."""
+    runs: list[tuple[int, int]] = []
+    for i, n in enumerate(lost):
+        if n <= 0:
+            continue
+        if runs and i - runs[-1][1] - 1 <= merge_gap:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
+def loss_events(rows: list[dict[str, Any]], final: dict[str, int] | None,
+                merge_gap: int = MERGE_GAP) -> list[dict[str, Any]]:
+    """The loss events of a soak's interval rows: runs of intervals with confirmed loss in any direction, merged
+    across gaps of up to merge_gap intervals; each with its time span (start of its first interval, end of its
+    last, seconds from the start), its first and last row index, and frames lost in total and per direction.
+    An interval has loss when its confirmed loss is above the frames a reading finds in flight (in_flight_margin).
+    final: each direction's exact shortfall at the end (the trial's totals), when known."""
+    keys = sorted({k for row in rows for k in (row.get("directions") or {})})
+    per_dir, lossy = {}, [False] * len(rows)
+    for key in keys:
+        shorts = [int(((row.get("directions") or {}).get(key) or {}).get("short") or 0) for row in rows]
+        steps = per_dir[key] = confirmed(shorts, None if final is None else final.get(key, 0))
+        margin = in_flight_margin(shorts, steps)
+        lossy = [was or n > margin for was, n in zip(lossy, steps, strict=True)]
+    any_lost = [1 if x else 0 for x in lossy]
+    out = []
+    for first, last in lossy_runs(any_lost, merge_gap):
+        dirs = {k: sum(per_dir[k][first:last + 1]) for k in keys if sum(per_dir[k][first:last + 1])}
+        out.append({"start_s": float(rows[first - 1]["t_s"]) if first else 0.0, "end_s": float(rows[last]["t_s"]),
+                    "first": first, "last": last, "lost": sum(dirs.values()), "directions": dirs})
+    return out
+
+
+def event_lines(rec: SoakRecord) -> list[str]:
+    """One line per loss event: when, how long, frames lost per direction, where (its ledger's top drop)."""
+    events = rec.events()
+    if not events:
+        return ["loss events: none" + (" so far" if rec.state == "running" else "")]
+    out = [f"loss events: {len(events)}"]
+    for k, e in enumerate(events, 1):
+        dirs = ", ".join(f"{d} {n:,}" for d, n in sorted((e.get("directions") or {}).items()))
+        rate = rec.rate_pps or 0.0
+        dur = f", outage {1000 * e['lost'] / rate:,.1f} ms at the offered rate" if rate and e.get("lost") else ""
+        out.append(f"  event {k}: {e['start_s']:g} s .. {e['end_s']:g} s lost {int(e.get('lost', 0)):,} frames "
+                   f"({dirs}){dur}" + (f"; {where}" if (where := top_drop(e.get("ledger"))) else ""))
+    return out
+
+
+def top_drop(ledger: list[JsonObject] | None) -> str:
+    """Where an event's ledger lost the most frames: 'N at HOP: reason', or '' without a ledger."""
+    drops = [(d["frames"], h.get("name", ""), d.get("reason", "")) for led in ledger or [] for h in led["hops"]
+             for d in h.get("drops") or [] if d.get("frames", 0) > 0]
+    if not drops:
+        return ""
+    n, hop, reason = max(drops)
+    return f"{n:,} at {hop}: {reason}"
 
 
 def is_soak(doc: object) -> bool:
@@ -75,6 +179,11 @@ def read(doc: dict[str, Any], path: object) -> SoakRecord:
         if not isinstance(dirs, dict) or not all(isinstance(d, dict) for d in dirs.values()):
             raise ZeroLossError(f"{path}: intervals[{i}].directions: is not an object of directions",
                                 "the soak file is damaged: run the soak again")
+    for i, ev in enumerate(rec.loss_events):
+        if not isinstance(ev, dict) or not all(isinstance(ev.get(k), int | float) for k in ("start_s", "end_s",
+                                                                                          "lost")):
+            raise ZeroLossError(f"{path}: loss_events[{i}]: needs start_s, end_s and lost",
+                                "the soak file is damaged: run the soak again")
     return rec
 
 
@@ -93,6 +202,7 @@ def summary_lines(rec: SoakRecord, label: str) -> list[str]:
     if worst is not None and (worst["lost"] or 0) > 0:
         out.append(f"  worst interval: {worst['direction']} at {worst['t_s']:g} s lost {worst['lost']:,} frames "
                    f"({worst['loss_pct']:.3f} %)")
+    out += event_lines(rec)
     out += [f"  warning: {w}" for w in rec.warnings]
     return out
 

@@ -1,0 +1,92 @@
+"""Loss events of a soak (results/soak.py, version 2): confirmed loss per interval from the cumulative shortfall,
+runs of lossy intervals merged, version 1 files still read, and the report's timeline and tables from a small
+version 2 fixture."""
+
+from __future__ import annotations
+
+import json
+
+from zeroloss.cli.main import main
+from zeroloss.results.soak import confirmed, loss_events, lossy_runs, read
+
+
+def test_frames_in_flight_at_an_edge_are_never_loss_and_the_sum_is_the_exact_total():
+    # 5 in flight at the first reading arrive later; 100 lost in interval 2; the exact end says 100
+    assert confirmed([5, 0, 100, 103, 100], final=100) == [0, 0, 100, 0, 0]
+    assert sum(confirmed([3, 40, 41, 42], final=40)) == 40
+    assert confirmed([], final=0) == []
+
+
+def test_lossy_intervals_merge_across_a_short_gap_only():
+    assert lossy_runs([0, 5, 0, 7, 0, 0, 9]) == [(1, 3), (6, 6)]
+    assert lossy_runs([0, 5, 0, 7], merge_gap=0) == [(1, 1), (3, 3)]
+    assert lossy_runs([0, 0]) == []
+
+
+def rows(shorts: list[int]) -> list[dict]:
+    return [{"t_s": float(i + 1), "state": "running",
+             "directions": {"A->B": {"tx": 1000, "rx": 1000, "short": s, "tx_pps": 1000.0, "rx_pps": 1000.0,
+                                     "lost": 0, "loss_pct": 0.0}}} for i, s in enumerate(shorts)]
+
+
+def test_a_loss_event_has_its_span_in_seconds_and_frames_per_direction():
+    (e,) = loss_events(rows([2, 3, 2, 503, 502, 500]), {"A->B": 500})
+    assert (e["start_s"], e["end_s"], e["first"], e["last"], e["lost"]) == (3.0, 4.0, 3, 3, 500 - 2)
+    assert e["directions"] == {"A->B": 498}
+    assert loss_events(rows([2, 3, 2, 3]), {"A->B": 0}) == []  # in flight only
+
+
+def soak_v2() -> dict:
+    r = rows([0, 0, 900, 900, 900])
+    r[2]["directions"]["A->B"].update({"rx": 100, "rx_pps": 100.0, "lost": 900, "loss_pct": 90.0})
+    led = {"direction": "A->B", "tx_side": 0, "rx_side": 1, "sent": 3000, "received": 2100, "lost": 900,
+           "counted": 900, "unexplained": 0, "hops": [
+               {"kind": "gen_tx", "name": "zlgen tx port 0", "where": "zlgen", "in": 3000, "out": 3000, "drops": [],
+                "extra": [], "unexplained": 0, "counters": True},
+               {"kind": "proc_rx", "name": "DUT (testpmd) rx port 0", "where": "DUT (testpmd) port 0", "in": 3000,
+                "out": 2100, "drops": [{"reason": "RX queue full", "frames": 900, "counter": "zlgen tx_refused"}],
+                "extra": [], "unexplained": 0, "counters": True}]}
+    event = {"start_s": 2.0, "end_s": 3.0, "first": 2, "last": 2, "lost": 900, "directions": {"A->B": 900},
+             "ledger": [led], "diagnosis": [], "window_s": [2.0, 4.0]}
+    return {"kind": "zeroloss-soak", "version": 2, "state": "complete", "target": "memif", "started_at": 1.0,
+            "frame": 64, "duration_s": 5.0, "interval_s": 1.0, "rate_pps": 1000.0, "line_rate_pps": 14_880_952.0,
+            "line_rate_pct": 0.0067, "intervals": r, "loss_events": [event], "warnings": [],
+            "result": {"directions": [{"tx_side": 0, "rx_side": 1, "tx": 5000, "rx": 4100, "lost": 900,
+                                       "achieved_pps": 1000.0}], "tx_window_s": 5.0}, "ledger": [led],
+            "diagnosis": []}
+
+
+def test_version_2_reads_its_events_and_version_1_finds_them_from_its_rows(tmp_path):
+    rec = read(soak_v2(), "s.json")
+    assert [e["lost"] for e in rec.events()] == [900] and rec.events()[0]["ledger"]
+    v1 = {k: v for k, v in soak_v2().items() if k not in ("loss_events", "target", "started_at")} | {"version": 1}
+    (e,) = read(v1, "s.json").events()
+    assert (e["start_s"], e["end_s"], e["lost"]) == (2.0, 3.0, 900) and "ledger" not in e
+
+
+def test_report_and_explain_show_the_loss_events_their_ledgers_and_the_shaded_timeline(tmp_path, capsys):
+    f = tmp_path / "soak.json"
+    f.write_text(json.dumps(soak_v2()))
+    page = tmp_path / "soak.html"
+    assert main(["report", str(f), "-o", str(page), "--plots", str(tmp_path / "figs")]) == 0
+    html = page.read_text()
+    assert "<h2>Loss events</h2>" in html and "Loss event 1: its ledger (2 s .. 3 s)" in html
+    assert "900 at DUT (testpmd) rx port 0: RX queue full" in html
+    svg = (tmp_path / "figs" / "soak-soak.svg").read_text()
+    assert "loss event" in svg  # the shaded span's legend entry
+    capsys.readouterr()
+    assert main(["explain", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "loss events: 1" in out and "event 1: 2 s .. 3 s lost 900 frames (A->B 900), outage 900.0 ms" in out
+    assert "event 1 ledger (2 s .. 3 s):" in out
+    assert main(["explain", str(f), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["loss_events"][0]["lost"] == 900
+
+
+def test_a_damaged_loss_event_is_one_line(tmp_path, capsys):
+    doc = soak_v2()
+    doc["loss_events"][0].pop("lost")
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(doc))
+    assert main(["explain", str(f)]) == 1
+    assert "loss_events[0]: needs start_s, end_s and lost" in capsys.readouterr().err
