@@ -201,7 +201,7 @@ class EventsRun:
                 self.probe = target.probe()
                 self.lanes = target.lanes
                 self.refused_is_loss = target.refused_is_loss
-                self.nb = self.client.configure(target.streams(self.frame, 0))
+                self.streams = target.streams(self.frame, 0)
                 for rep in range(self.plan.repeat):
                     names = ([BASELINE] if self.plan.baseline else []) + list(self.plan.events)
                     for name in names:
@@ -283,10 +283,11 @@ class EventsRun:
             if ev is not None:
                 timed(ev.prepare)
             health()
+            nb = client.configure(self.streams)  # again each trial: an event's restore may warm the bench up
             before = guarded(health, probe.counters)
             mid: dict | None = None
             kw: dict[str, Any] = {"duration_s": plan.duration_s, "drain_ms": self.cfg.drain_ms,
-                                  "rate_pps": [rate / self.lanes] * self.nb}
+                                  "rate_pps": [rate / self.lanes] * nb}
             try:
                 client.start(**kw, interval_ms=plan.interval_ms)
             except TypeError:  # a zeroloss whose zlgen client counts no intervals
@@ -330,6 +331,10 @@ class EventsRun:
         if end > plan.duration_s * 1000:
             warnings.append(f"{name} ended at {end / 1000:.1f} s, after the trial's {plan.duration_s:g} s: its "
                             "outage may be longer than counted; give a longer --duration")
+        slow = [d.direction for d in dirs if r.tx_window_s and d.tx + d.refused < 0.9 * rate * r.tx_window_s]
+        if slow:
+            warnings.append(f"zlgen offered under 90 % of {rate:,.0f} pps ({', '.join(slow)}): the generator is the "
+                            "bottleneck (a shared core?); give zlgen its own core or a lower --rate")
         if any(d.refused for d in dirs) and intervals is not None:
             warnings.append("frames the virtual wire refused (no peer) are lost but not in the interval counts: the "
                             "outages' times cover only frames that were sent")

@@ -220,6 +220,9 @@ class OvsRestart(BenchEvent):
         self.bench.restart_switch()
         return "ovs-vswitchd restarted; every port up again"
 
+    def restore(self) -> None:
+        self.bench.warm_up()  # the new process's rings and pages touched once, as at the bench's start
+
 
 class VnfRestart(BenchEvent):
     name = "vnf-restart"
@@ -234,6 +237,9 @@ class VnfRestart(BenchEvent):
         for port in self.spec.vnf_ports[:2]:
             self.ovs.check_port(port, self.spec.port_mtu(port), timeout=SETTLE_S)
         return f"VNF 1 ({kind}) stopped and started; its OVS ports up again"
+
+    def restore(self) -> None:
+        self.bench.warm_up()  # the new VNF's rings and pages touched once: its first frames are not the next trial's
 
 
 class Flows10k(BenchEvent):

@@ -1,0 +1,104 @@
+"""zeroloss events on the bench (PVP, testpmd VNF as a process): at half of a known-safe rate a baseline and an
+rxq-rebalance lose nothing, a VNF restart loses frames during the restart, placed on the timeline after the event and
+named by the ledger; the outage table lists the repeats. Ctrl-C mid-run leaves a valid file and no process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from zeroloss.results import events as ev
+from zeroloss.results.resultfile import read_doc
+
+pytestmark = pytest.mark.bench
+
+ZL = [sys.executable, "-m", "zeroloss.cli", "events", "--topology", "pvp", "--vnf", "process", "--frame-size", "64",
+      "--flows", "16", "--rate", "50k", "--duration", "3", "--at", "1", "--undo-at", "2", "--drain-ms", "300"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("events") / "events.json"
+    r = subprocess.run([*ZL, "--event", "rxq-rebalance", "--event", "vnf-restart", "--repeat", "2", "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r, ev.read(read_doc(out), out)
+
+
+def test_no_change_loses_nothing(run):
+    _, rec = run
+    assert rec.state == "complete" and rec.rate_pps == 50_000
+    quiet = [t for t in rec.trials if t.event in ("baseline", "rxq-rebalance")]
+    assert len(quiet) == 4
+    for t in quiet:
+        assert t.lost == 0 and not t.outages, (t.event, t.repeat, t.lost)
+        assert all(d.tx > 0 and d.rx == d.tx for d in t.directions)
+    rebalance = next(t for t in quiet if t.event == "rxq-rebalance")
+    assert [a.what for a in rebalance.actions] == ["ovs-appctl dpif-netdev/pmd-rxq-rebalance"]
+
+
+def test_vnf_restart_loses_frames_after_the_event_and_the_ledger_says_where(run):
+    _, rec = run
+    restarts = [t for t in rec.trials if t.event == "vnf-restart"]
+    assert [t.repeat for t in restarts] == [1, 2]
+    for t in restarts:
+        assert t.lost > 0
+        (act,) = t.actions
+        assert act.t_ms >= 1000 and act.took_ms > 0 and "VNF 1 (process)" in act.what
+        # the loss sits on the timeline where the VNF was down: not before the event
+        assert t.outages and min(o.start_ms for o in t.outages) >= act.t_ms - 2 * t.intervals["ms"]
+        assert sum(o.lost for o in t.outages) <= t.lost
+        assert t.outage_ms == pytest.approx(max(d.lost for d in t.directions) / t.rate_pps * 1000)
+        assert t.where and ("OVS" in t.where or "VNF" in t.where)
+        for led in t.ledger:  # every frame sent is received or lost
+            assert led["sent"] == led["received"] + led["lost"]
+
+
+def test_outage_table(run):
+    r, rec = run
+    rows = {s.event: s for s in rec.summary}
+    assert list(rows) == ["baseline", "rxq-rebalance", "vnf-restart"]
+    assert all(s.repeats == 2 for s in rows.values())
+    v = rows["vnf-restart"]
+    assert v.lost_min <= v.lost_mean <= v.lost_max and v.lost_min > 0
+    lines = r.stdout.splitlines()
+    assert any(ln.startswith("vnf-restart") and ln.split()[1] == "2" for ln in lines), r.stdout
+    assert any(ln.startswith("baseline") and "0 (0 … 0)" in ln for ln in lines), r.stdout
+
+
+def test_ctrl_c_leaves_a_valid_file_and_no_process(tmp_path):
+    out = tmp_path / "cut.json"
+    p = subprocess.Popen([*ZL, "--event", "flows-10k", "--repeat", "3", "-o", str(out)], stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        for line in p.stderr:  # after the first trial is saved
+            if "baseline 1:" in line:
+                break
+        time.sleep(1.5)  # inside the next trial, while the rules are being added
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    rec = ev.read(json.loads(out.read_text()), out)
+    assert rec.state == "interrupted" and rec.trials[0].event == "baseline"
+    prefix = f"zl{p.pid}s"
+    left = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if prefix in (d / "cmdline").read_bytes().decode(errors="replace"):
+                    left.append(d.name)
+            except OSError:
+                pass
+    assert not left, left
+    assert not [d for d in Path("/var/run/dpdk").glob(prefix + "*")]
+    assert os.path.exists(out)
