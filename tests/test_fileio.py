@@ -265,17 +265,24 @@ def test_new_tree_files_and_logs_are_0600_and_never_written_through_a_link(tmp_p
 
 
 def test_soak_file_is_written_atomically_0600_without_a_tmp_file(tmp_path):
-    """zeroloss trial --lab -o FILE: the soak's file as written when the lab cannot start (here: no lab at all);
-    a symlink planted at the old FILE.tmp is not followed."""
-    from zeroloss.lab.labrun import soak
+    """zeroloss trial --interval -o FILE: the soak's file as written when its target cannot start (here: a lab
+    target whose node is not there); a symlink planted at the old FILE.tmp is not followed."""
+    from zeroloss.config import RunConfig
+    from zeroloss.soakrun import soak
+
+    class Unreachable(types.SimpleNamespace):  # a target that fails to start, as a lab node nobody answers for
+        def __enter__(self):
+            raise ZeroLossError("lab: cannot reach the node")
+
+        def __exit__(self, *exc):
+            return None
 
     secret = tmp_path / "secret"
     secret.write_text("root's")
     out = tmp_path / "soak.json"
     (tmp_path / "soak.json.tmp").symlink_to(secret)
-    lab = types.SimpleNamespace(path=str(tmp_path / "lab.yaml"))  # no ports, no node: the session fails to start
-    with pytest.raises((ZeroLossError, AttributeError)):
-        soak(lab, 1000.0, None, 64, 1.0, 0.5, 1, out, lambda row: None)
+    with pytest.raises(ZeroLossError):
+        soak(RunConfig(), Unreachable(), 64, ("pps", 1000.0), 1.0, 0.5, out, lambda row: None)
     doc = json.loads(out.read_text())
     assert doc["kind"] == "zeroloss-soak" and doc["state"] == "failed"
     assert oct(out.stat().st_mode & 0o777) == "0o600"
