@@ -4,8 +4,8 @@ Event and never asks which it is: prepare (before traffic), apply (at t_event), 
 restore (after the trial, whatever happened).
 
 The bench's events:
-- bond-down / bond-up: bond-b's active member disabled (ovs-appctl bond/disable-member, the bond's admin down;
-  OVS fails over to the other member) and enabled again; bond-up starts with it disabled and enables it.
+- bond-down / bond-up: bond-b's active member's link taken down (ovs-appctl netdev-dpdk/set-admin-state MEMBER
+  down, as a failed port; OVS fails over to the other member) and up again; bond-up starts with it down.
 - rxq-rebalance: dpif-netdev/pmd-rxq-rebalance (no undo).
 - pmd-mask: pmd-cpu-mask with one more core (the lowest the mask lacks), then back: PMD threads added and removed,
   every RX queue reassigned twice.
@@ -27,8 +27,8 @@ from .ovsbench import BONDS, OvsBench, bond_members
 
 # name -> what it does, as the CLI's help and the README say it
 EVENTS = {
-    "bond-down": "a bond member disabled (bond/disable-member), enabled at the undo",
-    "bond-up": "a disabled bond member enabled (bond/enable-member)",
+    "bond-down": "the active bond member's link down (netdev-dpdk/set-admin-state), up at the undo",
+    "bond-up": "a bond member whose link is down brought up (netdev-dpdk/set-admin-state)",
     "rxq-rebalance": "dpif-netdev/pmd-rxq-rebalance",
     "pmd-mask": "pmd-cpu-mask with one more core, then back",
     "ovs-restart": "ovs-vswitchd restarted (vhost-user ports reconnect)",
@@ -77,12 +77,14 @@ def wider_mask(mask: str, ncpu: int) -> str:
 
 
 def active_member(text: str) -> str | None:
-    """The active member `ovs-appctl bond/show BOND` names (active-backup and balance-slb show one)."""
-    m = re.search(r"^active member mac: \S+\((\S+)\)", text, re.M)
-    if m and m.group(1) != "none":
-        return m.group(1)
+    """The member `ovs-appctl bond/show BOND` marks "active member" (the one carrying traffic). Its line "active
+    member mac: ...(gN)" names the member whose MAC the bond took, which need not be the active one (seen on OVS
+    3.1: mac (g3) while g1 was active): used only when no member is marked."""
     m = re.search(r"^member (\S+): \w+\n\s+active member", text, re.M)
-    return m.group(1) if m else None
+    if m:
+        return m.group(1)
+    m = re.search(r"^active member mac: \S+\((\S+)\)", text, re.M)
+    return m.group(1) if m and m.group(1) != "none" else None
 
 
 class Event(ABC):
@@ -136,15 +138,18 @@ class BondMember(BenchEvent):
         return active_member(text) or self.spec.side(1)[0]
 
     def _set(self, member: str, enable: bool) -> str:
-        verb = "enable" if enable else "disable"
-        self.ovs.appctl(f"bond/{verb}-member", self.bond, member)
+        """The member's link down or up (netdev-dpdk/set-admin-state), as a failed NIC port or cable: the bond
+        fails over. bond/disable-member does not hold on OVS 3.1: bond_run enables a member whose link is up again
+        at once (updelay 0)."""
+        state = "up" if enable else "down"
+        self.ovs.appctl("netdev-dpdk/set-admin-state", member, state)
         want = "enabled" if enable else "disabled"
         deadline = time.monotonic() + SETTLE_S
         while bond_members(self.ovs.appctl("bond/show", self.bond)).get(member) != want:
             if time.monotonic() > deadline:
                 raise ZeroLossError(f"event {self.name}: bond member {member} not {want} after {SETTLE_S:.0f} s")
             time.sleep(0.01)
-        return f"ovs-appctl bond/{verb}-member {self.bond} {member}"
+        return f"ovs-appctl netdev-dpdk/set-admin-state {member} {state}"
 
     def prepare(self) -> list[str]:
         self.member = self._pick()
@@ -159,7 +164,7 @@ class BondMember(BenchEvent):
     def restore(self) -> None:
         for bond in BONDS:
             for member in bond_members(self.ovs.appctl("bond/show", bond)):
-                self.ovs.appctl("bond/enable-member", bond, member)
+                self.ovs.appctl("netdev-dpdk/set-admin-state", member, "up")
         self.bench._bond_ready()
 
 
