@@ -23,38 +23,15 @@ import time
 from abc import ABC, abstractmethod
 
 from ..errors import ZeroLossError
+from ..results.events import EVENTS, LAB_EVENTS, unfit
 from .ovsbench import BONDS, OvsBench, bond_members
 
-# name -> what it does, as the CLI's help and the README say it
-EVENTS = {
-    "bond-down": "the active bond member's link down (netdev-dpdk/set-admin-state), up at the undo",
-    "bond-up": "a bond member whose link is down brought up (netdev-dpdk/set-admin-state)",
-    "rxq-rebalance": "dpif-netdev/pmd-rxq-rebalance",
-    "pmd-mask": "pmd-cpu-mask with one more core, then back",
-    "ovs-restart": "ovs-vswitchd restarted (vhost-user ports reconnect)",
-    "vnf-restart": "VNF 1 stopped and started again",
-    "flows-10k": "10 000 OpenFlow rules the traffic does not match added, then deleted",
-    "mtu": "mtu_request of a VNF port raised by 100 bytes, then back",
-}
-LAB_EVENTS = ("rxq-rebalance", "pmd-mask", "flows-10k", "mtu")  # through the node's own commands
+__all__ = ["EVENTS", "LAB_EVENTS", "Event", "bench_event", "unfit"]
+
 FLOWS = 10_000
 FLOW_COOKIE = "0x7a1e7000"  # the rules flows-10k adds, deleted by this cookie
 MTU_STEP = 100
 SETTLE_S = 10.0  # how long a change may take to show (a PMD reloaded, a port reconfigured, a bond failed over)
-
-
-def unfit(name: str, topology: str, bond: str, lab: bool) -> str | None:
-    """Why the event cannot happen on this DUT (one line with the fix), or None."""
-    if name not in EVENTS:
-        return f"unknown event '{name}': use {', '.join(EVENTS)} or all"
-    if lab and name not in LAB_EVENTS:
-        return (f"event {name} is not made on a lab node (zeroloss changes a node only through OVS's own commands); "
-                f"lab events: {', '.join(LAB_EVENTS)}")
-    if name.startswith("bond-") and bond == "none" and not lab:
-        return f"event {name} needs bonded generator ports: add --bond active-backup (or balance-slb)"
-    if name == "vnf-restart" and topology == "ovs-p2p":
-        return "event vnf-restart: ovs-p2p has no VNF; use --topology pvp or pvvp"
-    return None
 
 
 def flow_lines(n: int = FLOWS, cookie: str = FLOW_COOKIE) -> str:

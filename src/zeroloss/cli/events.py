@@ -20,10 +20,9 @@ def _cmd_events(args: argparse.Namespace) -> int:
 
     from zeroloss import config as config_mod
     from zeroloss import hostinfo
-    from zeroloss.bench.events import EVENTS
     from zeroloss.cli.lab import check_lab_file
     from zeroloss.outagerun import EventsRun, Plan, check
-    from zeroloss.results.events import table, to_json_summary
+    from zeroloss.results.events import EVENTS, table, to_json_summary
     from zeroloss.session import BENCH, ResultLock
 
     overrides = run_overrides(args)
@@ -33,7 +32,7 @@ def _cmd_events(args: argparse.Namespace) -> int:
     names = args.event or ["all"]
     if "all" in names:
         lab = bool(cfg.lab)
-        from zeroloss.bench.events import unfit
+        from zeroloss.results.events import unfit
 
         names = [n for n in EVENTS if unfit(n, cfg.topology, cfg.bond, lab) is None]
     plan = Plan(events=tuple(dict.fromkeys(names)), repeat=args.repeat, load_pct=args.load, duration_s=args.duration,
@@ -79,7 +78,7 @@ def _cmd_events(args: argparse.Namespace) -> int:
 
 def register(sub, set_value) -> None:
     """Add `events` to the main parser's subcommands."""
-    from zeroloss.bench.events import EVENTS
+    from zeroloss.results.events import EVENTS
 
     e = sub.add_parser(
         "events", help="frames lost and outage (ms) while the DUT changes (bond failover, PMD mask, restarts...)",
