@@ -129,7 +129,7 @@ def test_trial_without_counters_and_files_that_are_not_results(tmp_path):
     assert r.returncode == 1 and "recorded without per-hop counters" in r.stderr
     other = tmp_path / "x.json"
     other.write_text("[1, 2]")
-    assert "not a zeroloss result, campaign or soak file" in run(other).stderr
+    assert "not a zeroloss result, campaign, soak or events file" in run(other).stderr
     assert "cannot read result file" in run(tmp_path / "missing.json").stderr
     other.write_text("{")
     assert "is not valid JSON" in run(other).stderr

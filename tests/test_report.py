@@ -22,6 +22,7 @@ from zeroloss.results.summary import Run, frame_rows, latency_rows, load_runs, s
 FIX = Path(__file__).parent / "fixtures"
 V1, V2, V2B = FIX / "result_v1.json", FIX / "result_v2.json.gz", FIX / "result_v2_ring256.json.gz"
 CAMPAIGN = FIX / "campaign_v1.json"
+EVENTS = FIX / "events_v1.json"
 
 
 def _doc(path: Path) -> dict:
@@ -225,7 +226,8 @@ def test_report_errors_are_one_line(tmp_path, capsys, argv, message):
 
 
 def test_report_and_compare_read_files_only(tmp_path):
-    """No bench, DUT control, generator or DPDK module is loaded, no process is started, nothing is on PATH."""
+    """No bench, DUT control, generator or DPDK module is loaded, no process is started, nothing is on PATH (also
+    for an events file: report and explain)."""
     code = ("import subprocess, sys\n"
             "start = subprocess.Popen.__init__\n"
             "def refuse(self, args, *a, **k):\n"  # matplotlib asks fontconfig once for its font cache
@@ -240,7 +242,9 @@ def test_report_and_compare_read_files_only(tmp_path):
     env = {"PATH": str(tmp_path / "nothing"), "MPLCONFIGDIR": str(tmp_path / "mpl"), "HOME": str(tmp_path)}
     for args, rc in ((["report", str(V2), str(V2B), "-o", str(tmp_path / "r.html")], 0),
                      (["compare", str(V2), str(V2B)], 3),  # the baseline is inconclusive: exit 3, not an error
-                     (["report", str(V1), "--format", "csv"], 0)):
+                     (["report", str(V1), "--format", "csv"], 0),
+                     (["report", str(EVENTS), "-o", str(tmp_path / "e.html")], 0),  # an events file (zeroloss events)
+                     (["explain", str(EVENTS)], 0)):
         out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
         assert out.returncode == rc, out.stderr
         assert out.stdout.strip().splitlines()[-1] == "[]", args

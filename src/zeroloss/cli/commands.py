@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from zeroloss.errors import ZeroLossError
 
 if TYPE_CHECKING:
+    from zeroloss.results.events import EventsRecord
     from zeroloss.results.soak import SoakRecord
 
 
@@ -96,11 +97,55 @@ def _explain_soak(args: argparse.Namespace, rec: SoakRecord) -> int:
     return 0
 
 
+def _explain_events(args: argparse.Namespace, rec: EventsRecord) -> int:
+    """`zeroloss explain EVENTS.json`: the outage table, then per event its worst repeat (most frames lost): the
+    commands run, the outages on the timeline, where the frames were lost (its ledger) and why (its diagnosis)."""
+    from zeroloss.explain import direction_text, findings_text
+    from zeroloss.results.events import table, worst
+
+    chosen = worst(rec)
+    if args.json:
+        print(json.dumps({"kind": "zeroloss-events", "file": args.file, "state": rec.state, "frame": rec.frame,
+                          "rate_pps": rec.rate_pps, "ndr_pps": rec.ndr_pps,
+                          "summary": [s.to_json() for s in rec.summary],
+                          "worst": [{"event": t.event, "repeat": t.repeat, "repeats": n, "lost": t.lost,
+                                     "outage_ms": t.outage_ms, "span_ms": t.span_ms, "where": t.where,
+                                     "directions": [d.to_json() for d in t.directions],
+                                     "actions": [a.to_json() for a in t.actions],
+                                     "outages": [o.to_json() for o in t.outages], "ledger": t.ledger or [],
+                                     "diagnosis": t.diagnosis or []} for t, n in chosen]}, indent=1))
+        return 0
+    lines = [table(rec), f"state: {rec.state}" + (f": {rec.error}" if rec.error else "")]
+    lines += [f"warning: {w}" for w in rec.warnings]
+    for t, n in chosen:
+        which = f"repeat {t.repeat}, the worst of {n}" if n > 1 else f"repeat {t.repeat}"
+        if not t.lost:
+            lines += ["", f"== {t.event}: nothing lost in {n} repeat{'s' if n > 1 else ''}"]
+            continue
+        dirs = ", ".join(f"{d.direction} {d.lost:,}" + (f" ({d.refused:,} refused)" if d.refused else "")
+                         for d in t.directions)
+        span = f", span {t.span_ms:,.0f} ms" if t.span_ms is not None else ""
+        lines += ["", f"== {t.event}: {which}: lost {t.lost:,} frames ({dirs}), outage {t.outage_ms:,.1f} ms at the "
+                      f"offered rate{span}"]
+        lines += [f"  {a.t_ms / 1000:8.3f} s  {a.what} (took {a.took_ms:,.0f} ms)" for a in t.actions]
+        lines += [f"  outage {o.direction} {o.start_ms / 1000:.2f} .. {o.end_ms / 1000:.2f} s (when sent): "
+                  f"{o.lost:,} frames, {o.outage_ms:,.1f} ms" for o in t.outages]
+        lines += [f"  warning: {w}" for w in t.warnings]
+        if not t.ledger:
+            lines.append("  (no ledger: the DUT's counters were not read)")
+        for led in t.ledger or []:
+            lines += ["  " + line for line in direction_text(led, compact=True)]
+        if t.diagnosis:
+            lines += ["  diagnosis:", *("  " + line for line in findings_text(t.diagnosis))]
+    print("\n".join(lines))
+    return 0
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from zeroloss.explain import select, trial_analysis, trial_text
-    from zeroloss.results import schema, soak
+    from zeroloss.results import events, schema, soak
     from zeroloss.results.campaigns import CampaignRecord
     from zeroloss.results.records import RunRecord
     from zeroloss.results.resultfile import read_json, records
@@ -108,8 +153,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     doc = read_json(Path(args.file), "result file")
     if soak.is_soak(doc):
         return _explain_soak(args, soak.read(doc, args.file))
+    if events.is_events(doc):
+        return _explain_events(args, events.read(doc, args.file))
     if not isinstance(doc, dict) or doc.get("format") not in ("zeroloss-result", "zeroloss-campaign"):
-        raise ZeroLossError(f"{schema.shown(args.file)} is not a zeroloss result, campaign or soak file")
+        raise ZeroLossError(f"{schema.shown(args.file)} is not a zeroloss result, campaign, soak or events file")
     schema.check(doc, schema.EXPLAIN, args.file)
     kind = CampaignRecord if doc["format"] == "zeroloss-campaign" else RunRecord
     chosen = select(records(kind, doc, args.file), args.frame, args.trial, args.case)

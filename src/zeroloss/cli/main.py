@@ -371,7 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "as unexplained. Then the diagnosis: causes and remedies (commands, settings), "
                                    "largest first. Default: every failed validation trial, or a search's lossiest "
                                    "trial. Frame counts are frames; shares are % of the frames lost.")
-    e.add_argument("file", metavar="RESULT.json", help="a result file of zeroloss run or campaign")
+    e.add_argument("file", metavar="RESULT.json",
+                   help="a result file of zeroloss run or campaign, a soak file, or an events file (zeroloss events: "
+                        "the outage table, then each event's worst repeat)")
     e.add_argument("--trial", type=_positive_int, metavar="N", help="this trial (numbered from 1 as run prints)")
     e.add_argument("--frame", type=frame_key, metavar="BYTES|imix", help="only this frame size (or IMIX)")
     e.add_argument("--case", metavar="TEXT", help="campaign files: only cases whose name contains TEXT")

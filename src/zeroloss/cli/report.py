@@ -55,7 +55,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except ZeroLossError:
         soak = _soak(args.files)  # read again only when a file is not a result file: a soak file, or a fault
         if soak is None:
-            raise
+            events = _events(args.files)  # or an events file (zeroloss events)
+            if events is None:
+                raise
+            return _report_events(args, events, out, fmt)
         return _report_soak(args, soak, out, fmt)
     if out is None and fmt == "html":
         first = Path(args.files[0])
@@ -104,6 +107,54 @@ def _soak(files: list[str]) -> Any:
         raise ZeroLossError(f"{soaks[0][0]} is a soak file: report it on its own",
                             "give one soak file, or result and campaign files only")
     return soak.read(soaks[0][1], soaks[0][0])
+
+
+def _events(files: list[str]) -> Any:
+    """The events record when the one file given is an events file (`zeroloss events`), else None."""
+    from zeroloss.results import events
+    from zeroloss.results.resultfile import read_json
+
+    docs = [(f, read_json(Path(f), "result file")) for f in files]
+    found = [(f, d) for f, d in docs if events.is_events(d)]
+    if not found:
+        return None
+    if len(files) > 1:
+        raise ZeroLossError(f"{found[0][0]} is an events file: report it on its own",
+                            "give one events file, or result and campaign files only")
+    return events.read(found[0][1], found[0][0])
+
+
+def _report_events(args: argparse.Namespace, rec: Any, out: Path | None, fmt: str) -> int:
+    """`zeroloss report EVENTS.json`: its HTML page (a timeline per event), or its outage table as
+    JSON/CSV/Markdown; --plots: each event's timeline as an image."""
+    from zeroloss.report import eventsreport
+    from zeroloss.results.summary import stem
+
+    first = Path(args.files[0])
+    label = stem(first)
+    if fmt == "html":
+        out = out or first.with_name(label + ".html")
+        text = eventsreport.render_events(rec, label, args.title)
+    else:
+        text = eventsreport.export(rec, label, fmt)
+    if out is None:
+        print(text, end="" if text.endswith("\n") else "\n")
+    else:
+        write_text_atomic(out, text)
+        print(f"wrote {out} ({len(text.encode()) / 1024:,.0f} KiB, {fmt})")
+    if args.plots:
+        from zeroloss.report import plots
+
+        try:
+            folder = Path(args.plots)
+            folder.mkdir(parents=True, exist_ok=True)
+            for trial, fig in eventsreport.figures(rec):
+                name = f"event-{_slug(label)}-{_slug(trial.event)}-{trial.repeat}"
+                print(f"wrote {plots.save(fig, folder / name, args.plot_format)}")
+        except OSError as e:
+            raise ZeroLossError(f"cannot write the plots to {args.plots}: {e.strerror or e}",
+                                "choose a writable folder (--plots)") from e
+    return 0
 
 
 def _report_soak(args: argparse.Namespace, rec: Any, out: Path | None, fmt: str) -> int:
@@ -162,7 +213,8 @@ def register(sub: Any) -> None:
                     "trace (offered rate and loss per trial), where failed trials lost frames, and every "
                     "warning. Several files share the plots. --format json|csv|markdown prints the results table "
                     "instead. Rates are frames/s per direction; frame sizes bytes including FCS.")
-    r.add_argument("files", nargs="+", metavar="RESULT.json", help="result files of zeroloss run or campaign")
+    r.add_argument("files", nargs="+", metavar="RESULT.json",
+                   help="result files of zeroloss run or campaign, or one soak file or events file (zeroloss events)")
     r.add_argument("-o", "--output", metavar="FILE",
                    help="where to write (default for HTML: the first file with .html; other formats: stdout); "
                         "the format follows the suffix (.html .json .csv .md) unless --format is given")

@@ -324,7 +324,12 @@ def _ledger_html(search: SearchEntry, trial: TrialEntry) -> str:
         summary = "; ".join(f"{d.port}->{d.rx_port}: " + ", ".join(f"{k} {v:,}" for k, v in (d.ledger or {}).items())
                             for d in trial.dirs())
         return f"<h4>{escape(head)}</h4><p>{escape(str(e))}. Per direction: {escape(summary)}</p>"
-    parts = [f'<h4 class="lossy-trial">{escape(head)}</h4>']
+    return f'<h4 class="lossy-trial">{escape(head)}</h4>' + ledger_html(leds, diag)
+
+
+def ledger_html(leds: list[dict[str, Any]], diag: list[dict[str, Any]]) -> str:
+    """Ledgers per direction, hop by hop (ledger.py's JSON), and the findings with their fixes (diagnose.py's)."""
+    parts = []
     for led in leds:
         lost, unexpl = led["lost"], led["unexplained"]
         parts.append(f"<p>Direction {escape(str(led['direction']))}: sent {led['sent']:,}, received "

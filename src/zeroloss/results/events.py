@@ -185,6 +185,15 @@ def summarise(trials: Iterable[EventTrial]) -> tuple[EventSummary, ...]:
     return tuple(rows)
 
 
+def worst(rec: EventsRecord) -> list[tuple[EventTrial, int]]:
+    """Per event in the order first run, its worst repeat (most frames lost; the first of equals) and how many
+    repeats it had: what `report` plots and `explain` tells."""
+    by: dict[str, list[EventTrial]] = {}
+    for t in rec.trials:
+        by.setdefault(t.event, []).append(t)
+    return [(max(ts, key=lambda t: t.lost), len(ts)) for ts in by.values()]
+
+
 def top_hop(ledger: list[JsonObject]) -> str:
     """Where a trial lost most frames, from its ledger: the hop and its largest drop reason (or 'unexplained'),
     with the frames; '' when nothing was lost."""
