@@ -203,7 +203,9 @@ def render_events(rec: EventsRecord, label: str, title: str | None = None) -> st
                                          else '<p class="ok">None.</p>'))
     body.append("<h2>Timelines and ledgers</h2><p>One timeline per event: its worst repeat (most frames lost; the "
                 "first of equals), what each direction received per interval against what it sent, by the interval "
-                "the frames were sent in. Then its repeats and where the lost frames were dropped, hop by hop.</p>")
+                "the frames were sent in; frames the generator could not send (refused by a wire without peer, lost "
+                "too: the table's 'refused') show as sent under the offered line. Then its repeats and where the lost "
+                "frames were dropped, hop by hop.</p>")
     body += [_event_section(rec, k, t, n) for k, (t, n) in enumerate(worst(rec))]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"generator\" content=\"zeroloss {__version__}\"><title>{escape(title)}</title>"
