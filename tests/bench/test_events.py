@@ -73,6 +73,31 @@ def test_outage_table(run):
     assert any(ln.startswith("baseline") and "0 (0 … 0)" in ln for ln in lines), r.stdout
 
 
+def test_report_and_explain_of_the_events_file(run, tmp_path, capsys):
+    """The file as written: report draws a timeline per event whose loss panel holds the frames the outages
+    hold; explain tells the vnf-restart's worst repeat with its ledger."""
+    from matplotlib.patches import StepPatch
+
+    from zeroloss.cli.main import main
+    from zeroloss.report.eventsreport import event_figure
+
+    r, rec = run
+    path = r.args[r.args.index("-o") + 1]
+    assert main(["report", path, "-o", str(tmp_path / "ev.html")]) == 0
+    page = (tmp_path / "ev.html").read_text()
+    assert page.count("<svg") == 3 and "vnf-restart: repeat" in page and "OVS" in page
+    (worst, n), = [(t, n) for t, n in ev.worst(rec) if t.event == "vnf-restart"]
+    assert n == 2 and worst.lost == max(t.lost for t in rec.trials if t.event == "vnf-restart")
+    loss = event_figure(worst, n).axes[-1]
+    assert sum(int(p.get_data().values.sum()) for p in loss.patches if isinstance(p, StepPatch)) == \
+        sum(o.lost for o in worst.outages)
+    capsys.readouterr()
+    assert main(["explain", path]) == 0
+    out = capsys.readouterr().out
+    assert f"== vnf-restart: repeat {worst.repeat}, the worst of 2: lost {worst.lost:,} frames" in out
+    assert "== baseline: nothing lost in 2 repeats" in out and "direction A->B: sent" in out
+
+
 def test_ctrl_c_leaves_a_valid_file_and_no_process(tmp_path):
     out = tmp_path / "cut.json"
     p = subprocess.Popen([*ZL, "--event", "flows-10k", "--repeat", "3", "-o", str(out)], stderr=subprocess.PIPE,
