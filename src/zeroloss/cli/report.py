@@ -94,34 +94,30 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _soak(files: list[str]) -> Any:
-    """The soak record when the one file given is a soak file (`trial --lab --interval`), else None."""
-    from zeroloss.results import soak
+def _one_of_kind(files: list[str], kind: str, what: str) -> Any:
+    """The record when the one file given is of this kind (soak: `zeroloss trial --interval`, events: `zeroloss
+    events`), else None; with other files beside it, one line."""
+    from importlib import import_module
+
     from zeroloss.results.resultfile import read_json
 
+    module = import_module(f"zeroloss.results.{kind}")
     docs = [(f, read_json(Path(f), "result file")) for f in files]
-    soaks = [(f, d) for f, d in docs if soak.is_soak(d)]
-    if not soaks:
-        return None
-    if len(files) > 1:
-        raise ZeroLossError(f"{soaks[0][0]} is a soak file: report it on its own",
-                            "give one soak file, or result and campaign files only")
-    return soak.read(soaks[0][1], soaks[0][0])
-
-
-def _events(files: list[str]) -> Any:
-    """The events record when the one file given is an events file (`zeroloss events`), else None."""
-    from zeroloss.results import events
-    from zeroloss.results.resultfile import read_json
-
-    docs = [(f, read_json(Path(f), "result file")) for f in files]
-    found = [(f, d) for f, d in docs if events.is_events(d)]
+    found = [(f, d) for f, d in docs if getattr(module, f"is_{kind}")(d)]
     if not found:
         return None
     if len(files) > 1:
-        raise ZeroLossError(f"{found[0][0]} is an events file: report it on its own",
-                            "give one events file, or result and campaign files only")
-    return events.read(found[0][1], found[0][0])
+        raise ZeroLossError(f"{found[0][0]} is {what}: report it on its own",
+                            f"give one {what.split(' ', 1)[1]}, or result and campaign files only")
+    return module.read(found[0][1], found[0][0])
+
+
+def _soak(files: list[str]) -> Any:
+    return _one_of_kind(files, "soak", "a soak file")
+
+
+def _events(files: list[str]) -> Any:
+    return _one_of_kind(files, "events", "an events file")
 
 
 def _report_events(args: argparse.Namespace, rec: Any, out: Path | None, fmt: str) -> int:
