@@ -133,24 +133,34 @@ def _report_events(args: argparse.Namespace, rec: Any, out: Path | None, fmt: st
         text = eventsreport.render_events(rec, label, args.title)
     else:
         text = eventsreport.export(rec, label, fmt)
+    _emit(text, out, fmt)
+    if args.plots:
+        _save_plots(args, lambda: ((f"event-{_slug(label)}-{_slug(trial.event)}-{trial.repeat}", fig)
+                                   for trial, fig in eventsreport.figures(rec)))
+    return 0
+
+
+def _emit(text: str, out: Path | None, fmt: str) -> None:
+    """A soak's or an events file's page or export: to the output file, or printed."""
     if out is None:
         print(text, end="" if text.endswith("\n") else "\n")
     else:
         write_text_atomic(out, text)
         print(f"wrote {out} ({len(text.encode()) / 1024:,.0f} KiB, {fmt})")
-    if args.plots:
-        from zeroloss.report import plots
 
-        try:
-            folder = Path(args.plots)
-            folder.mkdir(parents=True, exist_ok=True)
-            for trial, fig in eventsreport.figures(rec):
-                name = f"event-{_slug(label)}-{_slug(trial.event)}-{trial.repeat}"
-                print(f"wrote {plots.save(fig, folder / name, args.plot_format)}")
-        except OSError as e:
-            raise ZeroLossError(f"cannot write the plots to {args.plots}: {e.strerror or e}",
-                                "choose a writable folder (--plots)") from e
-    return 0
+
+def _save_plots(args: argparse.Namespace, figures: Any) -> None:
+    """--plots: each (name, figure) that figures() gives, saved in the folder; a folder that refuses is one line."""
+    from zeroloss.report import plots
+
+    try:
+        folder = Path(args.plots)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, fig in figures():
+            print(f"wrote {plots.save(fig, folder / name, args.plot_format)}")
+    except OSError as e:
+        raise ZeroLossError(f"cannot write the plots to {args.plots}: {e.strerror or e}",
+                            "choose a writable folder (--plots)") from e
 
 
 def _report_soak(args: argparse.Namespace, rec: Any, out: Path | None, fmt: str) -> int:
@@ -167,22 +177,11 @@ def _report_soak(args: argparse.Namespace, rec: Any, out: Path | None, fmt: str)
         text = render_soak(rec, label, args.title)
     else:
         text = soak.export(rec, label, fmt)
-    if out is None:
-        print(text, end="" if text.endswith("\n") else "\n")
-    else:
-        write_text_atomic(out, text)
-        print(f"wrote {out} ({len(text.encode()) / 1024:,.0f} KiB, {fmt})")
+    _emit(text, out, fmt)
     if args.plots:
         from zeroloss.report import plots
 
-        try:
-            folder = Path(args.plots)
-            folder.mkdir(parents=True, exist_ok=True)
-            written = plots.save(plots.soak_figure(rec, label), folder / ("soak-" + _slug(label)), args.plot_format)
-            print(f"wrote {written}")
-        except OSError as e:
-            raise ZeroLossError(f"cannot write the plots to {args.plots}: {e.strerror or e}",
-                                "choose a writable folder (--plots)") from e
+        _save_plots(args, lambda: [("soak-" + _slug(label), plots.soak_figure(rec, label))])
     return 0
 
 
