@@ -372,3 +372,19 @@ def queue_spread(q_counts: list[int], nb_queues: int) -> tuple[list[float], str 
         return shares, (f"RX queue {q} takes {top:.0%} of the traffic over {nb_queues} queues: flows do not "
                         f"spread; step more header fields (flow_fields) or use more flows")
     return shares, None
+
+
+def largest_drop(ledgers: list[dict[str, Any]] | None, unexplained: bool = False) -> tuple[int, str, str] | None:
+    """The largest drop of some directions' ledgers: (frames, hop name, reason), the first of equals; with
+    unexplained, a hop's unexplained frames count as a drop of reason 'unexplained'. None when nothing was dropped."""
+    best: tuple[int, str, str] | None = None
+    for led in ledgers or []:
+        for hop in led.get("hops") or []:
+            drops = [(int(d.get("frames") or 0), d.get("reason", "?")) for d in hop.get("drops") or []]
+            if unexplained and isinstance(hop.get("unexplained"), int):
+                drops.append((hop["unexplained"], "unexplained"))
+            for n, reason in drops:
+                if n > 0 and (best is None or n > best[0]):
+                    best = (n, hop.get("name", "?"), reason)
+    return best
+

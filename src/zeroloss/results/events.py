@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from zeroloss.errors import ZeroLossError
+from zeroloss.ledger import largest_drop
 from zeroloss.results.codec import JsonObject, Record, RecordError
 
 KIND = "zeroloss-events"
@@ -197,17 +198,8 @@ def worst(rec: EventsRecord) -> list[tuple[EventTrial, int]]:
 def top_hop(ledger: list[JsonObject]) -> str:
     """Where a trial lost most frames, from its ledger: the hop and its largest drop reason (or 'unexplained'),
     with the frames; '' when nothing was lost."""
-    best: tuple[int, str] = (0, "")
-    for led in ledger:
-        for hop in led.get("hops") or []:
-            for d in hop.get("drops") or []:
-                n = int(d.get("frames") or 0)
-                if n > best[0]:
-                    best = (n, f"{hop.get('name', '?')}: {d.get('reason', '?')}")
-            u = hop.get("unexplained")
-            if isinstance(u, int) and u > best[0]:
-                best = (u, f"{hop.get('name', '?')}: unexplained")
-    return best[1]
+    best = largest_drop(ledger, unexplained=True)
+    return f"{best[1]}: {best[2]}" if best else ""
 
 
 def is_events(doc: object) -> bool:

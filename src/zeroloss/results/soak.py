@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zeroloss.errors import ZeroLossError
+from zeroloss.ledger import largest_drop
 from zeroloss.results.codec import JsonObject, Record, RecordError
 
 KIND = "zeroloss-soak"
@@ -154,12 +155,8 @@ def event_lines(rec: SoakRecord) -> list[str]:
 
 def top_drop(ledger: list[JsonObject] | None) -> str:
     """Where an event's ledger lost the most frames: 'N at HOP: reason', or '' without a ledger."""
-    drops = [(d["frames"], h.get("name", ""), d.get("reason", "")) for led in ledger or [] for h in led["hops"]
-             for d in h.get("drops") or [] if d.get("frames", 0) > 0]
-    if not drops:
-        return ""
-    n, hop, reason = max(drops)
-    return f"{n:,} at {hop}: {reason}"
+    best = largest_drop(ledger)
+    return f"{best[0]:,} at {best[1]}: {best[2]}" if best else ""
 
 
 def is_soak(doc: object) -> bool:
