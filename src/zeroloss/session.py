@@ -363,17 +363,24 @@ def _remove_containers(root: Path) -> list[str]:
             kind, name = rec.read_text().split()
         except (OSError, ValueError):
             continue
-        args = ["pod", "rm"] if kind == "pod" else ["rm"]
-        try:
-            done = subprocess.run(["podman", *args, "--force", "--ignore", "--time", "0", name],
-                                  capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if done.returncode == 0:
-            if done.stdout.strip():
+        removed = remove_container(name, kind)
+        if removed is not None:
+            if removed:
                 out.append(f"{kind} {name}")
             rec.unlink(missing_ok=True)
     return out
+
+
+def remove_container(name: str, kind: str, env: dict[str, str] | None = None) -> bool | None:
+    """Removes a container or a Pod (kind) by name, in whatever state: whether one was there; None when podman
+    could not be run or failed."""
+    args = ["pod", "rm"] if kind == "pod" else ["rm"]
+    try:
+        done = subprocess.run(["podman", *args, "--force", "--ignore", "--time", "0", name],
+                              capture_output=True, text=True, timeout=60, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return bool(done.stdout.strip()) if done.returncode == 0 else None
 
 
 def record_child(pidfile: Path, pid: int, name: str) -> None:

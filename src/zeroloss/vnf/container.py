@@ -34,7 +34,7 @@ from ..dpdk.vnf import Placement, Vnf
 from ..errors import ZeroLossError
 from ..fileio import write_text_atomic
 from ..proc import STOPPED, ComponentDied, ManagedProcess, freeze, proc_state, signal_name
-from ..session import forget_container, record_child, record_container
+from ..session import forget_container, record_child, record_container, remove_container
 
 IMAGE_REPO = "localhost/zeroloss-testpmd"
 BUILD_SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "build-cnf-image.sh"
@@ -357,13 +357,3 @@ class ContainerVnf(Vnf):
         for name in ("testpmd.pid", "conmon.pid"):
             (self.dir / name).unlink(missing_ok=True)
         shutil.rmtree(self.spec.runtime_dir, ignore_errors=True)
-
-
-def remove_container(name: str, kind: str, env: dict[str, str] | None = None) -> None:
-    """Removes a container or a Pod of ours by name, in whatever state (a missing one is no error)."""
-    args = (["pod", "rm", "--force", "--ignore", "--time", "0", name] if kind == "pod" else
-            ["rm", "--force", "--ignore", "--time", "0", name])
-    try:
-        podman(args, env or {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, check=False)
-    except ZeroLossError:
-        pass
