@@ -36,7 +36,7 @@ def patient(health: Callable[[], None]) -> Callable[[], None]:
     def check() -> None:
         try:
             health()
-        except ComponentDied:
+        except ComponentDied as first:
             deadline = time.monotonic() + STOP_GRACE_S
             while True:
                 time.sleep(0.05)
@@ -45,7 +45,8 @@ def patient(health: Callable[[], None]) -> Callable[[], None]:
                     return
                 except ComponentDied:
                     if time.monotonic() > deadline:
-                        raise
+                        # the first words name the cause; later checks may only see what it left (a closed session)
+                        raise first from None
     return check
 
 

@@ -28,7 +28,7 @@ def free_port() -> int:
 
 
 def children(pid: int) -> list[int]:
-    """Direct children of pid, from every process's PPid in /proc."""
+    """Direct children of pid that still run (not zombies), from every process's PPid in /proc."""
     out = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -37,8 +37,9 @@ def children(pid: int) -> list[int]:
             status = (entry / "status").read_text()
         except OSError:
             continue  # gone meanwhile
-        ppid = next((line.split()[1] for line in status.splitlines() if line.startswith("PPid:")), None)
-        if ppid == str(pid):
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields.get("PPid", "").strip() == str(pid) and not fields.get("State", "").strip().startswith("Z"):
+            # a zombie is a connection that ended and waits for its parent's wait(): not a connection
             out.append(int(entry.name))
     return out
 

@@ -132,11 +132,12 @@ def test_vf_path_without_ovs_balances_with_vf_hops_in_the_ledger(node, tmp_path)
     doc = json.loads(r.stdout)
     assert doc["state"] == "complete"
     # the node's VFs as its sysfs says, and the VM's domain holding them
-    place = doc["placement"]["sriov"]
+    lab = doc["placement"]["lab"]  # the node's placement, as in a run file's
+    place = lab["sriov"]
     assert (place["sriov:ens2f0/0"]["vf_pci"], place["sriov:ens2f0/0"]["pf_driver"]) == ("0000:37:01.0", "ice")
     assert (place["sriov:0000:37:01.1"]["pf"], place["sriov:0000:37:01.1"]["index"]) == ("ens2f0", 1)
     assert place["vm_domains"]["vnf1"] == {"domain": "zl-vm", "vfs": ["0000:37:01.0", "0000:37:01.1", "0000:06:12.5"]}
-    assert doc["placement"]["ovs_version"] == "" and doc["dut_state"] == {}
+    assert lab["ovs_version"] == "" and doc["dut_state"] == {}
     for led in doc["ledger"]:
         assert [h["kind"] for h in led["hops"]] == ["gen_tx", "vf_rx", "proc_tx", "vf_tx", "gen_rx"]
         assert led["sent"] > 0 and led["sent"] == led["received"] + led["counted"] + led["unexplained"]

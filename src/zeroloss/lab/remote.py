@@ -40,6 +40,7 @@ class RemoteAgent:
         self._buf = b""
         self.info: dict = {}
         self.requests = 0
+        self.ended: SshLost | None = None  # how the session ended, once it has: later checks repeat it
 
     @property
     def name(self) -> str:
@@ -48,6 +49,7 @@ class RemoteAgent:
     def start(self) -> RemoteAgent:
         if self.proc is not None:
             return self
+        self.ended = None
         try:
             self.proc = subprocess.Popen(self.target.argv(python_argv("-u", "-c", BOOT)), stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -62,6 +64,11 @@ class RemoteAgent:
         return self
 
     def _fault(self, connecting: bool) -> SshLost:
+        if self.ended is None:
+            self.ended = self._first_fault(connecting)
+        return self.ended
+
+    def _first_fault(self, connecting: bool) -> SshLost:
         err = b""
         if self.proc is not None:
             if hasattr(self.target, "fault"):  # kubectl prints its verdict after the stream ends: let it finish
@@ -146,7 +153,7 @@ class RemoteAgent:
 
     def lost(self) -> SshLost:
         """The fault of a session found ended between requests (health checks)."""
-        if hasattr(self.target, "fault"):
+        if self.ended is not None or hasattr(self.target, "fault"):
             return self._fault(connecting=False)
         return SshLost(f"lost the SSH connection to {self.name}")
 
