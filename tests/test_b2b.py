@@ -7,13 +7,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zeroloss.search.b2b import (
+    MIN_IDLE_S,
     B2bConfig,
     Burst,
     applicable,
     corrected_buffer_s,
+    idle_s,
     implied_buffer_s,
     longest_burst,
     stats,
+    step_frames,
 )
 
 RATE = 1_000_000.0  # the burst's rate, frames/s
@@ -136,3 +139,51 @@ def test_rfc9004_6_1_not_applicable_at_the_maximum_rate():
 def test_bad_config_is_named(bad):
     with pytest.raises(ValueError, match="B2bConfig"):
         longest_burst(B2bConfig(**bad), bucket(1, 0))
+
+
+def test_rfc9004_6_4_statistics_and_buffer_times_on_hand_computed_numbers():
+    """Four searches' longest bursts 1000, 1200, 1400, 1600 at a max rate of 1,000,000 fps, throughput 250,000 fps:
+    mean 1300 (the benchmark), min 1000, max 1600; sample stdev = sqrt((300² + 100² + 100² + 300²) / 3)
+    = sqrt(66,666.7) = 258.20; implied = 1300 / 1e6 = 1.3 ms; corrected = 1.3 ms - 1.3 ms * 250,000 / 1e6
+    = 1.3 - 0.325 = 0.975 ms."""
+    s = stats([1000, 1200, 1400, 1600], 1e6, 250_000)
+    assert (s.mean, s.min, s.max) == (1300, 1000, 1600)
+    assert s.stdev == pytest.approx(258.20, abs=0.01)
+    assert s.implied_buffer_s == pytest.approx(1.3e-3)
+    assert s.corrected_buffer_s == pytest.approx(0.975e-3)
+
+
+def test_rfc9004_6_4_on_the_bench_numbers_of_1518_bytes():
+    """The README's 1518 B figures: mean 1,430 frames at 4,590,496 pps is 1430 / 4,590,496 = 0.3115 ms; with the
+    NDR 189,735 pps the DUT forwarded 189,735 / 4,590,496 = 4.13 % of the burst meanwhile, so it held
+    0.3115 * (1 - 0.0413) = 0.2986 ms."""
+    implied = implied_buffer_s(1430, 4_590_496)
+    assert implied == pytest.approx(0.3115e-3, rel=1e-3)
+    assert corrected_buffer_s(implied, 189_735, 4_590_496) == pytest.approx(0.2986e-3, rel=1e-3)
+
+
+def test_rfc9004_6_2_idle_is_two_seconds_or_as_long_as_the_burst_took():
+    """At 1,000,000 fps a burst of 1000 frames takes 1 ms: 2 s of idle; one of 3,000,000 frames takes 3 s: 3 s."""
+    assert idle_s(1000, 1e6) == 2.0 and MIN_IDLE_S == 2.0
+    assert idle_s(3_000_000, 1e6) == pytest.approx(3.0)
+    assert idle_s(100_000, 1e6, 0.2) == pytest.approx(0.2)  # a shorter least idle (the bench test's setting)
+    with pytest.raises(ValueError, match="max frame rate"):
+        idle_s(1, 0)
+
+
+def test_rfc9004_7_step_is_the_resolution_of_the_longest_pass_at_least_one_frame():
+    """1 % of 1430 is 14.3: 14 frames; 1 % of 50 is 0.5: 1 frame."""
+    assert step_frames(1430, 1.0) == 14 and step_frames(50, 1.0) == 1 and step_frames(0, 1.0) == 1
+    res = longest_burst(B2bConfig(max_frames=100_000), bucket(1430, 0))
+    assert res.step == res.shortest_fail - res.longest <= step_frames(res.longest, 1.0)
+
+
+def test_rfc9004_6_2_a_result_at_or_near_the_upper_limit_is_flagged():
+    """Limit 5000 frames: a DUT of 10,000 passes the limit (at it); one of 4990 passes 4096, then loses at the limit
+    itself, so the limit bounded the search (near it); one of 3000 loses at 4096, below the limit (neither)."""
+    at = longest_burst(B2bConfig(max_frames=5000), bucket(10_000, 0))
+    near = longest_burst(B2bConfig(max_frames=5000, verify=0), bucket(4990, 0))
+    free = longest_burst(B2bConfig(max_frames=5000), bucket(3000, 0))
+    assert at.at_limit and at.limited and at.step is None
+    assert not near.at_limit and near.shortest_fail == 5000 and near.limited and 4940 <= near.longest <= 4990
+    assert not free.limited and free.shortest_fail is not None and free.shortest_fail <= 4096

@@ -1,7 +1,14 @@
-"""Back-to-back frames through a target (RFC 2544 §26.4, RFC 9004), after a frame size's NDR searches: N searches
-(search/b2b.py) for the longest burst zlgen sends flat out (frames mode, rate 0 on every stream) that the DUT
-forwards without loss; every burst read with the DUT's counters around it, saved before the next one starts, and the
-longest burst that lost frames of each search kept with its ledger (where those frames were lost).
+"""Back-to-back frames through a target (RFC 2544 §26.4, RFC 9004), after a frame size's NDR searches (RFC 9004 §5:
+the Throughput first): a frame size whose NDR is the maximum frame rate is not tested (§6.1); the others get N
+searches (search/b2b.py, §6.2, §6.3) for the longest burst zlgen sends flat out (frames mode, rate 0 on every stream)
+that the DUT forwards without loss; every burst read with the DUT's counters around it, followed by the idle time of
+§6.2, saved before the next one starts, and the longest burst that lost frames of each search kept with its ledger
+(where those frames were lost).
+
+A burst in frames mode ends when each stream's RX ring on the DUT has taken its share: a frame the full ring refused
+is counted (tx_refused, a loss) and the next one is offered. So a burst that loses frames that way offers more frames
+than asked (B2bBurst.sent) while one that passes offers exactly the frames asked; the verdict is the one a burst of
+exactly that many frames offered would get (it fails as soon as one of them is refused).
 
 A resumed run keeps the finished searches and replays the unfinished one's stored bursts (the search is a function
 of its bursts' outcomes), so it asks again exactly where it stopped.
@@ -11,6 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from collections import deque
 from collections.abc import Callable
 
@@ -18,7 +26,7 @@ from .config import RunConfig
 from .errors import ZeroLossError
 from .results.records import B2bBurst, B2bRecord, B2bRepeat
 from .results.resultfile import ResultFile
-from .search.b2b import B2bConfig, Burst, applicable, longest_burst, stats
+from .search.b2b import B2bConfig, Burst, applicable, idle_s, longest_burst, stats
 from .target import guarded
 from .trialrunner import TrialRunner, outcome_of
 
@@ -29,17 +37,21 @@ RATE_BASIS = ("zlgen's ceiling for this frame size, sending as fast as it can (f
               "burst_rate_pps)")
 LINE_BASIS = "the ports' line rate at this frame size (RFC 9004 §6.4's Max Theoretical Frame Rate)"
 START_FRAMES = 64
+MAX_DRAIN_MS = 60_000  # zlgen's longest drain; a longer idle time is waited here
 
 
 def burst_trial(runner: TrialRunner, frames: int, drain_ms: int) -> tuple[Burst, dict]:
     """One burst of `frames` per direction at zlgen's maximum rate, split over each direction's streams, with the
-    counters of every stage read before and after it: what the burst did and the trial's details (ledger)."""
+    counters of every stage read before and after it: what the burst did and the trial's details (ledger). The burst
+    is followed by drain_ms of receiving and idle (RFC 9004 §6.2), the part beyond zlgen's longest drain slept here."""
     health = runner.probe.health
     health()
     per_stream = max(1, math.ceil(frames / max(1, runner.lanes)))
     before = guarded(health, runner.probe.counters)
-    r = guarded(health, lambda: runner.client.run_trial(frames=per_stream, drain_ms=drain_ms, rate_pps=0.0,
-                                                        watch=health))
+    r = guarded(health, lambda: runner.client.run_trial(frames=per_stream, drain_ms=min(MAX_DRAIN_MS, drain_ms),
+                                                        rate_pps=0.0, watch=health))
+    if drain_ms > MAX_DRAIN_MS:
+        time.sleep((drain_ms - MAX_DRAIN_MS) / 1000)
     after = guarded(health, runner.probe.counters)
     out = outcome_of(r, runner.refused_is_loss)
     # a frame of an earlier burst seen now, or one seen twice, is no proof of a lossless burst: it counts as a loss
@@ -79,9 +91,17 @@ class B2bRun:
                                   rate_basis=RATE_BASIS if loopback_pps else LINE_BASIS, max_rate_pps=ceiling_pps,
                                   line_rate_pps=line_pps, loopback_pps=loopback_pps)
         rec = rec.with_(repeats_wanted=cfg.b2b_repeats, throughput_pps=throughput)
+        if not applicable(throughput, ceiling_pps, cfg.b2b_resolution_pct):  # RFC 9004 §6.1: not tested
+            rec = rec.with_(applicable=False, repeats=(), current=None)
+            self.rf.set_b2b(frame, 0, rec)
+            return rec
         scfg = B2bConfig(max_frames=max_frames, start_frames=min(START_FRAMES, max_frames),
                          resolution_pct=cfg.b2b_resolution_pct, verify=1)
-        drain_ms = min(60_000, cfg.drain_ms + round(cfg.b2b_idle_s * 1000))  # receive, then RFC 9004 §6.2's idle
+
+        def drain_ms(n: int) -> int:
+            """Receive (the run's drain), then RFC 9004 §6.2's idle: b2b_idle_s, longer for a longer burst."""
+            return cfg.drain_ms + round(idle_s(n, ceiling_pps, cfg.b2b_idle_s) * 1000)
+
         done = list(rec.repeats)
         while len(done) < cfg.b2b_repeats:
             rep = self._one(runner, frame, rec.with_(repeats=tuple(done)), scfg, drain_ms)
@@ -95,7 +115,8 @@ class B2bRun:
         return rec
 
 
-    def _one(self, runner: TrialRunner, frame: int, rec: B2bRecord, scfg: B2bConfig, drain_ms: int) -> B2bRepeat:
+    def _one(self, runner: TrialRunner, frame: int, rec: B2bRecord, scfg: B2bConfig,
+             drain_ms: Callable[[int], int]) -> B2bRepeat:
         """One search (RFC 9004 §6.3's repeat): the stored bursts of an unfinished one replayed first, each live burst
         saved before the next, the longest burst that lost frames kept with its ledger."""
         replay = deque(rec.current or ())
@@ -108,7 +129,7 @@ class B2bRun:
                 bursts.append(b)
                 return Burst(sent=b.sent, lost=b.lost, rate_pps=b.rate_pps)
             replay.clear()
-            burst, detail = burst_trial(runner, n, drain_ms)
+            burst, detail = burst_trial(runner, n, drain_ms(n))
             bursts.append(B2bBurst(frames=n, sent=burst.sent, lost=burst.lost, rate_pps=round(burst.rate_pps, 1),
                                    verify=bool(bursts and bursts[-1].frames == n and bursts[-1].lost) or None,
                                    trial_id=detail.get("trial_id")))
@@ -135,5 +156,7 @@ def summarise(rec: B2bRecord) -> B2bRecord:
                      applicable=applicable(rec.throughput_pps, rec.max_rate_pps, rec.resolution_pct or 1.0))
 
 def b2b_done(rec: B2bRecord | None, cfg: RunConfig) -> bool:
-    """Whether a frame size has the back-to-back searches the run asks (or needs none)."""
-    return not cfg.b2b or (rec is not None and len(rec.repeats) >= cfg.b2b_repeats and rec.mean is not None)
+    """Whether a frame size has the back-to-back searches the run asks (or needs none: not asked, or not applicable
+    by RFC 9004 §6.1)."""
+    return not cfg.b2b or (rec is not None and (rec.applicable is False and not rec.repeats
+                                                or len(rec.repeats) >= cfg.b2b_repeats and rec.mean is not None))

@@ -170,13 +170,14 @@ class RunConfig:
     b2b: bool = _f(False, "back-to-back frames (RFC 2544 §26.4, RFC 9004): after each frame size's searches, the "
                           "longest burst at zlgen's maximum rate the DUT forwards without loss, searched b2b_repeats "
                           "times; their mean, spread and the DUT buffer time it implies", flag="--b2b")
-    b2b_repeats: int = _f(10, "back-to-back: searches per frame size (RFC 9004 §6.3 keeps RFC 2544's 50; 10 on the "
-                              "bench, whose trials are short)", 1, 1000, flag="--b2b-repeats")
-    b2b_max_s: float = _f(2.0, "back-to-back: the longest burst tried, in seconds at the burst's rate (RFC 9004 "
-                               "§6.2 asks a tester to reach 30 s; a search that passes it reports a lower bound)",
+    b2b_repeats: int = _f(10, "back-to-back: searches per frame size, N (RFC 9004 §6.3: a parameter, reported; RFC "
+                              "2544 §26.4 had asked at least 50)", 1, 1000, flag="--b2b-repeats")
+    b2b_max_s: float = _f(2.0, "back-to-back: the longest burst tried, in seconds at the maximum rate (RFC 9004 "
+                               "§6.2: configurable up to 30 s; a result at or near it is likely invalid, flagged)",
                           0.001, 60, unit="s", flag="--b2b-max")
     b2b_idle_s: float = _f(2.0, "back-to-back: idle time after each burst and its drain, for the DUT to empty its "
-                                "buffers (RFC 9004 §6.2: at least 2 s)", 0, 60, unit="s")
+                                "buffers (RFC 9004 §6.2: at least 2 s; a burst that took longer to send waits as "
+                                "long as it took)", 0, 60, unit="s")
     b2b_resolution_pct: float = _f(1.0, "back-to-back: stop a search when its bounds are this close (% of the "
                                         "longest burst that passed, at least 1 frame)", 0.01, 50, unit="%")
     gen_tolerance_pct: float = _f(5.0, "achieved rate below requested by more than this = generator failure "

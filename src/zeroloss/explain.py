@@ -129,31 +129,54 @@ def _ms(x: float | None) -> str:
 
 
 def b2b_lines(s: SearchEntry) -> list[str]:
-    """A frame size's back-to-back frames (RFC 9004, results/records.B2bRecord): the benchmark and buffer times,
-    then where the longest burst that lost frames lost them, hop by hop, with the diagnosis."""
+    """A frame size's back-to-back frames (RFC 9004, results/records.B2bRecord): the benchmark and buffer times
+    (§6.4), each search's longest burst (§6.3), the step and the upper limit (§7), then where the longest burst that
+    lost frames lost them, hop by hop, with the diagnosis."""
     b = s.b2b
-    if b is None or not b.repeats:
+    if b is None:
         return []
-    head = f"{frame_text(s.frame)} back-to-back frames (RFC 9004), {len(b.repeats)} of {b.repeats_wanted} searches"
-    lines = [f"{head}: mean {b.mean or 0:,.0f} frames (min {b.min:,}, max {b.max:,}, stdev {b.stdev or 0:,.1f}); "
-             f"implied buffer {_ms(b.implied_buffer_s)} ms, corrected {_ms(b.corrected_buffer_s)} ms at "
-             f"{b.max_rate_pps or 0:,.0f} pps (zlgen flat out), throughput {b.throughput_pps or 0:,.0f} pps"]
+    name = f"{frame_text(s.frame)} back-to-back frames (RFC 9004)"
+    if not b.repeats:
+        if b.applicable is not False:
+            return []
+        return [f"{name}: not tested: the throughput ({b.throughput_pps or 0:,.0f} pps) is the maximum frame rate "
+                f"({b.max_rate_pps or 0:,.0f} pps), so no burst fills a buffer (RFC 9004 §6.1)"]
+    step = "-" if b.step is None else f"{b.step:,}"
+    lines = [f"{name}, {len(b.repeats)} of {b.repeats_wanted} searches: mean {b.mean or 0:,.0f} frames per direction "
+             f"(min {b.min:,}, max {b.max:,}, stdev {b.stdev or 0:,.1f}); implied buffer {_ms(b.implied_buffer_s)} ms, "
+             f"corrected {_ms(b.corrected_buffer_s)} ms at a maximum rate of {b.max_rate_pps or 0:,.0f} pps, "
+             f"throughput {b.throughput_pps or 0:,.0f} pps",
+             f"  longest burst without loss, per search: {', '.join(f'{r.longest:,}' for r in b.repeats)}; final step "
+             f"{step} frames ({b.resolution_pct or 1:g} % of the longest pass, at least 1); upper limit "
+             f"{b.max_frames:,} frames ({b.max_s or 0:g} s)"]
     if b.at_limit:
-        lines.append(f"  a search passed the longest burst tried ({b.max_frames:,} frames, {b.max_s:g} s): the mean is "
-                     "a lower bound; raise --b2b-max")
+        lines.append(f"  a search ended at or near the upper limit ({b.max_frames:,} frames): RFC 9004 §6.2 holds such "
+                     "a result likely invalid (the mean may be a lower bound); raise --b2b-max and run again")
     if b.applicable is False:
         lines.append("  the throughput is the maximum frame rate: the DUT never fills a buffer (RFC 9004 §6.1), the "
                      "bursts say nothing of one")
     fails = [r for r in b.repeats if r.fail_ledger]
     if fails:
         r = max(fails, key=lambda r: r.fail_frames or 0)
-        lost = sum(d["lost"] for d in r.fail_ledger or [])
-        lines.append(f"  the longest burst that lost frames: {r.fail_frames:,} frames per direction, lost {lost:,}")
+        lines.append("  " + failed_burst_text(r.fail_frames or 0, r.fail_ledger or []))
         for led in r.fail_ledger or []:
             lines += ["  " + x for x in direction_text(led, True)]
         if r.fail_diagnosis:
             lines += ["  " + x for x in findings_text(r.fail_diagnosis, 3)]
     return lines
+
+
+def failed_burst_text(asked: int, ledger: list[dict]) -> str:
+    """The longest burst that lost frames, in the ledger's numbers: the frames asked per direction and, per
+    direction, the frames offered. A burst runs until the frames asked are taken, so when the DUT's full RX ring
+    refused some, they were offered on top (and counted lost): offered is then more than asked (b2brun.py)."""
+    lost = sum(d["lost"] for d in ledger)
+    offered = ", ".join(f"{d['direction']} {d['sent']:,}" for d in ledger)
+    text = f"the longest burst that lost frames: {asked:,} frames asked per direction, offered {offered}"
+    if any(d["sent"] > asked for d in ledger):
+        text += (" (a burst runs until the frames asked are taken: each frame the DUT's full RX ring refused was "
+                 "offered on top and counted lost)")
+    return text + f"; lost {lost:,}" + (" in both directions" if len(ledger) == 2 else "")
 
 
 def _searches(doc: RunRecord | CampaignRecord, case: str | None) -> list[tuple[str, SearchEntry]]:

@@ -251,28 +251,39 @@ def _ms(x: float | None) -> str:
 
 
 def b2b_table(run: RunRecord) -> str:
-    """Back-to-back frames (RFC 9004 §6.4, §7): per frame size the N searches' longest zero-loss bursts (mean, min,
-    max, stdev) and the DUT buffer time they imply, at the rate the bursts went out at."""
+    """Back-to-back frames (RFC 9004 §6.4, §7): per frame size N, the searches' longest zero-loss bursts (mean, min,
+    max, stdev), the DUT buffer times they imply, the final step and the upper limit; a frame size not tested
+    (§6.1) has its row too."""
     rows = []
     for s in run.searches:
         b = s.b2b
-        if b is None or not b.repeats:
+        if b is None or not b.repeats and b.applicable is not False:
             continue
-        note = "; ".join(x for x in ("lower bound: a search passed the longest burst tried" if b.at_limit else "",
+        if not b.repeats:
+            rows.append([f"{s.frame}", "0", "-", "-", "-", "-", f"{b.max_rate_pps or 0:,.0f}",
+                         f"{b.throughput_pps or 0:,.0f}", "-", "-", "-", f"{b.max_frames:,}",
+                         "not tested: the throughput is the maximum frame rate (RFC 9004 §6.1)"])
+            continue
+        note = "; ".join(x for x in ("at or near the upper limit: likely invalid, rerun with a higher --b2b-max "
+                                     "(RFC 9004 §6.2)" if b.at_limit else "",
                                      "not applicable (RFC 9004 §6.1)" if b.applicable is False else "") if x)
         rows.append([f"{s.frame}", f"{len(b.repeats)}/{b.repeats_wanted}", f"{b.mean or 0:,.0f}", f"{b.min:,}",
                      f"{b.max:,}", f"{b.stdev or 0:,.1f}", f"{b.max_rate_pps or 0:,.0f}",
                      f"{b.throughput_pps or 0:,.0f}", _ms(b.implied_buffer_s), _ms(b.corrected_buffer_s),
-                     f"{b.max_frames:,}", note])
+                     "-" if b.step is None else f"{b.step:,}", f"{b.max_frames:,}", note])
     if not rows:
         return ""
-    basis = next(s.b2b.rate_basis for s in run.searches if s.b2b is not None and s.b2b.repeats)
+    basis = next((s.b2b.rate_basis for s in run.searches if s.b2b is not None and s.b2b.rate_basis), "")
+    res = next((s.b2b.resolution_pct for s in run.searches if s.b2b is not None and s.b2b.resolution_pct), 1.0)
     return ("<h3>Back-to-back frames (RFC 9004)</h3><p>The longest burst (frames per direction) the DUT forwarded "
-            "without loss, searched N times (bursts doubled while they passed, then a binary search with loss "
-            "verification); implied buffer = mean / max rate, corrected = implied × (1 − throughput / max rate) "
-            f"(RFC 9004 §6.4). Max rate: {escape(basis or '')}.</p>"
-            + _table(["frame B", "searches", "mean frames", "min", "max", "stdev", "max rate pps", "throughput pps",
-                      "implied ms", "corrected ms", "longest tried", "note"], rows, "b2b", left=1))
+            "without loss, searched N times per frame size (RFC 9004 §6.3; bursts doubled while they passed, then "
+            "a binary search with loss verification, §6.2); mean, min, max and sample stdev of the N longest "
+            "bursts; implied buffer = mean / max rate, corrected = implied − implied × throughput / max rate "
+            "(§6.4), the throughput being the frame size's NDR. Step: the largest gap left between a search's "
+            f"longest pass and shortest fail (the search stops within {res:g} % of the pass, at least 1 "
+            f"frame); limit: the longest burst a search may try (§6.2, §7). Max rate: {escape(basis or '')}.</p>"
+            + _table(["frame B", "N", "mean frames", "min", "max", "stdev", "max rate pps", "throughput pps",
+                      "implied ms", "corrected ms", "step", "limit", "note"], rows, "b2b", left=1))
 
 
 def warnings(run: RunRecord) -> list[str]:

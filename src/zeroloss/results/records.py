@@ -319,7 +319,10 @@ def merged_hist(stored: Iterable[JsonObject | None]) -> Histogram | None:
 @dataclass(frozen=True, kw_only=True)
 class B2bBurst(Record):
     """One burst of a back-to-back search (search/b2b.py), in the order sent: frames asked for per direction, sent
-    and lost (the worst direction's), the rate it went out at; verify: a resend of a burst that lost frames."""
+    and lost (the worst direction's), the rate it went out at; verify: a resend of a burst that lost frames.
+
+    sent counts the frames offered: a burst goes on until `frames` are taken, and a frame the DUT's full RX ring
+    refused counts as lost and sent, so a burst that lost frames that way sent more than `frames` (b2brun.py)."""
 
     frames: int = 0
     sent: int = 0
@@ -338,8 +341,8 @@ class B2bRepeat(Record):
     at_limit: bool = False  # the longest burst tried passed: a lower bound
     shortest_fail: int | None = None
     bursts: tuple[B2bBurst, ...] = ()
-    fail_frames: int | None = None  # the longest burst that lost frames, whose ledger follows
-    fail_ledger: list[JsonObject] | None = None  # per direction, hop by hop (ledger.py)
+    fail_frames: int | None = None  # the longest burst that lost frames (asked, per direction), whose ledger follows
+    fail_ledger: list[JsonObject] | None = None  # per direction, hop by hop (ledger.py); "sent": frames offered
     fail_diagnosis: list[JsonObject] | None = None  # findings (diagnose.py)
 
 
@@ -347,6 +350,8 @@ class B2bRepeat(Record):
 class B2bRecord(Record):
     """A frame size's back-to-back frames benchmark (RFC 2544 §26.4, RFC 9004 §6.4): N searches' longest bursts,
     their mean (the benchmark), minimum, maximum and standard deviation, and the DUT buffer time they imply.
+    applicable False with no repeats: the frame size was not tested (RFC 9004 §6.1, its throughput is the maximum
+    frame rate).
 
     "Max Theoretical Frame Rate" (RFC 9004 §6.4) is, on a physical link, the line rate at the minimum inter-frame
     gap. A burst here goes out as fast as zlgen sends (rate 0, frames mode), so the rate the buffer times divide by
@@ -356,11 +361,11 @@ class B2bRecord(Record):
     repeats_wanted: int = 0  # N
     repeats: tuple[B2bRepeat, ...] = ()
     current: tuple[B2bBurst, ...] | None = None  # the unfinished search's bursts so far (a resumed run replays them)
-    max_frames: int = 0  # the longest burst tried, per direction (b2b_max_s at the burst rate)
+    max_frames: int = 0  # the upper search limit, per direction (max_s at max_rate_pps; RFC 9004 §6.2, §7)
     max_s: float | None = None
-    resolution_pct: float | None = None
+    resolution_pct: float | None = None  # the search's step: % of the longest pass, at least 1 frame (RFC 9004 §7)
     verify: int | None = None
-    idle_s: float | None = None  # RFC 9004 §6.2: idle time after each burst's drain (buffer depletion)
+    idle_s: float | None = None  # RFC 9004 §6.2: least idle time after each burst's drain, longer for longer bursts
     max_rate_pps: float | None = None  # the Max Theoretical Frame Rate the buffer times divide by (rate_basis)
     rate_basis: str | None = None  # what max_rate_pps is on this path
     burst_rate_pps: float | None = None  # median of the bursts' own rates (first to last TX, bursts >= 1024 frames)
@@ -381,8 +386,16 @@ class B2bRecord(Record):
 
     @property
     def at_limit(self) -> bool:
-        """Some search's longest burst was the limit: the benchmark is a lower bound (raise b2b_max_s)."""
-        return any(r.at_limit for r in self.repeats)
+        """Some search ended at or near the upper limit (RFC 9004 §6.2: the limit passed, so the result is a lower
+        bound, or the limit was its shortest losing burst): likely invalid, to be repeated with a higher b2b_max_s."""
+        return any(r.at_limit or (r.shortest_fail is not None and r.shortest_fail == self.max_frames)
+                   for r in self.repeats)
+
+    @property
+    def step(self) -> int | None:
+        """The largest final step of the searches, frames (RFC 9004 §7's step size): shortest fail - longest pass."""
+        steps = [r.shortest_fail - r.longest for r in self.repeats if r.shortest_fail is not None]
+        return max(steps) if steps else None
 
 
 @dataclass(frozen=True, kw_only=True)
