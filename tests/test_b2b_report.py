@@ -1,9 +1,11 @@
 """Back-to-back frames (RFC 9004) as explain and the report tell them, from records of known numbers; and the run's
 §6.1 rule (a frame size whose throughput is the maximum rate is not tested) over a real result file."""
 
+import io
 import re
 
 from zeroloss.b2brun import B2bRun, b2b_done
+from zeroloss.cli.progress import Progress
 from zeroloss.config import RunConfig
 from zeroloss.explain import b2b_lines, failed_burst_text
 from zeroloss.report.html import b2b_table
@@ -101,8 +103,15 @@ def test_rfc9004_6_1_a_frame_size_at_the_maximum_rate_is_not_tested(tmp_path):
     for frame, ndr in ((64, 1_000_000.0), (128, 600_000.0)):
         rf.start_search(frame, 0)
         rf.finish_search(frame, 0, SearchOutcome(ndr=GoalRecord(rate_pps=ndr)))
-    rec = B2bRun(cfg, rf, lambda *_: None).run(None, 64, 1_000_000.0, 1_488_095.0)  # type: ignore[arg-type]
+    events: list = []
+    rec = B2bRun(cfg, rf, lambda e, d: events.append((e, d["frame"]))).run(None, 64, 1_000_000.0,  # type: ignore
+                                                                            1_488_095.0)
+    assert events == [("b2b_skip", 64)]
     assert rec.applicable is False and rec.repeats == () and rec.throughput_pps == 1_000_000.0
     stored = rf.search(64, 0)
     assert stored is not None and stored.b2b == rec and b2b_done(stored.b2b, cfg)
     assert not b2b_done(B2bRecord(repeats_wanted=2, applicable=True), cfg) and b2b_done(None, RunConfig())
+    out = io.StringIO()
+    Progress(out=out)("b2b_skip", {"frame": 64, "record": rec})
+    assert out.getvalue().strip() == ("64 B  back-to-back frames not tested: the NDR is the maximum frame rate "
+                                      "(RFC 9004 §6.1)")

@@ -94,6 +94,7 @@ class B2bRun:
         if not applicable(throughput, ceiling_pps, cfg.b2b_resolution_pct):  # RFC 9004 §6.1: not tested
             rec = rec.with_(applicable=False, repeats=(), current=None)
             self.rf.set_b2b(frame, 0, rec)
+            self.progress("b2b_skip", {"frame": frame, "record": rec})
             return rec
         scfg = B2bConfig(max_frames=max_frames, start_frames=min(START_FRAMES, max_frames),
                          resolution_pct=cfg.b2b_resolution_pct, verify=1)

@@ -61,6 +61,9 @@ class Progress:
             self._line(f"{_size(data)}  back-to-back search {data['repeat'] + 1}/{data['of']}: longest burst without "
                        f"loss {r.longest:,} frames{' (the longest tried)' if r.at_limit else ''} in "
                        f"{len(r.bursts)} bursts")
+        elif event == "b2b_skip":  # RFC 9004 §6.1 (b2brun.py)
+            self._line(f"{_size(data)}  back-to-back frames not tested: the NDR is the maximum frame rate (RFC 9004 "
+                       "§6.1)")
         elif event == "load":  # latency vs load, after the search (runner.py)
             t, lat = data["trial"], data["trial"].latency()
             us = "/".join(f"{(lat.get(k) or 0) / 1e3:.1f}" for k in ("p50", "p99", "p99_9", "max"))
