@@ -67,8 +67,13 @@ def check(cfg: RunConfig, plan: Plan) -> None:
         raise ZeroLossError("events run at one frame size", "give one --frame-size (e.g. 64)")
     if not plan.events:
         raise ZeroLossError("no event to run", "give --event NAME (or all)")
+    keys = None
+    if lab:
+        from .lab.labfile import command_keys, load
+
+        keys = command_keys(load(cfg.lab))
     for name in plan.events:
-        why = unfit(name, cfg.topology, cfg.bond, lab)
+        why = unfit(name, cfg.topology, cfg.bond, lab, keys)
         if why:
             raise ZeroLossError(why)
     if not 0 < plan.t_event_s < plan.duration_s:
@@ -190,10 +195,20 @@ class EventsRun:
         assert isinstance(target, OvsTarget) and isinstance(target.bench, OvsBench)
         return bench_event(target.bench, name)
 
+    def _check_lab(self, target: Target) -> None:
+        """Before any traffic: the node has what the events need (a bond on the path, the restart commands)."""
+        from .lab.labevents import check as check_lab_events
+        from .lab.target import LabTarget
+
+        assert isinstance(target, LabTarget) and target.s is not None
+        check_lab_events(target.s.dut, self.plan.events)
+
     def execute(self) -> EventsRecord:
         self.save()
         try:
             with self.target() as target:
+                if self.cfg.lab:
+                    self._check_lab(target)
                 place = {**target.placement(), **target.prepare(self.frame)}
                 self.save(placement=place)
                 rate = self._rate(target)

@@ -34,7 +34,13 @@ def _cmd_events(args: argparse.Namespace) -> int:
         lab = bool(cfg.lab)
         from zeroloss.results.events import unfit
 
-        names = [n for n in EVENTS if unfit(n, cfg.topology, cfg.bond, lab) is None]
+        keys = None
+        if lab:  # every event the lab file has commands for; bond events only when named (a bond is the node's)
+            from zeroloss.lab.labfile import command_keys, load
+
+            keys = command_keys(load(cfg.lab))
+        names = [n for n in EVENTS if unfit(n, cfg.topology, cfg.bond, lab, keys) is None
+                 and not (lab and n.startswith("bond-"))]
     plan = Plan(events=tuple(dict.fromkeys(names)), repeat=args.repeat, load_pct=args.load, duration_s=args.duration,
                 t_event_s=args.at, t_undo_s=args.undo_at if args.undo_at is not None else 2 * args.at,
                 rate_pps=args.rate, ndr_from=args.ndr_from, baseline=not args.no_baseline)
@@ -90,7 +96,9 @@ def register(sub, set_value) -> None:
                     "(min … max), the span of the loss on the timeline and the hop that lost them. A baseline "
                     "repeat without any change comes first. The events file is written after every trial.",
         epilog="events:\n" + "\n".join(f"  {k}: {v}" for k, v in EVENTS.items())
-        + "\nlab mode (--lab FILE --allow-dut-changes): rxq-rebalance, pmd-mask, flows-10k, mtu")
+        + "\nlab mode (--lab FILE --allow-dut-changes): every event through the node's own commands; bond-down/up "
+          "on the bond a generator port is cabled to; ovs-restart and vnf-restart run the lab file's dut.ovs.restart "
+          "and dut.vnfs.0.restart; --event all there: the events the lab file has commands for, no bond events")
     e.add_argument("--event", action="append", choices=[*EVENTS, "all"], metavar="NAME",
                    help="an event (repeatable), or all (default: every event this topology can have)")
     e.add_argument("--repeat", type=whole_number(1), default=3, metavar="N", help="trials per event (default 3)")

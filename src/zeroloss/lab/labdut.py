@@ -96,7 +96,7 @@ class LabDut:
         return self._out(self.agent().call("unixctl", path=self.ctl, cmd=cmd, args=list(args)), f"ovs-appctl {cmd}")
 
     def start(self) -> LabDut:
-        a = self.agent()
+        self.agent()
         if not self.ovs:  # a pure SR-IOV node: its VNFs' sessions and its VFs, no ovs-vswitchd to find
             for v in self.lab.vnfs:
                 if v.remote:
@@ -104,16 +104,7 @@ class LabDut:
             self.health()
             self._start_vfs()
             return self
-        rundir = self.lab.ovs_rundir
-        r = a.batch([self._req_run(["cat", f"{rundir}/ovs-vswitchd.pid"]),
-                     self._req_run(["cat", f"{rundir}/ovsdb-server.pid"])])
-        if r[0]["rc"]:
-            raise ZeroLossError(f"{a.name}: no ovs-vswitchd in {rundir} ({(r[0]['err'] or '').strip()})",
-                                "set dut.ovs.rundir in the lab file to OVS's run directory")
-        self.pids["ovs-vswitchd"] = int(r[0]["out"].split()[0])
-        if not r[1]["rc"] and r[1]["out"].split():
-            self.pids["ovsdb-server"] = int(r[1]["out"].split()[0])
-        self.ctl = f"{rundir}/ovs-vswitchd.{self.pids['ovs-vswitchd']}.ctl"
+        self.find_ovs()
         for v in self.lab.vnfs:  # a guest's or a CNF pod's session opened now: a wrong pod is one line before traffic
             if v.remote:
                 self.agent(self.lab.vnf_target(v))
@@ -123,6 +114,21 @@ class LabDut:
         self.topology()
         self._start_vfs()
         return self
+
+    def find_ovs(self) -> None:
+        """ovs-vswitchd's and ovsdb-server's pids from their pid files, and vswitchd's control socket (again after
+        a restart: zeroloss events' ovs-restart)."""
+        a = self.agent()
+        rundir = self.lab.ovs_rundir
+        r = a.batch([self._req_run(["cat", f"{rundir}/ovs-vswitchd.pid"]),
+                     self._req_run(["cat", f"{rundir}/ovsdb-server.pid"])])
+        if r[0]["rc"] or not r[0]["out"].split() or not r[0]["out"].split()[0].isdigit():
+            raise ZeroLossError(f"{a.name}: no ovs-vswitchd in {rundir} ({(r[0]['err'] or '').strip() or 'no pid'})",
+                                "set dut.ovs.rundir in the lab file to OVS's run directory")
+        self.pids["ovs-vswitchd"] = int(r[0]["out"].split()[0])
+        if not r[1]["rc"] and r[1]["out"].split() and r[1]["out"].split()[0].isdigit():
+            self.pids["ovsdb-server"] = int(r[1]["out"].split()[0])
+        self.ctl = f"{rundir}/ovs-vswitchd.{self.pids['ovs-vswitchd']}.ctl"
 
     def _start_vfs(self) -> None:
         if self.vfs.specs:

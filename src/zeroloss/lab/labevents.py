@@ -1,21 +1,30 @@
 """Events on a lab node (`zeroloss events --lab FILE --allow-dut-changes`): the changes of bench/events.py made
-through the node's own OVS commands over its session. Each change is recorded with its undo in LabDut.changes, so
+through the node's own commands over its session. Each change is recorded with its undo in LabDut.changes, so
 that a trial cut short (an error, Ctrl-C) still leaves the node as it was: LabDut.stop undoes what is left.
 
 Lab events: rxq-rebalance, pmd-mask (one of the lab file's spare_cpus added to pmd-cpu-mask, then back), flows-10k
-(the rules piped to ovs-ofctl add-flows by the node's python3, deleted by cookie) and mtu (mtu_request of VNF 1's
-first port, or generator port B's OVS port, raised by 100 bytes, then back). Restarting a node's daemons or VNFs is
-not zeroloss's to do: those events are refused before anything starts (bench/events.unfit).
+(the rules piped to ovs-ofctl add-flows by the node's python3, deleted by cookie), mtu (mtu_request of VNF 1's
+first port, or generator port B's OVS port, raised by 100 bytes, then back), bond-down / bond-up (the active member
+of the OVS bond a generator port is cabled to taken down, then up: netdev-dpdk/set-admin-state for a DPDK member,
+ovs-ofctl mod-port BRIDGE MEMBER down/up otherwise), ovs-restart and vnf-restart (the commands the lab file names,
+dut.ovs.restart and dut.vnfs.0.restart, run on the node; then OVS answers again and the path's ports are up, or the
+VNF's telemetry answers again, within BACK_S; the restarted part's counters are rebased as on the bench).
 """
 
 from __future__ import annotations
 
+import shlex
 import time
 
-from ..bench.events import FLOW_COOKIE, FLOWS, MTU_STEP, SETTLE_S, Event, mask_cores, pmd_cores
+from ..bench.events import FLOW_COOKIE, FLOWS, MTU_STEP, SETTLE_S, Event, active_member, mask_cores, pmd_cores
+from ..bench.ovsbench import bond_members
 from ..errors import ZeroLossError
 from ..host.cpuset import parse_list
-from .labdut import LabDut
+from .labdut import LabDut, _ethdev
+
+RESTART_S = 300.0  # the longest a lab file's restart command may run
+BACK_S = 60.0      # how long OVS or a VNF may take to answer again, its ports up, after its restart command
+DPDK_TYPES = ("dpdk", "dpdkvhostuser", "dpdkvhostuserclient")  # netdev-dpdk/set-admin-state takes these
 
 # run by the node's python3: the rules of bench.events.flow_lines, piped to the command that follows
 _FLOWS_PY = ("import subprocess,sys\n"
@@ -152,8 +161,243 @@ class LabMtu(LabEvent):
         return f"ovs-vsctl set Interface {self.port} mtu_request back ({self.new - MTU_STEP})"
 
 
+def bond_list(text: str) -> dict[str, list[str]]:
+    """`ovs-appctl bond/list`: each bond's members ("bond\ttype\trecircID\tmembers" then a line per bond)."""
+    out = {}
+    for line in text.splitlines()[1:]:
+        cols = line.split("\t")
+        if len(cols) >= 4 and cols[0]:
+            out[cols[0]] = [m.strip() for m in cols[3].split(",") if m.strip()]
+    return out
+
+
+def path_bond(bonds: dict[str, list[str]], ports: list[str]) -> str | None:
+    """The bond the generator's ports are cabled to (a port named as the bond or as one of its members): the last
+    port's first, as the bench's events take side B's bond; None when no port is on a bond."""
+    for port in reversed(ports):
+        for bond, members in bonds.items():
+            if port == bond or port in members:
+                return bond
+    return None
+
+
+def admin_argv(dut: LabDut, kind: str, bridge: str, member: str, up: bool) -> list[str]:
+    """The node's command that takes a bond member's link down or up, as a failed NIC port: netdev-dpdk/set-admin-state
+    for a DPDK port (OVS's own link state), ovs-ofctl mod-port (the port administratively down) for any other."""
+    if kind in DPDK_TYPES:
+        return ["ovs-appctl", "-t", dut.ctl, "netdev-dpdk/set-admin-state", member, "up" if up else "down"]
+    return dut.ofctl_argv("mod-port", bridge, member, "up" if up else "down")
+
+
+class LabBond(LabEvent):
+    """The active member of the bond on the path taken down, then up (bond-down); or down before the trial and up
+    at the event (bond-up). Each down is in LabDut.changes with its up until it is undone."""
+
+    def __init__(self, dut: LabDut, name: str):
+        super().__init__(dut)
+        self.name = name
+        self.has_undo = name == "bond-down"
+        ports = [p.dut_port for p in dut.lab.ports]
+        bonds = bond_list(dut.appctl("bond/list"))
+        bond = path_bond(bonds, ports)
+        if bond is None:
+            raise ZeroLossError(f"event {name}: no OVS bond on the traffic's path on {dut.lab.dut.target} (the "
+                                f"generator ports' {', '.join(ports)}; bonds: {', '.join(bonds) or 'none'})",
+                                "cable the generator to a bond's member (dut_port: the bond or its member), or "
+                                "leave bond events out")
+        self.bond, self.members = bond, bonds[bond]
+        self.member = ""
+
+    def _state(self) -> dict[str, str]:
+        return bond_members(self.dut.appctl("bond/show", self.bond))
+
+    def _set(self, up: bool) -> str:
+        m = self.member
+        kind = self.dut.vsctl("get", "Interface", m, "type").strip().strip('"')
+        bridge = self.dut.bridge_of.get(self.bond) or self.dut.vsctl("port-to-br", self.bond).strip()
+        argv = admin_argv(self.dut, kind, bridge, m, up)
+        if up:
+            self._undo_mine()  # the recorded up, run now and taken off the list
+        else:
+            self.dut.changes.append((admin_argv(self.dut, kind, bridge, m, True), ["bond", self.bond, m, "down"]))
+            self.mine = [self.dut.changes[-1]]
+            self._run(argv, f"{m} down")
+        want = "enabled" if up else "disabled"
+        deadline = time.monotonic() + SETTLE_S
+        while self._state().get(m) != want:
+            if time.monotonic() > deadline:
+                raise ZeroLossError(f"event {self.name}: bond {self.bond}'s member {m} not {want} on the node after "
+                                    f"{SETTLE_S:.0f} s")
+            time.sleep(0.01)
+        return shlex.join(argv)
+
+    def prepare(self) -> list[str]:
+        self.member = active_member(self.dut.appctl("bond/show", self.bond)) or self.members[0]
+        return [self._set(False)] if self.name == "bond-up" else []
+
+    def apply(self) -> str:
+        return self._set(self.name == "bond-up")
+
+    def undo(self) -> str:
+        return self._set(True)
+
+
+def missing_command(dut: LabDut, name: str) -> str | None:
+    """Why the lab file gives no command for a restart event (one line naming the key to add), or None."""
+    lab = dut.lab
+    if name == "ovs-restart" and lab.ovs_restart is None:
+        return (f"event ovs-restart on a lab node: add dut.ovs.restart to {lab.path} (the node's command that "
+                "restarts OVS, e.g. \"systemctl restart openvswitch-switch\")")
+    if name == "vnf-restart":
+        if not lab.vnfs:
+            return f"event vnf-restart: {lab.path} names no VNF (dut.vnfs)"
+        if lab.vnfs[0].restart is None:
+            return (f"event vnf-restart on a lab node: add dut.vnfs.0.restart to {lab.path} (the node's command that "
+                    f"restarts {lab.vnfs[0].name}, e.g. \"virsh reboot {lab.vnfs[0].name}\")")
+    return None
+
+
+class LabRestart(LabEvent):
+    """A lab file's restart command run on the node, then waited for: what restarted answers again."""
+
+    has_undo = False
+
+    def __init__(self, dut: LabDut, argv: tuple[str, ...] | None):
+        super().__init__(dut)
+        why = missing_command(dut, self.name)
+        if why or argv is None:
+            raise ZeroLossError(why or f"event {self.name}: no command")
+        self.argv = list(argv)
+
+    def _restart(self) -> None:
+        r = self.dut.agent().batch([{"op": "run", "argv": self.argv, "env": self.dut.env, "timeout": RESTART_S}],
+                                   timeout=RESTART_S + 10)[0]
+        if r["rc"]:
+            lines = (r.get("err") or r.get("out") or "").strip().splitlines()
+            raise ZeroLossError(f"event {self.name}: {shlex.join(self.argv)} failed on {self.dut.lab.dut.target}: "
+                                f"{lines[-1] if lines else 'exit status ' + str(r['rc'])}")
+
+    def _ports_down(self, ports: list[str]) -> list[str]:
+        """The OVS ports whose link_state is not up."""
+        replies = self.dut.agent().batch([{"op": "run", "argv": self.dut.vsctl_argv("get", "Interface", p,
+                                                                                   "link_state"),
+                                           "env": self.dut.env, "timeout": 10} for p in ports])
+        return [f"{p} ({(r.get('out') or '').strip() or 'no link_state'})" for p, r in zip(ports, replies,
+                                                                                          strict=True)
+                if r.get("rc") or r["out"].strip().strip('"') != "up"]
+
+    def _late(self, what: str) -> ZeroLossError:
+        return ZeroLossError(f"event {self.name}: after {shlex.join(self.argv)}, {what} on {self.dut.lab.dut.target} "
+                             f"within {BACK_S:.0f} s", "bring it back by hand; check the command in the lab file")
+
+
+class LabOvsRestart(LabRestart):
+    """dut.ovs.restart: OVS restarted by the node's own command; done when a new ovs-vswitchd answers on its control
+    socket and the path's OVS ports are up. The OVS counters start from zero: the engine rebases them."""
+
+    name = "ovs-restart"
+    resets = (("ovs",),)
+
+    def __init__(self, dut: LabDut):
+        super().__init__(dut, dut.lab.ovs_restart)
+
+    def apply(self) -> str:
+        old = self.dut.pids.get("ovs-vswitchd")
+        self._restart()
+        deadline = time.monotonic() + BACK_S
+        why = ""
+        while True:
+            try:
+                self.dut.find_ovs()
+                new = self.dut.pids["ovs-vswitchd"]
+                alive = self.dut.agent().call("alive", pids=[new])
+                if new == old:
+                    why = f"ovs-vswitchd still pid {old}: not restarted"
+                elif not isinstance(alive, dict) or not alive.get(str(new)):
+                    why = f"ovs-vswitchd (pid {new}) not running"
+                else:
+                    self.dut.appctl("version")
+                    down = self._ports_down(self.dut.path_ports)
+                    if not down:
+                        break
+                    why = f"OVS port(s) {', '.join(down)} not up"
+            except ZeroLossError as e:
+                why = f"OVS not answering ({e.message})"
+            if time.monotonic() > deadline:
+                raise self._late(why)
+            time.sleep(0.1)
+        self.dut.topology()  # the new process's datapath port numbers
+        return f"{shlex.join(self.argv)} (ovs-vswitchd pid {old} -> {new}); the path's OVS ports up again"
+
+
+class LabVnfRestart(LabRestart):
+    """dut.vnfs.0.restart: VNF 1 restarted by the node's own command; done when its DPDK telemetry answers again
+    with counters that started anew (fewer frames than just before) and its OVS ports are up. Its counters are
+    rebased."""
+
+    name = "vnf-restart"
+
+    def __init__(self, dut: LabDut):
+        super().__init__(dut, dut.lab.vnfs[0].restart if dut.lab.vnfs else None)
+        self.vnf = dut.lab.vnfs[0]
+        self.resets = (("procs", self.vnf.name),)
+
+    def _frames(self) -> int | None:
+        """The VNF's received and sent frames (telemetry), None when it does not answer."""
+        v = self.vnf
+        target = self.dut.lab.vnf_target(v)
+        try:
+            if v.remote and (a := self.dut.agents.get(target.target)) is not None and not a.alive():
+                a.close()
+                del self.dut.agents[target.target]  # a rebooted guest or a new pod: a new session
+            req = {k: x for k, x in self.dut._tel(v).items() if k != "op"}
+            stats = _ethdev(self.dut.agent(target).call("telemetry", **req))
+        except ZeroLossError:
+            return None
+        if stats is None:
+            return None
+        return sum(int(row.get("ipackets", 0)) + int(row.get("opackets", 0)) for row in stats)
+
+    def apply(self) -> str:
+        before = self._frames()
+        self._restart()
+        deadline = time.monotonic() + BACK_S
+        gone = before is None
+        ports = [p for p in self.vnf.ports if not p.startswith("sriov:")] if self.dut.ovs else []
+        while True:
+            now = self._frames()
+            gone = gone or now is None
+            if now is None:
+                why = f"{self.vnf.name}'s telemetry ({self.vnf.telemetry}) not answering"
+            elif not gone and before is not None and now >= before:
+                why = f"{self.vnf.name} not restarted (its counters did not start anew)"
+            else:
+                down = self._ports_down(ports) if ports else []
+                if not down:
+                    break
+                why = f"OVS port(s) {', '.join(down)} not up"
+            if time.monotonic() > deadline:
+                raise self._late(why)
+            time.sleep(0.1)
+        return f"{shlex.join(self.argv)} ({self.vnf.name}); its telemetry answers again, its ports up"
+
+
+def check(dut: LabDut, names: list[str] | tuple[str, ...]) -> None:
+    """Before any traffic: the events that need something of the lab file or the node (a restart command, a bond
+    on the path) have it, or one line says what is missing. Nothing is changed."""
+    for name in names:
+        why = missing_command(dut, name)
+        if why:
+            raise ZeroLossError(why)
+        if name.startswith("bond-"):
+            LabBond(dut, name)
+
+
 def lab_event(dut: LabDut, name: str) -> Event:
-    """The lab's event of that name (bench.events.unfit has said it is a lab event)."""
+    """The lab's event of that name (results.events.unfit has said it is a lab event)."""
+    if name.startswith("bond-"):
+        return LabBond(dut, name)
     kinds: dict[str, type[LabEvent]] = {"rxq-rebalance": LabRebalance, "pmd-mask": LabPmdMask,
-                                        "flows-10k": LabFlows, "mtu": LabMtu}
+                                        "flows-10k": LabFlows, "mtu": LabMtu, "ovs-restart": LabOvsRestart,
+                                        "vnf-restart": LabVnfRestart}
     return kinds[name](dut)

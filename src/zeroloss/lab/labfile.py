@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,12 @@ DOMAIN = r"^[A-Za-z0-9_.+:][A-Za-z0-9_.+:-]{0,63}$"  # a libvirt domain name (vi
 SRIOV_PORT = re.compile(r"^sriov:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]|[A-Za-z0-9_.-]{1,15}"
                         r"|([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]|[A-Za-z0-9_.-]{1,15})/[0-9]{1,4})$")
 
+# a command the node runs for an event (ovs.restart, vnfs[].restart): a string split into words as a shell would
+# (no pipes or redirections: give ["sh", "-c", "..."] for those) or an argv list; checked further by command()
+COMMAND = {"type": ["string", "array"], "items": {"type": "string"}}
+MAX_COMMAND = 1000  # characters of a command, and of each of its words
+MAX_WORDS = 64
+
 EXAMPLE = """\
 # A zeroloss lab file (docs/lab.md): the compute node, the generator ports cabled to it, and the traffic.
 # Check it with: zeroloss lab --check FILE; run with: zeroloss run --lab FILE
@@ -38,6 +45,8 @@ dut:
     rundir: /var/run/openvswitch  # OVS's run directory (its control socket, the bridges' .mgmt sockets)
     db: unix:/var/run/openvswitch/db.sock
     # spare_cpus: "6,7"           # optional: CPUs zeroloss tune may add to pmd-cpu-mask (none otherwise)
+    # restart: "systemctl restart openvswitch-switch"   # optional: the node's command that restarts OVS
+    #                             # (zeroloss events --event ovs-restart); a string split into words, or a list
   vnfs:                           # optional: the VNFs on the path, read through their DPDK telemetry
     - name: vnf1
       ports: [vhu0a1b2c3d-4e, vhu5f6a7b8c-9d]   # the OVS ports of the VNF's DPDK ports 0 and 1
@@ -45,6 +54,8 @@ dut:
       # ssh: vnf1-guest           # optional: reach the socket through this ssh destination (e.g. the guest)
       # kubectl: {pod: testpmd-cnf, namespace: cnf}  # or a CNF: the socket inside this pod, through your kubectl
       forward: mac                # mac (rewrites the destination MAC) | io (forwards frames unchanged)
+      # restart: "virsh reboot vnf1"  # optional: the node's command that restarts this VNF (zeroloss events
+      #                           # --event vnf-restart restarts the first VNF), e.g. [kubectl, delete, pod, ...]
       peer_macs: [3c:fd:fe:00:00:01, 3c:fd:fe:00:00:02]   # mac: where its ports 0 and 1 send
 generator:
   lcores: "1"                     # zlgen's worker cores on this machine
@@ -86,7 +97,8 @@ LAB_SCHEMA = {
                 "ovs": {"type": "object", "additionalProperties": False, "properties": {
                     "rundir": {"type": "string", "minLength": 1},
                     "db": {"type": "string", "minLength": 1},
-                    "spare_cpus": {"type": "string", "pattern": CPU_LIST}}},
+                    "spare_cpus": {"type": "string", "pattern": CPU_LIST},
+                    "restart": COMMAND}},
                 "vnfs": {"type": "array", "items": {
                     "type": "object", "additionalProperties": False, "required": ["name", "ports", "telemetry"],
                     "properties": {
@@ -106,6 +118,7 @@ LAB_SCHEMA = {
                         "vm": {"type": "object", "additionalProperties": False, "required": ["domain"],
                                "properties": {"domain": {"type": "string", "pattern": DOMAIN}}},
                         "forward": {"enum": ["mac", "io"]},
+                        "restart": COMMAND,
                         "peer_macs": {"type": "array", "items": {"type": "string", "pattern": MAC},
                                       "minItems": 2, "maxItems": 2}}}},
             }},
@@ -164,6 +177,7 @@ class Vnf:
     peer_macs: tuple[str, str] | None = None
     kubectl: KubeExecTarget | None = None   # a CNF: its pod, reached through kubectl / oc exec
     vm_domain: str | None = None            # a VM holding SR-IOV VFs: its libvirt domain (virsh dumpxml) on the node
+    restart: tuple[str, ...] | None = None  # the node's command that restarts it (zeroloss events' vnf-restart)
 
     @property
     def remote(self) -> bool:
@@ -190,6 +204,7 @@ class Lab:
     doc: dict
     spare_cpus: str | None = None   # CPUs zeroloss tune may add to OVS's PMDs
     sriov_policy: str | None = None  # SriovNetworkNodePolicy manifests (a plan) the VFs' counts are checked against
+    ovs_restart: tuple[str, ...] | None = None  # the node's command that restarts OVS (zeroloss events' ovs-restart)
 
     @property
     def sides(self) -> tuple[int, ...]:
@@ -304,7 +319,8 @@ def parse(doc: object, path: str = "lab file") -> Lab:
                         kubectl=KubeExecTarget(kube["pod"], kube.get("namespace", "default"), kube.get("container"),
                                        kube.get("context"), kube.get("tool", "kubectl"),
                                        os.path.expanduser(kube["kubeconfig"]) if kube.get("kubeconfig") else None)
-                        if kube is not None else None, vm_domain=(v.get("vm") or {}).get("domain")))
+                        if kube is not None else None, vm_domain=(v.get("vm") or {}).get("domain"),
+                        restart=command(v["restart"], f"dut.vnfs.{k}.restart", path) if "restart" in v else None))
     seen = [p for v in vnfs for p in v.ports]
     if len(set(seen)) != len(seen):
         raise ZeroLossError(f"{path}: dut.vnfs: two VNFs name the same OVS port")
@@ -323,7 +339,35 @@ def parse(doc: object, path: str = "lab file") -> Lab:
         learning_pps=0 if learning is False else learning.get("rate_pps", 1000),
         learning_s=0 if learning is False else learning.get("seconds", 1.0), doc=doc,
         spare_cpus=ovs.get("spare_cpus"),
-        sriov_policy=os.path.expanduser(d["sriov_policy"]) if d.get("sriov_policy") else None)
+        sriov_policy=os.path.expanduser(d["sriov_policy"]) if d.get("sriov_policy") else None,
+        ovs_restart=command(ovs["restart"], "dut.ovs.restart", path) if "restart" in ovs else None)
+
+
+def command(value: str | list[str], key: str, path: str) -> tuple[str, ...]:
+    """A lab file's command (ovs.restart, vnfs[].restart) as the argv the node runs: a string split into words as a
+    shell would (nothing else of a shell), or a list taken as it is; one line naming the key when it is not one."""
+    eg = 'e.g. "systemctl restart openvswitch-switch" or [systemctl, restart, openvswitch-switch]'
+    if isinstance(value, str):
+        if len(value) > MAX_COMMAND:
+            raise ZeroLossError(f"{path}: {key}: a command of {len(value)} characters (at most {MAX_COMMAND})",
+                                "put a long command in a script on the node and name the script")
+        try:
+            argv = shlex.split(value)
+        except ValueError as e:
+            raise ZeroLossError(f"{path}: {key}: {value!r} is not a command line ({e})", eg) from None
+    else:
+        argv = list(value)
+        if len(argv) > MAX_WORDS or any(len(w) > MAX_COMMAND for w in argv):
+            raise ZeroLossError(f"{path}: {key}: a command of {len(argv)} words (at most {MAX_WORDS}, each at most "
+                                f"{MAX_COMMAND} characters)", "put a long command in a script on the node")
+    if not argv or not argv[0].strip():
+        raise ZeroLossError(f"{path}: {key}: an empty command", eg)
+    if argv[0].startswith("-"):
+        raise ZeroLossError(f"{path}: {key}: the command begins with {argv[0]!r}, an option: name the program first",
+                            eg)
+    if any("\0" in w for w in argv):
+        raise ZeroLossError(f"{path}: {key}: a word of the command holds a NUL character")
+    return tuple(argv)
 
 
 def _sriov_mix(ports: list[dict], vnfs: list[dict], path: str) -> None:
@@ -366,3 +410,9 @@ def load(path: str | os.PathLike) -> Lab:
 def pci_or_vdev(device: str) -> bool:
     """True for a PCI address (an EAL -a argument), False for vdev arguments."""
     return bool(re.match(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$", device))
+
+
+def command_keys(lab: Lab) -> frozenset[str]:
+    """The event commands the lab file sets, by key (results.events.LAB_COMMANDS)."""
+    keys = {"dut.ovs.restart": lab.ovs_restart, "dut.vnfs.0.restart": lab.vnfs[0].restart if lab.vnfs else None}
+    return frozenset(k for k, v in keys.items() if v is not None)

@@ -24,31 +24,41 @@ BASELINE = "baseline"  # the repeats without any change: at a load under the NDR
 
 # name -> what it does, as the CLI's help and the README say it
 EVENTS = {
-    "bond-down": "the active bond member's link down (netdev-dpdk/set-admin-state), up at the undo",
-    "bond-up": "a bond member whose link is down brought up (netdev-dpdk/set-admin-state)",
+    "bond-down": "the active bond member's link down (netdev-dpdk/set-admin-state; a lab's non-DPDK member: ovs-ofctl "
+                 "mod-port), up at the undo",
+    "bond-up": "a bond member whose link is down brought up (netdev-dpdk/set-admin-state or ovs-ofctl mod-port)",
     "rxq-rebalance": "dpif-netdev/pmd-rxq-rebalance",
     "pmd-mask": "pmd-cpu-mask with one more core, then back",
-    "ovs-restart": "ovs-vswitchd restarted (vhost-user ports reconnect)",
-    "vnf-restart": "VNF 1 stopped and started again",
+    "ovs-restart": "ovs-vswitchd restarted (vhost-user ports reconnect; a lab node: its dut.ovs.restart command)",
+    "vnf-restart": "VNF 1 stopped and started again (a lab node: its dut.vnfs.0.restart command)",
     "flows-10k": "10 000 OpenFlow rules the traffic does not match added, then deleted",
     "mtu": "mtu_request of a VNF port raised by 100 bytes, then back",
 }
-LAB_EVENTS = ("rxq-rebalance", "pmd-mask", "flows-10k", "mtu")  # through the node's own commands
+# every event on a lab node too, through the node's own commands (lab/labevents.py); the restarts run the commands
+# the lab file names under these keys
+LAB_EVENTS = tuple(EVENTS)
+LAB_COMMANDS = {"ovs-restart": ("dut.ovs.restart", "restarts OVS", "systemctl restart openvswitch-switch"),
+                "vnf-restart": ("dut.vnfs.0.restart", "restarts the first VNF", "virsh reboot vnf1")}
 
-def unfit(name: str, topology: str, bond: str, lab: bool) -> str | None:
-    """Why the event cannot happen on this DUT (one line with the fix), or None."""
+
+def unfit(name: str, topology: str, bond: str, lab: bool, lab_keys: frozenset[str] | None = None) -> str | None:
+    """Why the event cannot happen on this DUT (one line with the fix), or None. lab_keys: the LAB_COMMANDS keys the
+    lab file sets (None: not known yet)."""
     if name not in EVENTS:
         return f"unknown event '{name}': use {', '.join(EVENTS)} or all"
-    if lab and name not in LAB_EVENTS:
-        return (f"event {name} is not made on a lab node (zeroloss changes a node only through OVS's own commands); "
-                f"lab events: {', '.join(LAB_EVENTS)}")
-    if name.startswith("bond-") and bond == "none" and not lab:
+    if lab:
+        if name not in LAB_EVENTS:
+            return f"event {name} is not made on a lab node; lab events: {', '.join(LAB_EVENTS)}"
+        if name in LAB_COMMANDS and lab_keys is not None and LAB_COMMANDS[name][0] not in lab_keys:
+            key, does, eg = LAB_COMMANDS[name]
+            return (f"event {name} on a lab node runs the node's own command: add {key} to the lab file (the command "
+                    f"that {does} on the node, e.g. \"{eg}\")")
+        return None
+    if name.startswith("bond-") and bond == "none":
         return f"event {name} needs bonded generator ports: add --bond active-backup (or balance-slb)"
     if name == "vnf-restart" and topology == "ovs-p2p":
         return "event vnf-restart: ovs-p2p has no VNF; use --topology pvp or pvvp"
     return None
-
-
 
 
 @dataclass(frozen=True, kw_only=True)

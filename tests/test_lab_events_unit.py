@@ -1,0 +1,112 @@
+"""Lab events without a node: the lab file's restart commands (dut.ovs.restart, dut.vnfs[].restart), the one-line
+refusals when a key is missing, and the bond event's choices (bond/list parsed, the bond on the path, the command that
+takes a member down). The events on a node are in tests/lab/test_lab_events.py."""
+
+import copy
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from test_labfile import GOOD
+from zeroloss.config import yaml_load
+from zeroloss.errors import ZeroLossError
+from zeroloss.lab import labevents
+from zeroloss.lab.labdut import LabDut
+from zeroloss.lab.labfile import EXAMPLE, command_keys, parse
+from zeroloss.results.events import EVENTS, LAB_EVENTS, unfit
+
+
+def lab_with(ovs=None, vnf=None):
+    doc = copy.deepcopy(GOOD)
+    if ovs is not None:
+        doc["dut"]["ovs"]["restart"] = ovs
+    if vnf is not None:
+        doc["dut"]["vnfs"][0]["restart"] = vnf
+    return parse(doc, "lab.yaml")
+
+
+def fault(**kw) -> str:
+    with pytest.raises(ZeroLossError) as e:
+        lab_with(**kw)
+    assert "\n" not in e.value.message
+    return e.value.message
+
+
+def test_restart_commands_are_argv():
+    lab = lab_with(ovs="systemctl restart 'openvswitch-switch'", vnf=["virsh", "reboot", "vnf 1"])
+    assert lab.ovs_restart == ("systemctl", "restart", "openvswitch-switch")  # split as a shell would, no shell
+    assert lab.vnfs[0].restart == ("virsh", "reboot", "vnf 1")              # a list as it is
+    assert command_keys(lab) == {"dut.ovs.restart", "dut.vnfs.0.restart"}
+    assert command_keys(lab_with()) == frozenset() and lab_with().ovs_restart is None
+
+
+def test_bad_restart_commands_are_one_line_naming_the_key():
+    assert "dut.ovs.restart: the command begins with '--now'" in fault(ovs="--now restart ovs")
+    assert "dut.vnfs.0.restart: the command begins with '-c'" in fault(vnf=["-c", "x"])
+    assert "dut.ovs.restart: an empty command" in fault(ovs="  ")
+    assert "dut.vnfs.0.restart: an empty command" in fault(vnf=[])
+    assert "not a command line (No closing quotation)" in fault(ovs="systemctl restart 'ovs")
+    assert "1001 characters (at most 1000)" in fault(ovs="x" * 1001)
+    assert "65 words (at most 64" in fault(vnf=["x"] * 65)
+    assert "dut.ovs.restart: 7 is not of type 'string', 'array'" in fault(ovs=7)
+    assert "dut.vnfs.0.restart.1: 2 is not of type 'string'" in fault(vnf=["virsh", 2])
+
+
+def test_the_example_documents_the_keys():
+    text = EXAMPLE.replace("# restart:", "restart:")
+    lab = parse(yaml_load(text, "example"), "example")
+    assert lab.ovs_restart == ("systemctl", "restart", "openvswitch-switch")
+    assert lab.vnfs[0].restart == ("virsh", "reboot", "vnf1")
+
+
+def test_every_event_is_a_lab_event_and_a_missing_command_is_named():
+    assert set(LAB_EVENTS) == set(EVENTS)
+    none = frozenset()
+    why = unfit("ovs-restart", "pvp", "none", True, none)
+    assert why and "add dut.ovs.restart to the lab file" in why and "\n" not in why
+    assert "add dut.vnfs.0.restart" in unfit("vnf-restart", "pvp", "none", True, none)
+    assert unfit("ovs-restart", "pvp", "none", True, frozenset({"dut.ovs.restart"})) is None
+    assert unfit("bond-down", "pvp", "none", True, none) is None  # the node's bonds are known once connected
+    assert unfit("mtu", "pvp", "none", True, none) is None
+    dut = LabDut(lab_with())  # no session is opened before a request
+    assert "add dut.ovs.restart to lab.yaml" in labevents.missing_command(dut, "ovs-restart")
+    assert "virsh reboot vnf1" in labevents.missing_command(dut, "vnf-restart")
+    with pytest.raises(ZeroLossError, match="dut.vnfs.0.restart"):
+        labevents.check(dut, ["mtu", "vnf-restart"])
+    with pytest.raises(ZeroLossError, match="add dut.ovs.restart"):
+        labevents.lab_event(dut, "ovs-restart")
+    assert not dut.agents  # refused before anything reached the node
+
+
+BOND_LIST = ("bond\ttype\trecircID\tmembers\n"
+             "bond-b\tactive-backup\t0\tdpdk1, dpdk3\n"
+             "bond-a\tbalance-slb\t1\tdpdk0, dpdk2\n")
+
+
+def test_the_bond_on_the_path_and_its_commands():
+    bonds = labevents.bond_list(BOND_LIST)
+    assert bonds == {"bond-b": ["dpdk1", "dpdk3"], "bond-a": ["dpdk0", "dpdk2"]}
+    assert labevents.bond_list("bond\ttype\trecircID\tmembers\n") == {}
+    assert labevents.path_bond(bonds, ["dpdk0", "dpdk1"]) == "bond-b"   # side B's, as on the bench
+    assert labevents.path_bond(bonds, ["dpdk0", "eth9"]) == "bond-a"    # a member cabled to the generator
+    assert labevents.path_bond(bonds, ["bond-a", "x"]) == "bond-a"      # or the bond's own name
+    assert labevents.path_bond(bonds, ["x", "y"]) is None
+    dut = LabDut(lab_with())
+    dut.ctl = "/run/ovs/ovs-vswitchd.7.ctl"
+    assert labevents.admin_argv(dut, "dpdk", "br-phy", "dpdk1", False) == [
+        "ovs-appctl", "-t", "/run/ovs/ovs-vswitchd.7.ctl", "netdev-dpdk/set-admin-state", "dpdk1", "down"]
+    assert labevents.admin_argv(dut, "", "br-phy", "eth1", True) == [
+        "ovs-ofctl", "-O", "OpenFlow13", "--names", "mod-port", "br-phy", "eth1", "up"]
+
+
+def test_cli_refuses_a_restart_without_its_command_before_anything(tmp_path):
+    f = tmp_path / "lab.yaml"
+    f.write_text(yaml.safe_dump(GOOD))
+    r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "events", "--lab", str(f), "--allow-dut-changes",
+                        "--event", "ovs-restart", "--rate", "10k", "-o", str(tmp_path / "e.json")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+    assert "add dut.ovs.restart to the lab file" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "e.json").exists()
