@@ -35,7 +35,7 @@ why = _image_missing()
 pytestmark = pytest.mark.skipif(why is not None, reason=f"no CNF here: {why}")
 
 CNF = ["--vnf", "container", "--trial", "0.5", "--validation", "1", "--drain-ms", "300", "--granularity", "10",
-       "--flows", "16", "--warmup", "0.3", "--latency-loads", "none"]
+       "--flows", "16", "--warmup", "0.3", "--latency-loads", "none", "--set", "core_probe=false"]
 
 
 def ours(pid: int) -> list[str]:

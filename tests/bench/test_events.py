@@ -1,4 +1,6 @@
-"""zeroloss events on the bench (PVP, testpmd VNF as a process): at half of a known-safe rate a baseline and an
+"""zeroloss events on the bench (PVP, testpmd VNF as a process): at a rate far below the path's NDR (20 kpps per
+direction, under a third of the ~70 kpps NDR measured here; the VNF's 1024-slot ring holds 51 ms of a host stall at
+it, where 50 kpps lost 846 frames in a baseline of the full suite: 20 ms) a baseline and an
 rxq-rebalance lose nothing, a VNF restart loses frames during the restart, placed on the timeline after the event and
 named by the ledger; the outage table lists the repeats. Ctrl-C mid-run leaves a valid file and no process."""
 
@@ -20,7 +22,7 @@ from zeroloss.results.resultfile import read_doc
 pytestmark = pytest.mark.bench
 
 ZL = [sys.executable, "-m", "zeroloss.cli", "events", "--topology", "pvp", "--vnf", "process", "--frame-size", "64",
-      "--flows", "16", "--rate", "50k", "--duration", "3", "--at", "1", "--undo-at", "2", "--drain-ms", "300"]
+      "--flows", "16", "--rate", "20k", "--duration", "3", "--at", "1", "--undo-at", "2", "--drain-ms", "300"]
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +36,7 @@ def run(tmp_path_factory):
 
 def test_no_change_loses_nothing(run):
     _, rec = run
-    assert rec.state == "complete" and rec.rate_pps == 50_000
+    assert rec.state == "complete" and rec.rate_pps == 20_000
     quiet = [t for t in rec.trials if t.event in ("baseline", "rxq-rebalance")]
     assert len(quiet) == 4
     for t in quiet:

@@ -18,7 +18,8 @@ from .test_faults import leftovers, one_error_line, pid_of, runtime_dirs, start,
 
 TRIAL_S = 1.0
 SEARCH = ["--frame-sizes", "64", "--trial", str(TRIAL_S), "--validation", str(TRIAL_S), "--drain-ms", "100",
-          "--flows", "16", "--warmup", "0", "--granularity", "0.2", "--latency-loads", "none"]
+          "--flows", "16", "--warmup", "0", "--granularity", "0.2", "--latency-loads", "none",
+          "--set", "core_probe=false"]
 
 # the topology, the pid file beside the component's log, the name the error must give
 CASES = [

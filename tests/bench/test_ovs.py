@@ -15,14 +15,14 @@ from zeroloss.results.resultfile import read_doc
 from zeroloss.stream import Stream
 
 from .test_cli_bench import our_processes
-from .test_run import FAST, run
+from .test_run import FAST, FAST_PROBED, NO_PROBE, run
 from .verdicts import assert_ran
 
 
 def test_pvp_run_accounts_for_every_frame(tmp_path):
     env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"))
     out = tmp_path / "r.json"
-    r = run("--topology", "pvp", "--frame-sizes", "64,9000", *FAST, "-o", str(out), "--json", env=env)
+    r = run("--topology", "pvp", "--frame-sizes", "64,9000", *FAST_PROBED, "-o", str(out), "--json", env=env)
     assert_ran(r)
     doc = read_doc(out)
     assert doc["state"] == "complete"
@@ -42,10 +42,12 @@ def test_pvp_run_accounts_for_every_frame(tmp_path):
     assert "ovs" not in os.popen(f"ps -eo args= | grep {tmp_path} | grep -v grep").read()
 
 
-@pytest.mark.parametrize("strategy", ["binary", "mlr"])
+@pytest.mark.parametrize("strategy", ["binary"])
 def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path, strategy):
-    """An OpenFlow meter of 30 kpps per direction on the path: the NDR is 30 kpps within 1 %, by both search
-    strategies. The meter's 1000-frame bucket lets a trial of T s pass at up to 30000 + 1000 / T: 100 pps over
+    """An OpenFlow meter of 30 kpps per direction on the path: the NDR is 30 kpps within 1 %. The suite runs the
+    default strategy; MLRsearch and the RFC 2544 search on the same meter, 5 times each on ovs-p2p and pvp, are
+    `zeroloss bench --noisy`'s (a study, 52 s a search here: the suite had to stay under 30 min), and MLRsearch's
+    convergence on DUTs of known capacity is unit-tested on fake DUTs (tests/test_search_mlr.py). The meter's 1000-frame bucket lets a trial of T s pass at up to 30000 + 1000 / T: 100 pps over
     with 10 s trials, 200 pps (0.67 %) with 5 s trials. MLRsearch's final trials are 5 s (its 2 s first trials pass
     up to 30500 and are outvoted by the final ones) with a duration sum of 10 s at exceed ratio 0.5: one final trial
     that passes makes a lower bound, an upper bound takes two that lose, so one host stall below the meter does not
@@ -58,7 +60,7 @@ def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path, str
                  else ["--trial", "2", "--validation", "5"])
     r = run("--topology", "pvp", "--set", "meter_pps=30000", "--frame-sizes", "64", *durations,
             "--latency-loads", "none", "--granularity", "0.5", "--pdr-loss", "-1", "--flows", "64", "-o", str(out),
-            "--search", strategy)
+            "--search", strategy, *NO_PROBE)
     assert_ran(r)
     doc = read_doc(out)
     search = doc["searches"][0]

@@ -23,7 +23,11 @@ ZEROLOSS = [sys.executable, "-m", "zeroloss.cli"]
 FAST_LATENCY = ["--trial", "0.3", "--validation", "0.6", "--drain-ms", "100", "--granularity", "5", "--flows", "64",
         "--warmup", "0"]  # the warm-up trial has its own tests (the meter search, the README's main command)
 # latency vs load (on by default) has its own bench test and the main run test: the other runs go without it
-FAST = [*FAST_LATENCY, "--latency-loads", "none"]
+FAST_PROBED = [*FAST_LATENCY, "--latency-loads", "none"]
+# the core probe (~2 s a bench) has its own tests (test_coreprobe, the main run test, the PVP run test, the README's
+# command): the other runs go without it, as they go without latency vs load
+NO_PROBE = ["--set", "core_probe=false"]
+FAST = [*FAST_PROBED, *NO_PROBE]
 
 
 def run(*args, timeout=600, env=None):

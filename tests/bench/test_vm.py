@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(why is not None, reason=f"no VM here: {why}")
 
 # short trials, a coarse search: the emulated guest forwards some 100 kpps
 VM = ["--vnf", "vm", "--trial", "0.5", "--validation", "1", "--drain-ms", "300", "--granularity", "10",
-      "--flows", "16", "--warmup", "0.3", "--latency-loads", "none"]
+      "--flows", "16", "--warmup", "0.3", "--latency-loads", "none", "--set", "core_probe=false"]
 
 
 def qemus(tag: str) -> list[str]:
