@@ -45,10 +45,11 @@ def test_pvp_run_accounts_for_every_frame(tmp_path):
 @pytest.mark.parametrize("strategy", ["binary"])
 def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path, strategy):
     """An OpenFlow meter of 30 kpps per direction on the path: the NDR is 30 kpps within 1 %. The suite runs the
-    default strategy; MLRsearch and the RFC 2544 search on the same meter, 5 times each on ovs-p2p and pvp, are
+    default strategy; MLRsearch and the RFC 2544 search on the same meter, --repeats times each on ovs-p2p and pvp, are
     `zeroloss bench --noisy`'s (a study, 52 s a search here: the suite had to stay under 30 min), and MLRsearch's
-    convergence on DUTs of known capacity is unit-tested on fake DUTs (tests/test_search_mlr.py). The meter's 1000-frame bucket lets a trial of T s pass at up to 30000 + 1000 / T: 100 pps over
-    with 10 s trials, 200 pps (0.67 %) with 5 s trials. MLRsearch's final trials are 5 s (its 2 s first trials pass
+    convergence on DUTs of known capacity is unit-tested on fake DUTs (tests/test_search_mlr.py). The meter's
+    1000-frame bucket lets a trial of T s pass at up to 30000 + 1000 / T: 100 pps over with 10 s trials, 200 pps
+    (0.67 %) with 5 s trials. MLRsearch's final trials are 5 s (its 2 s first trials pass
     up to 30500 and are outvoted by the final ones) with a duration sum of 10 s at exceed ratio 0.5: one final trial
     that passes makes a lower bound, an upper bound takes two that lose, so one host stall below the meter does not
     end the search there (seen in CI with a duration sum of 5 s: NDR 24.9 kpps). The binary search validates for
