@@ -110,3 +110,20 @@ def test_cli_refuses_a_restart_without_its_command_before_anything(tmp_path):
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
     assert "add dut.ovs.restart to the lab file" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "e.json").exists()
+
+
+SHOW = """OFPT_FEATURES_REPLY (OF1.3) (xid=0x2): dpid:0000a2b1c3d4e5f6
+ 1(nic0): addr:00:00:00:00:00:00
+     config:     0
+     state:      LIVE
+     speed: 0 Mbps now, 0 Mbps max
+ 2(nic1): addr:00:00:00:00:00:00
+     config:     0
+     state:      LINK_DOWN
+     speed: 0 Mbps now, 0 Mbps max
+"""
+
+
+def test_a_port_is_up_by_its_openflow_state_when_ovsdb_lags():
+    assert labevents.openflow_up(SHOW, "nic0") and not labevents.openflow_up(SHOW, "nic1")
+    assert not labevents.openflow_up(SHOW, "vhu0")  # not on the bridge

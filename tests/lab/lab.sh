@@ -4,6 +4,9 @@
 #
 #   lab.sh start DIR   deploys it and writes DIR/lab.json (sockets, pids, MACs, bridges, ports)
 #   lab.sh stop DIR    stops what start started; safe to call twice
+#   lab.sh restart-ovs DIR   ovs-vswitchd ended and started again as start starts it (its database kept), the
+#                            way a node's service manager restarts OVS (zeroloss events' ovs-restart)
+#   lab.sh restart-vnf DIR   the VNF ended and started again as start starts it (zeroloss events' vnf-restart)
 #
 #   br-phy: nic0 (tag 100), nic1 (tag 101)   vhost-user clients of DIR/nic0.sock, DIR/nic1.sock: the "NICs";
 #                                            the traffic generator serves those sockets (net_virtio_user server=1)
@@ -165,6 +168,11 @@ start_ovs() {
 		other_config:dpdk-socket-limit=$OVS_MB other_config:dpdk-lcore-mask=0x1 other_config:pmd-cpu-mask=0x1 \
 		other_config:dpdk-extra="--file-prefix=$OVS_PREFIX --in-memory --no-pci" ||
 		fail "cannot configure OVS: $(vsctl_error)"
+	start_vswitchd
+}
+
+start_vswitchd() {
+	local pid
 	# --detach returns once vswitchd has read its configuration, DPDK initialised. Started through a link named
 	# ovs-vswitchd, as Debian's /usr/sbin/ovs-vswitchd is when the DPDK build is the chosen alternative: OVS names
 	# its control socket after argv[0] (ovs-appctl's default target is ovs-vswitchd.<pid>.ctl) and the kernel
@@ -280,6 +288,22 @@ start)
 stop)
 	[ -d "$DIR" ] || exit 0
 	stop_lab || exit 1
+	;;
+restart-ovs)
+	[ "$(id -u)" = 0 ] || die "must run as root (hugepages, /var/run/dpdk)"
+	pid=$(lab_pid "$RUN/ovs-vswitchd.pid") || die "no ovs-vswitchd of this lab is running in $DIR"
+	timeout 10 ovs-appctl -t "$RUN/ovs-vswitchd.$pid.ctl" exit --cleanup >/dev/null 2>&1
+	wait_gone "$pid" 10 || end_process "$pid" || die "ovs-vswitchd (pid $pid) does not end"
+	rm -f "$RUN/ovs-vswitchd.pid"
+	start_vswitchd
+	write_facts
+	;;
+restart-vnf)
+	[ "$(id -u)" = 0 ] || die "must run as root (hugepages, /var/run/dpdk)"
+	pid=$(lab_pid "$DIR/vnf.pid") || die "no VNF of this lab is running in $DIR"
+	end_process "$pid" || die "the VNF (pid $pid) does not end"
+	start_vnf
+	write_facts
 	;;
 *)
 	usage
