@@ -550,18 +550,26 @@ def diagnose(ledgers: list[dict], c: dict, state: dict | None, ctx: dict) -> lis
                     continue
                 blind = not hop["counters"]
                 extra = sum(d["frames"] for d in hop.get("extra", []))
+                remedies = ["a longer drain (--set drain_ms=1000) if frames were in flight"]
                 if blind:
                     cause = f"no counters from {hop['where']} (its process did not answer: stopped or paused?)"
                 elif extra:
                     cause = (f"{extra} frame(s) of a previous trial (late) or sent twice reached zlgen here and hide "
                              f"as many of this trial's frames, still in flight when the drain ended")
+                elif x.ctx.get("restarted"):
+                    ring = x.ctx.get("vnf_ring")
+                    cause = ("a VNF restarted during the trial: the frames OVS had put in its RX virtqueue when it "
+                             f"quit (at most its ring{f' of {ring}' if ring else ''}) count as sent in OVS's vhost "
+                             "counters and as received nowhere, and its ports' counts between the reading just "
+                             "before the restart and its exit are not seen: no counter counts them")
+                    remedies = []
                 else:
                     cause = ("no counter explains them: frames still in flight after the drain, or a stage that "
                              "does not count what it drops")
                 merged[key] = {
                     "hop": hop["name"], "where": hop["where"], "reason": "unexplained", "frames": hop["unexplained"],
                     "counter": "", "cause": cause,
-                    "evidence": [], "remedies": ["a longer drain (--set drain_ms=1000) if frames were in flight"]}
+                    "evidence": [], "remedies": remedies}
     out = sorted(merged.values(), key=lambda f: -abs(f["frames"]))
     for f in out:
         f["share_pct"] = 100 * f["frames"] / lost if lost else 0.0

@@ -119,6 +119,42 @@ def rebase(before: dict, mid: dict, parts: tuple[tuple[str, ...], ...]) -> dict:
     return out
 
 
+def restarted(before: dict, pre: dict, post: dict, parts: tuple[tuple[str, ...], ...]) -> dict:
+    """The reading before the trial with each counter under parts that an action set back to zero lowered by what
+    it had counted until then: a counter lower just after the action (post) than just before it (pre) restarted.
+    OVS 3.1 does this to a vhost port's counters (lib/netdev-dpdk.c): its packet counters are the vhost library's
+    per-virtqueue ones, new with each connection (a VNF restarted), and reconfiguring the port (mtu_request) or
+    setting it up (netdev-dpdk/set-admin-state) zeroes tx_dropped, rx_dropped and the ovs_* drop counters. Counts
+    between pre and the restart are not seen (the action's first milliseconds), nor a restart after which a counter
+    counted more by post than it had before."""
+    def lower(b: Any, p: Any, q: Any) -> Any:
+        if isinstance(b, bool) or isinstance(p, bool) or isinstance(q, bool):
+            return b
+        if isinstance(b, int) and isinstance(p, int) and isinstance(q, int):
+            return b - p if q < p else b
+        if isinstance(b, list) and isinstance(p, list) and isinstance(q, list) and len(b) == len(p) == len(q):
+            return [lower(x, y, z) for x, y, z in zip(b, p, q, strict=True)]
+        if isinstance(b, dict) and isinstance(p, dict) and isinstance(q, dict):
+            return {k: (v if k == "t_ns" or k not in p or k not in q else lower(v, p[k], q[k])) for k, v in b.items()}
+        return b
+
+    out = dict(before)
+    for path in parts:
+        node_b: Any = out
+        node_p: Any = pre
+        node_q: Any = post
+        for key in path[:-1]:
+            if not all(isinstance(n.get(key), dict) for n in (node_b, node_p, node_q)):
+                break
+            node_b[key] = dict(node_b[key])
+            node_b, node_p, node_q = node_b[key], node_p[key], node_q[key]
+        else:
+            last = path[-1]
+            if all(last in n for n in (node_b, node_p, node_q)):
+                node_b[last] = lower(node_b[last], node_p[last], node_q[last])
+    return out
+
+
 def direction_intervals(r: TrialResult) -> dict[str, Any] | None:
     """Each direction's interval counters, its streams' summed (zlgen's interval_ms), or None when zlgen did not
     count intervals."""
@@ -289,6 +325,17 @@ class EventsRun:
                 times.append((t, w, took))
             return what
 
+        marks: list[tuple[dict, dict]] = []  # (pre, post) around each action that may zero counters (ev.watch)
+
+        def watched(fn: Callable[[], Any], pre: dict | None = None) -> None:
+            """An action, with the counters ev.watch names read just before (or pre, read already) and after."""
+            if ev is None or not ev.watch:
+                timed(fn)
+                return
+            pre = pre if pre is not None else guarded(health, probe.counters)
+            timed(fn)
+            marks.append((pre, guarded(health, probe.counters)))
+
         def wait_until(t: float) -> None:
             while (left := t - time.monotonic()) > 0:
                 time.sleep(min(WATCH_S, left))
@@ -314,10 +361,10 @@ class EventsRun:
                 wait_until(t0 + plan.t_event_s)
                 if ev.resets:
                     mid = guarded(health, probe.counters)
-                timed(ev.apply)
+                watched(ev.apply, mid)
                 if ev.has_undo:
                     wait_until(t0 + plan.t_undo_s)
-                    timed(ev.undo)
+                    watched(ev.undo)
             r = client.result(wait_s=plan.duration_s + 60, watch=health)
             after = guarded(health, probe.counters)
         finally:
@@ -326,10 +373,14 @@ class EventsRun:
         time.sleep(SETTLE_S)
         if mid is not None and ev is not None:
             before = rebase(before, mid, ev.resets)
+        for pre, post in marks:
+            assert ev is not None
+            before = restarted(before, pre, post, ev.watch)
         c = counter_delta(after, before) or {}
         c["gen"] = gen_counters(r, self.refused_is_loss)
         state = probe.state() if probe.state else None
-        ctx = {**probe.context, "frame": self.frame, "rate_pps": rate, "flows": self.cfg.flows}
+        ctx = {**probe.context, "frame": self.frame, "rate_pps": rate, "flows": self.cfg.flows,
+               "restarted": [p[1] for p in (ev.resets if ev is not None else ()) if p[0] == "procs" and len(p) > 1]}
         groups = by_direction(r)
         leds, diag = analyse(probe.paths, c, state, ctx, {tx for tx, _ in groups})
         dirs = []

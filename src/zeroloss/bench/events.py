@@ -72,6 +72,10 @@ class Event(ABC):
     # the counter readings' parts that start from zero when the event is applied (a restarted process): the
     # engine reads them just before the event and adds what they counted until then
     resets: tuple[tuple[str, ...], ...] = ()
+    # the counter readings' parts an action (apply, undo) may set back to zero, not all of them and not always (an
+    # OVS port's counters, OVS 3.1's lib/netdev-dpdk.c): the engine reads them just before and after each action and
+    # adds what a counter that went down had counted (outagerun.restarted); none of them among resets
+    watch: tuple[tuple[str, ...], ...] = ()
 
     def prepare(self) -> list[str]:
         """Before the trial's traffic: the state the event changes from; what was done."""
@@ -100,9 +104,10 @@ class BenchEvent(Event):
 
 class BondMember(BenchEvent):
     """bond-b's active member disabled, then enabled (bond-down); or disabled before the trial and enabled
-    (bond-up)."""
+    (bond-up). Setting a vhost member up zeroes its tx_dropped (OVS 3.1 netdev_dpdk_update_flags__)."""
 
     bond = BONDS[1]
+    watch = (("ovs", "ports"),)
 
     def __init__(self, bench: OvsBench, name: str):
         super().__init__(bench)
@@ -210,6 +215,8 @@ class VnfRestart(BenchEvent):
     name = "vnf-restart"
     has_undo = False
     resets = (("procs", "vnf0"),)
+    # the VNF's vhost ports' packet counters are its virtqueues' (OVS 3.1): new with its new connection
+    watch = (("ovs", "ports"),)
 
     def apply(self) -> str:
         vnf = self.bench.vnfs[0]
@@ -247,6 +254,9 @@ class Flows10k(BenchEvent):
 
 class Mtu(BenchEvent):
     name = "mtu"
+    # reconfiguring a vhost port zeroes its tx_dropped, rx_dropped and ovs_* counters (OVS 3.1
+    # dpdk_vhost_reconfigure_helper); the frames sent to it meanwhile are datapath_drop_invalid_port
+    watch = (("ovs", "ports"),)
 
     def __init__(self, bench: OvsBench):
         super().__init__(bench)
