@@ -3,8 +3,13 @@ readings, and what the diagnosis says of frames no counter counts after a VNF re
 
 from __future__ import annotations
 
-from zeroloss.ledger import counter_delta
-from zeroloss.outagerun import restarted
+import json
+from pathlib import Path
+
+from zeroloss.ledger import counter_delta, ledger
+from zeroloss.outagerun import rebase, restarted
+
+FIXTURES = Path(__file__).parent / "fixtures" / "events"
 
 
 def port(tx: int, dropped: int, failure: int, q: int) -> dict:
@@ -48,3 +53,36 @@ def test_unexplained_after_a_vnf_restart_is_said_to_be_its_ring():
     assert "VNF restarted" in f["cause"] and "ring of 1024" in f["cause"] and f["remedies"] == []
     (f,) = [f for f in diagnose(led, {}, {}, {"restarted": []}) if f["reason"] == "unexplained"]
     assert "no counter explains them" in f["cause"] and f["remedies"]
+
+
+def replay(event: str) -> tuple[dict, list[dict]]:
+    """A recorded bench trial (tests/fixtures/events/record.py): its ledger as outagerun makes it."""
+    fx = json.loads((FIXTURES / f"{event}.json").read_text())
+    before = fx["before"]
+    if fx.get("mid") is not None:
+        before = rebase(before, fx["mid"], tuple(tuple(p) for p in fx["resets"]))
+    for pre, post in fx.get("marks") or []:
+        before = restarted(before, pre, post, tuple(tuple(p) for p in fx["watch"]))
+    c = counter_delta(fx["after"], before)
+    c["gen"] = fx["gen"]
+    return fx, ledger([p for p in fx["paths"] if p["tx_side"] in fx["sides"]], c)
+
+
+def test_recorded_mtu_change_balances_on_datapath_drop_invalid_port():
+    fx, leds = replay("mtu")
+    lost = {d["direction"]: d["lost"] for d in fx["directions"]}
+    assert lost["A->B"] > 0
+    for led in leds:
+        assert led["lost"] == lost[led["direction"]] and led["unexplained"] == 0
+        assert all(h["unexplained"] in (0, None) for h in led["hops"])
+    (hop,) = [h for h in leds[0]["hops"] if h["drops"]]
+    assert hop["name"] == "OVS br0 g0->v0" and hop["drops"][0]["counter"] == "coverage datapath_drop_invalid_port"
+
+
+def test_recorded_vnf_restart_counts_all_but_the_vnfs_rings():
+    fx, leds = replay("vnf-restart")
+    for led in leds:
+        assert led["lost"] > 0 and 0 <= led["unexplained"] <= 2 * 1024
+        assert all(abs(h["unexplained"] or 0) <= 2 * 1024 for h in led["hops"])
+        tx = next(h for h in led["hops"] if h["kind"] == "ovs_tx" and h["receiver"] == "vnf")
+        assert {d["reason"] for d in tx["drops"]} == {"tx_dropped", "tx_failure"}
