@@ -88,35 +88,42 @@ def check(cfg: RunConfig, plan: Plan) -> None:
         raise ZeroLossError("--rate and --ndr-from both set the trials' rate", "give one of them")
 
 
-def rebase(before: dict, mid: dict, parts: tuple[tuple[str, ...], ...]) -> dict:
-    """The reading before the trial, with the parts that restarted from zero during it (a restarted process's
-    counters) lowered by what they had counted just before the event: after - rebased is then what they counted
-    before the event plus what they counted since. Times (t_ns) are left as they are."""
-    def lower(b: Any, m: Any) -> Any:
-        if isinstance(b, bool) or isinstance(m, bool):
+def _lower_under(before: dict, readings: tuple[dict, ...], parts: tuple[tuple[str, ...], ...],
+                 leaf: Callable[..., int]) -> dict:
+    """before with each counter under parts replaced by leaf(counter, the same counter in each of readings), where
+    every reading has it; lists and dicts are walked alike, booleans and times (t_ns) are left as they are."""
+    def lower(b: Any, *o: Any) -> Any:
+        if isinstance(b, bool) or any(isinstance(x, bool) for x in o):
             return b
-        if isinstance(b, int) and isinstance(m, int):
-            return b - m
-        if isinstance(b, list) and isinstance(m, list) and len(b) == len(m):
-            return [lower(x, y) for x, y in zip(b, m, strict=True)]
-        if isinstance(b, dict) and isinstance(m, dict):
-            return {k: (v if k == "t_ns" or k not in m else lower(v, m[k])) for k, v in b.items()}
+        if isinstance(b, int) and all(isinstance(x, int) for x in o):
+            return leaf(b, *o)
+        if isinstance(b, list) and all(isinstance(x, list) and len(x) == len(b) for x in o):
+            return [lower(*xs) for xs in zip(b, *o, strict=True)]
+        if isinstance(b, dict) and all(isinstance(x, dict) for x in o):
+            return {k: (v if k == "t_ns" or any(k not in x for x in o) else lower(v, *(x[k] for x in o)))
+                    for k, v in b.items()}
         return b
 
     out = dict(before)
     for path in parts:
-        node_b: Any = out
-        node_m: Any = mid
+        nodes: list[Any] = [out, *readings]
         for key in path[:-1]:
-            if not isinstance(node_b.get(key), dict) or not isinstance(node_m.get(key), dict):
+            if not all(isinstance(n.get(key), dict) for n in nodes):
                 break
-            node_b[key] = dict(node_b[key])
-            node_b, node_m = node_b[key], node_m[key]
+            nodes[0][key] = dict(nodes[0][key])
+            nodes = [n[key] for n in nodes]
         else:
             last = path[-1]
-            if last in node_b and last in node_m:
-                node_b[last] = lower(node_b[last], node_m[last])
+            if all(last in n for n in nodes):
+                nodes[0][last] = lower(nodes[0][last], *(n[last] for n in nodes[1:]))
     return out
+
+
+def rebase(before: dict, mid: dict, parts: tuple[tuple[str, ...], ...]) -> dict:
+    """The reading before the trial, with the parts that restarted from zero during it (a restarted process's
+    counters) lowered by what they had counted just before the event: after - rebased is then what they counted
+    before the event plus what they counted since. Times (t_ns) are left as they are."""
+    return _lower_under(before, (mid,), parts, lambda b, m: b - m)
 
 
 def restarted(before: dict, pre: dict, post: dict, parts: tuple[tuple[str, ...], ...]) -> dict:
@@ -127,32 +134,7 @@ def restarted(before: dict, pre: dict, post: dict, parts: tuple[tuple[str, ...],
     setting it up (netdev-dpdk/set-admin-state) zeroes tx_dropped, rx_dropped and the ovs_* drop counters. Counts
     between pre and the restart are not seen (the action's first milliseconds), nor a restart after which a counter
     counted more by post than it had before."""
-    def lower(b: Any, p: Any, q: Any) -> Any:
-        if isinstance(b, bool) or isinstance(p, bool) or isinstance(q, bool):
-            return b
-        if isinstance(b, int) and isinstance(p, int) and isinstance(q, int):
-            return b - p if q < p else b
-        if isinstance(b, list) and isinstance(p, list) and isinstance(q, list) and len(b) == len(p) == len(q):
-            return [lower(x, y, z) for x, y, z in zip(b, p, q, strict=True)]
-        if isinstance(b, dict) and isinstance(p, dict) and isinstance(q, dict):
-            return {k: (v if k == "t_ns" or k not in p or k not in q else lower(v, p[k], q[k])) for k, v in b.items()}
-        return b
-
-    out = dict(before)
-    for path in parts:
-        node_b: Any = out
-        node_p: Any = pre
-        node_q: Any = post
-        for key in path[:-1]:
-            if not all(isinstance(n.get(key), dict) for n in (node_b, node_p, node_q)):
-                break
-            node_b[key] = dict(node_b[key])
-            node_b, node_p, node_q = node_b[key], node_p[key], node_q[key]
-        else:
-            last = path[-1]
-            if all(last in n for n in (node_b, node_p, node_q)):
-                node_b[last] = lower(node_b[last], node_p[last], node_q[last])
-    return out
+    return _lower_under(before, (pre, post), parts, lambda b, p, q: b - p if q < p else b)
 
 
 def direction_intervals(r: TrialResult) -> dict[str, Any] | None:

@@ -23,6 +23,7 @@ from .ovsstats import (
     CT_STATS_READ,
     DATAPATH_READS,
     datapath_state,
+    openflow_up,
     parse_coverage_drops,
     parse_dump_ports,
     parse_mempool,
@@ -404,9 +405,7 @@ class Ovs:
         if not dp or (mtu is not None and f"mtu={mtu}," not in dp.group(1) + ","):
             return False
         bridge = self.vsctl("iface-to-br", name).strip()
-        desc = self.ofctl("show", bridge)
-        m = re.search(rf"^\s*\d+\({re.escape(name)}\):.*?^\s+state:\s+([^\n]*)", desc, re.M | re.S)
-        return bool(m) and "LINK_DOWN" not in m.group(1)
+        return openflow_up(self.ofctl("show", bridge), name)
 
     def mempool_failure(self, name: str) -> tuple[str, str] | None:
         """(MTU, reason) when vswitchd's log says it could not create the port's memory pool."""

@@ -373,3 +373,10 @@ def pmd_perf_delta(before: dict[str, dict], after: dict[str, dict]) -> dict[str,
                     d[key.replace("cycles", "ms")] = None if v is None else round(v / hz * 1e3, 3)
         out[core] = d
     return out
+
+
+def openflow_up(show: str, port: str) -> bool:
+    """True when `ovs-ofctl show BRIDGE` lists the port with a state that is not LINK_DOWN (after a vswitchd restart
+    OVSDB's link_state can stay 'down' while the port forwards: OpenFlow's state is the one to read)."""
+    m = re.search(rf"^\s*\d+\({re.escape(port)}\):.*?^\s+state:\s+([^\n]*)", show, re.M | re.S)
+    return m is not None and "LINK_DOWN" not in m.group(1)

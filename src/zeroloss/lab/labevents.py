@@ -13,12 +13,12 @@ VNF's telemetry answers again, within BACK_S; the restarted part's counters are 
 
 from __future__ import annotations
 
-import re
 import shlex
 import time
 
 from ..bench.events import FLOW_COOKIE, FLOWS, MTU_STEP, SETTLE_S, Event, active_member, mask_cores, pmd_cores
 from ..bench.ovsbench import bond_members
+from ..dut.ovsstats import openflow_up
 from ..errors import ZeroLossError
 from ..host.cpuset import parse_list
 from .labdut import LabDut, _ethdev
@@ -256,12 +256,6 @@ def missing_command(dut: LabDut, name: str) -> str | None:
             return (f"event vnf-restart on a lab node: add dut.vnfs.0.restart to {lab.path} (the node's command that "
                     f"restarts {lab.vnfs[0].name}, e.g. \"virsh reboot {lab.vnfs[0].name}\")")
     return None
-
-
-def openflow_up(show: str, port: str) -> bool:
-    """True when `ovs-ofctl show BRIDGE` lists the port with a state that is not LINK_DOWN."""
-    m = re.search(rf"^\s*\d+\({re.escape(port)}\):.*?^\s+state:\s+([^\n]*)", show, re.M | re.S)
-    return m is not None and "LINK_DOWN" not in m.group(1)
 
 
 class LabRestart(LabEvent):
