@@ -142,6 +142,10 @@ def test_an_underlay_mtu_too_small_for_vxlan_is_diagnosed_as_the_tunnel_mtu(tmp_
         assert a_to_b["received"] == 0 and a_to_b["counted"] == a_to_b["sent"], a_to_b
         assert hop["drops"] and {d["reason"] for d in hop["drops"]} == {"tx_mtu"}, hop
         assert sum(d["frames"] for d in hop["drops"]) == hop["in"] > 0, hop
-        top = t["diagnosis"][0]
+        # the findings merge both directions, largest first; above B->A's capacity its RX misses may outnumber
+        # A->B's drops, so the claim is about A->B's findings: the tunnel's MTU comes first there
+        a_to_b_hops = {h["name"] for h in a_to_b["hops"]}
+        top = next(f for f in t["diagnosis"] if f["hop"] in a_to_b_hops)
         assert top["reason"] == "tunnel_mtu" and top["hop"] == "OVS g1 tx (underlay)", top
+        assert top["frames"] == hop["in"], (top, hop)
         assert any("mtu_request=1550" in fix for fix in top["remedies"]), top
