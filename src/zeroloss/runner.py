@@ -33,12 +33,20 @@ from .results.records import (
 )
 from .results.resultfile import ResultFile
 from .results.verdict import SearchJudgement, judge_search
-from .search import Outcome, SearchConfig, SearchResult, TrialRecord, binary_search
-from .search.mlr import mlr_search
+from .search import Outcome, SearchConfig, SearchResult, TrialFn, TrialRecord, binary_search
 from .target import Loopback, Target, guarded
 from .trialrunner import CEILING_S, TrialRunner, flat_out
 
-STRATEGIES = {"binary": binary_search, "mlr": mlr_search}
+
+def _mlr_search(cfg: SearchConfig, trial: TrialFn,
+                on_trial: Callable[[TrialRecord], None] | None = None) -> SearchResult:
+    # imported when used: MLRsearch's import walks the call stack for each of its dataclass properties (~0.4 s
+    # here), which every other run would pay
+    from .search.mlr import mlr_search
+    return mlr_search(cfg, trial, on_trial)
+
+
+STRATEGIES = {"binary": binary_search, "mlr": _mlr_search}
 # the search's top is at most this much above the DUT's MRR: a DUT that lost frames when zlgen sent flat out
 # forwards no more than that paced, give or take what its rings absorb
 MRR_MARGIN = 1.05
