@@ -67,13 +67,12 @@ def check(cfg: RunConfig, plan: Plan) -> None:
         raise ZeroLossError("events run at one frame size", "give one --frame-size (e.g. 64)")
     if not plan.events:
         raise ZeroLossError("no event to run", "give --event NAME (or all)")
-    keys = None
     if lab:
-        from .lab.labfile import command_keys, load
+        from .lab.labfile import load, missing_command
 
-        keys = command_keys(load(cfg.lab))
+        labfile = load(cfg.lab)
     for name in plan.events:
-        why = unfit(name, cfg.topology, cfg.bond, lab, keys)
+        why = unfit(name, cfg.topology, cfg.bond, lab) or (missing_command(labfile, name) if lab else None)
         if why:
             raise ZeroLossError(why)
     if not 0 < plan.t_event_s < plan.duration_s:

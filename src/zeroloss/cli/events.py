@@ -34,13 +34,14 @@ def _cmd_events(args: argparse.Namespace) -> int:
         lab = bool(cfg.lab)
         from zeroloss.results.events import unfit
 
-        keys = None
         if lab:  # every event the lab file has commands for; bond events only when named (a bond is the node's)
-            from zeroloss.lab.labfile import command_keys, load
+            from zeroloss.lab.labfile import load, missing_command
 
-            keys = command_keys(load(cfg.lab))
-        names = [n for n in EVENTS if unfit(n, cfg.topology, cfg.bond, lab, keys) is None
-                 and not (lab and n.startswith("bond-"))]
+            labfile = load(cfg.lab)
+            names = [n for n in EVENTS if unfit(n, cfg.topology, cfg.bond, lab) is None
+                     and missing_command(labfile, n) is None and not n.startswith("bond-")]
+        else:
+            names = [n for n in EVENTS if unfit(n, cfg.topology, cfg.bond, lab) is None]
     plan = Plan(events=tuple(dict.fromkeys(names)), repeat=args.repeat, load_pct=args.load, duration_s=args.duration,
                 t_event_s=args.at, t_undo_s=args.undo_at if args.undo_at is not None else 2 * args.at,
                 rate_pps=args.rate, ndr_from=args.ndr_from, baseline=not args.no_baseline)

@@ -22,6 +22,7 @@ from ..dut.ovsstats import openflow_up
 from ..errors import ZeroLossError
 from ..host.cpuset import parse_list
 from .labdut import LabDut, _ethdev
+from .labfile import missing_command
 
 RESTART_S = 300.0  # the longest a lab file's restart command may run
 BACK_S = 60.0      # how long OVS or a VNF may take to answer again, its ports up, after its restart command
@@ -243,21 +244,6 @@ class LabBond(LabEvent):
         return self._set(True)
 
 
-def missing_command(dut: LabDut, name: str) -> str | None:
-    """Why the lab file gives no command for a restart event (one line naming the key to add), or None."""
-    lab = dut.lab
-    if name == "ovs-restart" and lab.ovs_restart is None:
-        return (f"event ovs-restart on a lab node: add dut.ovs.restart to {lab.path} (the node's command that "
-                "restarts OVS, e.g. \"systemctl restart openvswitch-switch\")")
-    if name == "vnf-restart":
-        if not lab.vnfs:
-            return f"event vnf-restart: {lab.path} names no VNF (dut.vnfs)"
-        if lab.vnfs[0].restart is None:
-            return (f"event vnf-restart on a lab node: add dut.vnfs.0.restart to {lab.path} (the node's command that "
-                    f"restarts {lab.vnfs[0].name}, e.g. \"virsh reboot {lab.vnfs[0].name}\")")
-    return None
-
-
 class LabRestart(LabEvent):
     """A lab file's restart command run on the node, then waited for: what restarted answers again."""
 
@@ -265,7 +251,7 @@ class LabRestart(LabEvent):
 
     def __init__(self, dut: LabDut, argv: tuple[str, ...] | None):
         super().__init__(dut)
-        why = missing_command(dut, self.name)
+        why = missing_command(dut.lab, self.name)
         if why or argv is None:
             raise ZeroLossError(why or f"event {self.name}: no command")
         self.argv = list(argv)
@@ -393,7 +379,7 @@ def check(dut: LabDut, names: list[str] | tuple[str, ...]) -> None:
     """Before any traffic: the events that need something of the lab file or the node (a restart command, a bond
     on the path) have it, or one line says what is missing. Nothing is changed."""
     for name in names:
-        why = missing_command(dut, name)
+        why = missing_command(dut.lab, name)
         if why:
             raise ZeroLossError(why)
         if name.startswith("bond-"):

@@ -412,7 +412,16 @@ def pci_or_vdev(device: str) -> bool:
     return bool(re.match(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$", device))
 
 
-def command_keys(lab: Lab) -> frozenset[str]:
-    """The event commands the lab file sets, by key (results.events.LAB_COMMANDS)."""
-    keys = {"dut.ovs.restart": lab.ovs_restart, "dut.vnfs.0.restart": lab.vnfs[0].restart if lab.vnfs else None}
-    return frozenset(k for k, v in keys.items() if v is not None)
+def missing_command(lab: Lab, event: str) -> str | None:
+    """Why the lab file gives no command for a restart event (one line naming the key to add), or None: the one
+    rule, read before the node is reached (zeroloss events' checks, `--event all`) and by the event itself."""
+    if event == "ovs-restart" and lab.ovs_restart is None:
+        return (f"event ovs-restart on a lab node: add dut.ovs.restart to {lab.path} (the node's command that "
+                "restarts OVS, e.g. \"systemctl restart openvswitch-switch\")")
+    if event == "vnf-restart":
+        if not lab.vnfs:
+            return f"event vnf-restart: {lab.path} names no VNF (dut.vnfs)"
+        if lab.vnfs[0].restart is None:
+            return (f"event vnf-restart on a lab node: add dut.vnfs.0.restart to {lab.path} (the node's command that "
+                    f"restarts {lab.vnfs[0].name}, e.g. \"virsh reboot {lab.vnfs[0].name}\")")
+    return None

@@ -37,22 +37,16 @@ EVENTS = {
 # every event on a lab node too, through the node's own commands (lab/labevents.py); the restarts run the commands
 # the lab file names under these keys
 LAB_EVENTS = tuple(EVENTS)
-LAB_COMMANDS = {"ovs-restart": ("dut.ovs.restart", "restarts OVS", "systemctl restart openvswitch-switch"),
-                "vnf-restart": ("dut.vnfs.0.restart", "restarts the first VNF", "virsh reboot vnf1")}
 
 
-def unfit(name: str, topology: str, bond: str, lab: bool, lab_keys: frozenset[str] | None = None) -> str | None:
-    """Why the event cannot happen on this DUT (one line with the fix), or None. lab_keys: the LAB_COMMANDS keys the
-    lab file sets (None: not known yet)."""
+def unfit(name: str, topology: str, bond: str, lab: bool) -> str | None:
+    """Why the event cannot happen on this DUT (one line with the fix), or None. On a lab node, whether the lab file
+    has the event's command is lab.labfile.missing_command's to say."""
     if name not in EVENTS:
         return f"unknown event '{name}': use {', '.join(EVENTS)} or all"
     if lab:
         if name not in LAB_EVENTS:
             return f"event {name} is not made on a lab node; lab events: {', '.join(LAB_EVENTS)}"
-        if name in LAB_COMMANDS and lab_keys is not None and LAB_COMMANDS[name][0] not in lab_keys:
-            key, does, eg = LAB_COMMANDS[name]
-            return (f"event {name} on a lab node runs the node's own command: add {key} to the lab file (the command "
-                    f"that {does} on the node, e.g. \"{eg}\")")
         return None
     if name.startswith("bond-") and bond == "none":
         return f"event {name} needs bonded generator ports: add --bond active-backup (or balance-slb)"
