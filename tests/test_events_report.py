@@ -8,6 +8,7 @@ baseline, a vnf-restart twice (repeat 1: intervals 31..40 lost both ways, 2,000 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -125,3 +126,18 @@ def test_a_damaged_events_file_or_one_among_others_is_one_line(tmp_path, capsys,
     assert ("trials[1].directions[0]" in err and "run zeroloss events again" in err) if "{bad}" in argv else \
         "is an events file: report it on its own" in err
     assert not list(tmp_path.glob("*.html"))
+
+
+def test_the_timeline_keeps_frames_into_a_downed_link_out_of_the_loss(rec):
+    """The vnf-restart trial's B->A loss recast as a bond-down's link_down (frames into the downed member): the loss
+    panel shows only A->B's, the B->A panel greys what a peer would not have sent."""
+    trial = next(t for t, _ in ev.worst(rec) if t.event == "vnf-restart")
+    iv = json.loads(json.dumps(trial.intervals))
+    ba = iv["directions"]["B->A"]
+    ba["link_down"] = [t - r for t, r in zip(ba["tx"], ba["rx"], strict=True)]
+    fig = event_figure(dataclasses.replace(trial, event="bond-down", intervals=iv), 1)
+    _, ba_ax, loss = fig.axes
+    lost = {p.get_label(): p.get_data().values for p in loss.patches if isinstance(p, StepPatch)}
+    assert int(lost["A->B"].sum()) == 1_500 and int(lost["B->A"].sum()) == 0
+    labels = [c.get_label() for c in ba_ax.collections]
+    assert "offered into the downed link (the generator's)" in labels, labels

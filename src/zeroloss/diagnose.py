@@ -526,15 +526,35 @@ def _finding(hop: dict, drop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]
     return (f"{hop['name']}: {drop['counter']}", [], [])
 
 
+def _link_down(hop: dict, frames: int, down: dict) -> dict:
+    """zlgen's refusals into the port whose link an event took down (outagerun: link_down): the generator's."""
+    return {"hop": hop["name"], "where": hop["where"], "reason": "link_down", "frames": frames,
+            "counter": "zlgen tx_refused", "remedies": [],
+            "cause": f"{down['event']} took the link of {down['member'] or 'the port'} down (zlgen port "
+                     f"{down['port']}): zlgen, not a bonded peer, kept offering into it and its wire refused the "
+                     "frames; a peer does not send into a link that is down, so they are the generator's, not the "
+                     "DUT's (link_down)",
+            "evidence": [f"zlgen port {down['port']} refused {down['refused']:,} frame(s) over the trial"]}
+
+
 def diagnose(ledgers: list[dict], c: dict, state: dict | None, ctx: dict) -> list[dict]:
-    """Findings for a trial, the largest first. ctx: frame, rate_pps, flows, queues, vnf_ring, pmd_cpu_mask, vnfs,
-    tunnel."""
+    """Findings for a trial, the DUT's largest first, then the generator's. ctx: frame, rate_pps, flows, queues,
+    vnf_ring, pmd_cpu_mask, vnfs, tunnel, link_down ({side, port, member, event, refused}: a link an event took
+    down, whose refusals are the generator's)."""
     x = _Ctx(c, state or {}, ctx)
     lost = sum(max(0, led["lost"]) for led in ledgers)
     merged: dict[tuple[str, str], dict] = {}
+    down = x.ctx.get("link_down") or {}
     for led in ledgers:
         for hop in led["hops"]:
             for drop in hop["drops"]:
+                if down and led.get("tx_side") == down["side"] and drop["counter"].startswith("zlgen tx_refused"):
+                    n = min(drop["frames"], down["refused"])
+                    drop = {**drop, "frames": drop["frames"] - n}
+                    if n:
+                        merged[(hop["name"], "link_down")] = _link_down(hop, n, down)
+                    if not drop["frames"]:
+                        continue
                 key = (hop["name"], drop["reason"])
                 if key in merged:
                     merged[key]["frames"] += drop["frames"]
@@ -570,7 +590,8 @@ def diagnose(ledgers: list[dict], c: dict, state: dict | None, ctx: dict) -> lis
                     "hop": hop["name"], "where": hop["where"], "reason": "unexplained", "frames": hop["unexplained"],
                     "counter": "", "cause": cause,
                     "evidence": [], "remedies": remedies}
-    out = sorted(merged.values(), key=lambda f: -abs(f["frames"]))
+    # the DUT's findings first, largest first; then the generator's (frames it offered into a downed link)
+    out = sorted(merged.values(), key=lambda f: (f["reason"] == "link_down", -abs(f["frames"])))
     for f in out:
         f["share_pct"] = 100 * f["frames"] / lost if lost else 0.0
     if lost > 0:

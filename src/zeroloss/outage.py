@@ -71,3 +71,13 @@ def series(tx: Sequence[int], rx: Sequence[int], ms: float) -> list[tuple[float,
     """Per interval, for plots: (start of the interval in ms, frames sent, received, lost)."""
     _check(tx, rx, ms)
     return [(i * ms, t, r, t - r) for i, (t, r) in enumerate(zip(tx, rx, strict=True))]
+
+
+def down_link(tx: Sequence[int], rx: Sequence[int], ms: float, down_ms: float, up_ms: float | None) -> list[int]:
+    """Per interval, the frames a stream sent into a link that was down from down_ms to up_ms (None: to the end) and
+    that were not received: tx[i] - rx[i] in the intervals that overlap it, one interval more on each side (the
+    event's clock and zlgen's grid agree to about an interval); 0 elsewhere."""
+    _check(tx, rx, ms)
+    first = max(0, int(down_ms // ms) - 1)
+    last = len(tx) - 1 if up_ms is None else min(len(tx) - 1, int(up_ms // ms) + 1)
+    return [max(0, t - r) if first <= i <= last else 0 for i, (t, r) in enumerate(zip(tx, rx, strict=True))]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import outage
 from .bench.events import Event, bench_event, unfit
 from .bench.ovsbench import OvsBench
 from .bench.target import OvsTarget
@@ -22,7 +23,7 @@ from .errors import ZeroLossError
 from .fileio import now_iso, write_json_atomic
 from .frames import line_rate_pps
 from .ledger import counter_delta
-from .model import TrialResult
+from .model import StreamResult, TrialResult
 from .results.events import BASELINE, EventAction, EventDirection, EventsRecord, EventTrial, OutageRecord, summarise
 from .search import SearchConfig, binary_search
 from .target import Target, by_direction, gen_counters, guarded
@@ -136,9 +137,11 @@ def restarted(before: dict, pre: dict, post: dict, parts: tuple[tuple[str, ...],
     return _lower_under(before, (pre, post), parts, lambda b, p, q: b - p if q < p else b)
 
 
-def direction_intervals(r: TrialResult) -> dict[str, Any] | None:
+def direction_intervals(r: TrialResult, down: tuple[int, float, float | None] | None = None) -> dict[str, Any] | None:
     """Each direction's interval counters, its streams' summed (zlgen's interval_ms), or None when zlgen did not
-    count intervals."""
+    count intervals. down: (zlgen port, ms down, ms up or None) of a link an event took down; the directions
+    sending on that port get `link_down`, per interval the frames sent into it while down and not received
+    (outage.down_link)."""
     ms = None
     dirs: dict[str, dict[str, list[int]]] = {}
     for (tx, rx), group in sorted(by_direction(r).items()):
@@ -149,16 +152,47 @@ def direction_intervals(r: TrialResult) -> dict[str, Any] | None:
             if iv is None:
                 return None
             ms = iv.ms
-            for name in ("tx", "rx"):
-                xs = list(getattr(iv, name))
-                acc = d[name]
+            parts = {"tx": list(iv.tx), "rx": list(iv.rx)}
+            if down is not None and s.port == down[0]:
+                parts["link_down"] = outage.down_link(parts["tx"], parts["rx"], iv.ms, down[1], down[2])
+            for name, xs in parts.items():
+                acc = d.setdefault(name, [])
                 acc.extend([0] * (len(xs) - len(acc)))
                 for i, x in enumerate(xs):
                     acc[i] += x
-        n = max(len(d["tx"]), len(d["rx"]))
-        for name in ("tx", "rx"):
-            d[name].extend([0] * (n - len(d[name])))
+        n = max(len(xs) for xs in d.values())
+        for xs in d.values():
+            xs.extend([0] * (n - len(xs)))
     return None if ms is None else {"ms": ms, "directions": dirs}
+
+
+def down_window(ev: Event | None, spans: list[float]) -> tuple[int, float, float | None] | None:
+    """(zlgen port, ms down, ms up or None: to the end) of the link the event took down, from its actions' times
+    (spans: s from the trial's start, the apply's start and end, then the undo's), or None."""
+    if ev is None or ev.link_down_port is None or len(spans) < 2:
+        return None
+    if ev.starts_down:
+        return ev.link_down_port, 0.0, spans[1] * 1000
+    return ev.link_down_port, spans[0] * 1000, spans[3] * 1000 if len(spans) >= 4 else None
+
+
+def into_down_link(group: list[StreamResult], down: tuple[int, float, float | None] | None,
+                   intervals: dict[str, Any] | None, key: str, refused_is_loss: bool) -> int:
+    """The frames of one direction's streams (key) offered into the downed link and not received: those sent while
+    it was down (direction_intervals' link_down; without intervals, all the port's lost frames) and those its wire
+    refused over the trial (refusals are not timed: a virtio ring refuses when its reader stops, as OVS does for a
+    port whose link is down, or falls behind, which the baseline shows it does not at the events' load), at most
+    what the port's streams lost."""
+    mine = [s for s in group if down is not None and s.port == down[0]]
+    if not mine:
+        return 0
+    refused = sum(s.tx_refused for s in mine) if refused_is_loss else 0
+    lost = sum(s.tx_pkts - s.rx_unique for s in mine) + refused
+    if intervals is not None:
+        sent = sum(intervals["directions"][key].get("link_down", ()))
+    else:
+        sent = sum(max(0, s.tx_pkts - s.rx_unique) for s in mine)
+    return max(0, min(sent + refused, lost))
 
 
 def find_outages(intervals: dict[str, Any] | None, rate_pps: float) -> tuple[OutageRecord, ...]:
@@ -169,7 +203,8 @@ def find_outages(intervals: dict[str, Any] | None, rate_pps: float) -> tuple[Out
 
     out = []
     for key, d in intervals["directions"].items():
-        for o in outages(d["tx"], d["rx"], intervals["ms"], rate_pps):
+        down = d.get("link_down") or [0] * len(d["tx"])  # offered into a downed link: the generator's
+        for o in outages([t - x for t, x in zip(d["tx"], down, strict=True)], d["rx"], intervals["ms"], rate_pps):
             out.append(OutageRecord(direction=key, start_ms=o.start_ms, end_ms=o.end_ms, lost=o.lost,
                                     outage_ms=o.outage_ms))
     return tuple(out)
@@ -307,6 +342,7 @@ class EventsRun:
             return what
 
         marks: list[tuple[dict, dict]] = []  # (pre, post) around each action that may zero counters (ev.watch)
+        spans: list[float] = []  # s from t0: the apply's start and end, then the undo's
 
         def watched(fn: Callable[[], Any], pre: dict | None = None) -> None:
             """An action, with the counters ev.watch names read just before (or pre, read already) and after."""
@@ -342,10 +378,14 @@ class EventsRun:
                 wait_until(t0 + plan.t_event_s)
                 if ev.resets:
                     mid = guarded(health, probe.counters)
+                spans.append(time.monotonic() - t0)
                 watched(ev.apply, mid)
+                spans.append(time.monotonic() - t0)
                 if ev.has_undo:
                     wait_until(t0 + plan.t_undo_s)
+                    spans.append(time.monotonic() - t0)
                     watched(ev.undo)
+                    spans.append(time.monotonic() - t0)
             r = client.result(wait_s=plan.duration_s + 60, watch=health)
             after = guarded(health, probe.counters)
         finally:
@@ -362,16 +402,27 @@ class EventsRun:
         state = probe.state() if probe.state else None
         ctx = {**probe.context, "frame": self.frame, "rate_pps": rate, "flows": self.cfg.flows,
                "restarted": [p[1] for p in (ev.resets if ev is not None else ()) if p[0] == "procs" and len(p) > 1]}
+        down = down_window(ev, spans)
+        if down is not None and ev is not None and self.refused_is_loss:
+            ctx["link_down"] = {"side": down[0] % 2, "port": down[0], "member": getattr(ev, "member", ""),
+                                "event": name, "refused": sum(s.tx_refused for s in r.streams if s.port == down[0])}
         groups = by_direction(r)
         leds, diag = analyse(probe.paths, c, state, ctx, {tx for tx, _ in groups})
+        intervals = direction_intervals(r, down)
         dirs = []
         for (tx, rx), g in sorted(groups.items()):
+            key = "AB"[tx] + "->" + "AB"[rx]
             sent = sum(s.tx_pkts for s in g)
             refused = sum(s.tx_refused for s in g) if self.refused_is_loss else 0
             got = sum(s.rx_unique for s in g)
-            dirs.append(EventDirection(direction="AB"[tx] + "->" + "AB"[rx], tx=sent, rx=got,
-                                       lost=sent + refused - got, refused=refused))
-        intervals = direction_intervals(r)
+            into = into_down_link(g, down, intervals, key, self.refused_is_loss)
+            dirs.append(EventDirection(direction=key, tx=sent, rx=got, lost=sent + refused - got - into,
+                                       refused=refused, link_down=into))
+            if into:
+                assert ev is not None and down is not None
+                warnings.append(f"{key}: {into:,} frame(s) offered into zlgen port {down[0]}, whose link {name} "
+                                "had taken down, were not received: a peer does not send into a link that is down, "
+                                "so they are the generator's and not counted lost (link_down)")
         actions = tuple(EventAction(t_ms=round((t - t0) * 1000, 1), what=w, took_ms=round(took * 1000, 1))
                         for t, w, took in times)
         end = max((a.t_ms + a.took_ms for a in actions), default=0.0)

@@ -104,6 +104,35 @@ def test_report_and_explain_of_the_events_file(run, tmp_path, capsys):
     assert "== baseline: nothing lost in 2 repeats" in out and "direction A->B: sent" in out
 
 
+def test_bond_down_counts_what_zlgen_offers_into_the_downed_member_apart(tmp_path):
+    """bond-b's active member's link down for 1 s: zlgen (not a bonded peer) keeps sending side B's half into it,
+    which the wire refuses; those frames are link_down, not the DUT's loss, not in the outages, and the diagnosis
+    names them the generator's, after the DUT's findings. Every frame offered is received, lost or link_down."""
+    out = tmp_path / "bond.json"
+    r = subprocess.run([*ZL, "--bond", "active-backup", "--set", "bridges=2", "--event", "bond-down",
+                        "--no-baseline", "--repeat", "1", "-o", str(out)], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    (t,) = ev.read(read_doc(out), out).trials
+    apply, undo = t.actions
+    assert "set-admin-state" in apply.what and apply.what.endswith(" down") and undo.what.endswith(" up")
+    member = apply.what.split()[-2]
+    ba = next(d for d in t.directions if d.direction == "B->A")
+    for d in t.directions:
+        assert d.tx + d.refused == d.rx + d.lost + d.link_down, d
+    # about 1 s of side B's half into the downed member (10 kpps): well above anything a host stall loses
+    assert ba.link_down > 2_000 and ba.lost < ba.link_down, ba
+    assert next(d for d in t.directions if d.direction == "A->B").link_down == 0
+    assert sum(o.lost for o in t.outages) <= t.lost  # the outages hold only the DUT's frames
+    assert t.outage_ms == pytest.approx(max(d.lost for d in t.directions) / t.rate_pps * 1000)
+    assert any("offered into zlgen port" in w and "not counted lost" in w for w in t.warnings), t.warnings
+    gen = [f for f in t.diagnosis if f["reason"] == "link_down"]
+    assert gen and f"took the link of {member} down" in gen[0]["cause"], t.diagnosis
+    assert t.diagnosis[-len(gen):] == gen  # the DUT's findings first
+    for led in t.ledger:  # the ledger still places every frame, the downed member's at bond-b's RX
+        assert led["sent"] == led["received"] + led["lost"]
+
+
 def test_ctrl_c_leaves_a_valid_file_and_no_process(tmp_path):
     out = tmp_path / "cut.json"
     p = subprocess.Popen([*ZL, "--event", "flows-10k", "--repeat", "3", "-o", str(out)], stderr=subprocess.PIPE,

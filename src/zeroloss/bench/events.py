@@ -76,6 +76,11 @@ class Event(ABC):
     # OVS port's counters, OVS 3.1's lib/netdev-dpdk.c): the engine reads them just before and after each action and
     # adds what a counter that went down had counted (outagerun.restarted); none of them among resets
     watch: tuple[tuple[str, ...], ...] = ()
+    # the zlgen port cabled to the DUT port whose link the event takes down (a bond member), known after prepare:
+    # what zlgen offers into it while the link is down is not the DUT's loss (results.events.EventDirection). The
+    # link is down from the apply to the end of the undo; with starts_down, from before the trial to the apply's end
+    link_down_port: int | None = None
+    starts_down = False
 
     def prepare(self) -> list[str]:
         """Before the trial's traffic: the state the event changes from; what was done."""
@@ -113,6 +118,7 @@ class BondMember(BenchEvent):
         super().__init__(bench)
         self.name = name
         self.has_undo = name == "bond-down"
+        self.starts_down = name == "bond-up"
         self.member = ""
 
     def _pick(self) -> str:
@@ -135,6 +141,7 @@ class BondMember(BenchEvent):
 
     def prepare(self) -> list[str]:
         self.member = self._pick()
+        self.link_down_port = self.spec.gen_ports.index(self.member)
         return [self._set(self.member, False)] if self.name == "bond-up" else []
 
     def apply(self) -> str:

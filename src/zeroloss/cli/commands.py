@@ -122,8 +122,7 @@ def _explain_events(args: argparse.Namespace, rec: EventsRecord) -> int:
         if not t.lost:
             lines += ["", f"== {t.event}: nothing lost in {n} repeat{'s' if n > 1 else ''}"]
             continue
-        dirs = ", ".join(f"{d.direction} {d.lost:,}" + (f" ({d.refused:,} refused)" if d.refused else "")
-                         for d in t.directions)
+        dirs = ", ".join(d.text() for d in t.directions)
         span = f", span {t.span_ms:,.0f} ms" if t.span_ms is not None else ""
         lines += ["", f"== {t.event}: {which}: lost {t.lost:,} frames ({dirs}), outage {t.outage_ms:,.1f} ms at the "
                       f"offered rate{span}"]

@@ -199,6 +199,7 @@ class LabBond(LabEvent):
         super().__init__(dut)
         self.name = name
         self.has_undo = name == "bond-down"
+        self.starts_down = name == "bond-up"
         ports = [p.dut_port for p in dut.lab.ports]
         bonds = bond_list(dut.appctl("bond/list"))
         bond = path_bond(bonds, ports)
@@ -235,6 +236,9 @@ class LabBond(LabEvent):
 
     def prepare(self) -> list[str]:
         self.member = active_member(self.dut.appctl("bond/show", self.bond)) or self.members[0]
+        # the generator port cabled to the member itself (one cabled to the bond goes through a switch: not ours)
+        cabled = [i for i, p in enumerate(self.dut.lab.ports) if p.dut_port == self.member]
+        self.link_down_port = cabled[0] if cabled else None
         return [self._set(False)] if self.name == "bond-up" else []
 
     def apply(self) -> str:

@@ -31,15 +31,16 @@ def _unit(rate_pps: float) -> tuple[float, str]:
     return (1e3, "kpps") if rate_pps < 1e6 else (1e6, "Mpps")
 
 
-def _series(trial: EventTrial) -> tuple[float, dict[str, tuple[list[int], list[int]]]]:
-    """The trial's interval length (ms) and per direction its frames sent and received per interval, both lists as
-    long (the shorter padded with empty intervals: zlgen leaves trailing ones out)."""
+def _series(trial: EventTrial) -> tuple[float, dict[str, tuple[list[int], list[int], list[int]]]]:
+    """The trial's interval length (ms) and per direction its frames sent, received and offered into a link the
+    event took down (results.events.EventDirection.link_down) per interval, the lists as long (the shorter padded
+    with empty intervals: zlgen leaves trailing ones out)."""
     iv = trial.intervals or {}
     out = {}
     for key, d in sorted((iv.get("directions") or {}).items()):
-        tx, rx = list(d.get("tx") or []), list(d.get("rx") or [])
-        n = max(len(tx), len(rx))
-        out[key] = (tx + [0] * (n - len(tx)), rx + [0] * (n - len(rx)))
+        tx, rx, down = list(d.get("tx") or []), list(d.get("rx") or []), list(d.get("link_down") or [])
+        n = max(len(tx), len(rx), len(down))
+        out[key] = (tx + [0] * (n - len(tx)), rx + [0] * (n - len(rx)), down + [0] * (n - len(down)))
     return float(iv.get("ms") or 0), out
 
 
@@ -56,19 +57,26 @@ def event_figure(trial: EventTrial, repeats: int) -> Figure | None:
     fig = Figure(figsize=(9, 1.6 + 1.3 * len(dirs)), layout="constrained")
     axes = list(fig.subplots(len(dirs) + 1, 1, sharex=True, height_ratios=[3] * len(dirs) + [2]))
     loss_ax = axes[-1]
-    end_s = max(trial.duration_s, max(len(tx) for tx, _ in dirs.values()) * ms / 1000)
+    end_s = max(trial.duration_s, max(len(tx) for tx, _, _ in dirs.values()) * ms / 1000)
     per_s = 1000 / ms / scale
-    for i, ((key, (tx, rx)), ax) in enumerate(zip(dirs.items(), axes, strict=False)):
+    first_down = True
+    for i, ((key, (tx, rx, down)), ax) in enumerate(zip(dirs.items(), axes, strict=False)):
         color = COLORS[i % len(COLORS)]
         ts = [k * ms / 1000 for k in range(len(tx) + 1)]
         sent, got = [x * per_s for x in tx], [x * per_s for x in rx]
+        peer = [(t - x) * per_s for t, x in zip(tx, down, strict=True)]  # what a peer would have sent
         ax.stairs(sent, ts, color="#555555", linewidth=0.8, linestyle=":", label="sent" if i == 0 else None)
         ax.stairs(got, ts, color=color, linewidth=1, label=f"{key} received")
-        ax.fill_between(ts, [*sent, sent[-1] if sent else 0], [*got, got[-1] if got else 0], step="post",
-                        where=[*(r < t for t, r in zip(tx, rx, strict=True)), False], color=SHADE, alpha=0.6,
-                        linewidth=0, label="lost frames" if i == 0 else None)
-        loss_ax.stairs([max(0, t - r) for t, r in zip(tx, rx, strict=True)], ts, color=color, linewidth=1,
-                       label=key)
+        ax.fill_between(ts, [*peer, peer[-1] if peer else 0], [*got, got[-1] if got else 0], step="post",
+                        where=[*(r < t - x for t, r, x in zip(tx, rx, down, strict=True)), False], color=SHADE,
+                        alpha=0.6, linewidth=0, label="lost frames" if i == 0 else None)
+        if any(down):
+            ax.fill_between(ts, [*sent, sent[-1] if sent else 0], [*peer, peer[-1] if peer else 0], step="post",
+                            where=[*(x > 0 for x in down), False], color="#7f7f7f", alpha=0.5, linewidth=0,
+                            label="offered into the downed link (the generator's)" if first_down else None)
+            first_down = False
+        loss_ax.stairs([max(0, t - r - x) for t, r, x in zip(tx, rx, down, strict=True)], ts, color=color,
+                       linewidth=1, label=key)
         if trial.rate_pps:  # sent under it: frames the generator could not send (refused by a wire without peer)
             ax.axhline(trial.rate_pps / scale, color="#555555", linestyle=(0, (1, 3)), linewidth=0.8,
                        label="offered" if i == 0 else None)
@@ -104,7 +112,8 @@ def event_figure(trial: EventTrial, repeats: int) -> Figure | None:
         handles, labels = handles + h, labels + lab
     fig.legend(handles, labels, fontsize="x-small", loc="outside right upper")
     loss_ax.set_yscale("symlog", linthresh=1)
-    loss_ax.set_ylim(0, 5 * max([10, *(t - r for tx, rx in dirs.values() for t, r in zip(tx, rx, strict=True))]))
+    loss_ax.set_ylim(0, 5 * max([10, *(t - r - x for tx, rx, down in dirs.values()
+                                       for t, r, x in zip(tx, rx, down, strict=True))]))
     loss_ax.set_ylabel(f"lost per {ms:g} ms")
     loss_ax.set_xlabel("time from the trial's start (when the frames were sent), s")
     loss_ax.grid(alpha=0.3)
@@ -133,8 +142,7 @@ def _trial_rows(trials: list[EventTrial]) -> list[list[str]]:
     """A row per repeat: lost per direction, outage, span, the outages on the timeline, the commands run."""
     rows = []
     for t in trials:
-        dirs = ", ".join(f"{d.direction} {d.lost:,}" + (f" ({d.refused:,} refused)" if d.refused else "")
-                         for d in t.directions)
+        dirs = ", ".join(d.text() for d in t.directions)
         outs = "; ".join(f"{o.direction} {o.start_ms / 1000:.2f}..{o.end_ms / 1000:.2f} s: {o.lost:,}"
                          for o in t.outages)
         acts = "; ".join(f"{a.t_ms / 1000:.3f} s: {a.what} ({a.took_ms:,.0f} ms)" for a in t.actions)

@@ -66,13 +66,22 @@ class EventAction(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class EventDirection(Record):
-    """One direction's totals over the trial (refused: frames the virtual wire refused, lost too)."""
+    """One direction's totals over the trial (refused: frames the virtual wire refused, lost too). link_down: frames
+    zlgen offered into a port whose link the event had taken down (a bond member), not received: a peer does not
+    send into a link that is down (a bonded switch fails its own egress over), so they are the generator's, not the
+    DUT's, and not in lost (lost + link_down = tx + refused - rx)."""
 
     direction: str
     tx: int
     rx: int
     lost: int
     refused: int = 0
+    link_down: int = 0
+
+    def text(self) -> str:
+        """'A->B 12' with what was refused and offered into a downed link, for tables and explain."""
+        return (f"{self.direction} {self.lost:,}" + (f" ({self.refused:,} refused)" if self.refused else "")
+                + (f" (+{self.link_down:,} into the downed link, not lost)" if self.link_down else ""))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,7 +136,9 @@ class EventTrial(Record):
 
     @property
     def where(self) -> str:
-        return top_hop(self.ledger or [])
+        """The top hop of the directions that lost frames (the ones offered into a downed link do not count)."""
+        lossy = {d.direction for d in self.directions if d.lost > 0}
+        return top_hop([led for led in self.ledger or [] if not self.directions or led.get("direction") in lossy])
 
 
 @dataclass(frozen=True, kw_only=True)
