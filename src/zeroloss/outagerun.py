@@ -397,6 +397,8 @@ class EventsRun:
         for pre, post in marks:
             assert ev is not None
             before = restarted(before, pre, post, ev.watch)
+        if mid is not None or marks:
+            before = probe.derive(before)
         c = counter_delta(after, before) or {}
         c["gen"] = gen_counters(r, self.refused_is_loss)
         state = probe.state() if probe.state else None

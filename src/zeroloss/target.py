@@ -47,6 +47,9 @@ class Probe:
     # the telemetry of the host the DUT runs on (host.telemetry): its CPUs, interrupts and the bench's processes,
     # read before and after each trial (this host's files, or a lab node's over its agent); None: not read
     telemetry: Callable[[], Snapshot] | None = None
+    # a reading's parts derived from its others recomputed (a lab's stage of several VNFs, their counters summed):
+    # after zeroloss events has rebased the counters a restart set back to zero (outagerun.rebase)
+    derive: Callable[[dict], dict] = lambda reading: reading
 
 
 @dataclass(frozen=True)

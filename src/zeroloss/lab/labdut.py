@@ -254,11 +254,21 @@ class LabDut:
                 stats = _ethdev(self.agent(self.lab.vnf_target(v)).call("telemetry", **req))
                 if stats is not None:
                     procs[v.name] = stats
+        return self._sums(procs)
+
+    def _sums(self, procs: dict) -> dict:
+        """procs with the stages that name several VNFs (a+b) set to the sums of their VNFs' counters."""
+        procs = dict(procs)
         for name in sorted(h for h in self.stage_procs if "+" in h):
             parts = [procs.get(n) for n in name.split("+")]
             if all(parts):
                 procs[name] = [{key: sum(p[i].get(key, 0) for p in parts) for key in STAT_KEYS} for i in (0, 1)]
         return procs
+
+    def derive(self, reading: dict) -> dict:
+        """A reading with its stage sums recomputed from its VNFs' counters (Probe.derive): after a VNF's counters
+        were rebased for its restart, a stage summing it with another is the sum of the rebased counters."""
+        return {**reading, "procs": self._sums(reading["procs"])} if "procs" in reading else reading
 
     def _need_ovs(self, what: str) -> None:
         if not self.ovs:

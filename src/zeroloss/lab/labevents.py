@@ -132,8 +132,15 @@ class LabFlows(LabEvent):
         return f"ovs-ofctl del-flows {self.bridge} cookie={FLOW_COOKIE}/-1"
 
 
+# the node's OVS port counters, read around each action that may set them back to zero: OVS 3.x sums a vhost
+# port's per-virtqueue counters (new with a reconnected VNF) and zeroes its drop counters when the port is
+# reconfigured or set up, as on the bench (bench.events, outagerun.restarted)
+PORTS = (("ovs", "ports"),)
+
+
 class LabMtu(LabEvent):
     name = "mtu"
+    watch = PORTS
 
     def __init__(self, dut: LabDut):
         super().__init__(dut)
@@ -194,6 +201,8 @@ def admin_argv(dut: LabDut, kind: str, bridge: str, member: str, up: bool) -> li
 class LabBond(LabEvent):
     """The active member of the bond on the path taken down, then up (bond-down); or down before the trial and up
     at the event (bond-up). Each down is in LabDut.changes with its up until it is undone."""
+
+    watch = PORTS
 
     def __init__(self, dut: LabDut, name: str):
         super().__init__(dut)
@@ -332,6 +341,7 @@ class LabVnfRestart(LabRestart):
     rebased."""
 
     name = "vnf-restart"
+    watch = PORTS
 
     def __init__(self, dut: LabDut):
         super().__init__(dut, dut.lab.vnfs[0].restart if dut.lab.vnfs else None)

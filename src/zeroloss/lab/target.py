@@ -64,7 +64,7 @@ class LabTarget(Target):
         assert s is not None
         return Probe(s.paths, s.dut.counters, s.dut.state, s.context(), s.health,
                      perf=(lambda: pmd_perf(s.dut.appctl("dpif-netdev/pmd-perf-show"))) if s.dut.ovs else None,
-                     telemetry=NodeTelemetry(s.dut))
+                     telemetry=NodeTelemetry(s.dut), derive=s.dut.derive)
 
     def streams(self, frame: int, rate_pps: float) -> list[Stream]:
         assert self.s is not None
