@@ -158,3 +158,23 @@ def test_a_restarted_vnf_in_a_summed_stage_is_rebased_there_too():
 def test_lab_events_that_may_zero_the_nodes_port_counters_watch_them():
     assert labevents.LabMtu.watch == labevents.LabBond.watch == labevents.LabVnfRestart.watch == (("ovs", "ports"),)
     assert labevents.LabOvsRestart.resets == (("ovs",),)
+
+
+def test_an_ovs_restart_sets_the_runs_conntrack_limits_again():
+    """--dut-set dpctl:... lives in the datapath, not OVSDB: a restarted ovs-vswitchd starts with the defaults, so the
+    ovs-restart event sets them again, and the session's undo still puts back what was found (the node's commands
+    recorded, no node)."""
+    dut = LabDut(lab_with())
+    dut.ovs = True
+    calls = []
+    found = {"dpctl/ct-get-maxconns": "100000\n", "dpctl/ct-get-limits": "default limit=0\n"}
+    dut.appctl = lambda *argv: calls.append(list(argv)) or found.get(argv[0], "")
+    dut.change("dpctl:netdev@ovs-netdev:ct-maxconns=3000000")
+    dut.change("dpctl:netdev@ovs-netdev:ct-limits:default=5000")
+    calls.clear()
+    assert dut.reapply_datapath() == ["dpctl:netdev@ovs-netdev:ct-maxconns=3000000",
+                                      "dpctl:netdev@ovs-netdev:ct-limits:default=5000"]
+    assert calls == [["dpctl/ct-set-maxconns", "netdev@ovs-netdev", "3000000"],
+                     ["dpctl/ct-set-limits", "netdev@ovs-netdev", "default=5000"]]
+    assert [u[3:] for u, _ in dut.changes] == [["dpctl/ct-set-maxconns", "netdev@ovs-netdev", "100000"],
+                                               ["dpctl/ct-set-limits", "netdev@ovs-netdev", "default=0"]]

@@ -38,6 +38,13 @@ from .remote import RemoteAgent
 ETHDEV_KEYS = (*STAT_KEYS, "q_ipackets", "q_opackets")
 
 
+def _dpctl_set(dp: str, ref: str, value: str) -> list[str]:
+    """The ovs-appctl command (after -t CTL) that sets a datapath setting of --dut-set dpctl:DP:REF=VALUE."""
+    if ref == "ct-maxconns":
+        return ["dpctl/ct-set-maxconns", dp, value]
+    return ["dpctl/ct-set-limits", dp, f"default={value}"]
+
+
 class LabDut:
     """The remote OVS and VNFs of a lab file; start() opens the sessions and finds OVS, stop() closes them."""
 
@@ -374,20 +381,27 @@ class LabDut:
         dpctl:DP:ct-limits:default=N, set with ovs-appctl and undone the same way."""
         if ref == "ct-maxconns":
             old = self.appctl("dpctl/ct-get-maxconns", dp).strip()
-            args = ["dpctl/ct-set-maxconns", dp]
-            new, back = [value], [old]
         elif ref == "ct-limits:default":
             old = str(parse_ct_limits(self.appctl("dpctl/ct-get-limits", dp)).get("default_limit", 0))
-            args = ["dpctl/ct-set-limits", dp]
-            new, back = [f"default={value}"], [f"default={old}"]
         else:
             raise ZeroLossError(f"--dut-set {setting!r}: dpctl settings are ct-maxconns and ct-limits:default",
                                 "e.g. dpctl:netdev@ovs-netdev:ct-maxconns=3000000")
         if not value.isdigit():
             raise ZeroLossError(f"--dut-set {setting!r}: {ref} takes a number of connections")
-        self.appctl(*args, *new)
-        self.changes.append((["ovs-appctl", "-t", self.ctl, *args, *back], ["dpctl", dp, ref, value]))
+        self.appctl(*_dpctl_set(dp, ref, value))
+        self.changes.append((["ovs-appctl", "-t", self.ctl, *_dpctl_set(dp, ref, old)], ["dpctl", dp, ref, value]))
         return {"setting": f"dpctl:{dp}:{ref}", "from": old, "to": value}
+
+    def reapply_datapath(self) -> list[str]:
+        """The --dut-set dpctl settings set again (a restarted ovs-vswitchd starts with its datapath's defaults:
+        they live in the datapath, not in OVSDB); what was set."""
+        done = []
+        for _, what in self.changes:
+            if what[0] == "dpctl":
+                _, dp, ref, value = what
+                self.appctl(*_dpctl_set(dp, ref, value))
+                done.append(f"dpctl:{dp}:{ref}={value}")
+        return done
 
     def restore(self) -> list[str]:
         """Undoes every change, newest first; the faults, if any (the node then needs a hand)."""

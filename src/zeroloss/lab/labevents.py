@@ -332,7 +332,9 @@ class LabOvsRestart(LabRestart):
                 raise self._late(why)
             time.sleep(0.1)
         self.dut.topology()  # the new process's datapath port numbers
-        return f"{shlex.join(self.argv)} (ovs-vswitchd pid {old} -> {new}); the path's OVS ports up again"
+        again = self.dut.reapply_datapath()  # the run's conntrack limits: the new datapath starts with defaults
+        return (f"{shlex.join(self.argv)} (ovs-vswitchd pid {old} -> {new}); the path's OVS ports up again"
+                + (f"; set again: {', '.join(again)}" if again else ""))
 
 
 class LabVnfRestart(LabRestart):
