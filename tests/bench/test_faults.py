@@ -99,7 +99,10 @@ def test_kill_9_of_each_pvp_component_fails_the_run_and_resume_goes_on(tmp_path)
     ovsdb-server, zlgen) and once by kill -9 of zeroloss itself, resumed after each: each cut is a named
     failure (never 'NDR none'), keeps every finished trial, leaves nothing running, and the search completes."""
     out, rundir = tmp_path / "r.json", tmp_path / "run"
-    args = ["--topology", "pvp", "--vnf", "process", "--frame-sizes", "64", *SEARCH, "--granularity", "0.2"]
+    # 2 %: the top (5 % above the MRR) fails, then 6 bisections (2**6 > 100 / 2) and a validation: at least 8 trials,
+    # more than the 5 cuts need (one new trial each), and few enough that the last resume is short (at 0.2 % the
+    # search took 11 trials at least, and its validations near the edge often failed: up to 74 records)
+    args = ["--topology", "pvp", "--vnf", "process", "--frame-sizes", "64", *SEARCH, "--granularity", "2"]
     p = start(out, rundir, *args)
     for what, pidfile, name in COMPONENTS:
         kept = wait_trials(p, out, trials(out) + 1)
@@ -137,46 +140,48 @@ def test_kill_9_of_each_pvp_component_fails_the_run_and_resume_goes_on(tmp_path)
     assert leftovers(tmp_path) == []
 
 
-def test_killed_zeroloss_leaves_a_file_the_next_run_marks_interrupted(tmp_path):
-    out, rundir = tmp_path / "r.json", tmp_path / "run"
+def test_two_runs_at_once_are_refused_and_a_killed_zeroloss_is_marked_interrupted(tmp_path):
+    """One bench run for two claims: a second run while it runs is refused naming the first (the bench's lock,
+    then the file's own lock), the first going on untouched; then kill -9 of it leaves a file `running` that the
+    next zeroloss on the bench marks interrupted, keeping its trials. (Ctrl-C of a run, `interrupted` and resumed:
+    tests/bench/test_run.py::test_interrupted_run_resumes_where_it_stopped.)"""
+    out, rundir = tmp_path / "a.json", tmp_path / "run"
+    env = dict(os.environ, ZEROLOSS_RUNDIR=str(rundir))
     # four sizes: a search can end after two trials (its top rate passes and is validated), the run cannot
     p = start(out, rundir, "--frame-sizes", "64,128,256,512", *SEARCH, "--granularity", "0.2")
-    wait_trials(p, out, 2)
-    p.kill()
-    p.communicate(timeout=30)
-    assert read_doc(out)["state"] == "running"
-    # any next zeroloss on the bench cleans the stale session and marks the file, without touching its trials
-    r = subprocess.run([*ZEROLOSS, "trial", "--duration", "0.2", "--rate", "10k"], capture_output=True, text=True,
-                       env=dict(os.environ, ZEROLOSS_RUNDIR=str(rundir)), timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert f"{out} was left running by a zeroloss that is gone: marked interrupted" in r.stderr
-    assert read_doc(out)["state"] == "interrupted" and trials(out) >= 2
-    assert leftovers(tmp_path) == [] and runtime_dirs(p.pid) == []
-    kept = list(rundir.glob("s*"))
-    assert kept and all(not (d / "owner.json").exists() for d in kept)  # its logs are kept, as logs
-
-
-def test_two_runs_at_once_the_second_is_refused_naming_the_first(tmp_path):
-    out, rundir = tmp_path / "a.json", tmp_path / "run"
-    p = start(out, rundir, "--frame-sizes", "64,128,256,512", *SEARCH, "--granularity", "0.2")  # runs on a while
     try:
         wait_trials(p, out, 1)
-        env = dict(os.environ, ZEROLOSS_RUNDIR=str(rundir))
         second = subprocess.run([*ZEROLOSS, "run", "--frame-sizes", "64", "-o", str(tmp_path / "b.json")],
                                 capture_output=True, text=True, env=env, timeout=60)
         assert second.returncode == 1
         line = one_error_line(second.stderr)
         assert f"the bench is in use by zeroloss pid {p.pid}" in line, line
         # the same file twice: refused by the file's own lock, the first run's trials untouched
+        before = trials(out)
         twice = subprocess.run([*ZEROLOSS, "run", "--resume", str(out)], capture_output=True, text=True, env=env,
                                timeout=60)
         assert twice.returncode == 1
         assert f"{out} is being written by zeroloss pid {p.pid}" in one_error_line(twice.stderr)
         assert not (tmp_path / "b.json").exists()
+        assert trials(out) >= before, "the refused resume touched the first run's trials"
+        # the first run goes on (a trial more), then zeroloss itself is killed
+        kept = wait_trials(p, out, max(2, trials(out) + 1))
+        p.kill()
+        p.communicate(timeout=30)
     finally:
-        p.send_signal(signal.SIGINT)
-        p.communicate(timeout=60)
-    assert read_doc(out)["state"] == "interrupted"
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert read_doc(out)["state"] == "running"
+    # any next zeroloss on the bench cleans the stale session and marks the file, without touching its trials
+    r = subprocess.run([*ZEROLOSS, "trial", "--duration", "0.2", "--rate", "10k"], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"{out} was left running by a zeroloss that is gone: marked interrupted" in r.stderr
+    assert read_doc(out)["state"] == "interrupted" and trials(out) >= kept >= 2
+    assert leftovers(tmp_path) == [] and runtime_dirs(p.pid) == []
+    kept_dirs = list(rundir.glob("s*"))
+    assert kept_dirs and all(not (d / "owner.json").exists() for d in kept_dirs)  # its logs are kept, as logs
 
 
 @pytest.mark.parametrize("output, message", [
@@ -231,7 +236,9 @@ def test_full_disk_fails_the_run_with_one_line_and_a_failed_file(tmp_path):
     mount_tmpfs(disk, "size=8m")
     try:
         out = disk / "r.json"
-        p = start(out, tmp_path / "run", "--frame-sizes", "64,128,256,512", *SEARCH, "--granularity", "0.2")
+        # two sizes: a search can end after two trials (its top passes and is validated), the run cannot; the disk
+        # fills as soon as one trial is saved
+        p = start(out, tmp_path / "run", "--frame-sizes", "64,128", *SEARCH, "--granularity", "0.2")
         saved = wait_trials(p, out, 1)
         with open(disk / "filler", "wb", buffering=0) as f:  # the rest of the disk, to the last block
             try:
