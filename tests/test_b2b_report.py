@@ -115,3 +115,19 @@ def test_rfc9004_6_1_a_frame_size_at_the_maximum_rate_is_not_tested(tmp_path):
     Progress(out=out)("b2b_skip", {"frame": 64, "record": rec})
     assert out.getvalue().strip() == ("64 B  back-to-back frames not tested: the NDR is the maximum frame rate "
                                       "(RFC 9004 §6.1)")
+
+
+def test_explain_tells_the_bursts_when_no_search_trial_lost_frames(tmp_path, capsys):
+    """A run whose throughput search lost nothing still has back-to-back bursts that did: explain says there is no
+    lossy trial, then tells the bursts (it used to stop at the first line)."""
+    from zeroloss.cli.main import main
+
+    rf = ResultFile.create(tmp_path / "r.json", {}, {})
+    rf.start_search(1518, 0)
+    rf.finish_search(1518, 0, SearchOutcome(ndr=GoalRecord(rate_pps=189_735.0)))
+    rf.set_b2b(1518, 0, record())
+    rf.set_state("complete")
+    assert main(["explain", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "no trial lost frames: nothing to explain" in out
+    assert "1518 B back-to-back frames (RFC 9004), 3 of 3 searches: mean 1,464 frames per direction" in out

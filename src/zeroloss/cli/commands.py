@@ -173,7 +173,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return 0
     if not out:
         print(f"{args.file}: no trial lost frames: nothing to explain (--trial N shows any trial's ledger)")
-        return 0
     for i, (case, search, trial, leds, diag) in enumerate(out):
         if i:
             print()
