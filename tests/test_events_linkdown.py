@@ -111,3 +111,19 @@ def test_the_diagnosis_names_refusals_into_the_downed_link_as_the_generators_and
     assert [(f["reason"], f["frames"]) for f in plain] == [("rx_missed", 116), ("tx_dropped", 5)]
     other_side = diagnose(ledgers, {}, {}, {"link_down": {**down, "side": 0}})
     assert [f["reason"] for f in other_side] == ["rx_missed", "tx_dropped"]
+
+
+def test_where_is_the_duts_top_hop_not_the_refusals_into_the_downed_link():
+    """B->A lost 6 frames of its own (OVS v1 tx) beside the 116 zlgen's wire refused into the downed member: the
+    table's 'where' names the DUT's hop."""
+    dirs = (EventDirection(direction="A->B", tx=100, rx=95, lost=5),
+            EventDirection(direction="B->A", tx=100, rx=18, lost=6, refused=116, link_down=116))
+    ledger = [{"direction": "A->B", "hops": [_hop("OVS bond-b tx", "other", "tx_dropped", 5, "g1+g3 tx_dropped")]},
+              {"direction": "B->A", "hops": [
+                  _hop("OVS bond-b rx", "other", "rx_missed", 116, "zlgen tx_refused into g1+g3"),
+                  _hop("OVS v1 tx", "other", "tx_failure", 6, "v1 ovs_tx_failure_drops")]}]
+    t = EventTrial(event="bond-down", repeat=1, rate_pps=1000, duration_s=1, directions=dirs, ledger=ledger)
+    assert t.where == "OVS v1 tx: tx_failure"
+    assert ledger[1]["hops"][0]["drops"][0]["frames"] == 116  # the stored ledger is left as it is
+    plain = EventTrial(event="mtu", repeat=1, rate_pps=1000, duration_s=1, ledger=ledger)  # no directions: all
+    assert plain.where == "OVS bond-b rx: rx_missed"

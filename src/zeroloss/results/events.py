@@ -136,9 +136,13 @@ class EventTrial(Record):
 
     @property
     def where(self) -> str:
-        """The top hop of the directions that lost frames (the ones offered into a downed link do not count)."""
-        lossy = {d.direction for d in self.directions if d.lost > 0}
-        return top_hop([led for led in self.ledger or [] if not self.directions or led.get("direction") in lossy])
+        """The top hop of the directions that lost frames, the frames offered into a downed link taken off the
+        refusals that counted them (they are the generator's)."""
+        if not self.directions:
+            return top_hop(self.ledger or [])
+        down = {d.direction: d.link_down for d in self.directions if d.lost > 0}
+        return top_hop([_without_refused(led, down[led.get("direction", "")]) for led in self.ledger or []
+                        if led.get("direction") in down])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,6 +212,23 @@ def worst(rec: EventsRecord) -> list[tuple[EventTrial, int]]:
     for t in rec.trials:
         by.setdefault(t.event, []).append(t)
     return [(max(ts, key=lambda t: t.lost), len(ts)) for ts in by.values()]
+
+
+def _without_refused(led: JsonObject, frames: int) -> JsonObject:
+    """A direction's ledger with up to frames taken off zlgen's refusals (ledger.py: 'zlgen tx_refused into ...')."""
+    if not frames:
+        return led
+    hops = []
+    for hop in led.get("hops") or []:
+        drops = []
+        for d in hop.get("drops") or []:
+            if str(d.get("counter", "")).startswith("zlgen tx_refused") and frames:
+                n = min(frames, int(d.get("frames") or 0))
+                frames -= n
+                d = {**d, "frames": int(d.get("frames") or 0) - n}
+            drops.append(d)
+        hops.append({**hop, "drops": drops})
+    return {**led, "hops": hops}
 
 
 def top_hop(ledger: list[JsonObject]) -> str:
