@@ -55,13 +55,16 @@ def test_search_finds_a_meter_of_known_capacity_within_one_percent(tmp_path, str
     end the search there (seen in CI with a duration sum of 5 s: NDR 24.9 kpps). The binary search validates for
     5 s too; its short trials stay 2 s, because one loss burst of the host in a short trial below the meter ends its
     search there (seen with 5 s short trials: 64 frames lost at 24 kpps after a 35 ms stall of the host). The meter
-    is far slower than zlgen: never generator-bound, and the ceiling was measured on zlgen alone."""
+    is far slower than zlgen: never generator-bound, and the ceiling was measured on zlgen alone. The first trial is
+    at 90 % of the search's top (5 % above the MRR, so about 94 % of what the meter let through flat out): below the
+    meter, so the search bisects from there instead of from 0, with fewer trials below the meter for a host stall to
+    spoil; the claim is where the search ends, not where it starts. 100 ms of drain are plenty at 30 kpps."""
     out = tmp_path / "r.json"
     durations = (["--trial", "2", "--validation", "5", "--set", "mlr_duration_sum_s=10"] if strategy == "mlr"
                  else ["--trial", "2", "--validation", "5"])
     r = run("--topology", "pvp", "--set", "meter_pps=30000", "--frame-sizes", "64", *durations,
             "--latency-loads", "none", "--granularity", "0.5", "--pdr-loss", "-1", "--flows", "64", "-o", str(out),
-            "--search", strategy, *NO_PROBE)
+            "--start", "90", "--drain-ms", "100", "--search", strategy, *NO_PROBE)
     assert_ran(r)
     doc = read_doc(out)
     search = doc["searches"][0]
@@ -121,7 +124,8 @@ def test_campaign_runs_every_case_into_one_file(tmp_path):
     out = tmp_path / "r.json"
     r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "campaign", str(camp), "--set", "trial_s=0.3",
                         "--set", "validation_s=0.6", "--set", "granularity_pct=5", "--set", "drain_ms=100",
-                        "--set", "warmup_s=0", "--set", "flows=64", "-o", str(out)],
+                        "--set", "warmup_s=0", "--set", "flows=64", "--set", "latency_loads=none",
+                        "--set", "core_probe=false", "-o", str(out)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     doc = read_doc(out)
@@ -221,17 +225,6 @@ def test_pvvp_chains_two_vnfs(tmp_path):
         assert ovs[a]["tx_packets"] == ovs[b]["rx_packets"] + missed[f"OVS {b} rx"] > 0, (a, b)
     assert set(last["counters"]["procs"]) == {"vnf0", "vnf1"}
     assert [h["name"] for h in last["ledger"][0]["hops"]][4:6] == ["VNF 1 (testpmd) rx port 0", "OVS v1 rx"]
-
-
-def test_ovs_p2p_dual_bridge_vlan(tmp_path):
-    out = tmp_path / "r.json"
-    r = run("--topology", "ovs-p2p", "--set", "bridges=2", "--set", "vlan=7", "--frame-sizes", "128", *FAST,
-            "-o", str(out))
-    assert_ran(r)
-    doc = read_doc(out)
-    _conserved(doc)
-    assert doc["searches"][0]["result"]["ndr"]["rate_pps"] > 0
-    assert not any(k.startswith("v") for k in doc["searches"][0]["trials"][-1]["counters"]["ovs"]["ports"])
 
 
 def _fails_cleanly(tmp_path, *args) -> str:

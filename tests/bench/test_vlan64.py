@@ -12,7 +12,8 @@ from .verdicts import assert_ran
 
 def test_ovs_p2p_vlan_at_64_bytes_counts_every_frame(tmp_path):
     """br-phy takes VLAN 100 from zlgen, translates it to 200 towards br-int and back: zlgen sends and receives
-    tagged 64 B frames (60 B without the FCS), recognises every one as its own, and each trial's ledger balances."""
+    tagged 64 B frames (60 B without the FCS), recognises every one as its own, and each trial's ledger balances.
+    Also the suite's OVS P2P dual-bridge VLAN test: the NDR is found and OVS has no vhost (VNF) port."""
     out = tmp_path / "r.json"
     r = run("--topology", "ovs-p2p", "--set", "bridges=2", "--set", "vlan=100", "--frame-sizes", "64", *FAST,
             "-o", str(out))
@@ -22,6 +23,8 @@ def test_ovs_p2p_vlan_at_64_bytes_counts_every_frame(tmp_path):
     (s,) = doc["searches"]
     assert s["frame"] == 64 and s["result"]["ndr"]["rate_pps"] > 0
     assert _conserved(doc)
+    ports = s["trials"][-1]["counters"]["ovs"]["ports"]
+    assert not any(k.startswith("v") for k in ports), sorted(ports)  # ovs-p2p: zlgen's ports only, no VNF
     trials = s["trials"]
     for t in trials:
         gen = t["counters"]["gen"]
