@@ -61,10 +61,15 @@ def test_vnf_restart_loses_frames_after_the_event_and_the_ledger_says_where(run)
         assert t.where and ("OVS" in t.where or "VNF" in t.where)
         for led in t.ledger:  # every frame sent is received or lost
             assert led["sent"] == led["received"] + led["lost"]
-        # v0/v1's counters restart with the VNF's reconnect (outagerun.restarted rebases them; unit-tested on
-        # recorded readings in tests/test_events_counters.py). A bound on what stays unexplained (the frames in the
-        # VNF's rings when it quit) failed once in three bench runs (session 2026-11-26): not asserted here until
-        # that is understood
+            # v0/v1's counters restart with the VNF's reconnect and the VNF's own with its process (outagerun's
+            # restarted and rebase; unit-tested on recorded readings in tests/test_events_counters.py): without them
+            # a direction leaves unexplained what they had counted before the restart (~20,000 at 1 s). What stays:
+            # the frames in the VNF's rings when it quit (1024 slots each way), and counts between the last reading
+            # before the restart and the VNF's exit (OVS's port statistics list no v0/v1 while the VNF is down: their
+            # last counts cannot be read after it). Those move frames between hops (~1,000 per hop at 20 kpps, more
+            # when the host stalls the kill: not bounded per hop) and mostly cancel along the direction (0..360 in 6
+            # directions, results/bench32b, 2026-11-27)
+            assert abs(led["unexplained"]) <= 2 * 1024, led
 
 
 def test_outage_table(run):
