@@ -178,3 +178,22 @@ def test_an_ovs_restart_sets_the_runs_conntrack_limits_again():
                      ["dpctl/ct-set-limits", "netdev@ovs-netdev", "default=5000"]]
     assert [u[3:] for u, _ in dut.changes] == [["dpctl/ct-set-maxconns", "netdev@ovs-netdev", "100000"],
                                                ["dpctl/ct-set-limits", "netdev@ovs-netdev", "default=0"]]
+
+
+def test_a_lab_bond_event_knows_the_generator_port_cabled_to_the_member_it_takes_down():
+    """bond-down takes the active member down; the generator port cabled to it (dut_port: the member) is the one
+    whose frames are offered into a downed link (results.events.EventDirection.link_down). An active member no
+    generator port is cabled to (reached through a switch) names no port of ours."""
+    show = ("---- bond-b ----\nbond_mode: active-backup\n\nmember dpdk1: enabled\n  active member\n\n"
+            "member dpdk3: enabled\n")
+    dut = LabDut(lab_with())
+    dut.appctl = lambda cmd, *a: BOND_LIST if cmd == "bond/list" else show
+    ev = labevents.LabBond(dut, "bond-down")
+    assert ev.prepare() == [] and ev.member == "dpdk1" and not ev.starts_down
+    assert dut.lab.ports[ev.link_down_port].dut_port == "dpdk1"
+    assert labevents.LabBond(dut, "bond-up").starts_down
+    other = LabDut(lab_with())
+    other.appctl = lambda cmd, *a: BOND_LIST if cmd == "bond/list" else show.replace("dpdk1", "dpdk9")
+    ev = labevents.LabBond(other, "bond-down")
+    ev.prepare()
+    assert ev.member == "dpdk9" and ev.link_down_port is None
