@@ -29,6 +29,7 @@ def test_yaml_frame_sizes_take_imixes(tmp_path):
 
 @pytest.mark.parametrize("yaml_text, message", [
     ("trial_s: -3\n", "config: trial_s must be in 0.1..86400 s, got -3"),
+    ("ceiling_s: 0\n", "config: ceiling_s must be in 0.1..60 s, got 0"),
     ("frame_sizes: [64, 10000]\n", "frame_sizes must hold values in 64..9728 B, got 10000"),
     ("frame_sizes: [64, jumbo]\n", "frame size 'jumbo' is neither a size in bytes nor an IMIX"),
     ("frame_sizes: [64, 'imix:64:7,10:1']\n", "IMIX entry 10:1: sizes are 64..9728 B"),
@@ -169,3 +170,26 @@ def test_a_vm_ring_qemu_cannot_have_is_refused_before_anything_starts():
     with pytest.raises(ZeroLossError, match="QEMU's virtio-net takes 256, 512 or 1024"):
         RunConfig(topology="pvp", vnf="vm", vnf_ring=4096)
     RunConfig(topology="pvp", vnf="process", vnf_ring=4096)
+
+
+def test_the_flat_out_measurement_lasts_ceiling_s():
+    """zlgen's ceiling and the DUT's MRR are measured for ceiling_s (default 1 s, as before the setting)."""
+    from types import SimpleNamespace
+
+    from zeroloss.trialrunner import flat_out
+
+    asked = []
+
+    class Client:
+        def configure(self, streams):
+            return len(streams)
+
+        def run_trial(self, duration_s, drain_ms):
+            asked.append(duration_s)
+            s = SimpleNamespace(port=0, rx_port=1, rx_unique=900, tx_pkts=1000, tx_refused=0)
+            return SimpleNamespace(streams=(s,), tx_window_s=duration_s)
+
+    target = SimpleNamespace(client=Client(), streams=lambda frame, rate: [None])
+    assert flat_out(target, 64) == (900 / 1.0, 1000 / 1.0) and asked == [1.0]
+    assert flat_out(target, 64, RunConfig(ceiling_s=0.3).ceiling_s) == (900 / 0.3, 1000 / 0.3) and asked[-1] == 0.3
+    assert RunConfig().ceiling_s == 1.0

@@ -310,7 +310,7 @@ class EventsRun:
         line = line_rate_pps((target.link_bps or cfg.link_speed_gbps * 1e9), frame)
         if target.loopback() is not None:
             health = target.probe().health
-            mrr = guarded(health, lambda: flat_out(target, frame))[0]
+            mrr = guarded(health, lambda: flat_out(target, frame, cfg.ceiling_s))[0]
             top = min(line, mrr * MRR_MARGIN)
         else:
             top = target.top(frame, line)

@@ -132,7 +132,8 @@ class Run:
                 line = frames_.line_rate_pps(self.link_bps, frame)
                 if loop:
                     health = target.probe().health
-                    mrr, offered = self._mrr(frame, lambda f=frame, h=health: guarded(h, lambda: flat_out(target, f)))
+                    mrr, offered = self._mrr(frame, lambda f=frame, h=health, s=self.cfg.ceiling_s: guarded(
+                        h, lambda: flat_out(target, f, s)))
                     ceiling, gen = min(ceilings[frame], offered), True
                 else:
                     mrr, ceiling, gen = None, target.top(frame, line), False
@@ -190,7 +191,8 @@ class Run:
             with Workspace() as ws, SoftBench(spec, ws) as lb:
                 for f in need:
                     self.progress("ceiling", {"frame": f, "link": loop.link, "how": "loopback"})
-                    pps = guarded(lb.check, lambda f=f: flat_out(LoopbackTarget(self.cfg, lb, loop.members), f)[0])
+                    pps = guarded(lb.check, lambda f=f: flat_out(LoopbackTarget(self.cfg, lb, loop.members), f,
+                                                                    self.cfg.ceiling_s)[0])
                     self.rf.set_ceiling(f, Ceiling(pps=pps, link=loop.link, how="loopback",
                                                    method=CEILING_METHODS[loop.link]))
                     out[f] = pps

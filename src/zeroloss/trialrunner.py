@@ -149,12 +149,12 @@ class TrialRunner:
         return detail
 
 
-def flat_out(target: Target, frame: int) -> tuple[float, float]:
-    """(received, offered) frames per second per direction when zlgen sends as fast as it can, each of the
-    slowest direction; offered counts the frames a virtual wire refused."""
+def flat_out(target: Target, frame: int, seconds: float = CEILING_S) -> tuple[float, float]:
+    """(received, offered) frames per second per direction when zlgen sends as fast as it can for seconds, each
+    of the slowest direction; offered counts the frames a virtual wire refused."""
     client = target.client
     client.configure(target.streams(frame, 0))
-    r = client.run_trial(duration_s=CEILING_S, drain_ms=200)
+    r = client.run_trial(duration_s=seconds, drain_ms=200)
     groups = by_direction(r).values()
     rx = min(sum(s.rx_unique for s in g) for g in groups) / r.tx_window_s
     offered = min(sum(s.tx_pkts + s.tx_refused for s in g) for g in groups) / r.tx_window_s
