@@ -37,8 +37,7 @@ pytestmark = pytest.mark.skipif(why is not None, reason=f"no CNF here: {why}")
 # the first trial at half the top: the top (5 % above the MRR) fails and its disturbed or generator-short trials
 # are retried, some 4 s a search; the claims are about the path's ledger, not about the search's top
 CNF = ["--vnf", "container", "--trial", "0.5", "--validation", "1", "--drain-ms", "300", "--granularity", "10",
-       "--start", "50", "--flows", "16", "--warmup", "0.3", "--latency-loads", "none", "--set", "core_probe=false",
-       "--set", "ceiling_s=0.5"]
+       "--start", "50", "--flows", "16", "--warmup", "0.3", "--latency-loads", "none", "--set", "core_probe=false"]
 
 
 def ours(pid: int) -> list[str]:

@@ -20,7 +20,7 @@ from .test_run import ZEROLOSS
 from .verdicts import assert_ran
 
 SEARCH = ["--trial", "0.3", "--validation", "0.6", "--drain-ms", "100", "--flows", "64", "--warmup", "0",
-          "--latency-loads", "none", "--set", "core_probe=false", "--set", "ceiling_s=0.3"]
+          "--latency-loads", "none", "--set", "core_probe=false"]
 
 
 def mount_tmpfs(path: Path, options: str) -> None:

@@ -31,8 +31,7 @@ pytestmark = pytest.mark.skipif(why is not None, reason=f"no VM here: {why}")
 # (5 % above the MRR) fails and its disturbed or generator-short trials are retried, some 3 s a search; the claims
 # are about the path's ledger, not about the search's top
 VM = ["--vnf", "vm", "--trial", "0.5", "--validation", "1", "--drain-ms", "300", "--granularity", "10",
-      "--start", "50", "--flows", "16", "--warmup", "0.3", "--latency-loads", "none", "--set", "core_probe=false",
-      "--set", "ceiling_s=0.5"]
+      "--start", "50", "--flows", "16", "--warmup", "0.3", "--latency-loads", "none", "--set", "core_probe=false"]
 
 
 def qemus(tag: str) -> list[str]:

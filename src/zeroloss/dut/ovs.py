@@ -265,8 +265,12 @@ class Ovs:
                           *args], timeout=timeout)
 
     def add_bridge(self, name: str) -> None:
+        """A netdev bridge, returned once vswitchd serves its OpenFlow socket: vsctl does not wait (--no-wait), and
+        an ovs-ofctl to the bridge before vswitchd has made it fails ('br0.mgmt: No such file', seen on the bench)."""
         self._bridges.append(name)
         self.vsctl("add-br", name, "--", "set", "bridge", name, "datapath_type=netdev")
+        if self.vswitchd is not None:
+            self._wait_path(self.rundir / f"{name}.mgmt", self.vswitchd, 30)
 
     def add_vhost_client_port(self, bridge: str, name: str, sock: Path, n_rxq: int = 1, mtu: int = 1500,
                               rxd: int = 2048, txd: int = 2048, tx_retries_max: int | None = None) -> None:
