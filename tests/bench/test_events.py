@@ -55,7 +55,9 @@ def test_vnf_restart_loses_frames_after_the_event_and_the_ledger_says_where(run)
         (act,) = t.actions
         assert act.t_ms >= 1000 and act.took_ms > 0 and "VNF 1 (process)" in act.what
         # the loss sits on the timeline where the VNF was down: not before the event
-        assert t.outages and min(o.start_ms for o in t.outages) >= act.t_ms - 2 * t.intervals["ms"]
+        # the frames the VNF's RX ring held when it quit (1024 slots: 51 ms at 20 kpps) were sent before the stop
+        ring_ms = 1024 / t.rate_pps * 1000
+        assert t.outages and min(o.start_ms for o in t.outages) >= act.t_ms - ring_ms - 2 * t.intervals["ms"]
         assert sum(o.lost for o in t.outages) <= t.lost
         assert t.outage_ms == pytest.approx(max(d.lost for d in t.directions) / t.rate_pps * 1000)
         assert t.where and ("OVS" in t.where or "VNF" in t.where)
@@ -68,8 +70,8 @@ def test_vnf_restart_loses_frames_after_the_event_and_the_ledger_says_where(run)
             # before the restart and the VNF's exit (OVS's port statistics list no v0/v1 while the VNF is down: their
             # last counts cannot be read after it). Those move frames between hops (~1,000 per hop at 20 kpps, more
             # when the host stalls the kill: not bounded per hop) and mostly cancel along the direction (0..360 in 6
-            # directions, results/bench32b, 2026-11-27). A bound of 2 x 1024 per direction failed again in a suite
-            # run (2026-11-27): not asserted until the counts at the VNF's exit can be read
+            # directions, results/bench32b, 2026-11-27): not bounded here until the counts at the VNF's exit can be
+            # read
 
 
 def test_outage_table(run):
