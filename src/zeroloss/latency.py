@@ -8,7 +8,8 @@ several streams (queues of a direction, directions) merge by adding counts bucke
 queue's percentiles cannot do; a percentile is the middle of the bucket holding its rank, clamped to [min, max],
 exactly as zlgen computes it (zl_hist_percentile), so a merged histogram of one stream reproduces zlgen's numbers.
 
-Stored form (`to_json`): {"count", "min", "max", "mean", "buckets": [[low_ns, count], ...]}: sparse, sorted.
+Stored form (`to_json`): {"count", "min", "max", "mean", "buckets": [[low_ns, count], ...]}: sparse, sorted; and
+"lost" when frames of the direction never arrived (the lost tail: see `Histogram.percentile`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from zeroloss.errors import ZeroLossError
@@ -65,6 +66,8 @@ class Histogram:
     min: int = 0
     max: int = 0
     sum_ns: float = 0.0  # for the mean
+    # frames sent and never received: the top of the distribution over the frames sent (see `percentile`)
+    lost: int = 0
 
     @property
     def mean(self) -> float:
@@ -95,24 +98,39 @@ class Histogram:
     def to_json(self) -> dict[str, Any]:
         """The compact stored form: the summary and the non-empty buckets as [low_ns, count] pairs."""
         return {"count": self.count, "min": self.min, "max": self.max, "mean": round(self.mean, 3),
-                "buckets": [[low, n] for low, n in self.buckets]}
+                "buckets": [[low, n] for low, n in self.buckets], **({"lost": self.lost} if self.lost else {})}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Histogram:
         """A histogram from its stored form (ValueError when it does not add up)."""
         h = cls.of_stream(doc, doc.get("buckets") or ())
-        return h
+        lost = int(doc.get("lost") or 0)
+        if lost < 0:
+            raise ValueError(f"latency histogram: lost {lost} is negative")
+        return replace(h, lost=lost) if lost else h
 
     def percentile(self, pct: float) -> float:
-        """The value at pct (0..100) as zlgen computes it: the middle of the bucket holding the ceil(pct/100 *
-        count)-th smallest value, clamped to [min, max]; 0 for an empty histogram."""
-        if not self.count:
-            return 0
+        """The value at pct (0..100) over the frames *sent*: as zlgen computes it (the middle of the bucket holding
+        the ceil(pct/100 * n)-th smallest value, clamped to [min, max]; 0 for an empty histogram), with n the frames
+        received plus the frames lost, the lost ones ranked above every value measured. Where the lost frames reach
+        pct (`lost_reaches`), the largest value measured: a lower bound, never the figure itself.
+
+        Why: the histogram holds only the frames that arrived. A lost frame has no latency, or an unbounded one: it
+        never arrived. In a trial that lost L of T frames the frames most delayed are the ones most likely lost (a
+        queue that overflows drops the frames that would have waited longest), so the percentiles of the frames that
+        arrived *fall* as the loss grows (ovs-p2p: p99 4.5 ms at 10 % of the NDR, 1.1 ms at 90 %, where it lost
+        frames). Over all T frames sent, the q-quantile is known only while the frames that arrived cover it: the
+        ceil(q * T)-th smallest latency is a measured one when it is at most the count received, and otherwise one
+        of the lost frames, above every value measured. So ranks count the lost frames at the top; a percentile they
+        reach is only bounded below (by the largest value measured). Without loss n is the count received and the
+        figure is zlgen's."""
         if pct <= 0:
-            return self.min
+            return self.min if self.count else 0
+        if not self.count or self.lost_reaches(pct):
+            return self.max
         if pct >= 100:
             return self.max
-        rank = max(1, math.ceil(pct / 100 * self.count))
+        rank = max(1, math.ceil(pct / 100 * (self.count + self.lost)))
         seen = 0
         for low, n in self.buckets:
             seen += n
@@ -122,12 +140,19 @@ class Histogram:
                 return min(max(v, self.min), self.max)
         return self.max
 
-    def percentiles(self) -> dict[str, float]:
-        """{count, min, mean, max, p50, p90, p99, p99_9, p99_99}: the shape of a trial's latency_ns."""
-        out: dict[str, float] = {"count": self.count, "min": self.min if self.count else 0,
-                                 "mean": round(self.mean, 3), "max": self.max}
+    def lost_reaches(self, pct: float) -> bool:
+        """Whether the lost frames reach percentile pct of the frames sent (`percentile`): its value is unknown."""
+        return lost_reaches(pct, self.count, self.lost)
+
+    def percentiles(self) -> dict[str, Any]:
+        """{count, min, mean, max, p50, p90, p99, p99_9, p99_99}: the shape of a trial's latency_ns, over the frames
+        sent (`percentile`). When frames were lost, also "lost" (their count) and "lost_tail": the keys the lost
+        frames reach, "max" always among them, whose value is the largest latency measured (a lower bound). min and
+        mean are of the frames received."""
+        out: dict[str, Any] = {"count": self.count, "min": self.min if self.count else 0,
+                               "mean": round(self.mean, 3), "max": self.max}
         out.update({key: self.percentile(pct) for key, pct in PERCENTILES})
-        return out
+        return mark_lost(out, self.lost)
 
     def ccdf(self) -> list[tuple[float, float]]:
         """The complementary CDF for a plot: (latency ns, share of values above it), one point at each non-empty
@@ -146,20 +171,24 @@ class Histogram:
 def merge(hists: Iterable[Histogram]) -> Histogram:
     """One histogram of several (the queues of a direction, the directions of a trial): counts added bucket by
     bucket, min and max of all, the sum for the mean."""
-    hs = [h for h in hists if h.count]
+    all_ = list(hists)
+    lost = sum(h.lost for h in all_)  # the lost tails add up as the frames sent do
+    hs = [h for h in all_ if h.count]
     if not hs:
-        return Histogram()
+        return Histogram(lost=lost)
     counts: dict[int, int] = {}
     for h in hs:
         for low, n in h.buckets:
             counts[low] = counts.get(low, 0) + n
     return Histogram(buckets=tuple(sorted(counts.items())), count=sum(h.count for h in hs),
-                     min=min(h.min for h in hs), max=max(h.max for h in hs), sum_ns=sum(h.sum_ns for h in hs))
+                     min=min(h.min for h in hs), max=max(h.max for h in hs), sum_ns=sum(h.sum_ns for h in hs),
+                     lost=lost)
 
 
-def of_streams(streams: Iterable[tuple[Mapping[str, Any], Sequence[Sequence[int]]]]) -> Histogram | None:
-    """The merged histogram of streams given as (summary, buckets) pairs, or None when a stream that measured
-    latency exported no buckets (a zlgen before the export: only its percentiles are known)."""
+def of_streams(streams: Iterable[tuple[Mapping[str, Any], Sequence[Sequence[int]]]], lost: int = 0) -> Histogram | None:
+    """The merged histogram of streams given as (summary, buckets) pairs, with `lost` frames of theirs never received
+    (the lost tail, `Histogram.percentile`), or None when a stream that measured latency exported no buckets (a zlgen
+    before the export: only its percentiles are known; `mark_lost` marks them)."""
     hists = []
     for summary, buckets in streams:
         if int(summary.get("count") or 0) and not buckets:
@@ -168,7 +197,46 @@ def of_streams(streams: Iterable[tuple[Mapping[str, Any], Sequence[Sequence[int]
             hists.append(Histogram.of_stream(summary, buckets))
         except ValueError:
             return None
-    return merge(hists)
+    return replace(merge(hists), lost=max(0, int(lost)))
+
+
+def lost_reaches(pct: float, received: int, lost: int) -> bool:
+    """Whether `lost` frames, ranked above the `received` ones, reach percentile pct of all of them: the
+    ceil(pct/100 * (received + lost))-th smallest is a lost frame (`Histogram.percentile` says why)."""
+    if lost <= 0:
+        return False
+    if pct >= 100 or not received:
+        return True
+    return max(1, math.ceil(pct / 100 * (received + lost))) > received
+
+
+def mark_lost(lat: dict[str, Any], lost: int) -> dict[str, Any]:
+    """A latency_ns of the frames received (count, max, percentiles) with `lost` frames put at the top: the
+    percentiles they reach (`lost_reaches`), and max, set to the largest value measured (a lower bound: never a
+    smaller number than the received frames show) and listed in "lost_tail", and "lost" added. Unchanged without
+    loss. For percentiles known only as numbers (a zlgen without bucket export); a histogram computes them exactly."""
+    if lost <= 0:
+        return lat
+    received, top = int(lat.get("count") or 0), lat.get("max") or 0
+    tail = [key for key, pct in PERCENTILES if key in lat and lost_reaches(pct, received, lost)] + ["max"]
+    return {**lat, **{k: max(top, lat.get(k) or 0) for k in tail}, "lost": int(lost), "lost_tail": tail}
+
+
+def lost_tail(lat: Mapping[str, Any] | None) -> frozenset[str]:
+    """The keys of a latency_ns the lost frames reach (their value is a lower bound); none in a file before it."""
+    return frozenset((lat or {}).get("lost_tail") or ())
+
+
+def value_text(lat: Mapping[str, Any] | None, key: str, scale: float = 1e3, fmt: str = ",.1f") -> str:
+    """One statistic of a latency_ns as a table cell, in `scale` ns (us by default): '12.5'; '> 1,100.0' where the
+    lost frames reach it (the largest value measured, a lower bound); 'lost' when no frame arrived; '-' if absent."""
+    lat = lat or {}
+    v = lat.get(key)
+    if v is None:
+        return "-"
+    if key in lost_tail(lat):
+        return f"> {v / scale:{fmt}}" if lat.get("count") else "lost"
+    return f"{v / scale:{fmt}}"
 
 
 # -- numbers as people write and read them ---------------------------------------------------------------------
@@ -229,6 +297,8 @@ def exceeded(bounds: Iterable[tuple[str, float]], latency: Mapping[str, float] |
         value = latency.get(key)
         if value is None:
             return f"{SHOWN.get(key, key)} not measured (bound {ns_text(limit)})"
+        if key in lost_tail(latency):  # frames lost reach it: unbounded (Histogram.percentile)
+            return f"{SHOWN.get(key, key)} > {ns_text(value)}, lost frames reach it (bound {ns_text(limit)})"
         if value > limit:
             return f"{SHOWN.get(key, key)} {ns_text(value)} > {ns_text(limit)}"
     return None
