@@ -12,7 +12,11 @@
  * was full), the schedule restarts instead of bursting to catch up (the
  * approach of MoonGen's rate control); the frames it skipped are counted.
  * The longest lateness seen (now minus the deadline of the first frame due)
- * is kept: the sender's longest stall while it had frames to send.
+ * is kept: the sender's longest stall while it had frames to send. So is the
+ * largest backlog it caught up (frames due at once within the gap): no window
+ * of the trial carried more than its rate's share plus that backlog and one
+ * burst, the bound a receiver's ring must absorb (zeroloss judges a trial that
+ * lost frames as a loss at the requested rate only within that bound).
  */
 struct zl_pace {
 	uint64_t hz;         /* TSC frequency */
@@ -24,6 +28,7 @@ struct zl_pace {
 	uint64_t restarts;   /* how many times the schedule restarted */
 	uint64_t skipped;    /* frames the restarts left out */
 	uint64_t max_late;   /* longest lateness of a due frame seen (TSC ticks) */
+	uint64_t max_backlog; /* most frames due at once without a restart (caught up) */
 	uint32_t burst;      /* most frames handed out per call */
 };
 
@@ -71,6 +76,8 @@ zl_pace_due(struct zl_pace *p, uint64_t now)
 		p->start_tsc = last;
 		return 1;
 	}
+	if (target - n > p->max_backlog)
+		p->max_backlog = target - n;
 	return target - n > p->burst ? p->burst : (uint32_t)(target - n);
 }
 

@@ -475,6 +475,8 @@ stream_json(const struct zl_stream *s, double tx_window_s, bool ivl_lists_inline
 	/* the sender's longest lateness (its longest stall with frames due), in ns */
 	json_object_set_new(o, "pace_max_late_ns",
 		json_integer((json_int_t)((unsigned __int128)s->pace.max_late * 1000000000u / zl.hz)));
+	/* the most frames it had due at once and caught up without a restart (its largest burst above the schedule) */
+	json_object_set_new(o, "pace_max_backlog", json_integer((json_int_t)s->pace.max_backlog));
 	json_object_set_new(o, "rx_pkts", json_integer((json_int_t)rx));
 	json_object_set_new(o, "rx_bytes", json_integer((json_int_t)bytes));
 	json_object_set_new(o, "rx_unique", json_integer((json_int_t)uniq));

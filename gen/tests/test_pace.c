@@ -354,7 +354,38 @@ test_stall_storm(void)
 		CHECK(taken + p.skipped + p.restarts >= want && taken + p.skipped <= want + p.restarts);
 		/* a stall of 1 ms or more skips at least 1 ms of frames, less the one handed out */
 		CHECK(p.skipped >= p.restarts * (pps / 1000 - 1));
+		/* the catch-up never exceeds what falls due within the gap (plus the frame of the gap's edge) */
+		CHECK(p.max_backlog <= (hz / 20000) * pps / hz + 2);
 	}
+}
+
+/* A stall shorter than the gap is caught up: its backlog is recorded, nothing is skipped. */
+static void
+test_backlog(void)
+{
+	const uint64_t hz = 1000000000ull, pps = 1000000, start = 1000;
+	struct zl_pace p;
+	uint64_t now = start;
+	uint32_t n;
+	int i;
+
+	zl_pace_init(&p, hz, pps, start, 32, 100000); /* gap 100 us: 100 frames */
+	for (i = 0; i < 1000; i++, now += 1000) { /* on time: one frame per poll */
+		n = zl_pace_due(&p, now);
+		zl_pace_take(&p, n);
+	}
+	CHECK(p.max_backlog <= 1);
+	now += 40000; /* 40 us late: 40 more frames due at once, caught up in bursts of 32 */
+	while ((n = zl_pace_due(&p, now)) > 0)
+		zl_pace_take(&p, n);
+	CHECK(p.max_backlog >= 40 && p.max_backlog <= 42);
+	CHECK_EQ_U64(p.restarts, 0);
+	CHECK_EQ_U64(p.skipped, 0);
+	now += 500000; /* 500 us: beyond the gap, a restart, no catch-up */
+	n = zl_pace_due(&p, now);
+	CHECK_EQ_U64(n, 1);
+	CHECK_EQ_U64(p.restarts, 1);
+	CHECK(p.max_backlog <= 42);
 }
 
 /* zl_pace_finish counts the frames due before the end that were never taken. */
@@ -470,6 +501,7 @@ main(void)
 	test_edges();
 	test_deadline();
 	test_stall_storm();
+	test_backlog();
 	test_finish();
 	test_high_rate();
 	return check_report();

@@ -121,6 +121,8 @@ class StreamResult:
     late: int
     latency_ns: Latency
     pace_max_late_ns: int = 0  # the sender's longest lateness with frames due (0 from a zlgen before it)
+    # the most frames it had due at once and caught up without restarting its schedule (0 from a zlgen before it)
+    pace_max_backlog: int = 0
     # the latency histogram's non-zero buckets, ((bucket_low_ns, count), ...) lowest first (gen/PROTOCOL.md: exact
     # below 128 ns, then 128 buckets per power of two); () from a zlgen before it
     latency_hist: tuple[tuple[int, int], ...] = ()

@@ -3,10 +3,14 @@
 Pure: no I/O, no processes, no clock, no randomness. Every decision is a function of the trial
 records so far, so replaying stored outcomes reproduces the same requested rates.
 
-Per goal g the records give a search interval (lower_g, top_g):
-  top_g   = lowest of: a counted rate that failed g, the generator limit, and the back-off mark of
+Per goal g the records give a search interval (lower_g, top_g), in delivered terms (search/trials.py says what a
+trial proves): each trial aims to deliver a rate (zlgen paced above it by what its pauses skip), a pass counts at
+what zlgen delivered, a fail at its aim (the search does not aim there again; the reported upper bound is the rate
+zlgen was paced at).
+  top_g   = lowest of: the aim of a counted trial that failed g, the generator limit, and the back-off mark of
             g's failed validations (below); without any of them the ceiling, which may itself be trialled.
-  lower_g = highest rate that passed g below top_g (a passed validation always counts), else 0.
+  lower_g = highest rate delivered by a trial that passed g below top_g (a passed validation always counts),
+            else 0.
 Goals are settled in turn (NDR, then PDR), but every trial updates both intervals.
 1. Short search trials bisect the interval, moving at least one step from the bound they leave.
 2. When top_g - lower_g < step, the candidate lower_g gets one validation trial. If it fails, the
@@ -62,7 +66,7 @@ class _Search(TrialLog):
 
     def cap(self, goal: str) -> float | None:
         """The lowest counted rate that failed goal, or the generator limit if lower."""
-        fails = [r.rate_pps for r in self.counted() if goal not in r.passes]
+        fails = [r.aim for r in self.counted() if goal not in r.passes]
         limit = self.gen_limit()
         return min(fails + ([limit] if limit is not None else []), default=None)
 
@@ -73,14 +77,14 @@ class _Search(TrialLog):
         for r in self.final:  # back-off below goal's failed candidate validations (refinement comes later)
             if r.kind is Kind.VALIDATION and r.goal == goal and goal not in r.passes:
                 k += 1
-                m = r.rate_pps - min((2 ** (k - 1) - 1) * self.step, r.rate_pps / 2)
+                m = r.aim - min((2 ** (k - 1) - 1) * self.step, r.aim / 2)
                 mark = m if mark is None else min(mark, m)
         tops = [x for x in (cap, mark) if x is not None]
         top, inclusive = (min(tops), False) if tops else (self.top_rate, True)
         passed = [
-            r.rate_pps for r in self.counted() if goal in r.passes and (
-                r.rate_pps < top or (inclusive and r.rate_pps <= top)
-                or (r.kind is Kind.VALIDATION and (cap is None or r.rate_pps < cap)))]
+            r.delivered for r in self.counted() if goal in r.passes and (
+                r.delivered < top or (inclusive and r.delivered <= top)
+                or (r.kind is Kind.VALIDATION and (cap is None or r.delivered < cap)))]
         return max(passed, default=0.0), top, inclusive
 
     def between(self, goal: str, lower: float, top: float, inclusive: bool) -> float | None:
@@ -106,16 +110,16 @@ class _Search(TrialLog):
         cap = self.cap(goal)
         if cap is not None and cap <= self.floor:
             return False
-        if any(r.kind is Kind.VALIDATION and r.goal == goal and r.rate_pps <= self.floor for r in self.final):
+        if any(r.kind is Kind.VALIDATION and r.goal == goal and r.aim <= self.floor for r in self.final):
             return False
         return any(goal in r.passes for r in self.counted())
 
     def best_validation(self, goal: str) -> TrialRecord | None:
-        """The highest-rate validation trial that passed goal below everything that failed it."""
+        """The validation trial that passed goal delivering the most below everything that failed it."""
         cap = self.cap(goal)
         ok = [r for r in self.counted() if r.kind is Kind.VALIDATION and goal in r.passes
-              and (cap is None or r.rate_pps < cap)]
-        return max(ok, key=lambda r: r.rate_pps, default=None)
+              and (cap is None or r.delivered < cap)]
+        return max(ok, key=lambda r: r.delivered, default=None)
 
     def settle(self, goal: str) -> TrialRecord | None:
         """Narrow and validate goal; the passing validation record, or None when nothing passes."""
@@ -134,13 +138,14 @@ class _Search(TrialLog):
                     return None
                 lower = self.floor
             best = self.best_validation(goal)
-            if best is not None and best.rate_pps >= lower:
+            # validated: a long trial aimed at the candidate passed on target (TrialLog.run), or delivered it
+            if best is not None and (best.aim >= lower or best.delivered >= lower):
                 break
             self.run(lower, self.cfg.validation_s, Kind.VALIDATION, goal)
         while True:  # after a back-off, long trials narrow the gap left between the result and the failures
             assert best is not None  # the loop above breaks on a passing validation; a failure above it leaves it
             cap = self.cap(goal)
-            rate = None if cap is None else self.between(goal, best.rate_pps, cap, False)
+            rate = None if cap is None else self.between(goal, best.delivered, cap, False)
             if rate is None:
                 return best
             self.run(rate, self.cfg.validation_s, Kind.VALIDATION, goal)
@@ -149,11 +154,13 @@ class _Search(TrialLog):
     # -- result --------------------------------------------------------------------------------
 
     def goal_result(self, goal: str, loss_pct: float, validation: TrialRecord | None) -> GoalResult:
-        rate = validation.rate_pps if validation is not None else None
+        # what the deciding validation delivered (whole pps, never rounded up)
+        rate = float(math.floor(validation.delivered)) if validation is not None else None
         limit = self.gen_limit()
+        near = self.step + self.cfg.shortfall_pps(self.top_rate)  # a step, and the shortfall a pass may have
         bound = rate is not None and (
-            (self.cfg.ceiling_is_generator and self.top_rate - rate <= self.step)
-            or (limit is not None and limit - rate <= self.step))
+            (self.cfg.ceiling_is_generator and self.top_rate - rate <= near)
+            or (limit is not None and limit - rate <= near))
         return GoalResult(
             goal=goal, loss_pct=loss_pct, rate_pps=rate, lower_pps=rate if rate is not None else 0.0,
             upper_pps=self.lowest_fail(goal), validation=validation, generator_bound=bound,
@@ -161,6 +168,7 @@ class _Search(TrialLog):
             clean_fail_pps=clean_fail(self.final, goal))
 
     def lowest_fail(self, goal: str) -> float | None:
+        """The lowest rate zlgen was paced at in a trial that missed goal: the reported upper bound."""
         return min((r.rate_pps for r in self.counted() if goal not in r.passes), default=None)
 
     def noisy(self) -> bool:
@@ -169,7 +177,7 @@ class _Search(TrialLog):
                 return True
         for goal, _ in self.cfg.goals:
             fail = self.lowest_fail(goal)
-            if fail is not None and any(goal in r.passes and r.rate_pps > fail for r in self.counted()):
+            if fail is not None and any(goal in r.passes and r.delivered > fail for r in self.counted()):
                 return True
         return False
 
@@ -185,7 +193,10 @@ def binary_search(
     """
     cfg.check()
     s = _Search(cfg, trial, on_trial)
-    results = {goal: s.goal_result(goal, pct, s.settle(goal)) for goal, pct in cfg.goals}
+    for goal, _ in cfg.goals:
+        s.settle(goal)
+    # each goal's answer from every trial of the search: a later goal's trials may pass or fail an earlier one's
+    results = {goal: s.goal_result(goal, pct, s.best_validation(goal)) for goal, pct in cfg.goals}
     flags = set()
     if any(g.generator_bound for g in results.values()):
         flags.add("generator-bound")

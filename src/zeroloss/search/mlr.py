@@ -7,9 +7,12 @@ The controller picks every load and trial duration; this module is its measurer 
   binary search's step is a share of the ceiling).
 - A trial's loss ratio given to the controller is that of its worst direction (a goal holds only
   when every direction meets it, as in the binary search).
-- Generator failures are never given to the controller as DUT loss: they are retried (TrialLog);
-  one that persists means the generator cannot offer that load, so the controller is started
-  again with max_load just below it (flag generator-limited). The trials of every round are kept.
+- Each load the controller asks for is the aim of a TrialLog run (search/trials.py): zlgen is paced above it by
+  what its pauses skip, a pass must deliver the load to within SearchConfig.shortfall_pps (else it is aimed
+  again), a loss counts at the load (the stored upper bound is the pace). Generator failures are never given to
+  the controller as DUT loss: they are retried; a load every attempt fell short of (or never offered) means the
+  generator cannot deliver it, so the controller is started again with max_load just below what it delivered
+  (flag generator-limited). The trials of every round are kept.
 - Anomalies follow anomaly_policy; one that is counted passes no goal (loss ratio 1), and so does a trial
   above a latency bound (SearchConfig.max_latency_ns: the NDR meets both loss and latency).
 Pure like the binary search: no I/O and no clock of ours. The controller's own time limit is set
@@ -59,10 +62,11 @@ class _Measurer(AbstractMeasurer):
     def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
         kind = Kind.VALIDATION if intended_duration >= self.final_s - 1e-9 else Kind.SEARCH
         # whole pps, as the binary search requests (MLRsearch's loads are fractional)
-        rec = self.log.run(float(max(1, round(intended_load))), float(intended_duration), kind, NDR)
-        if rec.verdict == GEN_FAIL:
-            achieved = min(d.achieved_pps for d in rec.outcome.directions)
-            raise _GeneratorLimit(min(achieved, rec.rate_pps))
+        load = float(max(1, round(intended_load)))
+        rec = self.log.run(load, float(intended_duration), kind, NDR)
+        if rec.verdict == GEN_FAIL or self.log.short(rec, NDR):
+            limit = self.log.gen_limit()
+            raise _GeneratorLimit(min(rec.delivered, rec.rate_pps) if limit is None else limit - 1)
         tx = sum(d.tx for d in rec.outcome.directions)
         # a counted anomaly passes nothing; a trial disturbed even after its retries misses what it missed
         # a trial above a latency bound (rec.reason) fails every goal, as a loss of every frame would
@@ -136,13 +140,18 @@ def _result(cfg: SearchConfig, log: TrialLog, by_name: dict[str, SearchGoal], fo
         res = found.get(by_name[name])
         lower = res.relevant_lower_bound if res is not None else None
         upper = res.relevant_upper_bound if res is not None else None
-        rate = float(max(1, round(float(lower)))) if lower is not None else None  # the whole rate trialled
-        validation = _validation(counted, name, rate)
+        load = float(max(1, round(float(lower)))) if lower is not None else None  # the whole load aimed at
+        validation = _validation(counted, name, load)
+        # what the deciding trial delivered, never more than the load (search/trials.py: a pass is a pass there)
+        rate = load if load is None or validation is None else min(load, float(math.floor(validation.delivered)))
+        up = float(max(1, round(float(upper)))) if upper is not None else None
+        # the upper bound as zlgen was paced there: a loss counts at the pace, which may be above the load
+        paced = [r.rate_pps for r in counted if up is not None and abs(r.aim - up) <= 0.5 and name not in r.passes]
         cond = res.conditional_throughput if res is not None else None
         bound = rate is not None and (max_load - rate <= max(cfg.step_pps, rate * cfg.granularity_pct / 100)) and (
             limited or cfg.ceiling_is_generator)
         out[name] = GoalResult(goal=name, loss_pct=pct, rate_pps=rate, lower_pps=rate or 0.0,
-                               upper_pps=float(max(1, round(float(upper)))) if upper is not None else None,
+                               upper_pps=min(paced) if paced else up,
                                validation=validation,
                                generator_bound=bound, conditional_pps=float(cond) if cond is not None else None,
                                best_delivered_pps=best_delivered(log.final, name, cfg.validation_s),
@@ -167,7 +176,7 @@ def _validation(counted: list[TrialRecord], goal: str, rate: float | None) -> Tr
     (with an exceed ratio, some trials at a lower bound may have missed it)."""
     if rate is None:
         return None
-    at = [r for r in counted if abs(r.rate_pps - rate) <= 0.5]
+    at = [r for r in counted if abs(r.aim - rate) <= 0.5]
     good = [r for r in at if goal in r.passes] or at
     return max(reversed(good), key=lambda r: r.duration_s, default=None)
 
@@ -176,7 +185,7 @@ def _noisy(counted: list[TrialRecord], cfg: SearchConfig) -> bool:
     """A goal met at a load above one where it failed, at the same or a longer duration."""
     for goal, _ in cfg.goals:
         for bad in (r for r in counted if goal not in r.passes):
-            if any(goal in r.passes and r.rate_pps > bad.rate_pps and r.duration_s >= bad.duration_s
+            if any(goal in r.passes and r.aim > bad.aim and r.duration_s >= bad.duration_s
                    for r in counted):
                 return True
     return False

@@ -74,9 +74,8 @@ class SearchConfig:
     pdr_loss_pct: float | None = 0.1  # PDR tolerance in %; None = no PDR goal
     trial_s: float = 2.0  # search trial duration
     validation_s: float = 10.0  # final validation trial duration
-    # a direction that delivered less than requested by more than the search's resolution (its step, granularity_pct
-    # of max_rate_pps) or gen_tolerance_pct of the rate, whichever is less, is a generator failure: a trial never
-    # passes short of the rate by more than the answer's own resolution
+    # how much above the rate it wants delivered (its aim) the search may pace zlgen, in % of the aim, to make up
+    # for the frames zlgen's pauses skip (search/trials.py: TrialLog.ask)
     gen_tolerance_pct: float = 5.0
     max_retries: int = 3  # retries of a trial after a generator failure or a retried anomaly
     anomaly_policy: str = "retry"  # negative loss, duplicates or late frames: "fail" | "retry" | "abort"
@@ -126,9 +125,11 @@ class SearchConfig:
             raise _bad("anomaly_policy", self.anomaly_policy, "one of " + ", ".join(repr(p) for p in ANOMALY_POLICIES))
 
     def shortfall_pps(self, rate_pps: float) -> float:
-        """How far below rate_pps a direction may deliver and the trial still count: the search's resolution (the
-        binary search's step; the answer is known to that anyway), or gen_tolerance_pct of the rate when less."""
-        return min(self.step_pps, self.gen_tolerance_pct / 100 * rate_pps)
+        """How far below its aim rate_pps a passing trial may deliver and still be on target: half the search's
+        step (so every pass on target moves the lower bound by at least half a step, and the search ends), or
+        gen_tolerance_pct of the aim when less. A pass further short is still a pass at what it delivered; the
+        search aims again (search/trials.py)."""
+        return min(self.step_pps / 2, self.gen_tolerance_pct / 100 * rate_pps)
 
     @property
     def step_pps(self) -> float:
@@ -153,7 +154,9 @@ TrialFn = Callable[[float, float, Kind], Outcome]  # (rate_pps per direction, du
 
 @dataclass(frozen=True)
 class TrialRecord:
-    """One trial as run (retries and validations included), in the order run."""
+    """One trial as run (retries and validations included), in the order run. rate_pps is the rate zlgen was
+    paced at; aim_pps, when set, the rate the search wanted delivered (it paced zlgen above it to make up for the
+    frames zlgen's pauses skip: search/trials.py)."""
 
     index: int
     rate_pps: float
@@ -165,6 +168,17 @@ class TrialRecord:
     loss_ratio: float  # worst direction
     passes: tuple[str, ...]  # goals this trial passes, e.g. ("ndr", "pdr"), ("pdr",) or ()
     reason: str | None = None  # why it passed no goal when its loss would have: "p99 63 us > 50 us" (a bound)
+    aim_pps: float | None = None  # None: the aim is rate_pps
+
+    @property
+    def aim(self) -> float:
+        """The rate the search wanted this trial to deliver."""
+        return self.rate_pps if self.aim_pps is None else self.aim_pps
+
+    @property
+    def delivered(self) -> float:
+        """What zlgen put on the wire in the trial's slowest direction, frames/s: a pass is a pass at this load."""
+        return min(d.achieved_pps for d in self.outcome.directions)
 
 
 @dataclass(frozen=True)
