@@ -4,6 +4,7 @@ a result whose probe said shared flags its sizes; a probe that cannot run warns 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 import pytest
 
@@ -100,20 +101,60 @@ def test_a_probe_that_cannot_run_warns_and_the_run_goes_on(tmp_path, monkeypatch
         "core probe: zlcores (the core-sharing probe) is not built: run 'make setup'"]
 
 
-def test_a_shared_reading_is_kept_with_its_sizes_and_warned(tmp_path, monkeypatch):
+class Clock:
+    """runner.time for a test: sleep advances monotonic at once (the probe's own time is PROBE_S each)."""
+
+    PROBE_S = 0.7
+
+    def __init__(self):
+        self.now, self.slept = 100.0, []
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, s):
+        self.slept.append(s)
+        self.now += s
+
+    def strftime(self, fmt):
+        return "2026-12-01T16:38:00"
+
+
+def _probes(monkeypatch, clock, ratios):
+    """coreprobe.probe faked: each call the next of ratios (the last repeated), taking the probe's time."""
     seen = []
 
     def fake(cores, ms=50, rounds=3):
+        r = ratios[min(len(seen), len(ratios) - 1)]
         seen.append(cores)
-        return {"cores": cores, "ratio": [0.5, 0.5], "shared": True}
+        clock.now += clock.PROBE_S
+        return {"cores": cores, "ratio": r, "shared": coreprobe.shared(r), "when": f"t{len(seen)}"}
 
     monkeypatch.setattr(coreprobe, "probe", fake)
-    run, shown = _run(tmp_path)
+    return seen
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    import zeroloss.runner
+
+    c = Clock()
+    monkeypatch.setattr(zeroloss.runner, "time", c)
+    return c
+
+
+def test_a_shared_reading_is_kept_with_its_sizes_and_warned(tmp_path, monkeypatch, clock):
+    seen = _probes(monkeypatch, clock, [[0.5, 0.5]])
+    run, shown = _run(tmp_path, core_probe_wait_s=0)  # no wait: one probe, measured anyway
     run._probe_cores([64, 128], {1, 0})
-    assert shown == ["cores"]
+    assert shown == ["cores"] and clock.slept == []
     assert seen == [[0, 1]] and run.rf.run.core_probes[0].frames == (64, 128)
-    assert "cores 0,1: together 0.50/0.50 of alone (shared" in run.rf.run.all_warnings()[0]
-    assert read_result(tmp_path / "r.json")["core_probes"]  # on disk (its journal) before the bench starts
+    assert run.rf.run.core_probes[0].attempts == 1 and run.rf.run.core_probes[0].trigger == "frame"
+    assert run.rf.run.all_warnings() == (
+        "cores 0,1: together 0.50/0.50 of alone (shared: they split one physical core): 64 B, 128 B measured on "
+        "them anyway, flagged cores-shared (an NDR measured there is the sharing's, not the data path's); pin the "
+        "generator and the DUT to separate physical cores, or run again when the host gives them",)
+    assert read_result(tmp_path / "r.json")["core_probes"]  # on disk (its journal) before the size is measured
     (tmp_path / "off").mkdir()
     run2, events = _run(tmp_path / "off", core_probe=False)
     run2._probe_cores([64], {0, 1})
@@ -121,6 +162,96 @@ def test_a_shared_reading_is_kept_with_its_sizes_and_warned(tmp_path, monkeypatc
     run3, events3 = _run(tmp_path / "one")
     run3._probe_cores([64], {0})
     assert events == [] and events3 == [] and len(seen) == 1  # off, or one core only: no probe
+
+
+def test_a_shared_host_is_waited_for_and_the_size_measured_after_it_came_back(tmp_path, monkeypatch, clock):
+    """16:38 read 0.52, 16:45 1.00 on one idle VM: the probe waits (bounded) for the host to give the cores back,
+    holding the bench's pollers only while it probes, and keeps the reading the size was measured after."""
+    seen = _probes(monkeypatch, clock, [[0.52, 0.51], [0.55, 0.6], [0.99, 1.0]])
+    held = []
+
+    @contextmanager
+    def hold():
+        held.append("stop")
+        yield
+        held.append("run")
+
+    run, shown = _run(tmp_path)
+    run._probe_cores([128], {0, 1}, hold)
+    assert len(seen) == 3 and held == ["stop", "run"] * 3 and clock.slept == [2.0, 2.0]
+    (p,) = run.rf.run.core_probes
+    assert (p.frames, p.ratio, p.shared, p.attempts, p.waited_s, p.when) == ((128,), (0.99, 1.0), False, 3, 6.1, "t3")
+    assert run.rf.run.all_warnings() == () and shown == ["cores", "cores"]
+    assert not run._cores_waited_out
+
+
+def test_a_host_that_never_gives_the_cores_is_waited_for_a_bounded_time_and_said_once(tmp_path, monkeypatch, clock):
+    seen = _probes(monkeypatch, clock, [[0.52, 0.51]])
+    run, shown = _run(tmp_path, core_probe_wait_s=10)
+    run._probe_cores([64], {0, 1})
+    (p,) = run.rf.run.core_probes
+    assert p.shared and p.attempts == len(seen) == 4 and p.waited_s <= 10  # 0.7 + 3 x (2 + 0.7) = 8.8 s
+    (warning,) = run.rf.run.all_warnings()
+    assert "the host never gave independent cores in 9 s (4 probes); 64 B measured on them anyway" in warning
+    assert run._cores_waited_out
+    frames = {p.frames[0]: p.shared for p in run.rf.run.core_probes}
+    assert frames == {64: True}
+
+
+def _entry(index, verdict):
+    from zeroloss.results.records import TrialEntry
+
+    return TrialEntry(index=index, rate_pps=1e6, duration_s=1.0, verdict=verdict)
+
+
+class _Target:
+    def cores(self):
+        return {0, 1}
+
+
+def test_a_run_of_disturbed_or_generator_failed_trials_probes_again_mid_search(tmp_path, monkeypatch, clock):
+    seen = _probes(monkeypatch, clock, [[0.99, 1.0], [0.5, 0.5]])
+    run, shown = _run(tmp_path, core_probe_wait_s=5)
+    run._probe_cores([64], {0, 1})  # before the size: independent
+    t, lines = _Target(), []
+    run.progress = lambda event, data: lines.append(data["line"])
+    verdicts = ["disturbed", "generator-failure", "pass",  # broken by a pass: no probe
+                "disturbed", "generator-failure", "disturbed",  # a run of three: probed (shared, waited 5 s)
+                "disturbed", "disturbed"]
+    for i, v in enumerate(verdicts):
+        run._cores_after_trial(t, 64, _entry(i, v), replayed=False)
+    for i in range(3):  # a resumed search's stored trials are not this host's now
+        run._cores_after_trial(t, 64, _entry(i, "disturbed"), replayed=True)
+    assert len(seen) == 1 + 2  # 5 s: 0.7 + 2 + 0.7 + 2 > 5 after the second
+    probes = run.rf.run.core_probes
+    assert [(p.trigger, p.after_trial, p.shared) for p in probes] == [("frame", None, False), ("disturbed", 5, True)]
+    assert "64 B from trial 7 on measured on them anyway" in run.rf.run.all_warnings()[0]
+    assert lines[-1].startswith("after 3 disturbed or generator-failed trials: cores 0,1: together 0.50/0.50")
+    # the wait ran out for this size: the next run of three probes once, without waiting
+    for i in range(8, 11):
+        run._cores_after_trial(t, 64, _entry(i, "disturbed"), replayed=False)
+    assert len(seen) == 4 and run.rf.run.core_probes[-1].attempts == 1
+    # the next size starts a new watch, and waits again
+    run._probe_cores([128], {0, 1})
+    assert run.rf.run.core_probes[-1].attempts > 1
+
+
+def test_only_sizes_measured_while_shared_are_flagged():
+    from zeroloss.results.verdict import _shared_frames
+
+    d = doc({64: [3_000_000.0], 128: [2_000_000.0], 256: [1_500_000.0]})
+    d["core_probes"] = [
+        {"frames": [64], "cores": [0, 1], "ratio": [0.99, 1.0], "shared": False, "trigger": "frame"},
+        {"frames": [64], "cores": [0, 1], "ratio": [0.5, 0.52], "shared": True, "trigger": "disturbed",
+         "after_trial": 4, "attempts": 6, "waited_s": 14.2},  # 64 B: shared from trial 6 on
+        {"frames": [128], "cores": [0, 1], "ratio": [0.99, 1.0], "shared": False, "trigger": "frame", "attempts": 3,
+         "waited_s": 5.4},  # shared, then given back before 128 B was measured
+        {"frames": [256], "cores": [0, 1], "ratio": [1.0, 1.0], "shared": False, "trigger": "frame"}]
+    run = RunRecord.from_json(d)
+    assert _shared_frames(run) == {64}
+    rows = {r.frame: "cores-shared" in r.flags for r in frame_rows(run)}
+    assert rows == {64: True, 128: False, 256: False}
+    assert run.to_json()["core_probes"] == d["core_probes"]  # the new fields travel
 
 
 @NEEDS_ZLCORES
@@ -146,3 +277,41 @@ def test_host_cores_prints_a_reading_and_exits_3_only_when_shared():
     # --rounds is ranged by its argparse type: argparse's usage error (exit 2), no traceback
     r = subprocess.run([*cli, "--cores", "0,1", "--rounds", "0"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--rounds: 0 must be at least 1" in r.stderr and "Traceback" not in r.stderr
+
+
+class _Vnf:
+    def __init__(self, log):
+        self.log = log
+
+    def pause(self):
+        self.log.append("vnf stop")
+
+    def resume(self):
+        self.log.append("vnf run")
+
+
+def test_a_bench_s_pollers_are_held_for_the_probe_and_let_run_whatever_happens(tmp_path):
+    """zlgen stopped first and let run last, every thread stopped, marked held (no health check calls it a stopped
+    component), and running again after the block, also when the block fails; a target that is not a bench of the
+    run's (an external DUT) is not stopped."""
+    from zeroloss.bench.pollers import pollers_held
+    from zeroloss.bench.softbench import SoftBench
+    from zeroloss.bench.target import ExternalTarget, P2pTarget
+    from zeroloss.config import RunConfig
+    from zeroloss.proc import ManagedProcess, check_alive, proc_state
+
+    log = []
+    with ManagedProcess("zlgen", ["sleep", "30"], tmp_path / "gen.log") as gen:
+        bench = SoftBench.__new__(SoftBench)
+        bench.gen, bench.dut = type("G", (), {"proc": gen})(), _Vnf(log)
+        target = P2pTarget(RunConfig(), "memif", [64])
+        target.bench = bench
+        with pollers_held(target) as held:
+            assert held and proc_state(gen.pid) in ("T", "t") and gen.held and log == ["vnf stop"]
+            check_alive([gen])  # held on purpose: not a fault
+        assert proc_state(gen.pid) not in ("T", "t") and not gen.held and log == ["vnf stop", "vnf run"]
+        with pytest.raises(ZeroLossError), pollers_held(target):
+            raise ZeroLossError("the probe failed")
+        assert proc_state(gen.pid) not in ("T", "t") and not gen.held and log[-1] == "vnf run"
+    with pollers_held(ExternalTarget(RunConfig(), [64])) as held:
+        assert not held

@@ -196,8 +196,11 @@ class RunConfig:
     dut_rxq: int = _f(1, "RX (and TX) queues per DUT port", 1, 16)
     gen_lcores: str = _f("1", "zlgen's lcores (-l)")
     dut_lcores: str = _f("0,1", "testpmd's lcores (-l); its main lcore is dut_main_lcore")
-    core_probe: bool = _f(True, "bench: before its processes start, measure whether the cores they poll on share a "
-                          "physical core (zlcores, about 0.5 s); searches on shared cores are flagged cores-shared")
+    core_probe: bool = _f(True, "bench: before each frame size (its pollers held still) and after a run of disturbed "
+                          "or generator-failed trials, measure whether the cores they poll on share a physical core "
+                          "(zlcores, about 0.7 s); sizes measured on shared cores are flagged cores-shared")
+    core_probe_wait_s: float = _f(15.0, "bench: how long to wait (probing again every 2 s) for a host that shares "
+                                  "the bench's cores to give them back before measuring anyway", 0, 600, unit="s")
     dut_main_lcore: int = _f(1, "testpmd's main lcore (reads commands only)", 0, 1023)
     strict_rfc2544: bool = _f(False, "RFC 2544 preset: 60 s trials and validation, 2 s drain, 0 loss (RFC 2544 "
                                      "§24, §23)",

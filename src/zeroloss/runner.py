@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from . import frames as frames_
 from .b2brun import B2bRun, b2b_done
+from .bench.pollers import pollers_held
 from .bench.softbench import BenchSpec, SoftBench
 from .bench.target import ExternalTarget, LoopbackTarget, OvsTarget, P2pTarget
 from .bench.workspace import Workspace
@@ -50,6 +51,10 @@ STRATEGIES = {"binary": binary_search, "mlr": _mlr_search}
 # the search's top is at most this much above the DUT's MRR: a DUT that lost frames when zlgen sent flat out
 # forwards no more than that paced, give or take what its rings absorb
 MRR_MARGIN = 1.05
+# the core probe (_probe_cores): how often a shared reading is probed again while waiting for independent cores, and
+# how many disturbed or generator-failed trials in a row probe again mid-search
+PROBE_EVERY_S = 2.0
+DISTURBED_RUN = 3
 # how the generator's own ceiling is measured, per wire: stored with each ceiling in the result file
 CEILING_METHODS = {
     "memif": "zlgen alone: its two ports joined by one memif wire, nothing in between",
@@ -104,6 +109,7 @@ class Run:
         self.rf = rf
         self.progress = progress
         self.link_bps = self.cfg.link_speed_gbps * 1e9
+        self._disturbed_run, self._cores_waited_out = 0, False  # the core probe's watch (_cores_after_trial)
 
     def execute(self) -> None:
         for frames, make in targets(self.cfg, self.rf):
@@ -118,9 +124,8 @@ class Run:
                 or not b2b_done((s0 := self.rf.search(f, 0)) and s0.b2b, self.cfg)]
 
     def measure(self, target: Target, frames: list[int]) -> None:
-        """The one per-frame loop: the cores probed and zlgen's ceilings measured alone before the target
-        starts, then per frame size its MRR (when the run owns the DUT) and the searches."""
-        self._probe_cores(frames, target.cores())
+        """The one per-frame loop: zlgen's ceilings measured alone before the target starts, then per frame size
+        the cores probed (its pollers held still), its MRR (when the run owns the DUT) and the searches."""
         loop = target.loopback()
         ceilings = self._ceilings_loopback(loop, frames) if loop else {}
         with target:
@@ -129,6 +134,7 @@ class Run:
             self._place(target.placement())
             for frame in frames:
                 self._place(target.prepare(frame))
+                self._probe_cores([frame], target.cores(), lambda: pollers_held(target))
                 line = frames_.line_rate_pps(self.link_bps, frame)
                 if loop:
                     health = target.probe().health
@@ -148,22 +154,67 @@ class Run:
         for key, info in placements.items():
             self.rf.set_placement(key, info)
 
-    def _probe_cores(self, frames: list[int], cores: set[int]) -> None:
-        """Whether the cores the bench's processes will poll on run independently (host/coreprobe.py), measured
-        before any of them starts; kept per group of frame sizes, a shared reading also as a warning. A probe
-        that cannot run is a warning too: it never stops the run."""
+    def _probe_cores(self, frames: list[int], cores: set[int],
+                     hold: Callable[[], AbstractContextManager[object]] = nullcontext, trigger: str = "frame",
+                     after_trial: int | None = None, wait: bool = True) -> None:
+        """Whether the cores the bench's processes poll on run independently now (host/coreprobe.py), probed with
+        its pollers held still (bench/pollers.py: cheaper than a bench restart, why there) before each frame size
+        and after a run of disturbed or generator-failed trials (_cores_after_trial): a hypervisor may run both
+        vCPUs of a small VM on one physical CPU for minutes and give them back later. While a reading says
+        shared, the probe runs again every PROBE_EVERY_S up to core_probe_wait_s (nothing is measured meanwhile);
+        then the sizes are measured anyway, kept with the last reading (a record per reading, with the sizes
+        measured after it: the verdict flags those cores-shared) and the run says so in one warning. A probe that
+        cannot run is a warning too: it never stops the run."""
+        if trigger == "frame":
+            self._disturbed_run, self._cores_waited_out = 0, False
         if not self.cfg.core_probe or len(cores) < 2:
             return
-        try:
-            reading = coreprobe.probe(sorted(cores))
-        except ZeroLossError as e:
-            self.rf.warn(f"core probe: {e}")
-            return
-        self.progress("cores", {"cores": sorted(cores), "line": coreprobe.describe(reading)})
-        self.rf.add_core_probe(CoreProbe.from_json({"frames": frames, **reading}))
+        wait_s = self.cfg.core_probe_wait_s if wait else 0.0
+        started, attempts = time.monotonic(), 0
+        while True:
+            with hold():
+                try:
+                    reading = coreprobe.probe(sorted(cores))
+                except ZeroLossError as e:
+                    self.rf.warn(f"core probe: {e}")
+                    return
+            attempts += 1
+            waited = time.monotonic() - started
+            if not reading["shared"] or waited + PROBE_EVERY_S > wait_s:
+                break
+            if attempts == 1:
+                self.progress("cores", {"cores": sorted(cores), "line": f"{coreprobe.describe(reading)}; probing "
+                                        f"again every {PROBE_EVERY_S:g} s for up to {wait_s:g} s"})
+            time.sleep(PROBE_EVERY_S)
+        why = f"after {DISTURBED_RUN} disturbed or generator-failed trials: " if trigger == "disturbed" else ""
+        self.progress("cores", {"cores": sorted(cores), "line": why + coreprobe.describe(reading)})
+        more = {"trigger": trigger, "attempts": attempts, "waited_s": round(waited, 1),
+                **({"after_trial": after_trial} if after_trial is not None else {})}
+        self.rf.add_core_probe(CoreProbe.from_json({"frames": frames, **reading, **more}))
         if reading["shared"]:
-            self.rf.warn(f"{coreprobe.describe(reading)}: NDRs measured on them are the sharing's, not the data "
-                         "path's; pin the generator and the DUT to separate physical cores")
+            sizes = ", ".join(map(frames_.text, frames)) + (
+                f" from trial {after_trial + 2} on" if after_trial is not None else "")
+            never = (f"the host never gave independent cores in {waited:.0f} s ({attempts} probes); "
+                     if attempts > 1 else "")
+            self.rf.warn(f"{coreprobe.describe(reading)}: {never}{sizes} measured on them anyway, flagged "
+                         "cores-shared (an NDR measured there is the sharing's, not the data path's); pin the "
+                         "generator and the DUT to separate physical cores, or run again when the host gives them")
+            self._cores_waited_out = self._cores_waited_out or attempts > 1
+
+    def _cores_after_trial(self, target: Target, frame: int, entry: TrialEntry, replayed: bool) -> None:
+        """After DISTURBED_RUN disturbed or generator-failed trials in a row, the cores probed again between two
+        trials, as before a frame size: a host that took a core away mid-search shows as such a run, and waiting
+        for the core back beats retrying into it. No wait again once this size's wait ran out (a probe only)."""
+        if replayed:
+            return
+        if entry.verdict not in ("disturbed", "generator-failure"):
+            self._disturbed_run = 0
+            return
+        self._disturbed_run += 1
+        if self._disturbed_run >= DISTURBED_RUN:
+            self._disturbed_run = 0
+            self._probe_cores([frame], target.cores(), lambda: pollers_held(target), "disturbed", entry.index,
+                              wait=not self._cores_waited_out)
 
     def _mrr(self, frame: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, float]:
         """The DUT's maximum receive rate (MRR) and what zlgen, running beside the DUT, offered flat out meanwhile
@@ -244,6 +295,7 @@ class Run:
             self.rf.add_trial(frame, rep, entry)
             saved.append(entry)
             self.progress("trial", {"frame": frame, "record": entry, "max_rate_pps": max_rate})
+            self._cores_after_trial(target, frame, entry, runner.replaying)  # Must 5: the core probe's hook
 
         started = time.monotonic()
         try:

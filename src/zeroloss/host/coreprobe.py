@@ -4,8 +4,9 @@ Two hardware threads of one core (SMT siblings), or two virtual CPUs a hyperviso
 split one core's throughput: a zero-loss search on them measures the sharing, not the data path. A guest
 cannot see that in its CPU topology (sysfs reports what the hypervisor declares), so zeroloss measures it:
 `zlcores` times each core alone and all together on an integer kernel; together/alone is about 1 on
-separate cores and about 0.5 or less on shared ones. Run before our DPDK processes start (they poll the
-same cores)."""
+separate cores and about 0.5 or less on shared ones. Our DPDK processes poll the same cores: the run probes with
+them held still (bench/pollers.py), before each frame size and after a run of disturbed or generator-failed trials,
+since a hypervisor may take a core away and give it back minutes later (runner.Run._probe_cores)."""
 
 from __future__ import annotations
 

@@ -450,12 +450,18 @@ class Ceiling(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class CoreProbe(Record):
-    """The core-sharing probe before a bench (host/coreprobe.py): per core, together / alone."""
+    """A core-sharing probe of the bench's cores (host/coreprobe.py): per core, together / alone, and the frame
+    sizes measured after it (before each size, and again after a run of disturbed or generator-failed trials)."""
 
     frames: tuple[Frame, ...] = ()
     cores: tuple[int, ...] = ()
     ratio: tuple[float, ...] = ()
     shared: bool = False
+    when: str | None = None  # local time of the reading the sizes were measured after
+    trigger: str | None = None  # why it ran: "frame" (before the size), "disturbed" (after such a run of trials)
+    after_trial: int | None = None  # trigger "disturbed": the index of the trial after which it ran
+    attempts: int | None = None  # probes until this reading: more than one when the first read shared
+    waited_s: float | None = None  # from the first probe to this reading (bounded by core_probe_wait_s)
 
 
 @dataclass(frozen=True, kw_only=True)
