@@ -299,12 +299,13 @@ def test_a_short_pass_counts_at_what_it_delivered_and_the_search_aims_again():
     res = binary_search(cfg, lagging)
     first, again = res.trials[:2]
     assert first.verdict == "pass" and first.delivered == pytest.approx(0.4 * MAX * 0.961)
-    assert again.aim == first.aim and again.rate_pps == 0.4 * MAX + round(0.4 * MAX * 0.039)
+    # paced up by the median shortfall seen (only this trial's so far)
+    assert again.aim == first.aim and again.rate_pps == round(0.4 * MAX / 0.961)
     later = [t for t in res.trials[2:] if t.aim_pps is not None]
     assert later and all(t.rate_pps == pytest.approx(t.aim / 0.99, abs=1) for t in later)
     assert 0 <= 0.5 * MAX - res.ndr.rate_pps <= cfg.step_pps
     assert res.ndr.rate_pps == math.floor(res.ndr.validation.delivered)
-    assert cfg.shortfall_pps(1_000_000) == pytest.approx(2_500)  # half the step: 0.5 % of the top / 2
+    assert cfg.shortfall_pps(1_000_000) == pytest.approx(5_000)  # the step: 0.5 % of the top
     assert cfg.shortfall_pps(20_000) == pytest.approx(1_000)  # never more than gen_tolerance_pct of the aim
 
 
@@ -653,3 +654,63 @@ def test_a_latency_bound_on_max_and_an_unmeasured_direction_fail_the_trial():
 def test_a_bad_latency_bound_is_named():
     with pytest.raises(ValueError, match="max_latency_ns"):
         binary_search(SearchConfig(max_rate_pps=MAX, max_latency_ns=(("p98", 5.0),)), FakeDut(1))
+
+
+# 10. a generator that pauses at random (issue 37) -------------------------------------------------------------
+
+@dataclass
+class PausingBench:
+    """zlgen on a host that takes its core at random, and a DUT of known capacity behind an RX ring.
+
+    The generator, as zlgen on this 2-vCPU host: pauses arrive as a Poisson process, rate_hz a second of 1-3 ms
+    (the hypervisor's short preemptions beyond zlgen's 1 ms gap) and 0.2 a second of 10-30 ms (now and then a long
+    one); its schedule restarts after each (gen/src/pace.h), so the frames due in a pause are skipped and it
+    delivers D < R. The DUT forwards `capacity` frames/s and holds `ring` frames, which it forwards in the drain:
+    of the D*T frames it was given it loses what is beyond capacity*T + ring, the model of the argument in
+    search/trials.py (a lossless trial shows the DUT forwards at least D - ring/T)."""
+
+    capacity: float
+    ring: float
+    rate_hz: float
+    seed: int = 0
+
+    def __post_init__(self):
+        self.rng = random.Random(self.seed)
+
+    def __call__(self, rate: float, duration: float, kind: Kind) -> Outcome:
+        t, sent = 0.0, 0.0
+        while t < duration:
+            run = min(self.rng.expovariate(self.rate_hz + 0.2), duration - t)
+            sent += rate * run
+            t += run
+            if t < duration:
+                long = self.rng.random() < 0.2 / (self.rate_hz + 0.2)
+                t += self.rng.uniform(0.010, 0.030) if long else self.rng.uniform(0.001, 0.003)
+        tx = round(sent)
+        lost_frames = max(0, math.ceil(tx - self.capacity * duration - self.ring))
+        return Outcome(tuple(Direction(rate, tx / duration, tx, tx - lost_frames) for _ in range(2)))
+
+
+@pytest.mark.parametrize("strategy", ["binary", "rfc2544", "mlr"])
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("rate_hz", [3.0, 10.0])
+def test_a_generator_that_pauses_at_random_still_finds_the_capacity_within_one_step(strategy, seed, rate_hz):
+    """Pauses of 1-3 ms, 3 or 10 a second, and a long one of 10-30 ms now and then (1-3 % of the frames skipped,
+    as this 2-vCPU host's hypervisor does to zlgen), a DUT of 1 Mpps with a 30 ms ring (the bench sizes rings
+    from such stalls): every strategy ends
+    within one step of the capacity, never above it by more than the ring over the validation, with a conclusive
+    bracket (an upper bound where the DUT lost frames) and no generator limit."""
+    from zeroloss.search.mlr import mlr_search
+
+    cap, ring = 1_000_000.0, 30_000.0
+    trial_s, val_s = (5.0, 5.0) if strategy == "rfc2544" else (2.0, 5.0)
+    cfg = SearchConfig(max_rate_pps=1.05 * cap, granularity_pct=0.5, trial_s=trial_s, validation_s=val_s,
+                       pdr_loss_pct=None)
+    bench = PausingBench(cap, ring, rate_hz, seed)
+    res = mlr_search(cfg, bench) if strategy == "mlr" else binary_search(cfg, bench)
+    ndr = res.ndr
+    assert ndr.rate_pps is not None and ndr.rate_pps <= math.floor(ndr.validation.delivered)
+    assert cap - cfg.step_pps <= ndr.rate_pps <= cap + ring / val_s
+    assert ndr.upper_pps is not None and ndr.upper_pps > cap  # a DUT loss, at a pace above the capacity
+    assert res.gen_limit_pps is None and "generator-limited" not in res.flags
+    assert not [t for t in res.trials if t.verdict == "generator-failure"]

@@ -12,9 +12,10 @@ from .fmt import table
 from .frames import Frame, by_size
 from .frames import text as frame_text
 from .host.telemetry import summary_lines as telemetry_lines
+from .latency import SHOWN, lost_tail, value_text
 from .ledger import REASONS
 from .results.campaigns import CampaignRecord
-from .results.records import RunRecord, SearchEntry, TrialEntry
+from .results.records import LoadDirection, RunRecord, SearchEntry, TrialEntry
 
 __all__ = ["analyse", "select", "trial_analysis", "trial_text"]
 
@@ -102,6 +103,26 @@ def host_lines(t: TrialEntry) -> list[str]:
     return out
 
 
+def latency_lines(t: TrialEntry) -> list[str]:
+    """Each direction's latency over the frames sent (p50, p99, p99.9, max): a figure the trial's lost frames reach
+    is '> x', x the largest latency measured (latency.Histogram.percentile: a lost frame ranks above every value)."""
+    outs = t.outcome.directions
+    out = []
+    for i, d in enumerate(t.dirs()):
+        o = outs[i] if i < len(outs) else None
+        lat = LoadDirection(tx=o.tx if o else 0, rx=o.rx if o else 0, latency_ns=d.latency_ns,
+                            latency_hist=d.latency_hist).latency()
+        if not lat.get("count") and not lat.get("lost"):
+            continue
+        cells = ", ".join(f"{SHOWN.get(k, k)} {value_text(lat, k)}" for k in ("p50", "p99", "p99_9", "max"))
+        line = f"latency {d.port}->{d.rx_port} (us, over the frames sent): {cells}"
+        if lost_tail(lat):
+            line += (f"; '> x': {lat['lost']:,} lost frames reach it, above the largest latency measured (the frames "
+                     "that arrived are not the ones delayed most)")
+        out.append(line)
+    return out
+
+
 def trial_text(frame: Frame, t: TrialEntry, leds: list, diag: list, limit: int | None = None,
                compact: bool = False) -> str:
     """A trial's ledger, direction by direction, then its diagnosis."""
@@ -112,6 +133,7 @@ def trial_text(frame: Frame, t: TrialEntry, leds: list, diag: list, limit: int |
              f"direction, {t.duration_s:g} s, {t.verdict}): lost {lost:,} of {sent:,} frames{pct}"]
     for led in leds:
         lines += direction_text(led, compact)
+    lines += latency_lines(t)
     load = pmd_load(t.counters or {})
     if load:
         lines.append("OVS PMD load while zlgen sent: " + ", ".join(f"core {k} {v:.0f} % busy"

@@ -156,15 +156,17 @@ class Histogram:
 
     def ccdf(self) -> list[tuple[float, float]]:
         """The complementary CDF for a plot: (latency ns, share of values above it), one point at each non-empty
-        bucket's upper edge (the max for the last), after (min, 1). Empty for an empty histogram."""
+        bucket's upper edge (the max for the last), after (min, 1). Empty for an empty histogram. Over the frames
+        sent: the lost ones are above every value (`percentile`), so a lossy trial's curve ends at its loss ratio."""
         if not self.count:
             return []
+        total = self.count + self.lost
         out = [(float(self.min), 1.0)]
         seen = 0
         for low, n in self.buckets:
             seen += n
             edge = float(min(low + bucket_width(bucket_index(low)), self.max))
-            out.append((edge, (self.count - seen) / self.count))
+            out.append((edge, (total - seen) / total))
         return out
 
 

@@ -110,7 +110,7 @@ class TrialRunner:
         tel_after = guarded(health, tel) if tel else None
         after = guarded(health, self.probe.counters)
         out = outcome_of(r, self.refused_is_loss)
-        disturbed = self.disturbance(out, stalls, rate_pps)
+        disturbed = self.disturbance(out, stalls, rate_pps) or self.burst(out, r)
         self.detail = guarded(health, lambda: self._details(r, before, after, rate_pps))
         self.detail["interference"] = {**stalls.to_json(), "stall_ms": stalls.stall_ms_by_core(),
                                        "disturbed": disturbed}
@@ -130,6 +130,22 @@ class TrialRunner:
         per_queue = rate_pps / max(1, self.lanes)
         return stalls.disturbance({c: ring_ms(n, per_queue) for c, n in self.probe.rings.items()})
 
+    def burst(self, out: Outcome, r: TrialResult) -> str | None:
+        """The sentence naming a catch-up of zlgen larger than half the DUT's smallest RX ring, when the trial lost
+        frames. zlgen never runs ahead of its schedule; after a pause shorter than its gap it sends what fell due
+        (pace_max_backlog frames at most, per stream and so per queue) as fast as it can. Every window of the trial
+        then carried at most the pace's share plus that backlog: a DUT that forwards the pace holds it in its ring
+        when the backlog fits in half of it (the other half for the queue the pace itself builds), so a loss is
+        the DUT's at the pace. A larger catch-up may have made the loss: the trial is disturbed, retried."""
+        if not self.probe.rings or not any(d.lost > 0 for d in out.directions):
+            return None
+        ring = min(self.probe.rings.values())
+        worst = max(r.streams, key=lambda s: s.pace_max_backlog, default=None)
+        if worst is None or 2 * worst.pace_max_backlog <= ring:
+            return None
+        return (f"zlgen caught up {worst.pace_max_backlog} frames at once after a pause (stream {worst.id}), more "
+                f"than half the DUT's {ring}-slot RX ring holds")
+
     def _details(self, r: TrialResult, before: dict, after: dict, rate_pps: float) -> dict:
         """The trial's record beyond the search's view: counters of every stage over the trial, the ledger of
         each direction hop by hop, the diagnosis when frames were lost, and the DUT's state."""
@@ -148,6 +164,7 @@ class TrialRunner:
                                "pace_restarts": sum(s.pace_restarts for s in group),
                                # zlgen's longest lateness behind its TX schedule: its own stall
                                "pace_max_late_ns": max(s.pace_max_late_ns for s in group),
+                               "pace_max_backlog": max(s.pace_max_backlog for s in group),
                                "reordered": sum(s.reordered for s in group), "ledger": summary(by_side[port]),
                                "latency_ns": lat, **({"latency_hist": hist.to_json()} if hist else {})})
         detail: dict = {"trial_id": r.trial, "tx_window_s": r.tx_window_s, "directions": directions,

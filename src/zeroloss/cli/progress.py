@@ -10,6 +10,7 @@ from typing import TextIO
 from zeroloss.explain import trial_text
 from zeroloss.fmt import si
 from zeroloss.frames import text as frame_text
+from zeroloss.latency import lost_tail, value_text
 from zeroloss.results.records import SearchOutcome, TrialEntry
 
 
@@ -66,9 +67,10 @@ class Progress:
                        "§6.1)")
         elif event == "load":  # latency vs load, after the search (runner.py)
             t, lat = data["trial"], data["trial"].latency()
-            us = "/".join(f"{(lat.get(k) or 0) / 1e3:.1f}" for k in ("p50", "p99", "p99_9", "max"))
+            us = "/".join(value_text(lat, k, fmt=".1f") for k in ("p50", "p99", "p99_9", "max"))
+            tail = " ('> x': lost frames reach it, above the largest measured)" if lost_tail(lat) else ""
             self._line(f"        latency at {t.load_pct:g} % of the NDR ({si(t.rate_pps, 'pps')}): lost {t.lost}, "
-                       f"p50/p99/p99.9/max {us} us")
+                       f"p50/p99/p99.9/max {us} us{tail}")
 
     def _trial(self, data: dict) -> None:
         rec: TrialEntry = data["record"]

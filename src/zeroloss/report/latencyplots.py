@@ -10,7 +10,7 @@ from html import escape
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
-from zeroloss.latency import ns_text
+from zeroloss.latency import lost_tail, ns_text, value_text
 from zeroloss.results import latencyload
 from zeroloss.results.records import RunRecord, SearchEntry
 from zeroloss.results.summary import Run
@@ -24,17 +24,28 @@ def _us(v: float, _pos: object = None) -> str:
 
 
 def load_figure(run: Run) -> Figure:
-    """p50/p99/p99.9/max (every direction merged) against the load, % of the NDR, one colour per search, log y."""
+    """p50/p99/p99.9/max (every direction merged) against the load, % of the NDR, one colour per search, log y.
+    A figure the lost frames reach (latency.Histogram.percentile) is a lower bound: drawn at the largest value
+    measured as an open upward triangle off the line, never as a low point on it."""
     fig = Figure(figsize=(9, 4.2), layout="constrained")
     ax = fig.add_subplot()
+    bounded = False
     for i, s in enumerate(latencyload.searches(run.record)):
         trials = sorted(s.latency_loads or (), key=lambda t: t.load_pct)
         lats = [t.latency() for t in trials]
+        color = COLORS[i % len(COLORS)]
         for key, name, style in SHOWN:
-            pts = [(t.load_pct, lat[key] / 1e3) for t, lat in zip(trials, lats, strict=True) if lat.get(key)]
+            pts = [(t.load_pct, lat[key] / 1e3) for t, lat in zip(trials, lats, strict=True)
+                   if lat.get(key) and key not in lost_tail(lat)]
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", markersize=3,
-                        color=COLORS[i % len(COLORS)], label=f"{_name(s)}: {name}")
+                        color=color, label=f"{_name(s)}: {name}")
+            up = [(t.load_pct, lat[key] / 1e3) for t, lat in zip(trials, lats, strict=True)
+                  if lat.get(key) and key in lost_tail(lat)]
+            if up:
+                bounded = True
+                ax.plot([p[0] for p in up], [p[1] for p in up], linestyle="none", marker="^", markersize=7,
+                        markerfacecolor="none", color=color, label=f"{_name(s)}: {name} > (frames lost)")
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(ticker.FuncFormatter(_us))
     ax.set_xlim(0, 105)
@@ -43,7 +54,8 @@ def load_figure(run: Run) -> Figure:
     ax.grid(which="both", alpha=0.3)
     if ax.lines:
         fig.legend(loc="outside right upper", fontsize="small")
-    fig.suptitle(f"{run.label}: latency vs load (every direction merged)")
+    fig.suptitle(f"{run.label}: latency vs load (every direction merged)"
+                 + ("; ^: frames lost reach it, above the value" if bounded else ""))
     return fig
 
 
@@ -57,8 +69,9 @@ def ccdf_figure(run: Run, search: SearchEntry) -> Figure:
             continue
         pts = [(x / 1e3, y) for x, y in h.ccdf() if y > 0]
         if pts:
+            lost = f", {h.lost:,} lost: the curve ends at {h.lost / (h.count + h.lost):.2%}" if h.lost else ""
             ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=COLORS[i % len(COLORS)],
-                    label=f"{t.load_pct:g} % of the NDR ({h.count:,} frames, max {ns_text(h.max)})")
+                    label=f"{t.load_pct:g} % of the NDR ({h.count:,} frames, max {ns_text(h.max)}{lost})")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(_us))
@@ -84,7 +97,7 @@ def table_html(run: RunRecord) -> str:
     for r in rows:
         lat = r["latency_ns"]
         cells = [str(r["frame"]), f"{r['load_pct']:g}", f"{r['rate_pps']:,.0f}", f"{r['lost']:,}",
-                 *(f"{lat[k] / 1e3:,.1f}" if lat.get(k) is not None else "-" for k, _, _ in SHOWN)]
+                 *(value_text(lat, k) for k, _, _ in SHOWN)]
         body.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
     return f'<table class="latency-load"><tr>{head}</tr>{"".join(body)}</table>'
 
@@ -112,5 +125,7 @@ def section(run: Run, svg: list[str]) -> str:
     note = (f"<p>The NDR and PDR also met {escape(bound)} per direction (--max-latency).</p>" if bound else "")
     figs = "".join(f'<div class="fig">{s}</div>' for s in svg)
     return (f"<h3>Latency vs load</h3>{note}<p>Fixed-rate trials after the search at shares of the NDR, every "
-            f"direction's frames merged into one histogram (zlgen's buckets are at most 0.8 % wide).</p>"
+            f"direction's frames merged into one histogram (zlgen's buckets are at most 0.8 % wide). Percentiles are "
+            f"over the frames sent: a lost frame ranks above every value measured, so a percentile the lost frames "
+            f"reach is only known to be above the largest latency measured ('&gt; x', an open triangle).</p>"
             f"{table_html(run.record)}{figs}")

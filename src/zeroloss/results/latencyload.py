@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from zeroloss.errors import ZeroLossError
-from zeroloss.latency import bounds_text, parse_bounds
+from zeroloss.latency import bounds_text, lost_tail, parse_bounds, value_text
 from zeroloss.results.records import LoadTrial, RunRecord, SearchEntry
 from zeroloss.text import table
 
@@ -24,7 +24,7 @@ def row(s: SearchEntry, t: LoadTrial) -> dict[str, Any]:
             "duration_s": t.duration_s, "tx": t.tx, "lost": t.lost, "loss_ratio": t.loss_ratio,
             "disturbed": t.disturbed, "latency_ns": t.latency(),
             "directions": [{"port": d.port, "rx_port": d.rx_port, "tx": d.tx, "lost": d.lost,
-                            "latency_ns": d.latency_ns or {}} for d in t.directions]}
+                            "latency_ns": d.latency()} for d in t.directions]}
 
 
 def rows(run: RunRecord) -> list[dict[str, Any]]:
@@ -40,13 +40,10 @@ def criterion(run: RunRecord) -> str:
         return ""
 
 
-def _us(ns: float | None) -> str:
-    return "-" if ns is None else f"{ns / 1e3:,.1f}"
-
-
 def load_table(run: RunRecord) -> str:
     """The text table printed after a run and by `zeroloss report --format markdown`'s text: frame, load % of the
-    NDR, rate, frames lost, p50, p99, p99.9 and max in us, all directions merged; '' when there are no trials."""
+    NDR, rate, frames lost, p50, p99, p99.9 and max in us, all directions merged, over the frames sent: a figure the
+    lost frames reach is '> x' (x the largest measured, latency.Histogram.percentile); '' when there are no trials."""
     rs = rows(run)
     if not rs:
         return ""
@@ -58,11 +55,14 @@ def load_table(run: RunRecord) -> str:
         lat = r["latency_ns"]
         cells.append([str(r["frame"]), *([str(r["repeat"] + 1)] if repeats else []), f"{r['load_pct']:g}",
                       f"{r['rate_pps']:,.0f}", f"{r['lost']:,}" + (" *" if r["disturbed"] else ""),
-                      *(_us(lat.get(k)) for k in SHOWN)])
+                      *(value_text(lat, k) for k in SHOWN)])
     title = "Latency vs load (% of the NDR; every direction's frames merged)"
     out = [title, table(headers, cells, left=(0,))]
     if any(r["disturbed"] for r in rs):
         out.append("  *: a host stall touched the trial (its latency is the host's as much as the DUT's)")
+    if any(lost_tail(r["latency_ns"]) for r in rs):
+        out.append("  > x: frames lost reach this percentile: over the frames sent it is above x, the largest latency "
+                   "measured (a lost frame never arrived; the frames that did are not its latency)")
     return "\n".join(out)
 
 

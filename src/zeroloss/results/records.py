@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 from zeroloss.frames import Frame, line_rate_pps, mean
-from zeroloss.latency import Histogram, merge
+from zeroloss.latency import Histogram, mark_lost, merge
 from zeroloss.model import l1_bps, l2_bps
 from zeroloss.results.codec import JsonObject, Record
 from zeroloss.search.types import Direction, GoalResult, Outcome, SearchResult, TrialRecord
@@ -264,6 +264,11 @@ class LoadDirection(Record):
     def lost(self) -> int:
         return self.tx - self.rx
 
+    def latency(self) -> dict[str, Any]:
+        """latency_ns over the frames sent, its lost frames at the top (LoadTrial.latency), also from a file written
+        before the lost tail was stored."""
+        return LoadTrial(directions=(self,)).latency()
+
 
 @dataclass(frozen=True, kw_only=True)
 class LoadTrial(Record):
@@ -290,17 +295,25 @@ class LoadTrial(Record):
         return max((d.lost / d.tx for d in self.directions if d.tx), default=0.0)
 
     def histogram(self) -> Histogram | None:
-        """Every direction's histogram merged, or None when a direction kept none (or a damaged one)."""
-        return merged_hist(d.latency_hist for d in self.directions)
+        """Every direction's histogram merged, with the frames each lost as the top (latency.Histogram.percentile:
+        a file before the lost tail is read the same way), or None when a direction kept none (or a damaged one)."""
+        h = merged_hist(d.latency_hist for d in self.directions)
+        return None if h is None else replace(h, lost=sum(max(0, d.lost) for d in self.directions))
 
-    def latency(self) -> dict[str, float]:
-        """{count, min, mean, max, p50, p90, p99, p99_9, p99_99} ns of all directions merged; without histograms,
-        the worst direction's of each (an upper bound)."""
+    def latency(self) -> dict[str, Any]:
+        """{count, min, mean, max, p50, p90, p99, p99_9, p99_99} ns of all directions merged, over the frames sent:
+        the ones the lost frames reach are listed in "lost_tail" and hold a lower bound; without histograms, the
+        worst direction's of each (an upper bound, marked the same way)."""
         h = self.histogram()
         if h is not None:
             return h.percentiles()
         lats = [d.latency_ns for d in self.directions if d.latency_ns]
-        return {k: max(x.get(k) or 0 for x in lats) for k in lats[0]} if lats else {}
+        if not lats:
+            return {}
+        keys = [k for k in lats[0] if k not in ("lost", "lost_tail")]
+        worst: dict[str, Any] = {k: max(x.get(k) or 0 for x in lats) for k in keys}
+        worst["count"] = sum(x.get("count") or 0 for x in lats)
+        return mark_lost(worst, sum(max(0, d.lost) for d in self.directions))
 
 
 def merged_hist(stored: Iterable[JsonObject | None]) -> Histogram | None:

@@ -5,9 +5,10 @@ records so far, so replaying stored outcomes reproduces the same requested rates
 
 Per goal g the records give a search interval (lower_g, top_g), in delivered terms (search/trials.py says what a
 trial proves): each trial aims to deliver a rate (zlgen paced above it by what its pauses skip), a pass counts at
-what zlgen delivered, a fail at its aim (the search does not aim there again; the reported upper bound is the rate
-zlgen was paced at).
-  top_g   = lowest of: the aim of a counted trial that failed g, the generator limit, and the back-off mark of
+what zlgen delivered, a fail at its aim or what it delivered when more (the search does not aim there again; the
+reported upper bound is the rate zlgen was paced at).
+  top_g   = lowest of: the load a counted trial that failed g aimed at (or delivered, when more), the generator
+            limit, an unsettled aim (search/trials.py), and the back-off mark of
             g's failed validations (below); without any of them the ceiling, which may itself be trialled.
   lower_g = highest rate delivered by a trial that passed g below top_g (a passed validation always counts),
             else 0.
@@ -65,10 +66,12 @@ class _Search(TrialLog):
     # -- decisions -----------------------------------------------------------------------------
 
     def cap(self, goal: str) -> float | None:
-        """The lowest counted rate that failed goal, or the generator limit if lower."""
-        fails = [r.aim for r in self.counted() if goal not in r.passes]
-        limit = self.gen_limit()
-        return min(fails + ([limit] if limit is not None else []), default=None)
+        """The lowest load a counted trial that failed goal was aimed at or, when more, delivered (a trial paced above
+        its aim that delivered more lost frames at that load, not at its aim), or the generator limit or an
+        unsettled aim if lower."""
+        fails = [max(r.aim, r.delivered) for r in self.counted() if goal not in r.passes]
+        others = [x for x in (self.gen_limit(), self.unsettled_cap()) if x is not None]
+        return min(fails + others, default=None)
 
     def bounds(self, goal: str) -> tuple[float, float, bool]:
         """(lower, top, whether top itself may be trialled) of goal's short-trial search interval."""

@@ -64,7 +64,9 @@ class _Measurer(AbstractMeasurer):
         # whole pps, as the binary search requests (MLRsearch's loads are fractional)
         load = float(max(1, round(intended_load)))
         rec = self.log.run(load, float(intended_duration), kind, NDR)
-        if rec.verdict == GEN_FAIL or self.log.short(rec, NDR):
+        # a load every attempt fell short of while paced below the most zlgen may be (unsettled) is given as the
+        # pass it is at a lower load; the stored NDR is what the deciding trial delivered (_result)
+        if rec.verdict == GEN_FAIL or (self.log.short(rec, NDR) and load not in self.log.unsettled):
             limit = self.log.gen_limit()
             raise _GeneratorLimit(min(rec.delivered, rec.rate_pps) if limit is None else limit - 1)
         tx = sum(d.tx for d in rec.outcome.directions)

@@ -16,13 +16,17 @@ disturbed, as it does one whose DUT core stalled longer than its ring covers (tr
   search asked for: a pass well short of the rate the search wanted delivered (its aim) does not move the lower
   bound to the aim. zlgen's pauses on this kind of host skip a steady share of frames (0.5-1.5 % on a 2-vCPU VM
   whose hypervisor takes a vCPU for milliseconds several times a second), so the search paces zlgen above its
-  aim by the median share the last trials skipped (at most gen_tolerance_pct), and aims again, from the shortfall
-  it saw, after a pass more than half a step short (SearchConfig.shortfall_pps). A loss while paced above the aim
+  aim by the median share the last trials skipped (at most gen_tolerance_pct), and aims again, paced up by that
+  median (this trial's shortfall included), after a pass more than half a step short (SearchConfig.shortfall_pps):
+  one long stall in one trial does not pace the next far above the DUT's capacity. A loss while paced above the aim
   is a fail at that pace; the search then aims below that aim (zlgen would be paced as high above it again) and
   reports the pace as the upper bound. So the bracket [NDR, upper] is honest at both ends: the NDR a load zlgen
   delivered in a validation that lost nothing, the upper bound a pace at which the DUT lost frames.
-- The generator is taken to be at its limit only when every attempt at one aim, re-aimed each time, passed short
-  of it: a repeatable shortfall, never one slow trial.
+- The generator is taken to be at its limit only when every attempt at one aim, re-aimed each time up to the most
+  it may be paced (gen_tolerance_pct above the aim, or the top), passed short of it: a repeatable shortfall, never
+  one slow trial. An aim every attempt missed below that pace is unsettled: zlgen's pauses vary more than the
+  search's resolution there; the search aims below it (each attempt a pass at what it delivered) and reports no
+  bound there.
 """
 
 from __future__ import annotations
@@ -123,21 +127,25 @@ class TrialLog:
         self.records: list[TrialRecord] = []
         self.final: list[TrialRecord] = []  # counted trials (short passes included) and persistent failures, in order
         self.top = float(math.floor(cfg.max_rate_pps))  # never paced above it
-        self.unreachable: list[tuple[float, float]] = []  # (aim, best delivered) of aims every attempt fell short of
+        # (aim, best delivered) of aims every attempt fell short of though zlgen was paced as high as it may be
+        self.unreachable: list[tuple[float, float]] = []
+        # aims every attempt fell short of by zlgen's varying pauses, paced below that: the search aims below them
+        self.unsettled: list[float] = []
 
     # -- records -------------------------------------------------------------------------------
 
     def judge(self, outcome: Outcome, goal: str) -> tuple[str, tuple[str, ...], str | None]:
         return judge(self.cfg, outcome, goal)
 
-    def skipped_share(self) -> float:
+    def skipped_share(self, settled: bool = True) -> float:
         """The share of frames zlgen's pauses skipped in the last SHORTFALL_WINDOW counted trials (their median, a
         trial not yet run counting as none skipped), at most gen_tolerance_pct: what pacing zlgen at the aim would
         leave undelivered."""
         recent = [r for r in self.records if r.verdict in ("pass", "fail")][-SHORTFALL_WINDOW:]
-        # a window not yet full counts its missing trials as on time: one slow trial moves nothing
-        shares = sorted([0.0] * (SHORTFALL_WINDOW - len(recent))
-                        + [max(0.0, 1 - r.delivered / r.rate_pps) for r in recent])
+        # settled: a window not yet full counts its missing trials as on time, so one slow trial moves no new aim's
+        # pace; an aim tried again after a short pass takes the median of what there is (its own shortfall at first)
+        pad = SHORTFALL_WINDOW - len(recent) if settled else 0
+        shares = sorted([0.0] * pad + [max(0.0, 1 - r.delivered / r.rate_pps) for r in recent])
         return min(self.cfg.gen_tolerance_pct / 100, shares[len(shares) // 2])
 
     def ask(self, aim: float) -> float:
@@ -190,15 +198,23 @@ class TrialLog:
                 if self.cfg.anomaly_policy == "retry" and not last:
                     continue
             if verdict in ("pass", "fail") and not last and self.short(rec, goal):
-                self.final.append(rec)  # a pass at what it delivered, kept; aim again from its shortfall
-                ask = float(min(self.top, max(ask + 1, round(ask + rate - rec.delivered))))
+                self.final.append(rec)  # a pass at what it delivered, kept; aim again, paced by the recent shortfall
+                ask = float(min(self.top, max(ask + 1, round(rate / (1 - self.skipped_share(settled=False))))))
                 continue
             if self.short(rec, goal):
                 attempts = [r for r in self.final if r.aim == rate and goal in r.passes] + [rec]
-                self.unreachable.append((rate, max(r.delivered for r in attempts)))
+                if ask >= min(self.top, math.floor(rate * (1 + self.cfg.gen_tolerance_pct / 100))):
+                    self.unreachable.append((rate, max(r.delivered for r in attempts)))
+                else:
+                    self.unsettled.append(rate)
             self.final.append(rec)
             return rec
         raise AssertionError("unreachable: the last attempt returns")
+
+    def unsettled_cap(self) -> float | None:
+        """The lowest aim no attempt delivered (zlgen's pauses varied more than the search's resolution), paced below
+        the most it may be: the search aims below it, as below a fail, but it is no upper bound of the DUT's."""
+        return min(self.unsettled, default=None)
 
     def counted(self) -> list[TrialRecord]:
         return [r for r in self.final if r.verdict != GEN_FAIL]

@@ -125,11 +125,11 @@ class SearchConfig:
             raise _bad("anomaly_policy", self.anomaly_policy, "one of " + ", ".join(repr(p) for p in ANOMALY_POLICIES))
 
     def shortfall_pps(self, rate_pps: float) -> float:
-        """How far below its aim rate_pps a passing trial may deliver and still be on target: half the search's
-        step (so every pass on target moves the lower bound by at least half a step, and the search ends), or
-        gen_tolerance_pct of the aim when less. A pass further short is still a pass at what it delivered; the
-        search aims again (search/trials.py)."""
-        return min(self.step_pps / 2, self.gen_tolerance_pct / 100 * rate_pps)
+        """How far below its aim rate_pps a passing trial may deliver and still be on target: the search's
+        resolution (the binary search's step: the answer is known to that anyway), or gen_tolerance_pct of the aim
+        when less. A pass further short is still a pass at what it delivered; the search aims again
+        (search/trials.py)."""
+        return min(self.step_pps, self.gen_tolerance_pct / 100 * rate_pps)
 
     @property
     def step_pps(self) -> float:
