@@ -161,10 +161,10 @@ class TrialLog:
     def run(self, rate: float, duration: float, kind: Kind, goal: str) -> TrialRecord:
         """Run one trial aiming to deliver `rate`: paced above it by what zlgen's pauses skip, retried after a
         generator failure, a disturbed trial and (policy "retry") an anomaly, aimed again after a pass short of it
-        (it stays a pass at what it delivered). A fail paced above the aim is a fail at the pace, and the search
-        aims no more at or above its aim: zlgen would be paced there as high again. The last record. A trial still disturbed after the retries counts as missing the goals it missed (the search must
-        go on), and the verdicts (results/verdict.py) never take it as the DUT's loss; an aim still short after the
-        retries is unreachable (gen_limit)."""
+        (it stays a pass at what it delivered). A fail paced above the aim is a fail at the pace. The last record.
+        A trial still disturbed after the retries counts as missing the goals it missed (the search must go on),
+        and the verdicts (results/verdict.py) never take it as the DUT's loss; an aim still short after the
+        retries is unreachable (gen_limit) or unsettled (unsettled_cap)."""
         ask = self.ask(rate)
         for attempt in range(self.cfg.max_retries + 1):
             if len(self.records) >= self.max_records:
