@@ -219,3 +219,12 @@ def test_explain_shows_a_lossy_directions_latency_as_a_bound():
     # the same frames, nothing lost: p99 is the 976th of 985, a fast one (what the lossy trial showed before)
     assert latency_lines(clean) == ["latency 0->1 (us, over the frames sent): p50 5.0, p99 5.0, p99.9 899.1, "
                                     "max 900.0"]
+
+
+def test_the_run_tables_latency_cell_marks_what_the_validations_loss_reaches():
+    from zeroloss.fmt import _lat_cell
+
+    assert _lat_cell((12.0, 15.25, 40.0), 0, 1000) == "12.0/15.2/40.0"
+    assert _lat_cell((12.0, 15.25, 40.0), 2, 1000) == "12.0/15.2/>40.0"  # a lost frame: the max is a bound
+    assert _lat_cell((12.0, 40.0, 40.0), 20, 1000) == "12.0/>40.0/>40.0"  # 2 % lost reach p99
+    assert _lat_cell(None, 0, 0) == "-"

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from .frames import legend as mix_legend
 from .frames import text as frame_text
+from .latency import lost_reaches
 from .model import TrialResult
 from .text import si, table
 
@@ -92,7 +93,7 @@ def run_table(run: RunRecord) -> str:
                 row.append(f"{min(r.ndrs):,.0f} … {max(r.ndrs):,.0f}")
         row += [f"{r.pdr_pps:,.0f}" if r.pdr_pps else "-", f"{r.pdr_pct:.2f}" if r.pdr_pps else "-",
                 f"{r.val_lost}/{r.val_tx}" if r.val_tx is not None else "-",
-                "/".join(f"{v:.1f}" for v in r.lat_us) if r.lat_us else "-",
+                _lat_cell(r.lat_us, r.val_lost or 0, r.val_tx or 0),
                 size.status if size is not None else "-", ", ".join(r.flags)]
         rows.append(row)
     legend = [f"  {f}: {FLAG_TEXT[f]}" for f in sorted({f for r in frows for f in r.flags}) if f in FLAG_TEXT]
@@ -104,6 +105,15 @@ def run_table(run: RunRecord) -> str:
     if bound := criterion(run):  # a latency bound was part of the criterion (--max-latency)
         title += f"; both also with {bound} per direction"
     return "\n".join([sign_off.line, title, table(headers, rows), *legend])
+
+
+def _lat_cell(lat_us: tuple[float, ...] | None, lost: int, tx: int) -> str:
+    """p50/p99/max at the NDR in us; one the validation's lost frames reach is '>x': over the frames sent it is
+    above the largest latency measured (latency.Histogram.percentile)."""
+    if not lat_us:
+        return "-"
+    return "/".join((">" if lost_reaches(pct, tx - lost, lost) else "") + f"{v:.1f}"
+                    for v, pct in zip(lat_us, (50.0, 99.0, 100.0), strict=False))
 
 
 def _queue_cells(trial: TrialEntry, nb: int) -> list[str]:
