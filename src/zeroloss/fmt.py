@@ -58,9 +58,10 @@ FLAG_TEXT = {
     "ceiling-via-dut": "the generator's ceiling of this file was measured through the DUT (zeroloss before 0.2): "
                        "an NDR at it may be the DUT's limit, so it is not called generator-bound; run again to "
                        "measure zlgen alone",
-    "cores-shared": "before this size's bench started, its cores ran at under 65 % of their speed alone when all "
-                    "were busy: they share a physical core (SMT siblings, or a hypervisor running them on one), so "
-                    "the NDR is the sharing's, not the data path's; pin to separate physical cores",
+    "cores-shared": "a core probe before or during this size's searches read its cores at under 65 % of their "
+                    "speed alone when all were busy: they share a physical core (SMT siblings, or a hypervisor "
+                    "running them on one), so the NDR is the sharing's, not the data path's; pin to separate "
+                    "physical cores",
     "non-monotonic": "this larger frame size reached more frames/s, or fewer Gb/s, than the next smaller size "
                      "beyond their spread: a sign of noise or of a size-dependent problem (use --repeat)",
 }
