@@ -14,6 +14,8 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.latency import (
     BUCKETS,
     Histogram,
+    bins_of,
+    bins_text,
     bucket_index,
     bucket_low,
     bucket_width,
@@ -90,8 +92,21 @@ def test_percentiles_are_ordered_and_within_a_bucket_of_the_exact_rank(vals):
 def test_stored_form_round_trips_and_is_sparse():
     h = hist_of([1_000] * 10 + [2_000_000])
     doc = h.to_json()
-    assert doc["buckets"] == [[1_000, 10], [bucket_low(bucket_index(2_000_000)), 1]]
+    i, j = bucket_index(1_000), bucket_index(2_000_000)
+    assert doc["bins"] == f"{i}:10,{j - i - 1}:1"  # bucket i, then after j - i - 1 empty ones bucket j
     assert Histogram.from_json(doc) == Histogram(h.buckets, h.count, h.min, h.max, round(h.mean, 3) * h.count)
+    # format 2 kept [low, count] pairs: still read, to the same histogram
+    v2 = {**{k: v for k, v in doc.items() if k != "bins"}, "buckets": [[1_000, 10], [bucket_low(j), 1]]}
+    assert Histogram.from_json(v2) == Histogram.from_json(doc)
+
+
+def test_bins_text_round_trips_and_refuses_what_it_does_not_write():
+    buckets = [(0, 3), (bucket_low(300), 5), (bucket_low(301), 2), (bucket_low(305), 1)]
+    assert bins_text(buckets) == "3,299:5,2,3:1" and bins_of("3,299:5,2,3:1") == buckets
+    assert bins_text([]) == "" and bins_of("") == []
+    for bad in ("1,,2", "a", "1:2:3", "-1", f"{BUCKETS}:1"):
+        with pytest.raises(ValueError, match="latency bins"):
+            bins_of(bad)
 
 
 def test_a_bucket_off_the_scheme_or_a_count_that_does_not_add_up_is_refused():

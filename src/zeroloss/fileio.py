@@ -149,17 +149,19 @@ def patch_state_in_place(path: Path, old: str, new: str) -> bool:
     in the file's first KiB, where the top-level `state` key is written (documents keep it before the bulk)."""
     if len(new) > len(old):
         return False
-    needle = f'"state": "{old}"'.encode()
     try:
         fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return False
     try:
         head = os.pread(fd, 1024, 0)
-        at = head.find(needle)
-        if at < 0:
+        for sep in (": ", ":"):  # indented, or compact (a result file since format 3)
+            at = head.find(f'"state"{sep}"{old}"'.encode())
+            if at >= 0:
+                break
+        else:
             return False
-        os.pwrite(fd, f'"state": "{new}"'.encode() + b" " * (len(old) - len(new)), at)
+        os.pwrite(fd, f'"state"{sep}"{new}"'.encode() + b" " * (len(old) - len(new)), at)
         os.fsync(fd)
         return True
     except OSError:

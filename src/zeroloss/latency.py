@@ -8,7 +8,8 @@ several streams (queues of a direction, directions) merge by adding counts bucke
 queue's percentiles cannot do; a percentile is the middle of the bucket holding its rank, clamped to [min, max],
 exactly as zlgen computes it (zl_hist_percentile), so a merged histogram of one stream reproduces zlgen's numbers.
 
-Stored form (`to_json`): {"count", "min", "max", "mean", "buckets": [[low_ns, count], ...]}: sparse, sorted; and
+Stored form (`to_json`): {"count", "min", "max", "mean", "bins": "300:5,2,3:1"} (`bins_text`; result format 2 kept
+"buckets": [[low_ns, count], ...], still read), sparse, sorted; and
 "lost" when frames of the direction never arrived (the lost tail: see `Histogram.percentile`).
 """
 
@@ -96,14 +97,16 @@ class Histogram:
                    sum_ns=float(summary.get("mean") or 0.0) * count)
 
     def to_json(self) -> dict[str, Any]:
-        """The compact stored form: the summary and the non-empty buckets as [low_ns, count] pairs."""
+        """The stored form (result format 3): the summary and the non-empty buckets as one `bins` text."""
         return {"count": self.count, "min": self.min, "max": self.max, "mean": round(self.mean, 3),
-                "buckets": [[low, n] for low, n in self.buckets], **({"lost": self.lost} if self.lost else {})}
+                "bins": bins_text(self.buckets), **({"lost": self.lost} if self.lost else {})}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Histogram:
-        """A histogram from its stored form (ValueError when it does not add up)."""
-        h = cls.of_stream(doc, doc.get("buckets") or ())
+        """A histogram from its stored form, `bins` (format 3) or `buckets` pairs (format 2); ValueError when it
+        does not add up."""
+        bins = doc.get("bins")
+        h = cls.of_stream(doc, doc.get("buckets") or () if bins is None else bins_of(bins))
         lost = int(doc.get("lost") or 0)
         if lost < 0:
             raise ValueError(f"latency histogram: lost {lost} is negative")
@@ -168,6 +171,36 @@ class Histogram:
             edge = float(min(low + bucket_width(bucket_index(low)), self.max))
             out.append((edge, (total - seen) / total))
         return out
+
+
+def bins_text(buckets: Iterable[tuple[int, int]]) -> str:
+    """Sparse buckets (low ns, count), sorted, as the compact text a result file keeps: comma-separated counts of
+    consecutive buckets from bucket index 0, a count after k empty buckets written `k:count`. Buckets 300, 301, 305
+    holding 5, 2, 1: "300:5,2,3:1". A 1,700-bucket histogram takes ~6 KB instead of ~20 KB of [low, count] pairs
+    (~70 KB indented), and a reader checks one string instead of walking thousands of lists."""
+    out, at = [], 0
+    for low, n in buckets:
+        i = bucket_index(low)
+        out.append(f"{i - at}:{n}" if i > at else str(n))
+        at = i + 1
+    return ",".join(out)
+
+
+def bins_of(text: str) -> list[tuple[int, int]]:
+    """The sparse buckets (low ns, count) of a `bins_text`; ValueError naming the fault when it is not one."""
+    if not isinstance(text, str):
+        raise ValueError(f"latency bins are {type(text).__name__}, not text")
+    out, at = [], 0
+    for item in text.split(",") if text else ():
+        skip, _, n = item.rpartition(":")
+        if not n.isdigit() or not (skip == "" or skip.isdigit()):
+            raise ValueError(f"latency bins: {item[:20]!r} is not COUNT or GAP:COUNT")
+        at += int(skip or 0)
+        if at >= BUCKETS:
+            raise ValueError(f"latency bins: bucket {at} beyond zlgen's {BUCKETS}")
+        out.append((bucket_low(at), int(n)))
+        at += 1
+    return out
 
 
 def merge(hists: Iterable[Histogram]) -> Histogram:

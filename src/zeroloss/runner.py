@@ -21,6 +21,7 @@ from .host import coreprobe
 from .latency import Histogram, mark_lost, parse_bounds, parse_loads
 from .ledger import queue_spread
 from .proc import ComponentDied
+from .results import keep
 from .results.records import (
     Ceiling,
     CoreProbe,
@@ -283,7 +284,8 @@ class Run:
             if runner.replaying:  # the stored trial, as it was stored
                 entry = replay[rec.index]
             else:
-                entry = TrialEntry.from_json({**entry.to_json(), **runner.detail})
+                # the full detail where it decides (a validation, a lossy trial), a summary elsewhere (keep.py)
+                entry = TrialEntry.from_json({**entry.to_json(), **keep.kept(entry, runner.detail)})
                 for led in runner.detail.get("ledger", []):
                     if led["unexplained"]:
                         self.rf.warn(f"{frame} B trial {rec.index + 1}: {led['unexplained']} frame(s) lost where no "

@@ -24,8 +24,8 @@ from zeroloss.results.codec import JsonObject, Record
 from zeroloss.search.types import Direction, GoalResult, Outcome, SearchResult, TrialRecord
 
 FORMAT = "zeroloss-result"
-VERSION = 2
-READABLE = (1, 2)  # versions the report, compare and explain read
+VERSION = 3
+READABLE = (1, 2, 3)  # versions the report, compare and explain read
 # what must match for two results to count as from the same host (hostinfo.collect writes these keys)
 FINGERPRINT_KEYS = ("hostname", "machine_id", "cpu_model", "cpus", "kernel")
 
@@ -93,8 +93,9 @@ class TrialDirection(Record):
     reordered: int | None = None
     ledger: JsonObject | None = None  # {sent, received, lost, counted, unexplained} (v1: other keys)
     latency_ns: JsonObject | None = None  # {count, mean, min, max, p50, p90, p99, p99_9, p99_99}
-    # its streams' histograms merged (zeroloss.latency.Histogram.to_json: {count, min, max, mean, buckets}); the
-    # percentiles above are this histogram's. Absent from a zlgen without bucket export (then the worst stream's)
+    # its streams' histograms merged (zeroloss.latency.Histogram.to_json: {count, min, max, mean, bins}; format 2:
+    # buckets); the percentiles above are this histogram's. Absent from a zlgen without bucket export (then the
+    # worst stream's), and from a trial kept as a summary (TrialEntry.kept)
     latency_hist: JsonObject | None = None
 
 
@@ -121,6 +122,9 @@ class TrialEntry(Record):
     dut_state: JsonObject | None = None
     interference: JsonObject | None = None  # the host's stalls of the bench's threads and cores over the trial
     telemetry: JsonObject | None = None  # the DUT host's cores, interrupts, page faults, OVS PMDs (host/telemetry)
+    # "summary" (format 3): a search trial that lost nothing, stored without latency_hist, counters, dut_state and
+    # telemetry (results/keep.py); None: everything measured was kept
+    kept: str | None = None
 
     @classmethod
     def of(cls, rec: TrialRecord) -> TrialEntry:

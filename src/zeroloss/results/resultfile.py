@@ -8,11 +8,16 @@ Format history:
 - version 2 (zeroloss 0.1, the loss ledger): every trial also keeps `counters` (the delta of every stage's
   counters over the trial), `ledger` (hop by hop, per direction), `diagnosis` and `dut_state`; per direction
   `ledger` = {sent, received, lost, counted, unexplained}; each search keeps its `paths` and `ledger_context`.
-  `zeroloss report`, `compare` and `explain` read versions 1 and 2; `--resume` continues version 2 only.
+- version 3 (zeroloss 0.1, files a lab can keep): a latency histogram is {count, min, max, mean, bins} with its
+  buckets in one text (`bins`, zeroloss.latency.bins_text) instead of `buckets` pairs; a search trial that lost
+  nothing keeps a summary (`kept: "summary"`: no latency_hist, counters, dut_state or telemetry; results/keep.py);
+  the document is written compact (no indentation).
+  `zeroloss report`, `compare` and `explain` read versions 1, 2 and 3; `--resume` continues version 3 only.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -22,8 +27,7 @@ from zeroloss.errors import ZeroLossError
 from zeroloss.fileio import (
     now_iso,
     patch_state_in_place,
-    write_json_atomic,
-    write_text_atomic,  # noqa: F401 (kept importable from here for existing callers)
+    write_text_atomic,
 )
 from zeroloss.results import journal, schema
 from zeroloss.results.codec import R, RecordError
@@ -59,7 +63,11 @@ def read_json(path: Path, what: str, shape: dict[str, Any] | None = None) -> Any
 def read_result(path: Path, shape: dict[str, Any] | None = None) -> dict[str, Any]:
     """A result document of any version this zeroloss reads, checked to have the shape given (default: what every
     result file holds, schema.FILE; the report, compare and export read schema.RUN)."""
-    doc = read_json(path, "result file")
+    return check_result(read_json(path, "result file"), path, shape)
+
+
+def check_result(doc: Any, path: Path, shape: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A result document already read from path (read_json), checked as read_result checks it."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ZeroLossError(f"{schema.shown(path)} is not a zeroloss result file")
     if doc.get("version") not in READABLE or isinstance(doc.get("version"), bool):
@@ -195,8 +203,14 @@ class ResultFile:
         self._doc["updated"] = now_iso()
         self._doc["journal_seq"] = self._journal.seq
         self._run = None
-        write_json_atomic(self.path, self._doc)
+        write_compact(self.path, self._doc)
         self._journal.remove()
+
+
+def write_compact(path: Path, doc: dict[str, Any]) -> None:
+    """A result document written whole, without indentation (a third of the indented size; results are read by
+    tools: `jq .` shows it indented), atomically (fileio.write_text_atomic)."""
+    write_text_atomic(path, json.dumps(doc, separators=(",", ":")))
 
 
 def new_document(config: dict[str, Any], host: dict[str, Any]) -> dict[str, Any]:
@@ -245,7 +259,7 @@ def mark_interrupted(path: Path) -> list[str]:
         return []
     doc["state"] = "interrupted"
     try:
-        write_json_atomic(path, doc)  # journal_seq: the journal's last line, applied by read_json
+        write_compact(path, doc)  # journal_seq: the journal's last line, applied by read_json
         Journal(path, 0).remove()
     except ZeroLossError as e:
         return [f"could not mark {path} interrupted: {e}"]

@@ -10,15 +10,18 @@ an object`) instead of failing somewhere inside a report:
 - EXPLAIN: a run or campaign document as `zeroloss explain` reads it (searches, trials, counters, paths).
 - RESUME_CAMPAIGN, DEFINITION: a campaign file to continue, and a campaign definition (YAML file or stored).
 
-Format versions 1 and 2 share one shape: version 2 added per trial `counters`, `ledger`, `diagnosis` and
-`dut_state` and per search `paths` and `ledger_context`, all optional here and checked when present; the per
-direction `ledger` summary has other keys in each version (both are objects of numbers).
+Format versions 1, 2 and 3 share one shape (version 3 stores a histogram's buckets as one text, `bins`, and a
+trial that lost nothing without counters, state and telemetry: all optional here); version 2 added per trial
+`counters`, `ledger`, `diagnosis` and `dut_state` and per search `paths` and `ledger_context`, all optional here
+and checked when present; the per direction `ledger` summary has other keys in each version (both are objects of
+numbers).
 Numbers are finite and at most 2**64 in size, whole numbers are never floats or booleans: a reader may use any of
 them as a list index, a dict key, or in arithmetic. Depth and text are checked for the whole document (plain()).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import reprlib
@@ -103,9 +106,14 @@ when_count_zero: dict[str, Any] = {"if": {"properties": {"count": {"const": 0}}}
                                    "else": {"required": ["count", "mean"]}}
 LATENCY = maybe(obj({k: NUM for k in ("count", "mean", "min", "max", "p50", "p90", "p99", "p99_9", "p99_99")},
                     **when_count_zero))
-# a merged latency histogram (zeroloss.latency): its summary and its non-empty buckets as [low ns, count]
-HIST = maybe(obj({"count": INDEX, "min": NUM, "max": NUM, "mean": NUM,
-                  "buckets": arr(arr(INDEX, minItems=2, maxItems=2))}, ("count", "min", "max", "buckets")))
+# a merged latency histogram (zeroloss.latency): its summary and its non-empty buckets, as one text (`bins`,
+# format 3) or [low ns, count] pairs (`buckets`, format 2). The buckets are not walked here: a histogram is read
+# by Histogram.from_json, which checks them (a damaged one is left out, merged_hist), and thousands of buckets per
+# trial made the schema walk most of a report's time
+BINS = {"type": "string", "pattern": r"^([0-9]+:)?[0-9]+(,([0-9]+:)?[0-9]+)*$|^$",
+        "description": "latency bins (COUNT or GAP:COUNT, comma-separated)"}
+HIST = maybe(obj({"count": INDEX, "min": NUM, "max": NUM, "mean": NUM, "bins": BINS, "buckets": LIST},
+                 ("count", "min", "max"), anyOf=[{"required": ["bins"]}, {"required": ["buckets"]}]))
 DIRECTION = obj({"port": INT, "rx_port": INT, "latency_ns": LATENCY, "latency_hist": HIST,
                  "ledger": maybe(obj(values=NUM))},
                 ("port", "rx_port"))
@@ -147,10 +155,14 @@ TELEMETRY = maybe(obj({"window_s": NUM, "user_hz": INT,
                        "procs": arr(obj({"pid": INT, "minflt": NUM, "majflt": NUM}, ("pid", "minflt", "majflt"))),
                        "pmds": obj(values=OBJ)}, ("window_s", "cores")))
 TRIAL = obj({"index": INT, "kind": STR, "verdict": STR, "goal": STR, "rate_pps": NUM, "duration_s": NUM,
-             "reason": maybe(LINE),
+             "reason": maybe(LINE), "aim_pps": maybe(NUM),
              "loss_ratio": NUM, "outcome": OUTCOME, "directions": arr(DIRECTION), "counters": COUNTERS,
              "dut_state": DUT_STATE, "ledger": arr(STORED_LEDGER), "diagnosis": arr(FINDING), "telemetry": TELEMETRY},
             ("index", "kind", "verdict", "rate_pps", "duration_s", "loss_ratio", "outcome"))
+# a trial as every search's trials are checked (SEARCH): its counters and the DUT's state as objects. Only explain
+# reads them, of the trials it analyses, and checks those against TRIAL (check_trial): walking them in every trial
+# was most of a report's time once histograms were one text
+TRIAL_READ = {**TRIAL, "properties": {**TRIAL["properties"], "counters": maybe(OBJ), "dut_state": maybe(OBJ)}}
 
 # latency vs load: fixed-rate trials at shares of the NDR after the search
 LOAD_TRIAL = obj({"load_pct": NUM, "rate_pps": NUM, "duration_s": NUM,
@@ -189,7 +201,7 @@ LEDGER_CONTEXT = maybe(obj({"pmd_cpu_mask": maybe(HEX_MASK), "queues": maybe(INT
                             "vnfs": arr(STR)}))
 
 SEARCH = obj({"frame": FRAME, "repeat": INT, "link": STR, "line_rate_pps": {"type": "number", "minimum": 1},
-              "ceiling_pps": maybe(NUM), "max_rate_pps": maybe(NUM), "trials": arr(TRIAL), "result": maybe(RESULT),
+              "ceiling_pps": maybe(NUM), "max_rate_pps": maybe(NUM), "trials": arr(TRIAL_READ), "result": maybe(RESULT),
               "paths": maybe(arr(PATH)), "ledger_context": LEDGER_CONTEXT,
               "warmup": maybe(obj({"rate_pps": NUM, "duration_s": NUM, "outcome": OUTCOME})),
               "latency_loads": maybe(arr(LOAD_TRIAL)), "b2b": maybe(B2B)},
@@ -331,7 +343,10 @@ def shown(source: object) -> str:
 
 def plain(doc: Any, source: object) -> Any:
     """doc when it nests at most MAX_DEPTH levels and all its text is valid Unicode (no lone surrogates, which a
-    JSON file can spell as escapes but no output can print); walked without recursion."""
+    JSON file can spell as escapes but no output can print); walked without recursion. A document that surely has
+    both (`_surely_plain`, a fraction of the time) is not walked value by value: only a fault is looked for."""
+    if _surely_plain(doc):
+        return doc
     stack: list[tuple[Any, tuple[Any, ...]]] = [(doc, ())]
     while stack:
         x, path = stack.pop()
@@ -347,6 +362,24 @@ def plain(doc: Any, source: object) -> Any:
         elif isinstance(x, str) and not _valid_text(x):
             raise ZeroLossError(f"{shown(source)}: {field(path)}: is not valid Unicode text (a lone surrogate)")
     return doc
+
+
+def _surely_plain(doc: Any) -> bool:
+    """Whether doc surely passes plain(): its containers nest less than MAX_DEPTH deep (only containers are
+    walked) and its text encodes as UTF-8 (json's C encoder, then one encode: no lone surrogate anywhere)."""
+    stack: list[tuple[Any, int]] = [(doc, 0)]
+    while stack:
+        x, depth = stack.pop()
+        if depth >= MAX_DEPTH:
+            return False
+        for v in x.values() if isinstance(x, dict) else x if isinstance(x, list) else ():
+            if isinstance(v, (dict, list)):
+                stack.append((v, depth + 1))
+    try:
+        json.dumps(doc, ensure_ascii=False, check_circular=False).encode("utf-8")
+    except (UnicodeEncodeError, TypeError, ValueError):
+        return False
+    return True
 
 
 def _valid_text(s: str) -> bool:

@@ -17,7 +17,7 @@ from zeroloss.results import schema
 from zeroloss.results.campaigns import FORMAT as CAMPAIGN
 from zeroloss.results.campaigns import CampaignRecord, TuneRecord
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
-from zeroloss.results.resultfile import read_json, read_result, records
+from zeroloss.results.resultfile import check_result, read_json, records
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def load_runs(paths: list[str]) -> list[Run]:
             runs += [Run(f"{stem(path)}: {c.name}", f"{path} (case {c.name})", c.run, camp.tune)
                      for c in cases if c.run is not None]
         else:
-            runs.append(Run(stem(path), str(path), records(RunRecord, read_result(path, schema.RUN), path)))
+            runs.append(Run(stem(path), str(path), records(RunRecord, check_result(raw, path, schema.RUN), path)))
     labels = [r.label for r in runs]
     if len(set(labels)) < len(labels):  # same file names in different folders: the path tells them apart
         runs = [replace(r, label=r.source) if labels.count(r.label) > 1 else r for r in runs]
