@@ -80,3 +80,21 @@ def test_the_file_is_written_compact_as_version_3_and_reads_back(tmp_path):
     (t,) = RunRecord.from_json(doc).searches[0].trials
     assert merged_hist(d.latency_hist for d in t.dirs()) == merged_hist(d["latency_hist"]
                                                                        for d in detail["directions"])
+
+
+def test_stored_v3_run_reads_and_keeps_histograms_where_they_decide():
+    """A software-bench run of format 3 (64 B, p2p, --trial 0.5 --validation 1): clean search trials are
+    summaries, the others and every latency-vs-load trial keep histograms that merge, and it reports."""
+    from zeroloss.report.html import render
+    from zeroloss.results.summary import load_runs
+
+    (run,) = load_runs([str(FIX / "result_v3.json.gz")])
+    assert run.record.version == 3
+    (s,) = run.record.searches
+    for t in s.trials:
+        assert (t.kept == "summary") == (not keep.keeps_full(t))
+        hist = merged_hist(d.latency_hist for d in t.dirs())
+        assert (hist is None) == (t.kept == "summary") and all(d.latency_ns for d in t.dirs())
+    assert any(t.kept for t in s.trials) and any(not t.kept for t in s.trials)
+    assert s.latency_loads and all(lt.histogram() is not None for lt in s.latency_loads)
+    assert "<svg" in render([run])

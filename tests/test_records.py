@@ -13,7 +13,7 @@ from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.records import GoalRecord, RunRecord, SearchEntry, SearchOutcome, TrialEntry
 
 FIX = Path(__file__).parent / "fixtures"
-RESULTS = ["result_v1.json", "result_v2.json.gz", "result_v2_ring256.json.gz"]
+RESULTS = ["result_v1.json", "result_v2.json.gz", "result_v2_ring256.json.gz", "result_v3.json.gz"]
 CAMPAIGNS = ["campaign_v1.json", "tune_v1.json"]  # tune_v1: a tune over tests/tune/test_loop.py's fake DUT
 
 
