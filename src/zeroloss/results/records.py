@@ -90,6 +90,7 @@ class TrialDirection(Record):
     pace_skipped: int | None = None
     pace_restarts: int | None = None
     pace_max_late_ns: int | None = None  # the generator's longest lateness behind its TX schedule
+    pace_max_backlog: int | None = None  # the most frames it caught up at once after a pause (trialrunner.burst)
     reordered: int | None = None
     ledger: JsonObject | None = None  # {sent, received, lost, counted, unexplained} (v1: other keys)
     latency_ns: JsonObject | None = None  # {count, mean, min, max, p50, p90, p99, p99_9, p99_99}
@@ -112,6 +113,7 @@ class TrialEntry(Record):
     loss_ratio: float = 0.0
     passes: tuple[str, ...] | None = None
     reason: str | None = None  # why it passed no goal though its loss met them: a latency bound ("p99 63 us > 50 us")
+    aim_pps: float | None = None  # the rate the search wanted delivered, when it paced zlgen above it (search/trials)
     outcome: OutcomeRecord = field(default_factory=OutcomeRecord)
     trial_id: int | None = None
     tx_window_s: float | None = None
@@ -131,7 +133,7 @@ class TrialEntry(Record):
         """The stored form of the search's record, before the stages' details are added."""
         return cls(index=rec.index, rate_pps=rec.rate_pps, duration_s=rec.duration_s, kind=rec.kind.value,
                    goal=rec.goal, verdict=rec.verdict, loss_ratio=rec.loss_ratio, passes=tuple(rec.passes),
-                   reason=rec.reason, outcome=OutcomeRecord.of(rec.outcome))
+                   reason=rec.reason, aim_pps=rec.aim_pps, outcome=OutcomeRecord.of(rec.outcome))
 
     @property
     def lost(self) -> int:
@@ -178,14 +180,14 @@ class GoalRecord(Record):
 
     @classmethod
     def from_search(cls, g: GoalResult, frame: Frame, link_bps: float) -> GoalRecord:
-        """The stored answer of a goal. The rate is what zlgen delivered in the deciding trial, never more: a trial
-        passes with the generator up to the search's resolution (SearchConfig.shortfall_pps) short of the requested
-        rate, and the DUT then forwarded only what it was given."""
+        """The stored answer of a goal. The rate is what zlgen delivered in the deciding trial, never more (a pass
+        is a pass at the load the DUT received: search/trials.py); requested_pps the pace, when above it."""
         rate, requested = g.rate_pps, None
         if g.rate_pps and g.validation is not None:
             offered = math.floor(min(d.achieved_pps for d in g.validation.outcome.directions))
-            if offered < g.rate_pps:
-                rate, requested = float(offered), g.rate_pps
+            rate = float(min(offered, g.rate_pps))
+            if rate < g.validation.rate_pps:
+                requested = g.validation.rate_pps  # the pace of the deciding trial
         pct = l1 = l2 = None
         if rate:
             # a mix: its mean frame (frames.py); L1 counts 20 B of preamble, SFD and gap per frame (RFC 2544)
