@@ -14,14 +14,20 @@ from .frames import text as frame_text
 from .host.telemetry import summary_lines as telemetry_lines
 from .latency import SHOWN, lost_tail, value_text
 from .ledger import REASONS
+from .results import schema
 from .results.campaigns import CampaignRecord
 from .results.records import LoadDirection, RunRecord, SearchEntry, TrialEntry
 
 __all__ = ["analyse", "select", "trial_analysis", "trial_text"]
 
 
-def trial_analysis(s: SearchEntry, t: TrialEntry) -> tuple[list, list]:
-    """Ledger and findings of a stored trial, recomputed from its counters when the file has them."""
+def trial_analysis(s: SearchEntry, t: TrialEntry, source: object = "") -> tuple[list, list]:
+    """Ledger and findings of a stored trial, recomputed from its counters when the file has them. The trial's
+    counters and DUT state are checked against the full trial shape first (reading a file checks them only
+    lightly: results/schema.py TRIAL_READ), so a damaged one is refused in one line naming it."""
+    where = f"{source} ({frame_text(s.frame)} trial {t.index + 1})" if source else f"{frame_text(s.frame)} trial " \
+        f"{t.index + 1}"
+    schema.check(t.to_json(), schema.TRIAL, where)
     if t.counters is not None and s.paths:
         sides = {d.port for d in t.dirs()}
         ctx = {**(s.ledger_context or {}), "frame": s.frame, "rate_pps": t.rate_pps}

@@ -33,7 +33,7 @@ def outcome_of(r: TrialResult, refused_is_loss: bool) -> Outcome:
         achieved = tx / r.tx_window_s if r.tx_window_s else sum(s.achieved_pps for s in group)
         dirs.append(Direction(requested_pps=sum(s.requested_pps for s in group), achieved_pps=achieved, tx=tx,
                               rx=sum(s.rx_unique for s in group), duplicate=sum(s.duplicate for s in group),
-                              late=sum(s.late for s in group), latency_ns=direction_latency(group)[0]))
+                              late=sum(s.late for s in group), latency_ns=direction_latency(group, refused_is_loss)[0]))
     return Outcome(tuple(dirs))
 
 
@@ -158,7 +158,7 @@ class TrialRunner:
         by_side = {led["tx_side"]: led for led in leds}
         directions = []
         for (port, rx_port), group in groups.items():
-            lat, hist = direction_latency(group)  # every stream (queue) of the direction merged
+            lat, hist = direction_latency(group, self.refused_is_loss)  # every stream (queue) merged
             directions.append({"port": port, "rx_port": rx_port, "tx_refused": sum(s.tx_refused for s in group),
                                "pace_skipped": sum(s.pace_skipped for s in group),
                                "pace_restarts": sum(s.pace_restarts for s in group),
