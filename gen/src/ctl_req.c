@@ -240,6 +240,10 @@ ctl_req_start(json_t *req, struct zl_trial_params *tp, char *err)
 	if (ctl_req_int(req, "interval_ms", 1, ZL_IVL_MAX_MS, &x, err, "") < 0)
 		return -1;
 	tp->interval_ms = (uint32_t)x;
+	x = 0;
+	if (ctl_req_int(req, "catchup_max", 1, UINT32_MAX, &x, err, "") < 0)
+		return -1;
+	tp->catchup_max = (uint32_t)x;
 	return req_rates(req, tp, err);
 }
 

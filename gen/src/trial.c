@@ -304,6 +304,9 @@ zl_trial_start(const struct zl_trial_params *tp, char *err, size_t errlen)
 		gap = zl.gap_tsc;
 		if (s->pps && gap < ZL_CATCHUP_FRAMES * zl.hz / s->pps)
 			gap = ZL_CATCHUP_FRAMES * zl.hz / s->pps;
+		/* the receiver's ring takes no more than catchup_max frames of catch-up: restart beyond that */
+		if (s->pps && tp->catchup_max && gap > (uint64_t)tp->catchup_max * zl.hz / s->pps)
+			gap = (uint64_t)tp->catchup_max * zl.hz / s->pps;
 		zl_pace_init(&s->pace, zl.hz, s->pps, start, ZL_BURST, gap);
 		s->seq = 0;
 		s->flow_idx = 0;

@@ -23,6 +23,7 @@ struct zl_trial_params {
 	uint64_t frames;         /* > 0: count mode (per stream) */
 	uint32_t drain_ms;
 	uint32_t interval_ms;    /* > 0: count frames per interval of their TX time */
+	uint32_t catchup_max;    /* > 0: the most frames a stream catches up after a pause (else it restarts) */
 	bool has_rates;
 	uint64_t pps[ZL_MAX_STREAMS]; /* rate override per stream */
 };

@@ -736,6 +736,10 @@ test_intervals(void)
 	CHECK(strstr(msg, "interval_ms must be 1..60000") != NULL);
 	EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":1,\"interval_ms\":60001}");
 	EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":1,\"interval_ms\":\"10\"}");
+	/* catchup_max: at least one frame, a whole number */
+	msg = EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":1,\"catchup_max\":0}");
+	CHECK(strstr(msg, "catchup_max") != NULL);
+	EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":1,\"catchup_max\":\"5\"}");
 	/* the cap: a day of 1 ms intervals is 86.4 M of them; refused with one line, nothing started */
 	msg = EXPECT_ERROR("{\"cmd\":\"start\",\"duration_s\":86400,\"interval_ms\":1}");
 	CHECK(strstr(msg, "needs 86400000 intervals") != NULL && strstr(msg, "at most 1048576 per stream") != NULL);

@@ -103,9 +103,11 @@ class TrialRunner:
         start = snapshot(refs)
         tel = self.probe.telemetry  # the DUT host's CPUs, interrupts and processes (host.telemetry)
         tel_before = guarded(health, tel) if tel else None
+        # zlgen never catches up more than half the DUT's smallest RX ring after a pause (burst() says why)
+        catchup = max(1, min(self.probe.rings.values()) // 2) if self.probe.rings else None
         r = guarded(health, lambda: self.client.run_trial(
             duration_s=duration_s, drain_ms=self.cfg.drain_ms,
-            rate_pps=[rate_pps / self.lanes] * self.nb_streams, watch=health))
+            rate_pps=[rate_pps / self.lanes] * self.nb_streams, watch=health, catchup_max=catchup))
         stalls = delta(start, snapshot(refs))
         tel_after = guarded(health, tel) if tel else None
         after = guarded(health, self.probe.counters)
@@ -136,7 +138,8 @@ class TrialRunner:
         (pace_max_backlog frames at most, per stream and so per queue) as fast as it can. Every window of the trial
         then carried at most the pace's share plus that backlog: a DUT that forwards the pace holds it in its ring
         when the backlog fits in half of it (the other half for the queue the pace itself builds), so a loss is
-        the DUT's at the pace. A larger catch-up may have made the loss: the trial is disturbed, retried."""
+        the DUT's at the pace. A larger catch-up may have made the loss: the trial is disturbed, retried. measure()
+        asks zlgen for no more (catchup_max): this is the check of what it did."""
         if not self.probe.rings or not any(d.lost > 0 for d in out.directions):
             return None
         ring = min(self.probe.rings.values())

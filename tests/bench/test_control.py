@@ -166,3 +166,15 @@ def test_two_queues_per_port_carry_their_own_streams():
             assert r.ports[1].rx_pkts == 6000
             with pytest.raises(ZlgenError, match="queue must be 0..1"):
                 g.client.configure([Stream(port=0, queue=2)])
+
+
+def test_catchup_max_bounds_what_a_stream_sends_at_once_after_a_pause(loopback):
+    """start's catchup_max: a stream late by more than that many frames restarts its schedule instead of catching
+    up, so its largest catch-up (pace_max_backlog) never passes it (trialrunner.burst: half the DUT's ring)."""
+    client: ZlgenClient = loopback.gen.client
+    client.configure(loopback.streams(frame_size=64, rate_pps=1_000_000))
+    r = client.run_trial(duration_s=1, drain_ms=100, catchup_max=16)
+    assert all(s.tx_pkts > 0 for s in r.streams)
+    # late by at most the gap of 16 frames when it catches up: 16 frames due, and the one falling due meanwhile
+    assert all(s.pace_max_backlog <= 17 for s in r.streams), [s.pace_max_backlog for s in r.streams]
+    assert client.send_raw(json.dumps({"cmd": "start", "duration_s": 1, "catchup_max": 0}).encode())["ok"] is False

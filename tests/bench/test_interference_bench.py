@@ -86,4 +86,5 @@ def test_every_run_trial_keeps_its_interference_and_ovs_pmd_iterations(tmp_path)
             "generator-failure", "anomaly")
         if t["verdict"] == "disturbed":
             text = t["outcome"]["disturbed"]
-            assert ("stalled" in text or "of the trial to other tasks" in text) and inter["disturbed"] == text
+            assert ("stalled" in text or "of the trial to other tasks" in text or "zlgen caught up" in text) \
+                and inter["disturbed"] == text

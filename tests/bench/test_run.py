@@ -42,7 +42,7 @@ def test_run_converges_and_every_frame_is_accounted_for(tmp_path):
     assert_ran(r)
     summary = json.loads(r.stdout)
     doc = read_doc(out)
-    assert doc["format"] == "zeroloss-result" and doc["version"] == 2 and doc["state"] == "complete"
+    assert doc["format"] == "zeroloss-result" and doc["version"] == 3 and doc["state"] == "complete"
     assert doc["host"]["cpus"] and doc["host"]["kernel"] and doc["placement"]["memif"]["dpdk"].startswith("DPDK")
     assert [s["frame"] for s in summary["searches"]] == [64, 9000]
     assert [s["link"] for s in doc["searches"]] == ["memif", "vhost"]

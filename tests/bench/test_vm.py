@@ -57,6 +57,8 @@ def test_vm_path_accounts_for_every_frame(tmp_path, topology, vnfs, sizes, queue
     for s in doc["searches"]:
         assert s["result"]["ndr"]["rate_pps"], s["frame"]
         for t in s["trials"]:
+            if t.get("kept") == "summary":  # a clean search trial keeps no counters (results/keep.py)
+                continue
             assert set(t["counters"]["procs"]) == want  # the guests' testpmd counters came through the relay
     if queues > 1:  # the guest enabled every queue pair: OVS polls queue 1 of the VM's ports too
         show = doc["searches"][-1]["trials"][-1]["dut_state"]["pmd_rxq_show"]

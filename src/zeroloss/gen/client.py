@@ -112,10 +112,14 @@ class ZlgenClient:
 
     def start(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
               rate_pps: float | list[float] | None = None, trial: int | None = None,
-              watch: Callable[[], None] | None = None, interval_ms: int | None = None) -> int:
+              watch: Callable[[], None] | None = None, interval_ms: int | None = None,
+              catchup_max: int | None = None) -> int:
         """Starts a trial; with interval_ms, zlgen counts each stream's frames per interval of their TX time
-        (StreamResult.intervals, and live with intervals())."""
+        (StreamResult.intervals, and live with intervals()); with catchup_max, no stream catches up more than that
+        many frames after a pause (it restarts its schedule instead: gen/PROTOCOL.md)."""
         fields: dict = {"drain_ms": drain_ms}
+        if catchup_max is not None:
+            fields["catchup_max"] = catchup_max
         if interval_ms is not None:
             fields["interval_ms"] = interval_ms
         if duration_s is not None:
@@ -174,13 +178,14 @@ class ZlgenClient:
 
     def run_trial(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
                   rate_pps: float | list[float] | None = None, trial: int | None = None,
-                  watch: Callable[[], None] | None = None, interval_ms: int | None = None) -> TrialResult:
+                  watch: Callable[[], None] | None = None, interval_ms: int | None = None,
+                  catchup_max: int | None = None) -> TrialResult:
         """Starts a trial and waits for its final counters (after the drain). watch, when given, is called every
         WATCH_S while the trial runs (it raises to end the wait: a process of the bench died mid-trial). A trial
         of duration_s is answered within CONTROL_S of its end, or zlgen is not answering; one of frames may
         take a minute more (its duration depends on its rate)."""
         self.start(duration_s=duration_s, frames=frames, drain_ms=drain_ms, rate_pps=rate_pps, trial=trial,
-                   watch=watch, interval_ms=interval_ms)
+                   watch=watch, interval_ms=interval_ms, catchup_max=catchup_max)
         end = drain_ms / 1000
         if duration_s is None or frames is not None:
             return self.result(wait_s=(duration_s or 0) + end + 60, watch=watch)
