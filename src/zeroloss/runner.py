@@ -204,12 +204,17 @@ class Run:
             self._cores_waited_out = self._cores_waited_out or attempts > 1
 
     def _cores_after_trial(self, target: Target, frame: int, entry: TrialEntry, replayed: bool) -> None:
-        """After DISTURBED_RUN disturbed or generator-failed trials in a row, the cores probed again between two
-        trials, as before a frame size: a host that took a core away mid-search shows as such a run, and waiting
-        for the core back beats retrying into it. No wait again once this size's wait ran out (a probe only)."""
+        """After DISTURBED_RUN disturbed, generator-failed or far short trials in a row (a pass zlgen delivered more
+        than gen_tolerance_pct below its aim: seen when the host took its core mid-search), the cores probed again
+        between two trials, as before a frame size: a host that took a core away mid-search shows as such a run,
+        and waiting for the core back beats retrying into it. No wait again once this size's wait ran out (a probe
+        only)."""
         if replayed:
             return
-        if entry.verdict not in ("disturbed", "generator-failure"):
+        aim = entry.aim_pps if entry.aim_pps is not None else entry.rate_pps
+        got = min((d.achieved_pps for d in entry.outcome.directions), default=aim)
+        far = entry.verdict == "pass" and got < aim * (1 - self.cfg.gen_tolerance_pct / 100)  # zlgen fell far short
+        if entry.verdict not in ("disturbed", "generator-failure") and not far:
             self._disturbed_run = 0
             return
         self._disturbed_run += 1

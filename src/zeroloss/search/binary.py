@@ -132,8 +132,8 @@ class _Search(TrialLog):
                 rate = float(min(max(1, round(self.cfg.start_pct / 100 * self.cfg.max_rate_pps)), self.top_rate))
             else:
                 rate = self.between(goal, *self.bounds(goal))
-            if rate is not None:
-                self.run(rate, self.cfg.trial_s, Kind.SEARCH, goal)
+            if rate is not None:  # a pass that moved the lower bound half a step is taken, however short of the aim
+                self.run(rate, self.cfg.trial_s, Kind.SEARCH, goal, self.bounds(goal)[0] + self.step / 2)
                 continue
             lower = self.bounds(goal)[0]
             if lower == 0:
