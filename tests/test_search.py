@@ -740,3 +740,28 @@ def test_a_generator_that_pauses_at_random_still_finds_the_capacity_within_one_s
     assert ndr.upper_pps is not None and ndr.upper_pps > cap  # a DUT loss, at a pace above the capacity
     assert res.gen_limit_pps is None and "generator-limited" not in res.flags
     assert not [t for t in res.trials if t.verdict == "generator-failure"]
+
+
+def test_a_shortfall_the_host_explains_is_never_a_generator_limit():
+    """Two passes in a row far short of one aim make a generator limit, unless the trial callback named the host's
+    stall of zlgen's core (Outcome.gen_stalled): then the aim is unsettled, the search aims below it, no limit."""
+    dut = FakeDut(0.6 * MAX)
+    stalled_aims = []
+
+    def stolen(rate, duration, kind):
+        out = dut(rate, duration, kind)
+        if len(dut.calls) % 100 in (4, 5):  # the host took zlgen's core for the 4th and 5th trial (one aim)
+            stalled_aims.append(rate)
+            return Outcome(tuple(replace(d, achieved_pps=0.5 * rate, tx=round(0.5 * d.tx), rx=round(0.5 * d.tx))
+                                 for d in out.directions), gen_stalled="zlgen's thread waited 900 ms for its core")
+        return out
+
+    res = binary_search(SearchConfig(max_rate_pps=0.8 * MAX, pdr_loss_pct=None), stolen)
+    assert len(stalled_aims) == 2 and res.gen_limit_pps is None and "generator-limited" not in res.flags
+    assert res.ndr.rate_pps is not None
+    # the same shortfall with no stall named is the generator's: a limit
+    stalled_aims.clear()
+    dut.calls.clear()
+    unnamed = binary_search(SearchConfig(max_rate_pps=0.8 * MAX, pdr_loss_pct=None),
+                            lambda r, d, k: replace(stolen(r, d, k), gen_stalled=None))
+    assert unnamed.gen_limit_pps is not None and "generator-limited" in unnamed.flags

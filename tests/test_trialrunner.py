@@ -43,3 +43,19 @@ def test_the_ring_holds_one_lane_of_the_direction_and_steal_counts_beyond_a_tick
     text = TrialRunner.disturbance(_runner({0: 1024}, lanes=2), _out(5), _stalls(1.0, 1, steal_ms=30.0), 1e6)
     assert text is not None and "lost 3 % of the trial" in text and "steal 30.0 ms" in text
     assert "covers 2.0 ms" in text
+
+
+def test_a_shortfall_zlgens_wait_for_its_core_explains_is_named_the_hosts():
+    """zlgen 10 % short over 2 s (200 ms of sending missed): a run delay of 150 ms on its thread names the host;
+    10 ms does not (the shortfall is zlgen's own); a trial on schedule names nothing."""
+    short = Outcome((Direction(1e6, 0.9e6, 1_800_000, 1_800_000),))
+    on_time = Outcome((Direction(1e6, 0.995e6, 1_990_000, 1_990_000),))
+
+    def inter(delay_ms: float) -> Interference:
+        return Interference(2.0, (ThreadDelta("zlgen", 7, "lcore-worker-1", 1, 1800.0, delay_ms, 40, 40),
+                                  ThreadDelta("testpmd", 8, "lcore-worker-0", 0, 2000.0, 500.0, 9, 9)), ())
+
+    named = TrialRunner.gen_stall(short, inter(150.0), 2.0)
+    assert named is not None and "waited 150 ms" in named and "200 ms of sending missed" in named
+    assert TrialRunner.gen_stall(short, inter(10.0), 2.0) is None  # another thread's wait does not count
+    assert TrialRunner.gen_stall(on_time, inter(150.0), 2.0) is None

@@ -152,7 +152,7 @@ class RunConfig:
     drain_ms: int = _f(500, "receive time after TX stops before counting", 0, 60000, unit="ms", flag="--drain-ms")
     ceiling_s: float = _f(1.0, "how long zlgen sends flat out to measure its own ceiling and the DUT's maximum "
                                "receive rate (MRR) per frame size, before the search", 0.1, 60, unit="s")
-    granularity_pct: float = _f(0.5, "stop searching when the bounds are this close (% of the top rate; mlr: "
+    granularity_pct: float = _f(1.0, "stop searching when the bounds are this close (% of the top rate; mlr: "
                                      "relative width, % of the upper bound)",
                                 0.01, 50, unit="%", flag="--granularity")
     start_pct: float = _f(100.0, "first trial rate (% of the ceiling)", 0.1, 100, unit="%", flag="--start")

@@ -122,7 +122,7 @@ class TrialRunner:
         if tel_before is not None and tel_after is not None:
             self.detail["telemetry"] = trial_record(tel_before, tel_after, perf_before,
                                                     perf_after if perf else None, self.detail.get("counters"))
-        return replace(out, disturbed=disturbed)
+        return replace(out, disturbed=disturbed, gen_stalled=self.gen_stall(out, stalls, duration_s))
 
     def disturbance(self, out: Outcome, stalls: Interference, rate_pps: float) -> str | None:
         """The sentence naming a core that stalled longer than its RX ring covers at this rate, when the trial lost
@@ -131,6 +131,23 @@ class TrialRunner:
             return None
         per_queue = rate_pps / max(1, self.lanes)
         return stalls.disturbance({c: ring_ms(n, per_queue) for c, n in self.probe.rings.items()})
+
+    @staticmethod
+    def gen_stall(out: Outcome, stalls: Interference, duration_s: float) -> str | None:
+        """The sentence naming the host's stall of zlgen's core when it explains zlgen's shortfall: a direction
+        delivered more than 1 % short of its pace, and zlgen's busiest thread waited for its core (run delay) at
+        least half as long as the frames it did not send would have taken. zlgen skips frames only when late, so a
+        shortfall with such a wait is the host's; without one it is zlgen's own (a generator limit)."""
+        worst = max(out.directions, key=lambda d: 1 - d.achieved_pps / d.requested_pps if d.requested_pps else 0)
+        if not worst.requested_pps or worst.achieved_pps >= 0.99 * worst.requested_pps:
+            return None
+        missing_ms = 1e3 * duration_s * (1 - worst.achieved_pps / worst.requested_pps)
+        gen = [t for t in stalls.threads if t.role == "zlgen"]
+        waited = max(gen, key=lambda t: t.run_delay_ms, default=None)
+        if waited is None or waited.run_delay_ms < missing_ms / 2:
+            return None
+        return (f"zlgen's thread {waited.name} waited {waited.run_delay_ms:.0f} ms for its core "
+                f"({waited.nonvoluntary} preemptions), {missing_ms:.0f} ms of sending missed")
 
     def burst(self, out: Outcome, r: TrialResult) -> str | None:
         """The sentence naming a catch-up of zlgen larger than half the DUT's smallest RX ring, when the trial lost

@@ -67,13 +67,16 @@ class DirectionOutcome(Record):
 class OutcomeRecord(Record):
     directions: tuple[DirectionOutcome, ...] = ()
     disturbed: str | None = None  # the host stall the trial met (a resumed search replays it as it was judged)
+    gen_stalled: str | None = None  # the host's stall of zlgen's core that explains its shortfall (likewise)
 
     @classmethod
     def of(cls, o: Outcome) -> OutcomeRecord:
-        return cls(directions=tuple(DirectionOutcome.of(d) for d in o.directions), disturbed=o.disturbed)
+        return cls(directions=tuple(DirectionOutcome.of(d) for d in o.directions), disturbed=o.disturbed,
+                   gen_stalled=o.gen_stalled)
 
     def outcome(self) -> Outcome:
-        return Outcome(tuple(d.direction() for d in self.directions), disturbed=self.disturbed)
+        return Outcome(tuple(d.direction() for d in self.directions), disturbed=self.disturbed,
+                       gen_stalled=self.gen_stalled)
 
     @property
     def lost(self) -> int:

@@ -160,6 +160,13 @@ def _obstacles(s: SearchEntry, clean: float | None, shared: bool) -> list[str]:
         stall = next((t.outcome.disturbed for t in s.trials if t.verdict == "disturbed" and t.outcome.disturbed), "")
         out.append(f"host stalls on the DUT's cores decided trials from {si(min(final), 'pps')}"
                    + (f" ({stall})" if stall else ""))
+    # aims above the NDR every attempt missed while the host kept zlgen's core from it (search/trials.py): unsettled
+    stalled = [t for t in s.trials if t.outcome.gen_stalled and t.passes and "ndr" in t.passes
+               and ndr < (t.aim_pps or t.rate_pps) < top]
+    if stalled:
+        first = min(stalled, key=lambda t: t.aim_pps or t.rate_pps)
+        aim = si(first.aim_pps or first.rate_pps, "pps")
+        out.append(f"the host kept zlgen's core from it in trials aimed from {aim} ({first.outcome.gen_stalled})")
     if shared:
         out.append("the bench's cores share a physical core (core probe)")
     wasted = _wasted_share(s)

@@ -24,9 +24,10 @@ disturbed, as it does one whose DUT core stalled longer than its ring covers (tr
   delivered in a validation that lost nothing, the upper bound a pace at which the DUT lost frames.
 - The generator is taken to be at its limit only when every attempt at one aim, re-aimed each time up to the most it
   may be paced (gen_tolerance_pct above the aim, or the top), passed short of it, or two attempts in a row fell
-  short by more than any such pace makes up: a repeatable shortfall, never one slow trial. An aim every attempt
-  missed below that pace is unsettled: zlgen's pauses vary more than the search's resolution there; the search aims
-  below it (each attempt a pass at what it delivered) and reports no bound there.
+  short by more than any such pace makes up: a repeatable shortfall, never one slow trial, and never one the trial
+  callback explained by the host keeping zlgen's core from it (Outcome.gen_stalled: that aim is unsettled). An aim
+  every attempt missed below that pace is unsettled: zlgen's pauses vary more than the search's resolution there;
+  the search aims below it (each attempt a pass at what it delivered) and reports no bound there.
 """
 
 from __future__ import annotations
@@ -217,7 +218,9 @@ class TrialLog:
                 continue
             if short:
                 attempts = [r for r in self.final if r.aim == rate and goal in r.passes] + [rec]
-                if beyond or ask >= min(self.top, math.floor(rate * (1 + self.cfg.gen_tolerance_pct / 100))):
+                stalled = any(r.outcome.gen_stalled for r in attempts)  # the host's, named: no generator limit
+                if not stalled and (beyond or ask >= min(self.top,
+                                                         math.floor(rate * (1 + self.cfg.gen_tolerance_pct / 100)))):
                     self.unreachable.append((rate, max(r.delivered for r in attempts)))
                 else:
                     self.unsettled.append(rate)

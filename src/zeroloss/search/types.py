@@ -53,10 +53,14 @@ class Direction:
 @dataclass(frozen=True)
 class Outcome:
     """What the trial callback returns: one Direction per traffic direction, and when a DUT core stalled longer
-    than its RX ring covers during the trial, the sentence naming it (host/interference.py)."""
+    than its RX ring covers during the trial, the sentence naming it (host/interference.py); gen_stalled the
+    same for zlgen's own core."""
 
     directions: tuple[Direction, ...]
     disturbed: str | None = None
+    # when zlgen delivered short of its pace while the host kept its core from it for as long as the shortfall
+    # took, the sentence naming that stall: the shortfall is the host's, never a generator limit (search/trials.py)
+    gen_stalled: str | None = None
 
 
 def _bad(name: str, value: object, allowed: str) -> ValueError:
