@@ -160,9 +160,10 @@ def _obstacles(s: SearchEntry, clean: float | None, shared: bool) -> list[str]:
         stall = next((t.outcome.disturbed for t in s.trials if t.verdict == "disturbed" and t.outcome.disturbed), "")
         out.append(f"host stalls on the DUT's cores decided trials from {si(min(final), 'pps')}"
                    + (f" ({stall})" if stall else ""))
-    # aims above the NDR every attempt missed while the host kept zlgen's core from it (search/trials.py): unsettled
+    # aims above the NDR every attempt missed while the host kept zlgen's core from it (search/trials.py): unsettled;
+    # within CEILING_SLACK of the search's top a shortfall is the generator's ceiling on this path (as a limit is)
     stalled = [t for t in s.trials if t.outcome.gen_stalled and t.passes and "ndr" in t.passes
-               and ndr < (t.aim_pps or t.rate_pps) < top]
+               and ndr < (t.aim_pps or t.rate_pps) < min(top, ceiling * (1 - CEILING_SLACK))]
     if stalled:
         first = min(stalled, key=lambda t: t.aim_pps or t.rate_pps)
         aim = si(first.aim_pps or first.rate_pps, "pps")
