@@ -29,4 +29,5 @@ def test_a_hog_on_the_generators_core_is_inconclusive_never_fail(tmp_path):
     line = sign_off["line"]
     assert "FAIL" not in line and sign_off["sizes"]["64"]["status"] != "FAIL", line
     assert r.returncode == 3 and sign_off["status"] == "INCONCLUSIVE", line
-    assert "generator" in line, line
+    # named as the generator's own limit, or as the host taking zlgen's core (a stall named, issue 37)
+    assert "generator" in line or "zlgen's core" in line, line
