@@ -18,6 +18,7 @@ static struct {
 	uint64_t start_tsc;
 	uint64_t tx_end_tsc;
 	uint64_t drain_end_tsc;
+	uint64_t done_tsc;       /* when the drain ended: all frames in, or drain_ms */
 	bool stopped;
 	json_t *result;
 	/* per-interval counters of the trial (interval_ms), kept until the next start or configure */
@@ -317,6 +318,7 @@ zl_trial_start(const struct zl_trial_params *tp, char *err, size_t errlen)
 	}
 	T.start_tsc = start;
 	T.tx_end_tsc = 0;
+	T.done_tsc = 0;
 	ivl_install(&plan, tp->interval_ms, start);
 	zl.sync.trial_id = T.trial_id;
 	zl.sync.end_tsc = tp->duration_s > 0 ? start + (uint64_t)(tp->duration_s * (double)zl.hz) : UINT64_MAX;
@@ -559,14 +561,39 @@ finish(void)
 		json_array_append_new(streams, stream_json(&zl.streams[i], window, nb_ivl <= ZL_IVL_PAGE));
 	for (i = 0; i < zl.nb_ports; i++)
 		json_array_append_new(ports, port_json(i));
-	T.result = json_pack("{s:i,s:f,s:f,s:I,s:b,s:o,s:o}",
+	T.result = json_pack("{s:i,s:f,s:f,s:I,s:f,s:b,s:o,s:o}",
 		"trial", T.trial_id,
 		"tx_window_s", window,
 		"tx_elapsed_s", T.tx_end_tsc > T.start_tsc ? tsc_to_s(T.tx_end_tsc - T.start_tsc) : 0.0,
 		"drain_ms", (json_int_t)T.params.drain_ms,
+		/* the drain it took: it ends as soon as every frame sent has arrived */
+		"drained_ms", T.done_tsc > T.tx_end_tsc && T.tx_end_tsc ? tsc_to_s(T.done_tsc - T.tx_end_tsc) * 1e3 : 0.0,
 		"stopped", T.stopped,
 		"streams", streams, "ports", ports);
 	T.state = ZL_TRIAL_DONE;
+}
+
+/*
+ * Every frame sent has arrived: for each stream the distinct frames received
+ * (over every worker) reach the frames the device took. Nothing is left to
+ * wait for, so the drain ends (a lossy trial waits its whole drain_ms). Read
+ * while the workers run: a count seen complete is complete, and finish()
+ * reads the final counters once they are idle.
+ */
+static bool
+all_arrived(void)
+{
+	uint16_t i, k;
+
+	for (i = 0; i < zl.nb_streams; i++) {
+		uint64_t uniq = 0;
+
+		for (k = 0; k < zl.nb_workers; k++)
+			uniq += ZL_READ(zl.workers[k].rx[i].seq.unique);
+		if (uniq < ZL_READ(zl.streams[i].tx_pkts))
+			return false;
+	}
+	return true;
 }
 
 void
@@ -584,7 +611,8 @@ zl_trial_tick(void)
 		T.drain_end_tsc = now + (uint64_t)T.params.drain_ms * zl.hz / 1000;
 		T.state = ZL_TRIAL_DRAINING;
 	}
-	if (T.state == ZL_TRIAL_DRAINING && now >= T.drain_end_tsc) {
+	if (T.state == ZL_TRIAL_DRAINING && (now >= T.drain_end_tsc || all_arrived())) {
+		T.done_tsc = now;
 		__atomic_store_n(&zl.sync.phase, ZL_PHASE_IDLE, __ATOMIC_RELEASE);
 		wait_workers_idle(gen);
 		finish();
@@ -611,7 +639,8 @@ zl_trial_tick_ms(void)
 		/* a frame-count trial ends when its last frame is sent: look often */
 		return end == UINT64_MAX || T.params.frames ? 2 : ms_until(now, end);
 	if (T.state == ZL_TRIAL_DRAINING)
-		return ms_until(now, T.drain_end_tsc);
+		/* look often: the drain ends when every frame has arrived */
+		return RTE_MIN(ms_until(now, T.drain_end_tsc), ZL_DRAIN_LOOK_MS);
 	return 100;
 }
 

@@ -41,6 +41,8 @@ void zl_trial_tick(void);
  */
 int zl_trial_tick_ms(void);
 #define ZL_TICK_MAX_MS 20
+/* how often a drain looks whether every frame has arrived, ms */
+#define ZL_DRAIN_LOOK_MS 2
 /* Ends transmission now (the drain still happens). */
 int zl_trial_stop(char *err, size_t errlen);
 enum zl_trial_state zl_trial_state(void);

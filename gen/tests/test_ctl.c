@@ -627,6 +627,41 @@ test_trial_flow(void)
 	}
 	json_decref(rep);
 
+	/*
+	 * the drain ends as soon as every frame sent has arrived, never while one
+	 * is missing (a lossy trial waits its whole drain_ms)
+	 */
+	rep = EXPECT_OK("{\"cmd\":\"start\",\"frames\":3,\"drain_ms\":60000}");
+	json_decref(rep);
+	zl.streams[0].tx_pkts = 3;
+	zl_seq_record(&zl.workers[0].rx[0].seq, 0);
+	zl_seq_record(&zl.workers[0].rx[0].seq, 2);
+	zl_seq_record(&zl.workers[0].rx[0].seq, 2); /* a duplicate is no missing frame */
+	rep = EXPECT_OK("{\"cmd\":\"stop\"}");
+	json_decref(rep);
+	worker_ack();
+	zl_trial_tick();
+	CHECK_EQ_U64(zl_trial_state(), ZL_TRIAL_DRAINING);
+	CHECK(zl_trial_tick_ms() <= ZL_DRAIN_LOOK_MS);
+	zl_trial_tick();
+	CHECK_EQ_U64(zl_trial_state(), ZL_TRIAL_DRAINING);
+	zl_seq_record(&zl.workers[0].rx[0].seq, 1); /* the last one arrives */
+	zl_trial_tick();
+	CHECK_EQ_U64(zl_trial_state(), ZL_TRIAL_DONE);
+	rep = EXPECT_OK("{\"cmd\":\"result\"}");
+	res = rep ? json_object_get(rep, "result") : NULL;
+	if (json_is_object(res)) {
+		double drained = json_real_value(json_object_get(res, "drained_ms"));
+
+		CHECK_EQ_U64(get_i(res, "drain_ms"), 60000);
+		CHECK(drained >= 0 && drained < 10000);
+		st = json_array_get(json_object_get(res, "streams"), 0);
+		CHECK_EQ_U64(get_i(st, "lost"), 0);
+	} else {
+		CHECK(0);
+	}
+	json_decref(rep);
+
 	/* VXLAN: the outer headers of a remote VTEP, checked field by field */
 	msg = EXPECT_ERROR("{\"cmd\":\"configure\",\"streams\":[{\"port\":0,\"vxlan\":5}]}");
 	CHECK(strstr(msg, "vxlan must be an object") != NULL);

@@ -149,7 +149,9 @@ class RunConfig:
                         flag="--trial")
     validation_s: float = _f(5.0, "final validation trial duration (mlr: its final trial duration)", 0.1, 86400,
                              unit="s", flag="--validation")
-    drain_ms: int = _f(500, "receive time after TX stops before counting", 0, 60000, unit="ms", flag="--drain-ms")
+    drain_ms: int = _f(500, "longest receive time after TX stops before counting; it ends as soon as every frame "
+                            "sent has arrived, so only a trial that lost frames waits all of it", 0, 60000, unit="ms",
+                       flag="--drain-ms")
     ceiling_s: float = _f(1.0, "how long zlgen sends flat out to measure its own ceiling and the DUT's maximum "
                                "receive rate (MRR) per frame size, before the search", 0.1, 60, unit="s")
     granularity_pct: float = _f(1.0, "stop searching when the bounds are this close (% of the top rate; mlr: "

@@ -191,6 +191,8 @@ class TrialResult:
     stopped: bool
     streams: tuple[StreamResult, ...]
     ports: tuple[PortResult, ...]
+    # the drain the trial took: it ends once every frame sent has arrived (drain_ms at most; None: an older zlgen)
+    drained_ms: float | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TrialResult:
@@ -198,7 +200,7 @@ class TrialResult:
             trial=d["trial"], tx_window_s=d["tx_window_s"], tx_elapsed_s=d["tx_elapsed_s"],
             drain_ms=d["drain_ms"], stopped=d["stopped"],
             streams=tuple(StreamResult.from_dict(s) for s in d["streams"]),
-            ports=tuple(PortResult.from_dict(p) for p in d["ports"]))
+            ports=tuple(PortResult.from_dict(p) for p in d["ports"]), drained_ms=d.get("drained_ms"))
 
     @property
     def tx_pkts(self) -> int:

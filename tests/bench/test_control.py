@@ -178,3 +178,14 @@ def test_catchup_max_bounds_what_a_stream_sends_at_once_after_a_pause(loopback):
     # late by at most the gap of 16 frames when it catches up: 16 frames due, and the one falling due meanwhile
     assert all(s.pace_max_backlog <= 17 for s in r.streams), [s.pace_max_backlog for s in r.streams]
     assert client.send_raw(json.dumps({"cmd": "start", "duration_s": 1, "catchup_max": 0}).encode())["ok"] is False
+
+
+def test_the_drain_ends_when_every_frame_has_arrived_and_waits_all_of_it_for_a_missing_one(loopback):
+    """A trial that lost nothing ends its drain once every frame sent has arrived (drained_ms under drain_ms). The
+    loopback loses nothing, so a missing frame keeping the drain open is gen/tests/test_ctl.c's case."""
+    client: ZlgenClient = loopback.gen.client
+    client.configure(loopback.streams(frame_size=64, rate_pps=100_000))
+    r = client.run_trial(duration_s=0.5, drain_ms=20_000)
+    assert all(s.tx_pkts > 0 and s.lost == 0 for s in r.streams)
+    assert r.drain_ms == 20_000
+    assert r.drained_ms is not None and r.drained_ms < 20_000, r.drained_ms
