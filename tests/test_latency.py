@@ -15,6 +15,7 @@ from zeroloss.latency import (
     BUCKETS,
     Histogram,
     bins_of,
+    bins_stored,
     bins_text,
     bucket_index,
     bucket_low,
@@ -105,6 +106,28 @@ def test_bins_text_round_trips_and_refuses_what_it_does_not_write():
     assert bins_text(buckets) == "3,299:5,2,3:1" and bins_of("3,299:5,2,3:1") == buckets
     assert bins_text([]) == "" and bins_of("") == []
     for bad in ("1,,2", "a", "1:2:3", "-1", f"{BUCKETS}:1"):
+        with pytest.raises(ValueError, match="latency bins"):
+            bins_of(bad)
+
+
+def test_long_bins_are_stored_deflated_losslessly_and_a_crafted_one_is_refused():
+    """A real trial's histogram (1,800 buckets, smooth counts) stored deflated: under 2/3 of its text, the same
+    buckets back; short ones stay text; broken, truncated or inflating-past-zlgen blobs are refused in one line."""
+    import base64
+    import random
+    import zlib
+    rng = random.Random(37)
+    buckets = [(bucket_low(i), 50_000 + rng.randrange(-3000, 3000)) for i in range(400, 2200)]
+    text, stored = bins_text(buckets), bins_stored(buckets)
+    assert stored.startswith("z:") and len(stored) < 2 / 3 * len(text)
+    assert bins_of(stored) == buckets
+    assert bins_stored(buckets[:3]) == bins_text(buckets[:3])
+    h = Histogram.of_stream({"count": sum(n for _, n in buckets), "min": buckets[0][0], "max": buckets[-1][0]},
+                            buckets)
+    assert Histogram.from_json(h.to_json()) == h and h.to_json()["bins"].startswith("z:")
+    bomb = "z:" + base64.b64encode(zlib.compress(b"1," * 10_000_000)).decode()
+    for bad in ("z:???", "z:" + base64.b64encode(b"not deflate").decode(), stored[:-40], bomb,
+                "z:" + base64.b64encode(zlib.compress("1,é".encode())).decode()):
         with pytest.raises(ValueError, match="latency bins"):
             bins_of(bad)
 

@@ -211,3 +211,23 @@ def test_no_loss_up_to_the_line_rate_is_a_measured_ndr_not_a_bound():
     v = verdict(search_run(top, LINE64, require=None, max_rate=LINE64))
     assert v.status == "NONE" and v.sizes[64].status == "MEASURED" and not v.sizes[64].bound
     assert v.sizes[64].ndr_pct == pytest.approx(100)
+
+
+def test_a_stall_between_an_ndr_and_a_clean_loss_within_one_step_is_no_obstacle():
+    """The default run's 64 B (2026-11-28): NDR 3.755 Mpps validated, a clean loss at 3.799 Mpps, a trial paced
+    3.764 Mpps between them disturbed by a testpmd stall: both ends are evidence within the step (1 % of a 5.08 Mpps
+    top), so the size is MEASURED; two steps apart, the same stall leaves it INCONCLUSIVE."""
+    stall = "testpmd core 0 lost 2 % of the trial to other tasks"
+
+    def trials(fail: float) -> list[dict]:
+        return [trial(0, fail, "fail"), trial(1, 3.764e6, "disturbed", disturbed=stall),
+                trial(2, 3.755e6, "pass", ["ndr"], seconds=5)]
+
+    near = search_run(trials(3.799e6), 3.755e6, require=None, max_rate=5.083e6, flags=["disturbed"])
+    near.config["granularity_pct"] = 1.0
+    v = verdict(near)
+    assert v.sizes[64].status == "MEASURED" and "host stalls" not in v.line
+    far = search_run(trials(3.87e6), 3.755e6, require=None, max_rate=5.083e6, flags=["disturbed"])
+    far.config["granularity_pct"] = 1.0
+    v = verdict(far)
+    assert v.sizes[64].status == "INCONCLUSIVE" and "host stalls on the DUT's cores" in v.line
