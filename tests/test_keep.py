@@ -2,9 +2,13 @@
 
 import gzip
 import json
+import math
+import random
 from pathlib import Path
 
-from zeroloss.latency import Histogram, bucket_low
+import pytest
+
+from zeroloss.latency import Histogram, bins_text, bucket_low
 from zeroloss.results import keep
 from zeroloss.results.records import VERSION, RunRecord, TrialEntry, merged_hist
 from zeroloss.results.resultfile import ResultFile, read_result
@@ -13,8 +17,11 @@ FIX = Path(__file__).parent / "fixtures"
 
 
 def _hist(nb: int) -> Histogram:
-    """A histogram of nb consecutive buckets from 2 us up, counts as a trial at 1 Mpps spreads them."""
-    buckets = [(bucket_low(1400 + i), 1 + (i * 7919) % 200) for i in range(nb)]
+    """A histogram of nb consecutive buckets from 2 us up, counts as a 5 s validation at 1 Mpps spreads them
+    (five digits, smooth with noise: what a real one deflates like)."""
+    rng = random.Random(nb)
+    buckets = [(bucket_low(1400 + i), round(40_000 + 15_000 * math.sin(i / 150)) + rng.randrange(-1500, 1500))
+               for i in range(nb)]
     return Histogram.of_stream({"count": sum(n for _, n in buckets), "min": buckets[0][0], "max": buckets[-1][0],
                                 "mean": 30_000}, buckets)
 
@@ -57,12 +64,15 @@ def test_full_detail_where_it_decides_a_summary_elsewhere():
 
 
 def test_a_realistic_trial_is_small():
-    """Bytes are deterministic: a summary ~4 KB; a full trial with two 1,600-bucket histograms ~25 KB (format 2:
-    ~190 KB indented); a binary search's mix (half its trials lossy, one validation in ten) under 20 KB a trial."""
+    """Bytes are deterministic: a summary ~4 KB; a full trial with two 1,600-bucket histograms (their bins deflated:
+    ~9.6 KB of text each, 5.8 KB so; format 2: ~190 KB indented) ~25 KB with this ovs-p2p fixture's 6 KB of OVS
+    state, under 20 KB without it (a testpmd DUT's: the default run's largest trials were 18.1-18.3 KB,
+    2026-11-28); a binary search's mix (half its trials lossy, one validation in ten) under 20 KB a trial."""
     summary, full = _size(_stored("search", 0)), _size(_stored("search", 5))
     assert summary <= 5_000
-    assert len(_hist(1600).to_json()["bins"]) <= 6_000
+    assert len(bins_text(_hist(1600).buckets)) > 9_000 and len(_hist(1600).to_json()["bins"]) <= 6_000
     assert full <= 26_000
+    assert full - len(json.dumps(_stored("search", 5)["dut_state"], separators=(",", ":"))) <= 20_000
     assert (5 * summary + 4 * full + _size(_stored("validation", 0))) / 10 <= 20_000
 
 
@@ -98,3 +108,14 @@ def test_stored_v3_run_reads_and_keeps_histograms_where_they_decide():
     assert any(t.kept for t in s.trials) and any(not t.kept for t in s.trials)
     assert s.latency_loads and all(lt.histogram() is not None for lt in s.latency_loads)
     assert "<svg" in render([run])
+
+
+def test_a_full_trial_with_deflated_bins_passes_the_full_trial_schema():
+    """A validation's deflated histograms ("z:" bins) are what the full trial schema (trial_analysis) accepts."""
+    from zeroloss.results.schema import TRIAL, check
+    doc = _stored("validation", 0)
+    assert all(d["latency_hist"]["bins"].startswith("z:") for d in doc["directions"])
+    check(doc, TRIAL, "r.json")
+    doc["directions"][0]["latency_hist"]["bins"] = "z:not base64!"
+    with pytest.raises(Exception, match="bins|pattern"):
+        check(doc, TRIAL, "r.json")

@@ -110,8 +110,8 @@ LATENCY = maybe(obj({k: NUM for k in ("count", "mean", "min", "max", "p50", "p90
 # format 3) or [low ns, count] pairs (`buckets`, format 2). The buckets are not walked here: a histogram is read
 # by Histogram.from_json, which checks them (a damaged one is left out, merged_hist), and thousands of buckets per
 # trial made the schema walk most of a report's time
-BINS = {"type": "string", "pattern": r"^([0-9]+:)?[0-9]+(,([0-9]+:)?[0-9]+)*$|^$",
-        "description": "latency bins (COUNT or GAP:COUNT, comma-separated)"}
+BINS = {"type": "string", "pattern": r"^([0-9]+:)?[0-9]+(,([0-9]+:)?[0-9]+)*$|^$|^z:[A-Za-z0-9+/]+=*$",
+        "description": "latency bins (COUNT or GAP:COUNT, comma-separated; past 1 KB deflated, 'z:' and base64)"}
 HIST = maybe(obj({"count": INDEX, "min": NUM, "max": NUM, "mean": NUM, "bins": BINS, "buckets": LIST},
                  ("count", "min", "max"), anyOf=[{"required": ["bins"]}, {"required": ["buckets"]}]))
 DIRECTION = obj({"port": INT, "rx_port": INT, "latency_ns": LATENCY, "latency_hist": HIST,
