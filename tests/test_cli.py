@@ -184,3 +184,25 @@ def test_the_frame_size_list_parser():
     assert check_frame(64) == 64 and check_frame(9728) == 9728
     with pytest.raises(ZeroLossError, match=r"^frame size 9729 B is outside 64..9728 B \(FCS included\)$"):
         check_frame(9729)
+
+
+def test_a_run_that_ends_before_its_first_trial_leaves_no_file_and_no_resume_hint(tmp_path):
+    """A fault found before any trial (here the node unreachable, or too few hugepages for zlgen: both come before
+    the first trial) has nothing to continue: no result file, no `run --resume` hint (issue 38, 10)."""
+    import os
+
+    lab = tmp_path / "lab.yaml"
+    lab.write_text("dut: {ssh: nowhere.invalid}\n"
+                   "generator:\n  ports:\n"
+                   "    - {name: A, device: net_null0, dut_port: nic0, dst_mac: '02:00:00:00:00:01'}\n"
+                   "    - {name: B, device: net_null1, dut_port: nic1, dst_mac: '02:00:00:00:00:02'}\n"
+                   "traffic: {pairs: [[A, B]]}\n")
+    out = tmp_path / "r.json"
+    env = {**os.environ, "ZEROLOSS_RUNDIR": str(tmp_path / "run"), "ZEROLOSS_LOCKDIR": str(tmp_path / "lock")}
+    r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "run", "--lab", str(lab), "--frame-sizes", "64",
+                        "-o", str(out), "-q"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and ("nowhere.invalid" in lines[0] or "hugepages" in lines[0]), r.stderr
+    assert "--resume" not in r.stderr and "trials so far" not in r.stderr
+    assert not out.exists() and not list(tmp_path.glob("r.json*"))

@@ -164,14 +164,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
         try:
             with interrupted_state(rf):
                 Run(cfg, rf, progress).execute()
-        except KeyboardInterrupt:
-            print(f"zeroloss: interrupted; the finished trials are in {rf.path}; continue with: "
-                  f"zeroloss run --resume {rf.path}", file=sys.stderr)
-            return 130
-        except ComponentDied as e:
-            raise ZeroLossError(f"{e} (trials so far: {rf.path}; continue with: zeroloss run --resume {rf.path})") \
-                from e
-        except ZeroLossError as e:
+        except (KeyboardInterrupt, ComponentDied, ZeroLossError) as e:
+            if not args.resume and not rf.run.ceilings and not any(s.trials for s in rf.run.searches):
+                rf.discard()  # ended before any measurement (no sudo, the node unreachable): nothing to continue
+                if isinstance(e, KeyboardInterrupt):
+                    print("zeroloss: interrupted before the first trial; no result file written", file=sys.stderr)
+                    return 130
+                raise
+            if isinstance(e, KeyboardInterrupt):
+                print(f"zeroloss: interrupted; the finished trials are in {rf.path}; continue with: "
+                      f"zeroloss run --resume {rf.path}", file=sys.stderr)
+                return 130
+            if isinstance(e, ComponentDied):
+                raise ZeroLossError(f"{e} (trials so far: {rf.path}; continue with: zeroloss run --resume "
+                                    f"{rf.path})") from e
             raise ZeroLossError(f"{e} (trials so far: {rf.path})") from e
     run = rf.run
     sign_off = verdict(run)

@@ -198,6 +198,11 @@ class ResultFile:
             self._run = None
             patch_state_in_place(self.path, previous, state)
 
+    def discard(self) -> None:
+        """Removes the file and its journal: a run that ended before its first trial has nothing to keep."""
+        self._journal.remove()
+        self.path.unlink(missing_ok=True)
+
     def save(self) -> None:
         """Compaction: the whole document, with every journal line folded in, then the journal goes."""
         self._doc["updated"] = now_iso()
