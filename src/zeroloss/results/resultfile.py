@@ -9,7 +9,8 @@ Format history:
   counters over the trial), `ledger` (hop by hop, per direction), `diagnosis` and `dut_state`; per direction
   `ledger` = {sent, received, lost, counted, unexplained}; each search keeps its `paths` and `ledger_context`.
 - version 3 (zeroloss 0.1, files a lab can keep): a latency histogram is {count, min, max, mean, bins} with its
-  buckets in one text (`bins`, zeroloss.latency.bins_text) instead of `buckets` pairs; a search trial that lost
+  buckets in one text (`bins`, zeroloss.latency.bins_text; past 1 KB deflated, "z:" and base64: bins_stored)
+  instead of `buckets` pairs; a search trial that lost
   nothing keeps a summary (`kept: "summary"`: no latency_hist, counters, dut_state or telemetry; results/keep.py);
   the document is written compact (no indentation).
   `zeroloss report`, `compare` and `explain` read versions 1, 2 and 3; `--resume` continues version 3 only.
