@@ -28,19 +28,41 @@ def test_vxlan_frame_from_c_parses(size, vlan, vni, port):
     vx = frame.decap(raw, ports=(4789, 8472))
     assert vx is not None
     assert (vx.vni, vx.src_ip, vx.dst_ip, vx.dst_port) == (vni, "10.0.0.1", "10.0.0.2", port)
-    assert vx.src_port == 49152 + 5 and vx.ip_checksum_ok
+    assert vx.ip_checksum_ok
     assert vx.inner == c_frame(size, vlan, 5, 65535, 63, 123456, 987654321)  # the plain frame, unchanged
     sig = frame.parse(vx.inner)
     assert sig is not None
+    assert vx.src_port == frame.vxlan_src_port(sig.src_ip, sig.dst_ip, sig.src_port, sig.dst_port)
     assert (sig.trial_id, sig.stream_id, sig.seq, sig.tx_tsc) == (65535, 63, 123456, 987654321)
     assert sig.vlan == (None if vlan < 0 else vlan)  # the stream's VLAN tags the inner frame
     assert ip_checksum_ok(vx.inner[sig.l2_len:sig.l2_len + 20])
 
 
 def test_entropy_port_per_flow():
-    """Each flow has its own outer UDP source port, so an underlay spreads the flows (RSS, ECMP)."""
-    ports = {frame.decap(c_frame(64, -1, f, 1, 0, 0, 0, 1, 4789)).src_port for f in range(16)}
-    assert ports == set(range(49152, 49152 + 16))
+    """Each flow's outer UDP source port is the hash of its inner headers (RFC 7348 §5), as the Python side
+    computes it, so an underlay spreads the flows (RSS, ECMP); not the flow index (49152 + flow)."""
+    ports = []
+    for f in range(16):
+        vx = frame.decap(c_frame(64, -1, f, 1, 0, 0, 0, 1, 4789))
+        assert vx is not None
+        sig = frame.parse(vx.inner)
+        assert sig is not None
+        assert vx.src_port == frame.vxlan_src_port(sig.src_ip, sig.dst_ip, sig.src_port, sig.dst_port)
+        ports.append(vx.src_port)
+    assert len(set(ports)) == 16 and all(49152 <= p <= 65535 for p in ports)
+    assert ports != list(range(49152, 49152 + 16))
+
+
+def test_vxlan_src_port_hash():
+    """Pure: in 49152..65535, one port per flow whatever its index, flows 16,384 apart do not share a port
+    by construction, and the inner headers spread over the whole range."""
+    ports = [frame.vxlan_src_port(f"198.18.{i >> 8 & 255}.{i & 255}", "198.19.0.1", 1024, 1024)
+             for i in range(1 << 16)]
+    assert min(ports) >= 49152 and max(ports) <= 65535
+    assert frame.vxlan_src_port("198.18.0.1", "198.19.0.1", 1024, 1024) == ports[1]  # the same flow, same port
+    assert sum(p == ports[i - 16384] for i, p in enumerate(ports) if i >= 16384) < 32  # ~3 by chance
+    assert len(set(ports)) > 15_900  # 65,536 flows over 16,384 ports: ~16,084 used if uniform
+    assert frame.vxlan_src_port("10.0.0.1", "10.0.0.2", 1, 2) != frame.vxlan_src_port("10.0.0.2", "10.0.0.1", 1, 2)
 
 
 def test_not_vxlan():

@@ -131,6 +131,7 @@ zl_frame_tmpl_init(struct zl_frame_tmpl *t, const struct zl_frame_spec *spec,
 		memcpy(&flows[i].src_port_be, b, 2);
 		put16(b, dp);
 		memcpy(&flows[i].dst_port_be, b, 2);
+		flows[i].vx_sport = zl_vxlan_sport(sip, dip, sp, dp);
 	}
 	memset(ip + 12, 0, 8);
 }
@@ -186,6 +187,38 @@ zl_frame_parse(const uint8_t *buf, uint32_t len, struct zl_frame_info *info)
 	if (zl_csum_fold(word_sum(ip, ZL_IP_LEN)) != 0)
 		return ZL_FRAME_MALFORMED;
 	return ZL_FRAME_OURS;
+}
+
+/* The murmur3 32-bit finaliser: every input bit flips each output bit with probability ~1/2. */
+static uint32_t
+mix32(uint32_t h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+/*
+ * RFC 7348 5: the outer source port should be a hash of the inner frame's headers
+ * so an underlay spreads the flows (ECMP, RSS), in the dynamic range 49152..65535.
+ * The inner Ethernet addresses are the stream's, the same for all its flows, so
+ * the 5-tuple alone tells flows apart. The 32-bit hash is scaled into the range
+ * as Linux's udp_flow_src_port (include/net/udp.h) does, (hash * span) >> 32,
+ * which for a span of 16,384 is the top 14 bits. Run once per flow when a stream
+ * is configured; src/zeroloss/gen/frame.py vxlan_src_port is the same function.
+ */
+uint16_t
+zl_vxlan_sport(uint32_t src_ip, uint32_t dst_ip, uint16_t src_port, uint16_t dst_port)
+{
+	uint32_t h = 17;        /* the protocol, UDP, as the seed */
+
+	h = mix32(h ^ src_ip);
+	h = mix32(h ^ dst_ip);
+	h = mix32(h ^ ((uint32_t)src_port << 16 | dst_port));
+	return (uint16_t)(ZL_VXLAN_SPORT_BASE + (h >> 18));
 }
 
 void

@@ -89,6 +89,7 @@ struct zl_flow {
 	uint16_t src_port_be;
 	uint16_t dst_port_be;
 	uint32_t ip_sum;       /* IPv4 header word sum without total length, ID and checksum */
+	uint16_t vx_sport;     /* outer UDP source port when the stream is VXLAN: zl_vxlan_sport of the above */
 };
 
 /* Header template of one stream. */
@@ -186,8 +187,9 @@ enum zl_frame_kind zl_frame_parse(const uint8_t *buf, uint32_t len,
  * wrapped in outer Ethernet / IPv4 / UDP / VXLAN headers, ZL_VXLAN_LEN bytes in
  * front of the inner frame (which is built exactly as a plain one). The outer
  * IPv4 header has DF, TTL 64, ID 0 and a valid checksum; the outer UDP source
- * port is ZL_VXLAN_SPORT_BASE + flow % 16384 (entropy per flow, as VTEPs hash
- * the inner headers), its checksum 0; the VXLAN header has the I flag and the VNI.
+ * port is a hash of the inner flow's addresses and ports in 49152..65535
+ * (zl_vxlan_sport, computed once per flow into the flows table), its checksum 0;
+ * the VXLAN header has the I flag and the VNI.
  */
 #define ZL_VXLAN_PORT 4789
 #define ZL_VXLAN_HDR_LEN 8
@@ -218,17 +220,23 @@ struct zl_vxlan_tmpl {
 void zl_vxlan_tmpl_init(struct zl_vxlan_tmpl *t, const struct zl_vxlan_spec *spec);
 
 /*
- * Writes the outer headers in front of an inner frame of inner_len bytes
- * (without FCS) that starts at buf + ZL_VXLAN_LEN.
+ * The outer UDP source port of an inner flow (host byte order in and out): a
+ * hash of its IPv4 addresses, UDP ports and protocol, in 49152..65535.
+ */
+uint16_t zl_vxlan_sport(uint32_t src_ip, uint32_t dst_ip, uint16_t src_port, uint16_t dst_port);
+
+/*
+ * Writes the outer headers of flow f in front of an inner frame of inner_len
+ * bytes (without FCS) that starts at buf + ZL_VXLAN_LEN.
  */
 static inline void
-zl_vxlan_write(uint8_t *buf, const struct zl_vxlan_tmpl *t, uint32_t flow, uint32_t inner_len)
+zl_vxlan_write(uint8_t *buf, const struct zl_vxlan_tmpl *t, const struct zl_flow *f, uint32_t inner_len)
 {
 	uint8_t *ip = buf + ZL_ETH_LEN;
 	uint8_t *udp = ip + ZL_IP_LEN;
 	uint32_t ip_len = inner_len + ZL_IP_LEN + ZL_UDP_LEN + ZL_VXLAN_HDR_LEN;
 	uint32_t udp_len = ip_len - ZL_IP_LEN;
-	uint16_t sport = (uint16_t)(ZL_VXLAN_SPORT_BASE + (flow & 16383u));
+	uint16_t sport = f->vx_sport;
 	uint16_t csum = zl_csum_fold(t->ip_sum + ip_len);
 
 	__builtin_memcpy(buf, t->hdr, ZL_VXLAN_LEN);

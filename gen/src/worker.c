@@ -63,7 +63,7 @@ tx_stream(struct zl_stream *s, uint64_t now, uint64_t end_tsc, uint16_t trial_id
 		buf = rte_pktmbuf_mtod(b, uint8_t *);
 		if (s->vxlan) {
 			/* a remote VTEP: outer headers, then the frame as it is sent plain */
-			zl_vxlan_write(buf, &s->vx_tmpl, f, len - ZL_FCS_LEN);
+			zl_vxlan_write(buf, &s->vx_tmpl, &s->tmpl.flows[f], len - ZL_FCS_LEN);
 			b->data_len += ZL_VXLAN_LEN;
 			buf += ZL_VXLAN_LEN;
 		}

@@ -52,7 +52,7 @@ main(int argc, char **argv)
 		vspec.vni = (uint32_t)strtoul(argv[8], NULL, 0) & ZL_VXLAN_MAX_VNI;
 		vspec.udp_port = (uint16_t)strtoul(argv[9], NULL, 0);
 		zl_vxlan_tmpl_init(&vt, &vspec);
-		zl_vxlan_write(frame, &vt, (uint32_t)atoi(argv[3]), len - ZL_FCS_LEN);
+		zl_vxlan_write(frame, &vt, &flows[atoi(argv[3])], len - ZL_FCS_LEN);
 		head = ZL_VXLAN_LEN;
 		buf = frame + head;
 	}

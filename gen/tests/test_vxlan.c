@@ -51,7 +51,7 @@ vx_build(uint8_t *buf, const struct vx_stream *s, uint32_t flow, uint32_t frame_
 		uint32_t seq)
 {
 	memset(buf, 0, ZL_VXLAN_LEN + frame_len);
-	zl_vxlan_write(buf, &s->vtmpl, flow, frame_len - ZL_FCS_LEN);
+	zl_vxlan_write(buf, &s->vtmpl, &s->flows[flow], frame_len - ZL_FCS_LEN);
 	zl_frame_write(buf + ZL_VXLAN_LEN, &s->tmpl, flow, frame_len, trial, 3, seq, 0xabcdef01);
 	return ZL_VXLAN_LEN + frame_len - ZL_FCS_LEN;
 }
@@ -84,7 +84,8 @@ test_encap(int vlan, uint32_t vni)
 			CHECK_EQ_U64(be32_at(ip + 12), s.vspec.src_ip);
 			CHECK_EQ_U64(be32_at(ip + 16), s.vspec.dst_ip);
 			CHECK_EQ_U64(rfc1071(ip, 20), 0);
-			CHECK_EQ_U64(be16_at(udp), 49152 + flow);  /* entropy: one source port per flow */
+			CHECK_EQ_U64(be16_at(udp), s.flows[flow].vx_sport);  /* entropy: the flow's hash */
+			CHECK(be16_at(udp) >= 49152);
 			CHECK_EQ_U64(be16_at(udp + 2), 4789);
 			CHECK_EQ_U64(be16_at(udp + 4), len - 14 - 20);
 			CHECK_EQ_U64(be16_at(udp + 6), 0);
@@ -104,11 +105,57 @@ test_encap(int vlan, uint32_t vni)
 			CHECK_EQ_U64(fi.l2_len, vlan >= 0 ? 18 : 14);
 		}
 	}
-	/* the source port cycles through 16384 values */
-	zl_vxlan_write(buf, &s.vtmpl, 16384 + 5, 60);
-	CHECK_EQ_U64(be16_at(buf + 34), 49152 + 5);
-	zl_vxlan_write(buf, &s.vtmpl, 16383, 60);
-	CHECK_EQ_U64(be16_at(buf + 34), 65535);
+}
+
+/*
+ * The outer source port of RFC 7348 5: a hash of the inner flow's headers in 49152..65535,
+ * the same for the same flow, and flows 16,384 apart no longer share one (the old index
+ * mod 16,384 aliased them).
+ */
+static void
+test_sport_hash(void)
+{
+	enum { NB = 1u << 17 };
+	static struct zl_flow flows[NB], again[NB];
+	static uint8_t seen[16384];
+	static uint8_t buf[ZL_VXLAN_LEN + 64];
+	struct zl_frame_spec spec;
+	struct zl_frame_tmpl t, t2;
+	struct vx_stream s;
+	uint32_t i, mod = 0, alias = 0, distinct = 0;
+
+	vx_stream_init(&s, -1, 1, ZL_VXLAN_PORT);
+	spec = s.spec;
+	spec.nb_flows = NB;
+	spec.flow_mask = ZL_FLOW_SRC_IP;
+	zl_frame_tmpl_init(&t, &spec, flows);
+	zl_frame_tmpl_init(&t2, &spec, again);
+	for (i = 0; i < NB; i++) {
+		uint16_t p = flows[i].vx_sport;
+
+		CHECK(p >= 49152);
+		CHECK_EQ_U64(p, again[i].vx_sport);
+		CHECK_EQ_U64(p, zl_vxlan_sport(spec.src_ip + i, spec.dst_ip, spec.src_port, spec.dst_port));
+		mod += p == 49152 + (i & 16383u);
+		if (i >= 16384)
+			alias += p == flows[i - 16384].vx_sport;
+		if (!seen[p - 49152]) {
+			seen[p - 49152] = 1;
+			distinct++;
+		}
+	}
+	/* a uniform hash puts 1 flow in 16,384 on any one port: about 8 of 131,072 by chance */
+	CHECK(mod < 64);
+	CHECK(alias < 64);
+	/* 8 flows a port on average: all but ~e^-8 of the 16,384 ports are used */
+	CHECK(distinct > 16300);
+	/* the frame carries its flow's port; only the inner headers choose it, not the index */
+	zl_vxlan_write(buf, &s.vtmpl, &flows[16384 + 5], 60);
+	CHECK_EQ_U64(be16_at(buf + 34), flows[16384 + 5].vx_sport);
+	CHECK(flows[16384 + 5].vx_sport != 49152 + 5 || flows[5].vx_sport != 49152 + 5);
+	CHECK_EQ_U64(zl_vxlan_sport(1, 2, 3, 4), zl_vxlan_sport(1, 2, 3, 4));
+	CHECK(zl_vxlan_sport(1, 2, 3, 4) != zl_vxlan_sport(2, 1, 3, 4) ||
+	      zl_vxlan_sport(1, 2, 3, 4) != zl_vxlan_sport(1, 2, 4, 3));
 }
 
 /* What a received frame is taken for: other ports, flags, fragments, tags, options, bad headers. */
@@ -218,5 +265,6 @@ main(void)
 	test_encap(-1, 5000);
 	test_encap(100, 0xABCDEF);
 	test_decap_cases();
+	test_sport_hash();
 	return check_report();
 }

@@ -26,6 +26,7 @@ ETH_VLANS = (0x8100, 0x88A8)
 VXLAN_PORT = 4789
 VXLAN_LEN = 50  # outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8
 VXLAN_FLAG_I = 0x08
+VXLAN_SPORT_BASE = 49152  # RFC 7348 §5: the outer source port is in the dynamic range 49152..65535
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,25 @@ def _checksum_ok(header: bytes) -> bool:
     while s >> 16:
         s = (s & 0xFFFF) + (s >> 16)
     return s == 0xFFFF
+
+
+def _mix32(h: int) -> int:
+    """The murmur3 32-bit finaliser (gen/src/frame.c mix32)."""
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def vxlan_src_port(src_ip: str, dst_ip: str, src_port: int, dst_port: int) -> int:
+    """The outer UDP source port zlgen gives an inner flow (gen/src/frame.c zl_vxlan_sport, computed once per flow):
+    a hash of the inner IPv4 addresses, UDP ports and protocol, scaled into 49152..65535 by its top 14 bits."""
+    h = 17
+    for word in (int.from_bytes(bytes(map(int, src_ip.split("."))), "big"),
+                 int.from_bytes(bytes(map(int, dst_ip.split("."))), "big"), src_port << 16 | dst_port):
+        h = _mix32(h ^ word)
+    return VXLAN_SPORT_BASE + (h >> 18)
 
 
 def decap(frame: bytes, ports: tuple[int, ...] = (VXLAN_PORT,)) -> Vxlan | None:
