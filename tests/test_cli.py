@@ -206,3 +206,13 @@ def test_a_run_that_ends_before_its_first_trial_leaves_no_file_and_no_resume_hin
     assert len(lines) == 1 and ("nowhere.invalid" in lines[0] or "hugepages" in lines[0]), r.stderr
     assert "--resume" not in r.stderr and "trials so far" not in r.stderr
     assert not out.exists() and not list(tmp_path.glob("r.json*"))
+
+
+def test_tune_takes_the_searchs_timing_flags_as_run_does():
+    """tune refused --trial, --validation, --granularity and --drain-ms ("unrecognized arguments") while run took
+    them (issue 38, 13): both read them into the same settings."""
+    flags = ["--trial", "0.5", "--validation", "1", "--granularity", "5", "--drain-ms", "300"]
+    want = {"trial_s": 0.5, "validation_s": 1.0, "granularity_pct": 5.0, "drain_ms": 300}
+    for argv in (["run", *flags], ["tune", "--target", "100%", *flags]):
+        got = run_overrides(build_parser().parse_args(argv))
+        assert {k: got.get(k) for k in want} == want, (argv[0], got)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.host.fleet import _message, deviations, exit_code, safe_name, ssh_environment
+from zeroloss.host.fleet import _message, deviations, exit_code, fleet_text, safe_name, ssh_environment
 from zeroloss.host.inventory import collect
 from zeroloss.host.ovsstate import read_captured
 from zeroloss.host.plan import Intent, make_plan
@@ -89,6 +89,15 @@ def test_exit_code_and_file_names():
     assert exit_code([ok, {**ok, "counts": {"error": 1}}]) == 2
     assert exit_code([{**ok, "counts": {"error": 1}}, {"status": "unreachable"}]) == 1
     assert exit_code([{**ok, "plan_error": "no NIC is bound"}]) == 1
+    # a host without OVS has nothing to plan: its ovs-unreadable finding (an error) decides, not the missing plan
+    no_ovs = {**ok, "counts": {"error": 1}, "plan_error": "no NIC is bound",
+              "audit": {"findings": [{"rule": "ovs-unreadable", "severity": "error", "message": "no OVS"}]}}
+    assert exit_code([no_ovs]) == 2
+    text = fleet_text({"results": [{**no_ovs, "host": "n1", "counts": {"error": 1, "warning": 0, "info": 0},
+                                    "deviations": []}], "limit": None, "inventory": "inv", "exit_code": 2})
+    rows = [ln.split() for ln in text.splitlines() if ln.startswith("n1 ")]
+    assert rows[0][1:4] == ["ok", "(no", "OVS)"], text  # as docs/lab.md says: ok (no OVS), not "no plan"
+    assert "plan: none: no OVS was read, nothing to tune" in text and "not possible" not in text
     assert [safe_name(h) for h in ("lab1", "10.0.0.1", "a/b", "..", "fleet")] == \
         ["lab1", "10.0.0.1", "a_b", "_..", "_fleet"]
 

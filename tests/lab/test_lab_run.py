@@ -79,6 +79,12 @@ def test_search_through_the_node_balances_and_changes_are_restored(tmp_path, lab
                                      "to": "roundrobin"}]
     # restored: the key is gone again, as before the run
     assert "pmd-rxq-assign" not in lab.vsctl("get", "Open_vSwitch", ".", "other_config")
+    # and both said on the console as they happened (issue 38, 12), the change before the restore
+    said = [ln for ln in r.stderr.splitlines() if ln.startswith("zeroloss: DUT ")]
+    assert len(said) == 2, r.stderr
+    assert "changed Open_vSwitch:.:other_config:pmd-rxq-assign on lab1: (unset) -> roundrobin" in said[0]
+    assert "restored Open_vSwitch:.:other_config:pmd-rxq-assign on lab1" in said[1]
+    assert "remove Open_vSwitch . other_config pmd-rxq-assign" in said[1]
     s = doc["searches"][0]
     assert s["result"]["ndr"]["rate_pps"] > 0
     trials = [t for t in s["trials"] if "ledger" in t]

@@ -5,6 +5,7 @@ through the lab node of tests/lab/lab.sh (OVS-DPDK and a testpmd VNF, reached ov
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from zeroloss.results.resultfile import read_doc
 
@@ -43,3 +44,20 @@ def test_every_trial_keeps_the_nodes_telemetry(tmp_path, lab, sshd):
         assert tel["pmds"] and all(p["iterations"] > 0 for p in tel["pmds"].values()), tel["pmds"]
     ex = zl("explain", "--trial", str(full[0]["index"] + 1), str(out))
     assert ex.returncode == 0 and "telemetry (lab1" in ex.stdout, ex.stderr
+
+
+def test_a_vnf_whose_telemetry_cannot_be_read_is_refused_before_traffic(tmp_path, lab, sshd):
+    """A VNF's hops whose counters never come would stand in the ledger uncounted (issue 38, 9): one line naming
+    the key, no trial run (and so no result file)."""
+    f = lab_file(tmp_path / "lab.yaml", lab, sshd)
+    doc = yaml.safe_load(open(f))
+    doc["dut"]["vnfs"][0]["telemetry"] = str(tmp_path / "no-such-socket")
+    (tmp_path / "lab.yaml").write_text(yaml.safe_dump(doc))
+    r = zl("lab", "--check", f)
+    assert r.returncode == 0, r.stderr  # the check contacts nothing: the run is where it is found
+    out = tmp_path / "run.json"
+    r = zl("run", "--lab", f, "--frame-sizes", "64", *FAST, "--max-rate", "50k", "-o", str(out), "-q")
+    no_traceback(r)
+    assert r.returncode == 1 and r.stderr.strip().count("\n") == 0, r.stderr
+    assert "dut.vnfs.0 (vnf1)" in r.stderr and "no-such-socket" in r.stderr and "--resume" not in r.stderr
+    assert not out.exists()

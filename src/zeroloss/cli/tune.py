@@ -35,7 +35,8 @@ def register(sub, set_value) -> None:
                    help="the NDR every frame size must reach: %% of line rate (e.g. 100%%) or frames/s (e.g. 1.2M)")
     t.add_argument("--config", metavar="FILE", help="YAML file of run settings to start from")
     t.add_argument("--set", action="append", type=set_value, metavar="KEY=VALUE", help="a run setting to start from")
-    add_run_flags(t, ("lab", "allow_dut_changes", "frame_sizes"))
+    add_run_flags(t, ("lab", "allow_dut_changes", "frame_sizes", "trial_s", "validation_s", "granularity_pct",
+                      "drain_ms"))  # the search's own settings, as run takes them
     t.add_argument("--budget", type=float, default=60.0, metavar="MIN",
                    help="stop after this many minutes of measuring (default 60)")
     t.add_argument("--steps", type=int, default=None, metavar="N",

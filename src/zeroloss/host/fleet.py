@@ -309,8 +309,9 @@ def host_result(c: Collected, intent: Intent, tree: Path) -> dict:
 
 
 def exit_code(hosts: list[dict]) -> int:
-    """1: a host unreachable, failed, unreadable or not plannable; 2: error-level findings; 0: neither."""
-    if any(h["status"] != "ok" or h.get("plan_error") for h in hosts):
+    """1: a host unreachable, failed, unreadable or not plannable; 2: error-level findings; 0: neither. A host
+    without OVS has nothing to plan: not a failure (its ovs-unreadable finding says what was not read)."""
+    if any(h["status"] != "ok" or (h.get("plan_error") and not _ovs_unread(h)) for h in hosts):
         return 1
     return 2 if any(h.get("counts", {}).get("error") for h in hosts) else 0
 
@@ -370,7 +371,7 @@ def fleet_text(doc: dict) -> str:
     for h in hosts:
         counts = h.get("counts") or {}
         s = _summary(h)
-        status = "no plan" if h.get("plan_error") else h["status"]
+        status = "no plan" if h.get("plan_error") and not _ovs_unread(h) else h["status"]
         if _ovs_unread(h):
             status += " (no OVS)"
         rows.append([h["host"], status,
@@ -390,7 +391,8 @@ def fleet_text(doc: dict) -> str:
         for f in h["audit"]["findings"]:
             out.append(f"  {f['severity'].upper():8} {f['rule']}: {f['message']}")
         if h.get("plan_error"):
-            out.append(f"  plan: not possible: {h['plan_error']}")
+            out.append(f"  plan: none: no OVS was read, nothing to tune ({h['plan_error']})" if _ovs_unread(h) else
+                       f"  plan: not possible: {h['plan_error']}")
             continue
         s = _summary(h)
         devs = [d for d in h["deviations"] if d["status"] != "same"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
+from collections.abc import Callable
 
 from ..dut.ovs import parse_interface_statistics, vsctl_names
 from ..dut.ovsstats import (
@@ -109,6 +110,7 @@ class LabDut:
                 if v.remote:
                     self.agent(self.lab.vnf_target(v))
             self.health()
+            self.check_vnfs()
             self._start_vfs()
             return self
         self.find_ovs()
@@ -116,11 +118,30 @@ class LabDut:
             if v.remote:
                 self.agent(self.lab.vnf_target(v))
         self.health()
+        self.check_vnfs()
         version = self.appctl("version").strip().splitlines()
         self.version = version[0] if version else ""
         self.topology()
         self._start_vfs()
         return self
+
+    def check_vnfs(self) -> None:
+        """Refuses a VNF whose telemetry socket gives no counters for its two ports: its hops would stand in the
+        ledger uncounted, and every frame lost there would be put down to the hops around it."""
+        local = [v for v in self.lab.vnfs if not v.remote]
+        replies = dict(zip((v.name for v in local), self.agent().batch([self._tel(v) for v in local]), strict=True))
+        for k, v in enumerate(self.lab.vnfs):
+            if v.remote:
+                req = {key: x for key, x in self._tel(v).items() if key != "op"}
+                replies[v.name] = self.agent(self.lab.vnf_target(v)).call("telemetry", **req)
+            reply = replies[v.name]
+            if _ethdev(reply) is None:
+                why = reply.get("error") if isinstance(reply, dict) and reply.get("error") else \
+                    "no /ethdev/stats for ports 0 and 1"
+                raise ZeroLossError(f"{self.lab.path}: dut.vnfs.{k} ({v.name}): its telemetry socket {v.telemetry} "
+                                    f"on {self.lab.vnf_target(v).target} gives no counters ({why})",
+                                    "set telemetry to the VNF's dpdk_telemetry.v2 socket (DPDK's --file-prefix "
+                                    "folder, e.g. /var/run/dpdk/rte/) and check that the VNF runs")
 
     def find_ovs(self) -> None:
         """ovs-vswitchd's and ovsdb-server's pids from their pid files, and vswitchd's control socket (again after
@@ -403,8 +424,9 @@ class LabDut:
                 done.append(f"dpctl:{dp}:{ref}={value}")
         return done
 
-    def restore(self) -> list[str]:
-        """Undoes every change, newest first; the faults, if any (the node then needs a hand)."""
+    def restore(self, note: Callable[[str], None] = lambda _: None) -> list[str]:
+        """Undoes every change, newest first, telling note each undo done; the faults, if any (the node then needs
+        a hand)."""
         faults = []
         while self.changes:
             undo, what = self.changes.pop()
@@ -412,14 +434,17 @@ class LabDut:
                 r = self.agent().run(undo, env=self.env)
                 if r["rc"]:
                     faults.append(f"{':'.join(what[:3])}: {r['err'].strip()}")
+                else:
+                    shown = [w for w in undo if not w.startswith(("--db=", "--timeout="))]
+                    note(f"restored {':'.join(what[:3])} on {self.lab.dut.target}: {shlex.join(shown)}")
             except ComponentDied as e:
                 faults.append(f"{':'.join(what[:3])}: {e.message}; undo by hand: {shlex.join(undo)}")
                 self.changes.clear()
                 break
         return faults
 
-    def stop(self) -> list[str]:
-        faults = self.restore() if self.changes else []
+    def stop(self, note: Callable[[str], None] = lambda _: None) -> list[str]:
+        faults = self.restore(note) if self.changes else []
         for a in self.agents.values():
             a.close()
         self.agents.clear()

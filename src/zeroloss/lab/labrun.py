@@ -153,17 +153,19 @@ class LabSession:
 
 @contextmanager
 def session(lab: Lab, max_frame: int, gap_us: int, default_gbps: float, dut_set: list[str] = (),
-            warn: Callable[[str], None] = lambda _: None) -> Iterator[LabSession]:
+            warn: Callable[[str], None] = lambda _: None,
+            note: Callable[[str], None] = lambda _: None) -> Iterator[LabSession]:
     """Opens the node's sessions, starts zlgen on the lab's ports, waits for their links, applies allowed changes
     and waits for the links again; everything stopped and every change restored however it ends.
 
     Changes are made and undone while every port of the path has its peer: OVS (3.1, measured on the test lab) does
     not apply an mtu_request to a vhost-user client port whose peer has gone away, so a change made between two runs
-    would silently not happen, and an undo made after zlgen stopped would silently leave the node changed."""
+    would silently not happen, and an undo made after zlgen stopped would silently leave the node changed. note
+    gets one line per change made and per change undone (the console's: a node someone else runs is changed)."""
     hugepages.require(GEN_MB)
     with ExitStack() as stack:
         dut = LabDut(lab)
-        stack.callback(_stop_dut, dut, warn)
+        stack.callback(_stop_dut, dut, warn, note)
         dut.start()
         ws = stack.enter_context(Workspace())
         pci = tuple(p.device for p in lab.ports if pci_or_vdev(p.device))
@@ -177,8 +179,12 @@ def session(lab: Lab, max_frame: int, gap_us: int, default_gbps: float, dut_set:
         ports = _wait_links(gen.client, lab, dut)
         changes = []
         if dut_set:
-            stack.callback(_restore_dut, dut, warn)  # runs before zlgen stops: the ports still have their peer
-            changes = [dut.change(s) for s in dut_set]
+            stack.callback(_restore_dut, dut, warn, note)  # runs before zlgen stops: the ports still have their peer
+            for s in dut_set:
+                c = dut.change(s)
+                changes.append(c)
+                note(f"changed {c['setting']} on {lab.dut.target}: {c['from'] if c['from'] is not None else '(unset)'}"
+                     f" -> {c['to']} (restored when the run ends)")
             ports = _wait_links(gen.client, lab, dut)  # a port reconfigured by a change may flap
         for f in dut.vfs.audit(max(1518, max_frame)) if dut.vfs.specs else []:
             warn(f"SR-IOV {f.rule}: {f.message}; remedy: {f.remedy}")
@@ -199,13 +205,13 @@ def session(lab: Lab, max_frame: int, gap_us: int, default_gbps: float, dut_set:
         yield LabSession(lab, dut, gen, macs, speeds, source, changes=changes)
 
 
-def _restore_dut(dut: LabDut, warn: Callable[[str], None]) -> None:
-    for fault in dut.restore():
+def _restore_dut(dut: LabDut, warn: Callable[[str], None], note: Callable[[str], None]) -> None:
+    for fault in dut.restore(note):
         warn(f"could not restore a DUT setting: {fault}")
 
 
-def _stop_dut(dut: LabDut, warn: Callable[[str], None]) -> None:
-    for fault in dut.stop():
+def _stop_dut(dut: LabDut, warn: Callable[[str], None], note: Callable[[str], None]) -> None:
+    for fault in dut.stop(note):
         warn(f"could not restore a DUT setting: {fault}")
 
 

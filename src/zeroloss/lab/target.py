@@ -3,6 +3,7 @@ found by ofproto/trace before each frame size (target.Target)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from types import TracebackType
@@ -18,13 +19,20 @@ from .labrun import LabSession, host_facts, lab_streams, session
 from .labtelemetry import NodeTelemetry
 
 
+def _console(line: str) -> None:
+    """A change to a node someone else runs is said when made and when undone, whatever else is quiet."""
+    print(f"zeroloss: DUT {line}", file=sys.stderr, flush=True)
+
+
 class LabTarget(Target):
     """`zeroloss run --lab FILE`: the node's own data path between the lab's generator ports."""
 
     link = "lab"
 
-    def __init__(self, cfg: RunConfig, frames: list[int], warn: Callable[[str], None], has_host_facts: bool):
+    def __init__(self, cfg: RunConfig, frames: list[int], warn: Callable[[str], None], has_host_facts: bool,
+                 note: Callable[[str], None] | None = None):
         self.cfg = cfg
+        self.note = note or _console  # each change made to the node and each undone, as it happens
         self.lab = load(cfg.lab)
         self.lanes = len(self.lab.ports) // 2
         self.frames = frames
@@ -45,7 +53,7 @@ class LabTarget(Target):
         cfg = self.cfg
         with ExitStack() as stack:
             self.s = stack.enter_context(session(self.lab, max(map(largest, self.frames)), cfg.pace_gap_us,
-                                                 cfg.link_speed_gbps, cfg.dut_set, self.warn))
+                                                 cfg.link_speed_gbps, cfg.dut_set, self.warn, self.note))
             self.refused_is_loss = self.s.refused_is_loss
             self._stack = stack.pop_all()
         return self
