@@ -59,3 +59,24 @@ def test_image_name_is_a_valid_tag_and_can_be_overridden(monkeypatch):
 def test_bench_vnf_rotates_which_kind_goes_first():
     orders = [_order(i) for i in range(3)]
     assert [o[0] for o in orders] == list(KINDS) and all(sorted(o) == sorted(KINDS) for o in orders)
+
+
+def test_the_runtime_folder_is_private_as_dpdk_makes_its_own(tmp_path):
+    """The CNF's DPDK runtime folder (its telemetry socket) was 0755 where DPDK makes the others 0700 (issue 38,
+    15): 0700 whatever the umask, and an existing folder is made private too."""
+    import os
+
+    from zeroloss.vnf.container import ContainerVnf
+
+    for existing in (False, True):
+        rt = tmp_path / f"dpdk{existing}" / "zl1svnf0"
+        if existing:
+            rt.mkdir(parents=True, mode=0o755)
+            rt.chmod(0o755)
+        s = ContainerSpec(**{**spec().__dict__, "runtime_dir": str(rt)})
+        old = os.umask(0o022)
+        try:
+            ContainerVnf(s, tmp_path / f"run{existing}", "cnf", tmp_path / "log", tmp_path / "tel").folders()
+        finally:
+            os.umask(old)
+        assert (rt.stat().st_mode & 0o777) == 0o700, oct(rt.stat().st_mode)

@@ -148,3 +148,24 @@ def test_dut_changes_need_permission():
 def test_pci_or_vdev():
     assert pci_or_vdev("0000:5e:00.1") and pci_or_vdev("5e:00.1")
     assert not pci_or_vdev("net_virtio_user0,path=/tmp/a.sock,server=1")
+
+
+def test_a_file_that_is_not_a_lab_file_is_never_echoed(tmp_path):
+    """`lab --check /etc/shadow` printed the file's lines back as "unknown key ..." (issue 38, 15): a file with none
+    of the lab file's keys is said not to be one, and an unknown key is named only when it reads as a key name."""
+    secret = "root:$y$j9T$Zq8sEcReT:19000:0:99999:7:::"
+    shadow = tmp_path / "shadow"
+    shadow.write_text(f"{secret}\ndaemon:*:19000:0:99999:7:::\n")
+    r = zeroloss("lab", "--check", str(shadow))
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "not a lab file" in r.stderr, r.stderr
+    assert "Zq8sEcReT" not in r.stderr and "daemon" not in r.stderr
+    doc = yaml_load(EXAMPLE, "example")
+    doc[secret] = 1
+    with pytest.raises(ZeroLossError) as e:
+        parse(doc, "lab.yaml")
+    assert "Zq8sEcReT" not in str(e.value) and "no key name" in str(e.value)
+    doc = yaml_load(EXAMPLE, "example")
+    doc["dut"].update(colour="red", flavour="sweet")
+    with pytest.raises(ZeroLossError) as e:
+        parse(doc, "lab.yaml")
+    assert "dut: unknown key 'colour' and 1 more (known: ssh," in str(e.value)

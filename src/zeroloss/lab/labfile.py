@@ -21,6 +21,7 @@ MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 IPV4 = r"^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$"
 NAME = r"^[A-Za-z0-9_.-]{1,32}$"
 CPU_LIST = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
+KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,39}$")  # what an unknown key must look like to be named in a fault
 SSH_DEST = r"^[^-\s]\S*$"  # an ssh destination: ssh would read one beginning with '-' as an option
 DOMAIN = r"^[A-Za-z0-9_.+:][A-Za-z0-9_.+:-]{0,63}$"  # a libvirt domain name (virsh dumpxml NAME)
 # an SR-IOV VF on the node (lab/labsriov.py): its PCI address, its interface name, or PF/index
@@ -240,8 +241,14 @@ def _where(err: jsonschema.ValidationError) -> str:
 def _message(err: jsonschema.ValidationError) -> str:
     v = err.validator
     if v == "additionalProperties":
-        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-        return f"unknown key {', '.join(map(repr, extra))} (known: {', '.join(err.schema.get('properties', {}))})"
+        # the first unknown key alone, and only when it reads as a key: a file that is not a lab file (a password
+        # file, a private key) is never echoed line by line
+        known = list(err.schema.get("properties", {}))
+        extra = [k for k in err.instance if k not in known]
+        first = f"unknown key {extra[0]!r}" if KEY.match(str(extra[0])) else \
+            "an unknown key that is no key name (its text not shown)"
+        more = f" and {len(extra) - 1} more" if len(extra) > 1 else ""
+        return f"{first}{more} (known: {', '.join(known)})"
     if v == "required":
         return err.message.replace("is a required property", "is missing")
     if v == "pattern":
@@ -266,6 +273,9 @@ def parse(doc: object, path: str = "lab file") -> Lab:
     """A lab from its YAML document; ZeroLossError naming the first fault."""
     if not isinstance(doc, dict):
         raise ZeroLossError(f"{path}: a lab file is a YAML map with dut, generator and traffic",
+                            "see `zeroloss lab --example`")
+    if not set(doc) & set(LAB_SCHEMA["properties"]):
+        raise ZeroLossError(f"{path}: not a lab file (none of dut, generator, traffic at its top)",
                             "see `zeroloss lab --example`")
     errors = sorted(jsonschema.Draft202012Validator(LAB_SCHEMA).iter_errors(doc),
                     key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))

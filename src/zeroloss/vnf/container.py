@@ -185,10 +185,17 @@ class ContainerVnf(Vnf):
                                    [podman_binary()], log_path, stdin_pipe=True, env=self.env,
                                    death_signal=signal.SIGTERM)
 
+    def folders(self) -> None:
+        """Its run folder, and its EAL runtime folder private to its owner (0700) as DPDK makes every other one
+        (its telemetry socket and config are in it): a mkdir mode is cut by the umask, an old folder keeps its own."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        runtime = Path(self.spec.runtime_dir)
+        runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+        runtime.chmod(0o700)
+
     def start(self) -> Self:
         """Starts the container and returns once its testpmd's prompt is up; removes it when it cannot."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        Path(self.spec.runtime_dir).mkdir(parents=True, exist_ok=True)
+        self.folders()
         write_text_atomic(self.conf, containers_conf())
         started = time.monotonic()
         record_container(self.record, self.spec.name, "pod" if self.spec.launch == "kube" else "container")
