@@ -158,3 +158,22 @@ def test_an_interrupted_bench_says_so_under_its_tables():
     lines = list(nb.render(doc))
     assert lines[-1] == "interrupted (Ctrl-C): only the cases that finished; wall time 1.5 min; result files in d"
     assert "target: spread <= 2 % per topology and strategy: worst -: NOT met" in lines  # one search: no spread
+
+
+def test_a_meter_run_cut_by_ctrl_c_is_left_interrupted_not_running(tmp_path, monkeypatch):
+    """bench --noisy stopped by Ctrl-C left its meter result file `running` beside its journal (issue 38, 15): it
+    is `interrupted`, compacted (no journal), and `run --resume` takes it, as after `zeroloss run`."""
+    from zeroloss.results import journal
+    from zeroloss.results.resultfile import read_doc
+
+    def cut(self):
+        self.rf.warn("a line in the journal")  # a change made before the cut
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(nb.Run, "execute", cut)
+    path = tmp_path / "meter-pvp-binary.json"
+    cfg = nb._meter_config("pvp", "binary", 1, 1_000_000, 0.5, 1.0, 5.0)
+    with pytest.raises(KeyboardInterrupt):
+        nb._execute(cfg, path, {"hostname": "h"})
+    assert read_doc(path)["state"] == "interrupted" and not journal.path_of(path).exists()
+    assert "a line in the journal" in read_doc(path)["warnings"]

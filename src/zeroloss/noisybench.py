@@ -39,7 +39,7 @@ from .hostinfo import collect
 from .results.records import RunRecord
 from .results.resultfile import ResultFile
 from .results.verdict import FAIL, size_verdicts, verdict
-from .runner import Run
+from .runner import Run, interrupted_state
 from .search.trials import DISTURBED, GEN_FAIL
 from .text import choose
 
@@ -89,7 +89,8 @@ def _execute(cfg: RunConfig, path: Path, host: dict) -> tuple[RunRecord, float, 
     t0 = time.monotonic()
     error = ""
     try:
-        Run(cfg, rf, lambda *_: None).execute()
+        with interrupted_state(rf):  # Ctrl-C leaves it interrupted (resumable), an error failed: never running
+            Run(cfg, rf, lambda *_: None).execute()
     except ZeroLossError as e:
         error = str(e)
     return rf.run, time.monotonic() - t0, error
