@@ -119,3 +119,65 @@ def test_cli_refusals_start_nothing(tmp_path):
         r = subprocess.run([*ZL, "events", *args, "-o", str(out)], capture_output=True, text=True, timeout=60)
         assert r.returncode == 1 and r.stderr.count("\n") == 1 and text in r.stderr, r.stderr
         assert not out.exists()
+
+
+class _NoBench:
+    """session.BENCH for tests of refusals: taking the bench fails the test (the value was not checked first)."""
+
+    def __enter__(self):
+        raise AssertionError("the bench was taken: a bad value was not refused before anything started")
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize("args,text", [
+    (["--rate", "0"], "--rate 0 pps is not in 0..37,202,381 pps"),   # an outage needs a paced rate
+    (["--rate", "nan"], "--rate nan pps is not in"),
+    (["--rate", "inf"], "--rate inf pps is not in"),
+    (["--rate", "1e99"], "--rate 1e+99 pps is not in"),
+    (["--rate", "-5"], "--rate -5 pps is not in"),
+    (["--duration", "nan"], "--duration nan s is not in 0..10,486 s"),
+    (["--duration", "inf"], "--duration inf s is not in"),
+    (["--duration", "1e99", "--rate", "1000"], "--duration 1e+99 s is not in"),
+    (["--load", "nan"], "--load nan is not in 0..100"),
+    (["--at", "nan"], "the event at nan s"),
+    (["--undo-at", "inf"], "the undo at inf s"),
+    (["--ndr-from", "missing.json"], "missing.json"),
+    (["--set", "frame_sizes=128"], "events run at one frame size"),
+])
+def test_every_value_is_checked_before_anything_starts(tmp_path, monkeypatch, capsys, args, text):
+    """A value events cannot run with is one line and exit 1 before the bench is taken or a file written (was:
+    --rate 0 ran and called the loss of 249 M frames an outage of 0.0 ms; nan, inf and 1e99 were taken; a missing
+    --ndr-from file failed only after the bench had started)."""
+    from zeroloss import session
+    from zeroloss.cli.main import main
+
+    monkeypatch.setattr(session, "BENCH", _NoBench())
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "e.json"
+    assert main(["events", "--topology", "pvp", "--event", "mtu", *args, "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and text in err, err
+    assert not out.exists()
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path, monkeypatch, capsys):
+    from zeroloss import session
+    from zeroloss.cli.main import main
+
+    monkeypatch.setattr(session, "BENCH", _NoBench())
+    (tmp_path / "file").write_text("")
+    assert main(["events", "--topology", "pvp", "--event", "mtu", "--rate", "1000",
+                 "-o", str(tmp_path / "file" / "sub" / "e.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot make the folder of the events file" in err, err
+
+
+@pytest.mark.parametrize("args", [["--frame-sizes", ""], ["--frame-size", ""], ["--repeat", "1001"]])
+def test_flags_events_does_not_take_are_a_usage_error(args, capsys):
+    from zeroloss.cli.main import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["events", "--topology", "pvp", "--event", "mtu", *args])
+    assert e.value.code == 2 and "error:" in capsys.readouterr().err

@@ -30,6 +30,7 @@ from .target import Target, by_direction, gen_counters, guarded
 from .trialrunner import TrialRunner, flat_out
 
 MRR_MARGIN = 1.05
+MAX_INTERVALS = 1 << 20  # the intervals zlgen counts a trial in, at most (gen/PROTOCOL.md, interval_ms)
 WATCH_S = 0.05  # how often the bench's processes are checked while waiting for the event's time
 SETTLE_S = 0.5  # between trials: the change undone has settled before the next trial's counters are read
 
@@ -55,6 +56,11 @@ class Plan:
                 "interval_ms": self.interval_ms, "baseline": self.baseline}
 
 
+def max_duration_s(interval_ms: int) -> float:
+    """The longest trial zlgen counts in intervals of interval_ms."""
+    return MAX_INTERVALS * interval_ms / 1000
+
+
 def check(cfg: RunConfig, plan: Plan) -> None:
     """Everything a user can get wrong, as one line, before anything starts."""
     lab = bool(cfg.lab)
@@ -76,6 +82,10 @@ def check(cfg: RunConfig, plan: Plan) -> None:
         why = unfit(name, cfg.topology, cfg.bond, lab) or (missing_command(labfile, name) if lab else None)
         if why:
             raise ZeroLossError(why)
+    if not 0 < plan.duration_s <= max_duration_s(plan.interval_ms):  # also refuses nan and inf
+        raise ZeroLossError(f"--duration {plan.duration_s:g} s is not in 0..{max_duration_s(plan.interval_ms):,.0f} s",
+                            f"zlgen counts a trial in at most {MAX_INTERVALS:,} intervals of {plan.interval_ms} ms; "
+                            "give a shorter --duration")
     if not 0 < plan.t_event_s < plan.duration_s:
         raise ZeroLossError(f"the event at {plan.t_event_s:g} s is not within the {plan.duration_s:g} s trial",
                             "give --at below --duration")
@@ -86,6 +96,16 @@ def check(cfg: RunConfig, plan: Plan) -> None:
         raise ZeroLossError(f"--load {plan.load_pct:g} is not in 0..100 % of the NDR")
     if plan.rate_pps is not None and plan.ndr_from:
         raise ZeroLossError("--rate and --ndr-from both set the trials' rate", "give one of them")
+    if plan.rate_pps is not None:
+        # an outage is lost frames at the offered rate: the rate must be one zlgen paces (finite, above 0) and one
+        # the link can carry, or the outage in ms is a wrong figure (a rate zlgen does not reach makes it short)
+        line = line_rate_pps(cfg.link_speed_gbps * 1e9, cfg.frame_sizes[0])
+        if not 0 < plan.rate_pps <= line:
+            raise ZeroLossError(f"--rate {plan.rate_pps:g} pps is not in 0..{line:,.0f} pps (the line rate of "
+                                f"{cfg.link_speed_gbps:g} Gb/s at {cfg.frame_sizes[0]} B): an outage needs a paced "
+                                "rate", "give a rate above 0 and at most the line rate (or --link-speed GBPS)")
+    if plan.ndr_from:
+        ndr_of(Path(plan.ndr_from), int(cfg.frame_sizes[0]))  # a missing file or NDR is one line before the bench
 
 
 def _lower_under(before: dict, readings: tuple[dict, ...], parts: tuple[tuple[str, ...], ...],
@@ -326,6 +346,18 @@ class EventsRun:
                                 "give the trials' rate with --rate")
         return float(result.ndr.rate_pps)
 
+    def _restore(self, ev: Event, trial: str, cause: BaseException) -> None:
+        """The event's change restored after its trial ended by cause (Ctrl-C, a fault), which stays the reason
+        the run ends: a restore that fails too is a warning in the file, not a second error in place of the first."""
+        how = "interrupted (Ctrl-C)" if isinstance(cause, KeyboardInterrupt) else "failed"
+        try:
+            ev.restore()
+        except Exception as e:
+            self.warn(f"{trial}: the trial {how}, and its change could not be restored: "
+                      f"{e.message if isinstance(e, ZeroLossError) else repr(e)}")
+            return
+        self.warn(f"{trial}: the trial {how}; zlgen's trial was stopped and the change restored")
+
     # one trial ------------------------------------------------------------------------------------------------
     def _trial(self, ev: Event | None, name: str, rep: int, rate: float) -> EventTrial:
         plan, probe, client = self.plan, self.probe, self.client
@@ -358,6 +390,7 @@ class EventsRun:
                 time.sleep(min(WATCH_S, left))
                 health()
 
+        running = False  # zlgen's trial started and its result not read
         try:
             if ev is not None:
                 timed(ev.prepare)
@@ -367,6 +400,7 @@ class EventsRun:
             mid: dict | None = None
             kw: dict[str, Any] = {"duration_s": plan.duration_s, "drain_ms": self.cfg.drain_ms,
                                   "rate_pps": [rate / self.lanes] * nb}
+            running = True
             try:
                 client.start(**kw, interval_ms=plan.interval_ms)
             except TypeError:  # a zeroloss whose zlgen client counts no intervals
@@ -387,10 +421,16 @@ class EventsRun:
                     watched(ev.undo)
                     spans.append(time.monotonic() - t0)
             r = client.result(wait_s=plan.duration_s + 60, watch=health)
+            running = False
             after = guarded(health, probe.counters)
-        finally:
+        except BaseException as e:
+            if running:  # an event's restore may run trials of its own (a warm-up): zlgen's must end first
+                end_trial(client, self.cfg.drain_ms)
             if ev is not None:
-                ev.restore()
+                self._restore(ev, f"{name} {rep + 1}", e)
+            raise
+        if ev is not None:
+            ev.restore()
         time.sleep(SETTLE_S)
         if mid is not None and ev is not None:
             before = rebase(before, mid, ev.resets)
@@ -443,6 +483,24 @@ class EventsRun:
                           t_undo_ms=plan.t_undo_s * 1000 if ev is not None and ev.has_undo else None,
                           actions=actions, directions=tuple(dirs), outages=find_outages(intervals, rate),
                           intervals=intervals, ledger=leds, diagnosis=diag, warnings=tuple(warnings))
+
+
+def end_trial(client: Any, drain_ms: int) -> None:
+    """zlgen's running trial stopped and waited for (after Ctrl-C or a fault mid-trial), on a new connection when
+    the old one was closed mid-request; zlgen is then idle for what follows. A zlgen that does not answer is left
+    to the target's teardown."""
+    from .gen.client import CONTROL_S, ZlgenError
+
+    try:
+        if client.sock is None:
+            client.connect(wait_s=CONTROL_S)
+        try:
+            client.stop()
+        except ZlgenError:  # no trial transmits: it is draining or done
+            pass
+        client.result(wait_s=drain_ms / 1000 + CONTROL_S)
+    except (ZeroLossError, OSError):
+        pass
 
 
 def ndr_of(path: Path, frame: int) -> float:

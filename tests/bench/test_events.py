@@ -169,3 +169,50 @@ def test_ctrl_c_leaves_a_valid_file_and_no_process(tmp_path):
     assert not left, left
     assert not [d for d in Path("/var/run/dpdk").glob(prefix + "*")]
     assert os.path.exists(out)
+
+
+def _left(pid: int) -> list[str]:
+    """The processes a zeroloss of that pid started and left running (their command lines name its prefix)."""
+    prefix = f"zl{pid}s"
+    left = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if prefix in (d / "cmdline").read_bytes().decode(errors="replace"):
+                    left.append(d.name)
+            except OSError:
+                pass
+    return left
+
+
+@pytest.mark.parametrize("after_s", [0.5, 3.5], ids=["before-the-event", "after-the-event"])
+def test_ctrl_c_inside_an_event_trial_is_interrupted_and_the_change_restored(tmp_path, after_s):
+    """Ctrl-C inside a vnf-restart trial, whose restore warms the bench up with a trial of its own: before the event
+    (waiting for its time) and after it (waiting for zlgen's result: the interrupt closes that connection). zlgen's
+    trial is stopped first, so the restore runs: exit 130, state interrupted, the file says the change was restored,
+    no process left (was: exit 1, state failed, 'zlgen: a trial is running: stop it or wait for its result')."""
+    out = tmp_path / "cut.json"
+    p = subprocess.Popen([*ZL, "--event", "vnf-restart", "--no-baseline", "--repeat", "1", "--duration", "5",
+                          "-o", str(out)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while p.poll() is None and time.monotonic() < deadline:  # the rate is saved just before the trial starts
+            try:
+                if json.loads(out.read_text()).get("rate_pps"):
+                    break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.02)
+        time.sleep(after_s)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and "zeroloss: interrupted" in err, err
+    rec = ev.read(json.loads(out.read_text()), out)
+    assert rec.state == "interrupted" and rec.error == "KeyboardInterrupt" and rec.trials == (), rec.error
+    assert any(w.startswith("vnf-restart 1: the trial interrupted (Ctrl-C); zlgen's trial was stopped and the "
+                            "change restored") for w in rec.warnings), rec.warnings
+    assert not _left(p.pid)

@@ -27,6 +27,8 @@ def _cmd_events(args: argparse.Namespace) -> int:
 
     overrides = run_overrides(args)
     overrides.update(dict(args.set or []))
+    if "frame_sizes" in dict(args.set or []):
+        raise ZeroLossError("events run at one frame size: --set frame_sizes is not taken", "give --frame-size BYTES")
     overrides["frame_sizes"] = [args.frame_size]
     cfg = config_mod.load(Path(args.config) if args.config else None, overrides)
     names = args.event or ["all"]
@@ -48,7 +50,11 @@ def _cmd_events(args: argparse.Namespace) -> int:
     check(cfg, plan)
     check_lab_file(cfg.lab)
     path = Path(args.output or f"results/events-{time.strftime('%Y%m%d-%H%M%S')}.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ZeroLossError(f"cannot make the folder of the events file {path}: {e.strerror or e}",
+                            "give -o a path in a folder you can write") from None
 
     def progress(kind: str, data: dict) -> None:
         if args.json or args.quiet:
@@ -102,7 +108,8 @@ def register(sub, set_value) -> None:
           "and dut.vnfs.0.restart; --event all there: the events the lab file has commands for, no bond events")
     e.add_argument("--event", action="append", choices=[*EVENTS, "all"], metavar="NAME",
                    help="an event (repeatable), or all (default: every event this topology can have)")
-    e.add_argument("--repeat", type=whole_number(1), default=3, metavar="N", help="trials per event (default 3)")
+    e.add_argument("--repeat", type=whole_number(1, 1000), default=3, metavar="N",
+                   help="trials per event (default 3)")
     e.add_argument("--load", type=number, default=50.0, metavar="PCT", help="the trials' rate in %% of the NDR "
                                                                               "(default 50)")
     e.add_argument("--rate", type=rate, default=None, metavar="PPS", help="the trials' rate per direction instead "
