@@ -143,8 +143,11 @@ def test_run_progress_prints_the_explanation_under_a_failed_validation():
     first, *rest = text.splitlines()
     assert "trial  5 valid." in first and first.endswith("fail")
     assert any("OVS g0 rx" in line and "rx_missed" in line for line in rest)
-    assert any("fix:   more RX queues spread over the PMDs: ovs-vsctl set Interface g0 options:n_rxq=2" in line
-               for line in rest)
+    # g0 is a dpdkvhostuserclient port: OVS ignores options:n_rxq there, the queues come from its virtio side
+    # (issue 38, 11)
+    assert any("fix:   more queues on g0's virtio side" in line and "queues=2" in line and "mq=on" in line
+               for line in rest), rest
+    assert not any("options:n_rxq=" in line for line in rest), rest
     out = io.StringIO()
     Progress(out=out)("trial", {"frame": 64, "record": TrialEntry.from_json(clean_trial(0)), "max_rate_pps": 1.0})
     assert len(out.getvalue().splitlines()) == 1
@@ -167,3 +170,22 @@ def test_a_disturbed_trial_is_explained_as_the_hosts_loss():
     assert "rte-worker-0 5.00 ms x 4" in lines[1] and "steal core 1 3 ms" in lines[1]
     assert lines[2] == "OVS PMD longest iteration: core 1 2.5-5.0 ms"
     assert host_lines(TrialEntry.from_json({"outcome": {"directions": []}})) == []
+
+
+def test_the_rx_queue_remedy_follows_the_ports_type():
+    """options:n_rxq is a NIC's setting: on a vhost-user port OVS takes the queues its virtio peer enables, so
+    the remedy names that side there (issue 38, 11), and n_rxq only where OVS reads it."""
+    from pathlib import Path
+
+    from zeroloss import diagnose
+
+    show = (Path(__file__).parent / "fixtures" / "ovs" / "dpctl-show.txt").read_text()
+    x = diagnose._Ctx({}, {"dpctl_show": show}, {})
+    assert diagnose.port_type("g0", x) == "dpdkvhostuserclient" and diagnose.port_type("nope", x) is None
+    vhost = diagnose._more_rx_queues("g0", 4, x)
+    assert "n_rxq" not in vhost.replace("OVS ignores options:n_rxq", "")
+    assert "queues=4" in vhost and "mq=on,vectors=10" in vhost and "ethtool -L" in vhost
+    nic = "port 9: dpdk0 (dpdk: configured_rx_queues=1, requested_rx_queues=1)"
+    x = diagnose._Ctx({}, {"dpctl_show": show + "  " + nic + "\n"}, {})
+    assert diagnose._more_rx_queues("dpdk0", 4, x) == \
+        "more RX queues spread over the PMDs: ovs-vsctl set Interface dpdk0 options:n_rxq=4"

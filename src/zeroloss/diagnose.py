@@ -8,6 +8,8 @@ the references' troubleshooting cases (RX queue overflow on a busy PMD, vring si
 
 from __future__ import annotations
 
+import re
+
 from .frames import largest
 from .ledger import ledger
 from .ovsfacts import (
@@ -131,9 +133,7 @@ def _rx_missed_ovs(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
     iface = ports[0]
     remedies = [f"more PMD cores: ovs-vsctl set Open_vSwitch . other_config:pmd-cpu-mask={_mask_plus_one(x.mask)} "
                 f"(isolated cores on the port's NUMA node; 'zeroloss host plan' picks them)",
-                f"more RX queues spread over the PMDs: ovs-vsctl set Interface {iface} options:n_rxq="
-                f"{2 * x.queues}" + (" (and as many queues in the guest: QEMU queues=N, vectors=2N+2)"
-                                     if iface.startswith("v") else "")]
+                _more_rx_queues(iface, 2 * x.queues, x)]
     if busiest is not None and busiest < BUSY_PCT:
         cause = (f"OVS port {names}'s RX queue overflowed although its PMD was only {busiest:.0f} % busy: the PMD "
                  f"thread lost its core for a while (not isolated, shared with other threads) or bursts exceed "
@@ -150,6 +150,30 @@ def _rx_missed_ovs(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
         remedies.append("deeper RX descriptors absorb bursts, not a lack of cycles: for a NIC port ovs-vsctl set "
                         "Interface PORT options:n_rxq_desc=4096")
     return cause, ev, remedies
+
+
+def port_type(iface: str, x: _Ctx) -> str | None:
+    """The OVS interface type of a port (dpdk, dpdkvhostuser, dpdkvhostuserclient, ...) from dpctl/show, or None."""
+    m = re.search(rf"^\s*port \d+: {re.escape(iface)} \(([\w-]+)", x.state.get("dpctl_show") or "", re.M)
+    return m.group(1) if m else None
+
+
+def _virtio_queues(iface: str, n: int) -> str:
+    """More queues on a vhost-user port: OVS ignores options:n_rxq there and takes as many queues as the virtio
+    side (the guest, or a virtio-user process) enables, so they are set on that side."""
+    return (f"more queues on {iface}'s virtio side (OVS ignores options:n_rxq on a vhost-user port and uses the "
+            f"queues its peer enables): a VM's QEMU -netdev vhost-user,...,queues={n} with -device virtio-net-pci,"
+            f"mq=on,vectors={2 * n + 2}, then ethtool -L <guest interface> combined {n} in the guest; a container or "
+            f"process VNF's net_virtio_user queues={n} (and --rxq/--txq={n} in testpmd)")
+
+
+def _more_rx_queues(iface: str, n: int, x: _Ctx) -> str:
+    """The RX queue remedy by the port's type: n_rxq on a NIC (or a port of unknown type), the virtio side's queues
+    on a vhost-user port."""
+    kind = port_type(iface, x)
+    if kind is not None and kind.startswith("dpdkvhostuser"):
+        return _virtio_queues(iface, n)
+    return f"more RX queues spread over the PMDs: ovs-vsctl set Interface {iface} options:n_rxq={n}"
 
 
 def _tx_failure(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
@@ -169,8 +193,7 @@ def _tx_failure(hop: dict, x: _Ctx) -> tuple[str, list[str], list[str]]:
                  "tx_queue_size=1024 (a VM), net_virtio_user queue_size=1024 (a container or process)"
                  + (f" (this run: {ring}; bench: --set vnf_ring=1024)" if ring else "")),
                 "more cores for the VNF's forwarding threads, isolated from OVS's PMDs",
-                f"multiqueue: ovs-vsctl set Interface {hop['ports'][0]} options:n_rxq={2 * x.queues} and queues="
-                f"{2 * x.queues} in the guest",
+                "multiqueue: " + _virtio_queues(hop["ports"][0], 2 * x.queues),
                 f"more retries absorb short guest stalls (adds latency): ovs-vsctl set Interface {hop['ports'][0]} "
                 f"options:tx-retries-max=32"]
     if ring and int(ring) >= 1024:

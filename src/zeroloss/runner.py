@@ -67,6 +67,25 @@ CEILING_METHODS = {
 __all__ = ["CEILING_S", "MRR_MARGIN", "STRATEGIES", "Run", "TrialRunner", "groups", "interrupted_state"]
 
 
+def meter_burst(flags: tuple[str, ...], trials: list[TrialEntry], trial_s: float,
+                validation_s: float) -> tuple[tuple[str, ...], str]:
+    """A search flagged noisy whose failed validations lost their frames at an OpenFlow meter is not noisy: the
+    meter's bucket (burst_size frames) absorbs a short trial's excess over its rate and not a long one's, so the
+    meter's burst decides which trials pass. Its flags with 'meter-burst' for 'noisy', and a line naming the meter
+    and its burst (from the diagnosis's evidence); the flags as they are and '' otherwise."""
+    if "noisy" not in flags:
+        return flags, ""
+    failed = [t for t in trials if t.kind == "validation" and t.verdict == "fail" and t.diagnosis]
+    tops = [t.diagnosis[0] for t in failed if t.diagnosis]
+    if not tops or any(f.get("reason") != "meter" for f in tops):
+        return flags, ""
+    meter = (tops[0].get("evidence") or [f"the meter at {tops[0].get('where', '?')}"])[0]
+    return (tuple(sorted({*flags} - {"noisy"} | {"meter-burst"})),
+            f"{meter}: its burst decides the search, not noise: {trial_s:g} s trials above its rate passed on the "
+            f"frames its bucket holds, {validation_s:g} s validations lost frames at it (raise its burst_size, or "
+            "take the meter off the path to measure the data path)")
+
+
 def link_for(cfg: RunConfig, frame: int) -> str:
     """memif up to 1518 B; vhost-user above (memif reports a 1518 B maximum and copies jumbo frames slowly)."""
     if cfg.link != "auto":
@@ -311,6 +330,10 @@ class Run:
         except ComponentDied as e:  # the trial it ended was not saved: the search resumes from the one before
             raise ComponentDied(f"{frame} B search, trial {len(saved) + 1}: {e.message}") from e
         wall_s = round(time.monotonic() - started, 3)  # the search's own time, warm-up excluded
+        flags, why = meter_burst(result.flags, saved, cfg.trial_s, cfg.validation_s)
+        if why:
+            self.rf.warn(f"{frame} B: {why}")
+            result = replace(result, flags=flags)
         outcome = SearchOutcome.of(result, frame, self.link_bps, ndr_latency(result, saved))
         self.rf.finish_search(frame, rep, outcome, wall_s)
         self.progress("done", {"frame": frame, "repeat": rep, "result": outcome, "verdict": self._judge(frame, rep)})
