@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from zeroloss.cnf import k8s
+from zeroloss.cnf import k8s, sriovnics
 from zeroloss.errors import ZeroLossError
+from zeroloss.host.inventory import collect
+from zeroloss.host.sysfs import Root
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SPEC = k8s.PodSpec(name="zl-cnf", image="localhost/zeroloss-testpmd:24.11", command=("dpdk-testpmd", "--", "-i"),
@@ -198,10 +200,17 @@ def test_the_reference_manifests_validate():
     assert len(policies) == 2 and container(pod)["resources"]["requests"] == container(pod)["resources"]["limits"]
 
 
+KERNEL_PFS = "ens4f0,ens4f1,ens6f0,ens6f1"  # the fixture host's XXV710 PFs on i40e (3b:00.*, 5e:00.* are on vfio-pci)
+
+
+def plan_k8s(*args):
+    return subprocess.run([sys.executable, "-m", "zeroloss.cli", "host", "plan", "--root",
+                           str(FIXTURES / "host" / "r740xd"), *args, "--format", "k8s"],
+                          capture_output=True, text=True, timeout=120)
+
+
 def test_host_plan_format_k8s_every_document_validates():
-    r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "host", "plan", "--root",
-                        str(FIXTURES / "host" / "r740xd"), "--mtu", "9000", "--format", "k8s"],
-                       capture_output=True, text=True, timeout=120)
+    r = plan_k8s("--mtu", "9000", "--ports", KERNEL_PFS)
     assert r.returncode == 0, r.stderr
     docs = list(yaml.safe_load_all(r.stdout))
     assert [d["kind"] for d in docs] == ["PerformanceProfile"] + ["SriovNetworkNodePolicy"] * 4 + \
@@ -219,3 +228,81 @@ def test_host_plan_format_k8s_every_document_validates():
     pools = {f"openshift.io/{d['spec']['resourceName']}" for d in docs if d["kind"] == "SriovNetworkNodePolicy"}
     assert {k for k in res["limits"] if k.startswith("openshift.io/")} == pools
     assert "--max-pkt-len=9018" in container(pod)["command"][2]
+
+
+def discovered_pfs():
+    """The fixture host's PFs the SR-IOV operator's config daemon would put in its node state."""
+    inv = collect(Root(FIXTURES / "host" / "r740xd"))
+    pfs = [sriovnics.Pf(n.pci, n.vendor, n.device, n.driver, n.name) for n in inv.nics]
+    return [pf for pf in pfs if sriovnics.discovery_refusal(pf) is None]
+
+
+def test_k8s_policies_select_the_pfs_as_the_operator_discovers_them():
+    """Each policy selects its PF by kernel name (pfNames) with the NIC's vendor and device, never by rootDevices,
+    and the webhook's node check (validateNicModel over the discovered PFs) finds exactly that PF; the comment says
+    which kernel driver the PF is on. HEAD before issue 38 rendered rootDevices for vfio-pci PFs, which no
+    discovered PF matches."""
+    r = plan_k8s("--ports", KERNEL_PFS)
+    assert r.returncode == 0, r.stderr
+    found = discovered_pfs()
+    assert sorted(pf.name for pf in found) == sorted(KERNEL_PFS.split(","))  # the i40e PFs; not vfio-pci, not tg3
+    policies = [d for d in yaml.safe_load_all(r.stdout) if d["kind"] == "SriovNetworkNodePolicy"]
+    for doc, name in zip(policies, KERNEL_PFS.split(","), strict=True):
+        sel = doc["spec"]["nicSelector"]
+        assert sel == {"vendor": "8086", "deviceID": "158b", "pfNames": [name]}
+        assert [pf.name for pf in found if sriovnics.selector_refusal(sel, pf) is None] == [name]
+        assert sriovnics.policy_refusal(doc) is None
+    assert r.stdout.count("on its kernel driver i40e") == 4
+    old_style = {"rootDevices": ["0000:3b:00.0"]}  # what was rendered for a vfio-pci PF: selects nothing discovered
+    assert all(sriovnics.selector_refusal(old_style, pf) for pf in found)
+
+
+@pytest.mark.parametrize("ports, words", [
+    ("0000:3b:00.0", ["SR-IOV PF of dpdk0, 0000:3b:00.0: it is bound to vfio-pci and has no kernel interface",
+                      "no supported NIC is selected by the nicSelector", "bind the PF to i40e",
+                      "driverctl unset-override 0000:3b:00.0"]),
+    (None, ["bound to vfio-pci"]),  # the default ports: the NICs bound to vfio-pci for OVS-DPDK
+    ("eno1", ["eno1 (0000:19:00.0): NIC 14e4:165f is not in the operator's supported-nic-ids list",
+              "no supported NIC is selected by the nicSelector"]),
+])
+def test_k8s_plan_refuses_a_pf_the_operator_would_not_see(ports, words):
+    r = plan_k8s(*(("--ports", ports) if ports else ()))
+    assert r.returncode != 0 and r.stdout == "" and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    for w in words:
+        assert w in r.stderr, r.stderr
+
+
+def policy(**kw):
+    base = {"name": "p", "resource_name": "zl_ens1f0", "pf_names": ("ens1f0",), "num_vfs": 4}
+    return k8s.sriov_node_policy(k8s.SriovPolicySpec(**(base | kw)))
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"vendor": "0x10ec"}, "vendor 10ec is not in the operator's supported-nic-ids list"),
+    ({"vendor": "0x14e4", "device_id": "0x165f"}, "vendor/device 14e4/165f is not in the operator's supported-nic"),
+    ({"vendor": "8086", "device_id": "10fb"}, "vendor/device 8086/10fb is not in the operator's supported-nic-ids"),
+    ({"device_id": "beef"}, "device beef is not in the operator's supported-nic-ids list"),
+    ({"pf_names": ("ens1f0#0-4",)}, "pfNames entry 'ens1f0#0-4': VF 4 is past numVfs 4"),
+    ({"pf_names": ("ens1f0#3-1",)}, "the last VF is below the first"),
+    ({"pf_names": ("ens1f0#1",)}, "is not name#first-last"),
+    ({"is_rdma": True}, "deviceType vfio-pci conflicts with isRdma true"),
+    ({"resource_name": "zl_"}, "resourceName 'zl_' must be"),
+    ({"resource_name": "openshift.io/x"}, "resourceName 'openshift.io/x' must be"),
+    ({"num_vfs": 0}, "numVfs 0 is refused"),
+    ({"vendor": "15b3", "device_id": "1017", "num_vfs": 200}, "numVfs 200 is over the webhook's 128"),
+])
+def test_a_policy_the_webhook_refuses_is_not_rendered(kw, words):
+    """staticValidateSriovNetworkNodePolicy's refusals (pkg/webhook/validate.go), one line naming why."""
+    with pytest.raises(ZeroLossError, match="SR-IOV policy p: the SR-IOV operator's webhook would refuse it") as e:
+        policy(**kw)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_policies_the_webhook_accepts():
+    assert policy(pf_names=("ens1f0#0-3",))["spec"]["nicSelector"] == {"pfNames": ["ens1f0#0-3"]}
+    assert policy(vendor="0x8086", device_id="0x159B")["spec"]["nicSelector"] == {
+        "vendor": "8086", "deviceID": "159b", "pfNames": ["ens1f0"]}
+    assert policy(device_type="netdevice", is_rdma=True)["spec"]["isRdma"] is True
+    assert sriovnics.kernel_driver("0x8086", "0x1592") == "ice" and sriovnics.kernel_driver("0x15b3", "0x101d") == \
+        "mlx5_core" and sriovnics.kernel_driver("0x14e4", "0x165f") is None

@@ -270,7 +270,8 @@ def test_vf_count_against_the_plans_sriov_policy(tmp_path):
     import sys
 
     r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "host", "plan", "--root",
-                        str(FIX.parent / "host" / "r740xd"), "--format", "k8s"], capture_output=True, text=True,
+                        str(FIX.parent / "host" / "r740xd"), "--ports", "ens4f0", "--format", "k8s"],
+                       capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
     (tmp_path / "plan.yaml").write_text(r.stdout)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ZeroLossError
+from . import sriovnics
 from .schema import validate
 
 __all__ = ["PodSpec", "pod_manifest", "nad_manifests", "sriov_node_policy", "performance_profile", "runtime_class",
@@ -211,14 +212,21 @@ class SriovPolicySpec:
     root_devices: tuple[str, ...] = ()  # PCI addresses of the PFs
     namespace: str = "openshift-sriov-network-operator"
     priority: int = 99
+    vendor: str = ""  # nicSelector.vendor / deviceID, as the operator writes PCI IDs ('8086', '158b')
+    device_id: str = ""
 
 
 def sriov_node_policy(spec: SriovPolicySpec) -> dict[str, Any]:
     """An sriovnetwork.openshift.io/v1 SriovNetworkNodePolicy: numVfs VFs on the named PFs, bound to
-    device_type, offered as openshift.io/<resource_name>."""
+    device_type, offered as openshift.io/<resource_name>. One the operator's webhook would refuse is not rendered
+    (sriovnics.policy_refusal)."""
     if not spec.pf_names and not spec.root_devices:
         raise ZeroLossError(f"SR-IOV policy {spec.name} selects no NIC", "name the PFs (pfNames or rootDevices)")
     selector: dict[str, Any] = {}
+    if spec.vendor:
+        selector["vendor"] = sriovnics.hex_id(spec.vendor)
+    if spec.device_id:
+        selector["deviceID"] = sriovnics.hex_id(spec.device_id)
     if spec.pf_names:
         selector["pfNames"] = list(spec.pf_names)
     if spec.root_devices:
@@ -231,6 +239,9 @@ def sriov_node_policy(spec: SriovPolicySpec) -> dict[str, Any]:
     doc = {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
            "metadata": {"name": spec.name, "namespace": spec.namespace}, "spec": body}
     validate(doc)
+    why = sriovnics.policy_refusal(doc)
+    if why:
+        raise ZeroLossError(f"SR-IOV policy {spec.name}: the SR-IOV operator's webhook would refuse it: {why}")
     return doc
 
 

@@ -73,6 +73,8 @@ class PlannedPort:
     rxq_desc: int
     txq_desc: int
     driver: str
+    vendor: str = ""  # PCI IDs as sysfs gives them ('0x8086'): which kernel driver and SR-IOV support the NIC has
+    device: str = ""
 
 
 @dataclass
@@ -282,7 +284,7 @@ def _plan_ports(nics: list[Nic], intent: Intent, nodes: list[int], rxq: int, war
             warnings.append(f"{nic.label} is bound to '{nic.driver or 'no driver'}': bind it to vfio-pci "
                             f"(driverctl set-override {nic.pci} vfio-pci) before adding it to OVS")
         ports.append(PlannedPort(f"dpdk{i}", nic.pci, nic.name, node, nic.node, intent.mtu, rxq,
-                                 intent.descriptors, intent.descriptors, nic.driver))
+                                 intent.descriptors, intent.descriptors, nic.driver, nic.vendor, nic.device))
     return ports
 
 

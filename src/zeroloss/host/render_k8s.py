@@ -11,7 +11,8 @@ from typing import Any
 
 import yaml
 
-from ..cnf import k8s
+from ..cnf import k8s, sriovnics
+from ..errors import ZeroLossError
 from .cpuset import format_list
 from .plan import Plan, PlannedPort
 from .render_deploy import PP_DERIVED, PP_ROLE, comment
@@ -34,6 +35,25 @@ def pci_env(resource: str) -> str:
     """The variable the SR-IOV device plugin sets in the pod to the VFs' PCI addresses: openshift.io/zl_x ->
     PCIDEVICE_OPENSHIFT_IO_ZL_X (openshift-kni/cnf-features-deploy's DPDK tests read the same variables)."""
     return "PCIDEVICE_" + re.sub(r"[./]", "_", resource).upper()
+
+
+def sriov_pf(port: PlannedPort) -> sriovnics.Pf:
+    """The port's PF as the SR-IOV operator's config daemon would discover it; refused in one line when it would
+    not (an unsupported NIC, or a PF with no kernel interface: bound to vfio-pci for OVS-DPDK), since the operator's
+    webhook then refuses every policy selecting it."""
+    pf = sriovnics.Pf(port.pci, port.vendor, port.device, port.driver, port.netdev)
+    why = sriovnics.discovery_refusal(pf)
+    if why is None:
+        return pf
+    driver = sriovnics.kernel_driver(port.vendor, port.device)
+    if driver is None:
+        remedy = (f"choose supported PFs with --ports, or add '<name>: {sriovnics.hex_id(port.vendor)} "
+                  f"{sriovnics.hex_id(port.device)} <VF device>' to the operator's supported-nic-ids ConfigMap")
+    else:
+        remedy = (f"bind the PF to {driver} (driverctl unset-override {port.pci}, or write {port.pci} to "
+                  f"/sys/bus/pci/drivers/{driver}/bind) and plan with --ports naming its interface")
+    label = f"{port.netdev} ({port.pci})" if port.netdev else port.pci
+    raise ZeroLossError(f"SR-IOV PF of {port.name}, {label}: {why}", remedy)
 
 
 def testpmd_argv(plan: Plan, resources: list[str]) -> tuple[str, ...]:
@@ -65,14 +85,18 @@ def documents(plan: Plan) -> list[tuple[str, dict[str, Any]]]:
     networks, resources = [], []
     for i, port in enumerate(plan.ports):
         name = resource_name(port)
-        pf = (port.netdev,) if port.netdev else ()
+        pf = sriov_pf(port)
+        policy = k8s.sriov_node_policy(k8s.SriovPolicySpec(
+            name=f"zl-{name.removeprefix('zl_').replace('_', '-').lower()}", resource_name=name, pf_names=(pf.name,),
+            num_vfs=1, mtu=port.mtu, namespace=POLICY_NAMESPACE, vendor=pf.vendor, device_id=pf.device))
+        miss = sriovnics.selector_refusal(policy["spec"]["nicSelector"], pf)
+        if miss:  # the webhook's validateNicModel would not count the PF as selected
+            raise ZeroLossError(f"SR-IOV policy {policy['metadata']['name']} misses its PF: {miss}")
         docs.append((
-            f"{port.name} ({port.netdev or port.pci}, node {port.node}): 1 VF bound to vfio-pci for DPDK, MTU "
-            f"{port.mtu}, offered as {RESOURCE_PREFIX}{name}" + ("" if pf else "; the PF has no kernel name here "
-                                                                 "(bound to a DPDK driver): selected by PCI address"),
-            k8s.sriov_node_policy(k8s.SriovPolicySpec(
-                name=f"zl-{name.removeprefix('zl_').replace('_', '-').lower()}", resource_name=name, pf_names=pf,
-                root_devices=() if pf else (port.pci,), num_vfs=1, mtu=port.mtu, namespace=POLICY_NAMESPACE))))
+            f"{port.name} (PF {pf.name}, {port.pci}, node {port.node}, {sriovnics.model(pf.vendor, pf.device)} on "
+            f"its kernel driver {sriovnics.kernel_driver(pf.vendor, pf.device)}, selected by name as the operator "
+            f"discovers it): 1 VF bound to vfio-pci for DPDK, MTU {port.mtu}, offered as {RESOURCE_PREFIX}{name}",
+            policy))
         networks.append(k8s.NetworkSpec(name=f"zl-sriov-{i}", resource=RESOURCE_PREFIX + name))
         resources.append(RESOURCE_PREFIX + name)
     for net, doc in zip(networks, k8s.nad_manifests(tuple(networks), NAMESPACE), strict=True):
