@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from zeroloss.cli.main import main
-from zeroloss.results.soak import confirmed, loss_events, lossy_runs, read
+from zeroloss.fmt import soak_line, soak_table
+from zeroloss.results.soak import confirmed, event_lines, loss_events, lossy_runs, read, summary_lines
 
 
 def test_frames_in_flight_at_an_edge_are_never_loss_and_the_sum_is_the_exact_total():
@@ -90,3 +93,86 @@ def test_a_damaged_loss_event_is_one_line(tmp_path, capsys):
     f.write_text(json.dumps(doc))
     assert main(["explain", str(f)]) == 1
     assert "loss_events[0]: needs start_s, end_s and lost" in capsys.readouterr().err
+
+
+def soak_two_ways() -> dict:
+    """A 5 s soak at 1000 pps per direction whose one loss event lost 5,000 frames A->B and 4,373 B->A (both
+    directions down for 5 s at once), the A->B side's wire refusing 600 of them in interval 3 (refused frames are
+    lost on a virtual wire but not sent)."""
+    doc = soak_v2()
+    for row in doc["intervals"]:
+        row["directions"]["B->A"] = dict(row["directions"]["A->B"])
+    a = doc["intervals"][2]["directions"]["A->B"]
+    a.update({"tx": 400, "refused": 600, "rx": 0, "rx_pps": 0.0, "tx_pps": 400.0, "lost": 1000, "loss_pct": 100.0})
+    doc["loss_events"][0].update({"lost": 9373, "directions": {"A->B": 5000, "B->A": 4373}})
+    doc["result"]["directions"] = [
+        {"tx_side": 0, "rx_side": 1, "tx": 5000, "rx": 0, "lost": 5000, "refused": 600, "achieved_pps": 1000.0},
+        {"tx_side": 1, "rx_side": 0, "tx": 5000, "rx": 627, "lost": 4373, "refused": 0, "achieved_pps": 1000.0}]
+    return doc
+
+
+def test_a_loss_event_of_both_directions_is_an_outage_of_the_worse_one(tmp_path, capsys):
+    """Two directions down at once for 5 s are a 5 s outage, as `zeroloss events` gives it (the worst direction),
+    not the 9.4 s their frames add up to."""
+    rec = read(soak_two_ways(), "s.json")
+    (line,) = [x for x in event_lines(rec) if "event 1:" in x]
+    assert "lost 9,373 frames (A->B 5,000, B->A 4,373), outage 5,000.0 ms" in line and "9,373.0 ms" not in line
+    f = tmp_path / "soak.json"
+    f.write_text(json.dumps(soak_two_ways()))
+    page = tmp_path / "soak.html"
+    assert main(["report", str(f), "-o", str(page)]) == 0
+    html = page.read_text()
+    assert "<td>5,000.0</td>" in html and "9,373.0" not in html
+    capsys.readouterr()
+    assert main(["explain", str(f)]) == 0
+    assert "outage 5,000.0 ms" in capsys.readouterr().out
+
+
+def test_refused_frames_are_their_own_figure_so_lost_never_passes_what_was_sent_and_refused(tmp_path):
+    """An interval whose wire refused 600 of 1,000 frames offered lost 1,000: the console line, the totals table,
+    the summary and the report's interval table show the refused frames beside the frames sent."""
+    doc = soak_two_ways()
+    rec = read(doc, "s.json")
+    row = next(r for r in rec.rows() if r["t_s"] == 3.0 and r["direction"] == "A->B")
+    assert (row["tx"], row["refused"], row["lost"]) == (400, 600, 1000)
+    assert row["lost"] == row["tx"] + row["refused"] - row["rx"]
+    assert "refused       600" in soak_line(doc["intervals"][2])
+    table = soak_table(doc).splitlines()
+    assert table[1].split() == ["direction", "sent", "refused", "received", "lost", "loss", "%", "achieved", "pps"]
+    assert table[2].split()[:5] == ["A->B", "4,400", "600", "0", "5,000"]
+    assert "A->B: sent 4,400, refused 600, received 0, lost 5,000" in "\n".join(summary_lines(rec, "s"))
+    f = tmp_path / "soak.json"
+    f.write_text(json.dumps(doc))
+    assert main(["report", str(f), "-o", str(tmp_path / "soak.html")]) == 0
+    html = (tmp_path / "soak.html").read_text()
+    assert "<th>refused</th>" in html
+    assert "<td>400</td><td>600</td><td>0</td><td>1,000</td>" in html  # sent, refused, received, lost
+
+
+class _NoBench:
+    """session.BENCH for tests of refusals: taking the bench fails the test (the value was not checked first)."""
+
+    def __enter__(self):
+        raise AssertionError("the bench was taken: a bad value was not refused before anything started")
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize("args,text", [
+    (["--duration", "inf"], "--duration inf s is not in 0..86,400 s"),
+    (["--duration", "1e99"], "--duration 1e+99 s is not in"),
+    (["--rate", "nan"], "--rate nan is not a rate"),
+    (["-o", "{tmp}/file/sub/s.json"], "cannot make the folder of the soak file"),
+])
+def test_a_soaks_values_are_checked_before_anything_starts(tmp_path, monkeypatch, capsys, args, text):
+    from zeroloss import session
+
+    monkeypatch.setattr(session, "BENCH", _NoBench())
+    (tmp_path / "file").write_text("")
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    out = ["-o", str(tmp_path / "s.json")] if "-o" not in args else []
+    assert main(["trial", "--interval", "1", *out, *args]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and text in err, err
+    assert not (tmp_path / "s.json").exists()

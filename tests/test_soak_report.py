@@ -57,10 +57,10 @@ def test_a_soaks_intervals_export(soak_file, capsys, fmt):
         doc = json.loads(text)
         assert [r["t_s"] for r in doc["rows"]] == [1.0, 2.0] and doc["totals"][0]["lost"] == 39_800
     elif fmt == "csv":
-        assert text.splitlines()[0] == "run,t_s,direction,tx_pps,rx_pps,tx,rx,lost,loss_pct,short"
+        assert text.splitlines()[0] == "run,t_s,direction,tx_pps,rx_pps,tx,refused,rx,lost,loss_pct,short"
         assert len(text.splitlines()) == 3
     else:
-        assert "| 1 | A->B | 40,000 | 20,100 | 19,900 | 49.750 |" in text
+        assert "| 1 | A->B | 40,000 | 20,100 | 0 | 19,900 | 49.750 |" in text
 
 
 def test_explain_of_a_soak_gives_its_ledger_and_diagnosis(soak_file, capsys):

@@ -156,11 +156,12 @@ def queue_lines(run: RunRecord) -> list[str]:
 
 
 def soak_line(row: dict[str, Any]) -> str:
-    """One interval of a fixed-rate (soak) trial: time, then per direction rate sent/received and loss."""
+    """One interval of a fixed-rate (soak) trial: time, then per direction rate sent/received, the frames the wire
+    refused in it (not in the rate sent) and the shortfall."""
     parts = [f"{row['t_s']:8.1f} s"]
     for key, d in sorted(row["directions"].items()):
         parts.append(f"{key} tx {d['tx_pps']:>11,.0f} pps  rx {d['rx_pps']:>11,.0f} pps  "
-                     f"short {d.get('short', d['lost']):>9,}")
+                     f"refused {d.get('refused', 0):>9,}  short {d.get('short', d['lost']):>9,}")
     return "  ".join(parts)
 
 
@@ -171,11 +172,14 @@ def soak_table(doc: dict[str, Any]) -> str:
              f"({doc['line_rate_pct']:.2f} % of line rate), {doc['duration_s']:g} s, "
              f"{len(doc['intervals'])} interval(s) of {doc['interval_s']:g} s"]
     worst = max((d.get("short", 0) for row in doc["intervals"] for d in row["directions"].values()), default=0)
-    lines.append(f"{'direction':<10}{'sent':>14}{'received':>14}{'lost':>10}{'loss %':>12}{'achieved pps':>16}")
-    for d in res["directions"]:
+    lines.append(f"{'direction':<10}{'sent':>14}{'refused':>12}{'received':>14}{'lost':>10}{'loss %':>12}"
+                 f"{'achieved pps':>16}")
+    for d in res["directions"]:  # tx: offered, the refused frames (lost too) included
         key = "AB"[d["tx_side"]] + "->" + "AB"[d["rx_side"]]
         pct = 100 * d["lost"] / d["tx"] if d["tx"] else 0.0
-        lines.append(f"{key:<10}{d['tx']:>14,}{d['rx']:>14,}{d['lost']:>10,}{pct:>12.6f}{d['achieved_pps']:>16,.0f}")
+        refused = d.get("refused", 0)
+        lines.append(f"{key:<10}{d['tx'] - refused:>14,}{refused:>12,}{d['rx']:>14,}{d['lost']:>10,}{pct:>12.6f}"
+                     f"{d['achieved_pps']:>16,.0f}")
     lines.append(f"largest shortfall during the trial: {worst:,} frame(s) sent and not yet received (lost or in "
                  f"flight; 'short' per interval)")
     for led in doc.get("ledger", []):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from zeroloss.cli.runflags import add_run_flag, run_overrides
 from zeroloss.errors import ZeroLossError
 
 # the run settings `trial` takes as `run` does (the others through --set KEY=VALUE)
+MAX_DURATION_S = 86400  # zlgen's longest trial (start's duration_s, gen/PROTOCOL.md)
 RUN_FLAGS = ("topology", "bond", "firewall", "tunnel", "vnf_ring", "vnf", "cnf_launch", "vnf_link", "link_speed_gbps")
 
 
@@ -45,8 +47,10 @@ def soak_trial(args: argparse.Namespace) -> int:
         raise ZeroLossError("--imix is not available in a soak (--interval, -o, --lab, --topology) yet",
                             "give --frame-size")
     check_frame(args.frame_size)
-    if args.duration <= 0:
-        raise ZeroLossError("--duration must be more than 0 seconds")
+    if not 0 < args.duration <= MAX_DURATION_S:  # also refuses nan and inf
+        raise ZeroLossError(f"--duration {args.duration:g} s is not in 0..{MAX_DURATION_S:,} s")
+    if not math.isfinite(args.rate[1]):
+        raise ZeroLossError(f"--rate {args.rate[1]:g} is not a rate", "give frames/s (e.g. 1M) or a % of line rate")
     interval = args.interval if args.interval is not None else 1.0
     if not 0.1 <= interval <= args.duration:
         raise ZeroLossError(f"--interval {interval:g} s must be between 0.1 s and the duration ({args.duration:g} s)")
@@ -62,6 +66,11 @@ def soak_trial(args: argparse.Namespace) -> int:
     cfg = config_mod.load(None, overrides).effective()
     check_cores(cfg)
     out = Path(args.output or f"results/soak-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    try:  # before the bench is taken
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ZeroLossError(f"cannot make the folder of the soak file {out}: {e.strerror or e}",
+                            "give -o a path in a folder you can write") from None
     warnings: list[str] = []
     if args.lab:
         from zeroloss.lab.labfile import load

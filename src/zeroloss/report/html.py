@@ -19,7 +19,7 @@ from zeroloss.ledger import REASONS
 from zeroloss.report import latencyplots, plots, telemetryplots
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
-from zeroloss.results.soak import SoakRecord, summary_lines, top_drop
+from zeroloss.results.soak import SoakRecord, outage_ms, summary_lines, top_drop
 from zeroloss.results.summary import (
     PERCENTILES,
     Run,
@@ -446,7 +446,8 @@ def render_soak(rec: SoakRecord, label: str, title: str | None = None) -> str:
     title = title or f"zeroloss soak report: {label}"
     head, *rest = summary_lines(rec, label)
     rows = [[f"{r['t_s']:g}", r["direction"], f"{r['tx_pps'] or 0:,.0f}", f"{r['rx_pps'] or 0:,.0f}",
-             f"{r['lost'] or 0:,}", f"{r['loss_pct'] or 0:.3f}"] for r in rec.rows()]
+             f"{r['tx'] or 0:,}", f"{r['refused'] or 0:,}", f"{r['rx'] or 0:,}", f"{r['lost'] or 0:,}",
+             f"{r['loss_pct'] or 0:.3f}"] for r in rec.rows()]
     ledger = [line for led in rec.ledger or [] for line in direction_text(led)]
     diag = findings_text(rec.diagnosis or [])
     body = [f"<h1>{escape(title)}</h1>", f"<p class=\"verdict\">{escape(head)}</p>",
@@ -454,15 +455,19 @@ def render_soak(rec: SoakRecord, label: str, title: str | None = None) -> str:
             "the soak file only. Rates are frames per second per direction; frame sizes include the 4 B FCS.</p>",
             "<pre>" + escape("\n".join(rest)) + "</pre>",
             f'<div class="fig" id="fig-soak">{plots.svg_inline(plots.soak_figure(rec, label), "soak")}</div>',
-            "<h2>Intervals</h2>", _table(["t s", "direction", "sent pps", "received pps", "lost", "loss %"], rows,
-                                          "soak", left=2)]
+            "<h2>Intervals</h2>",
+            "<p>Per interval: frames sent (the wire took them), refused (the wire did not take them; counted lost on "
+            "a virtual wire, whose refusal is the DUT's full ring), received and lost.</p>",
+            _table(["t s", "direction", "sent pps", "received pps", "sent", "refused", "received", "lost", "loss %"],
+                   rows, "soak", left=2)]
     events = rec.events()
     if events:
         erows = [[str(k), f"{e['start_s']:g}", f"{e['end_s']:g}", f"{int(e['lost']):,}",
-                  f"{1000 * e['lost'] / rec.rate_pps:,.1f}" if rec.rate_pps else "", top_drop(e.get("ledger"))]
+                  f"{ms:,.1f}" if (ms := outage_ms(e, rec.rate_pps)) is not None else "", top_drop(e.get("ledger"))]
                  for k, e in enumerate(events, 1)]
         body += ["<h2>Loss events</h2>", _table(["event", "start s", "end s", "frames lost",
-                                                 "outage ms at the offered rate", "where (largest drop)"], erows,
+                                                 "outage ms at the offered rate (worst direction)",
+                                                 "where (largest drop)"], erows,
                                                 "events", left=1)]
         for k, e in enumerate(events, 1):
             lines = [line for led in e.get("ledger") or [] for line in direction_text(led)]

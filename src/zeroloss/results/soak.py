@@ -64,12 +64,15 @@ class SoakRecord(Record):
         return sorted({k for row in self.intervals for k in (row.get("directions") or {})})
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        """One flat row per interval and direction: time, rates, frames sent, received, lost and loss %."""
+        """One flat row per interval and direction: time, rates, frames sent (the wire took), refused (the wire
+        did not take; lost too where the target counts them so, so lost may pass sent), received, lost and
+        loss %."""
         for row in self.intervals:
             for key, d in sorted((row.get("directions") or {}).items()):
                 yield {"t_s": row.get("t_s"), "direction": key, "tx_pps": d.get("tx_pps"),
-                       "rx_pps": d.get("rx_pps"), "tx": d.get("tx"), "rx": d.get("rx"), "lost": d.get("lost"),
-                       "loss_pct": d.get("loss_pct"), "short": d.get("short")}
+                       "rx_pps": d.get("rx_pps"), "tx": d.get("tx"), "refused": d.get("refused", 0),
+                       "rx": d.get("rx"), "lost": d.get("lost"), "loss_pct": d.get("loss_pct"),
+                       "short": d.get("short")}
 
     def totals(self) -> list[JsonObject]:
         """Each direction's totals at the end (exact; the intervals' edges count frames in flight)."""
@@ -138,6 +141,15 @@ def loss_events(rows: list[dict[str, Any]], final: dict[str, int] | None,
     return out
 
 
+def outage_ms(event: JsonObject, rate_pps: float | None) -> float | None:
+    """A loss event's outage at the offered rate (per direction): its worst direction's lost frames at that rate,
+    as `zeroloss events` gives it; the directions' frames are not added (two directions losing 1 s each are a 1 s
+    outage, not 2 s). None without a rate or loss."""
+    dirs = [int(n) for n in (event.get("directions") or {}).values() if isinstance(n, int | float)]
+    worst = max(dirs, default=int(event.get("lost") or 0))
+    return 1000 * worst / rate_pps if rate_pps and worst > 0 else None
+
+
 def event_lines(rec: SoakRecord) -> list[str]:
     """One line per loss event: when, how long, frames lost per direction, where (its ledger's top drop)."""
     events = rec.events()
@@ -146,8 +158,8 @@ def event_lines(rec: SoakRecord) -> list[str]:
     out = [f"loss events: {len(events)}"]
     for k, e in enumerate(events, 1):
         dirs = ", ".join(f"{d} {n:,}" for d, n in sorted((e.get("directions") or {}).items()))
-        rate = rec.rate_pps or 0.0
-        dur = f", outage {1000 * e['lost'] / rate:,.1f} ms at the offered rate" if rate and e.get("lost") else ""
+        ms = outage_ms(e, rec.rate_pps)
+        dur = f", outage {ms:,.1f} ms at the offered rate (worst direction)" if ms is not None else ""
         out.append(f"  event {k}: {e['start_s']:g} s .. {e['end_s']:g} s lost {int(e.get('lost', 0)):,} frames "
                    f"({dirs}){dur}" + (f"; {where}" if (where := top_drop(e.get("ledger"))) else ""))
     return out
@@ -184,6 +196,11 @@ def read(doc: dict[str, Any], path: object) -> SoakRecord:
     return rec
 
 
+def _side(side: object) -> str:
+    """A direction's side as the intervals name it: A or B (soakrun stores 0 and 1, the lab's first files A, B)."""
+    return "AB"[side] if isinstance(side, int) and side in (0, 1) else str(side)
+
+
 def summary_lines(rec: SoakRecord, label: str) -> list[str]:
     """What the soak was and how it ended: rate, duration, totals per direction, its worst interval."""
     rate = f"{rec.rate_pps:,.0f} pps per direction" if rec.rate_pps else "rate not recorded"
@@ -191,10 +208,12 @@ def summary_lines(rec: SoakRecord, label: str) -> list[str]:
     out = [f"{label}: soak at {rate}{pct}, {rec.frame} B, {rec.duration_s:g} s in {rec.interval_s:g} s intervals, "
            f"{rec.state}" + (f": {rec.error}" if rec.error else "")]
     for d in rec.totals():
-        tx, lost = int(d.get("tx", 0)), int(d.get("lost", 0))
+        tx, lost = int(d.get("tx", 0)), int(d.get("lost", 0))  # tx: offered, the refused frames included
+        refused = int(d.get("refused") or 0)
         pct_lost = f" ({100 * lost / tx:.4f} %)" if tx else ""
-        out.append(f"  {d.get('tx_side')}->{d.get('rx_side')}: sent {tx:,}, received {int(d.get('rx', 0)):,}, "
-                   f"lost {lost:,}{pct_lost}")
+        out.append(f"  {_side(d.get('tx_side'))}->{_side(d.get('rx_side'))}: sent {tx - refused:,}"
+                   + (f", refused {refused:,}" if refused else "")
+                   + f", received {int(d.get('rx', 0)):,}, lost {lost:,}{pct_lost}")
     worst = max(rec.rows(), key=lambda r: r["lost"] or 0, default=None)
     if worst is not None and (worst["lost"] or 0) > 0:
         out.append(f"  worst interval: {worst['direction']} at {worst['t_s']:g} s lost {worst['lost']:,} frames "
@@ -204,7 +223,7 @@ def summary_lines(rec: SoakRecord, label: str) -> list[str]:
     return out
 
 
-COLUMNS = ("t_s", "direction", "tx_pps", "rx_pps", "tx", "rx", "lost", "loss_pct", "short")
+COLUMNS = ("t_s", "direction", "tx_pps", "rx_pps", "tx", "refused", "rx", "lost", "loss_pct", "short")
 
 
 def export(rec: SoakRecord, label: str, fmt: str) -> str:
@@ -220,10 +239,10 @@ def export(rec: SoakRecord, label: str, fmt: str) -> str:
         for r in rows:
             w.writerow({"run": label, **{k: "" if v is None else v for k, v in r.items()}})
         return buf.getvalue()
-    head = ["t s", "direction", "tx pps", "rx pps", "lost", "loss %"]
+    head = ["t s", "direction", "tx pps", "rx pps", "refused", "lost", "loss %"]
     lines = [f"**{label}**: " + summary_lines(rec, label)[0].split(": ", 1)[1], "",
-             "| " + " | ".join(head) + " |", "|" + "|".join(["---:", ":---"] + ["---:"] * 4) + "|"]
+             "| " + " | ".join(head) + " |", "|" + "|".join(["---:", ":---"] + ["---:"] * 5) + "|"]
     for r in rows:
         lines.append(f"| {r['t_s']:g} | {r['direction']} | {r['tx_pps'] or 0:,.0f} | {r['rx_pps'] or 0:,.0f} | "
-                     f"{r['lost'] or 0:,} | {r['loss_pct'] or 0:.3f} |")
+                     f"{r['refused'] or 0:,} | {r['lost'] or 0:,} | {r['loss_pct'] or 0:.3f} |")
     return "\n".join(lines) + "\n"
