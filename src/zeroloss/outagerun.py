@@ -83,7 +83,8 @@ def check(cfg: RunConfig, plan: Plan) -> None:
         if why:
             raise ZeroLossError(why)
     if not 0 < plan.duration_s <= max_duration_s(plan.interval_ms):  # also refuses nan and inf
-        raise ZeroLossError(f"--duration {plan.duration_s:g} s is not in 0..{max_duration_s(plan.interval_ms):,.0f} s",
+        raise ZeroLossError(f"--duration {plan.duration_s:g} s must be above 0 and at most "
+                            f"{max_duration_s(plan.interval_ms):,.0f} s",
                             f"zlgen counts a trial in at most {MAX_INTERVALS:,} intervals of {plan.interval_ms} ms; "
                             "give a shorter --duration")
     if not 0 < plan.t_event_s < plan.duration_s:
@@ -101,9 +102,9 @@ def check(cfg: RunConfig, plan: Plan) -> None:
         # the link can carry, or the outage in ms is a wrong figure (a rate zlgen does not reach makes it short)
         line = line_rate_pps(cfg.link_speed_gbps * 1e9, cfg.frame_sizes[0])
         if not 0 < plan.rate_pps <= line:
-            raise ZeroLossError(f"--rate {plan.rate_pps:g} pps is not in 0..{line:,.0f} pps (the line rate of "
-                                f"{cfg.link_speed_gbps:g} Gb/s at {cfg.frame_sizes[0]} B): an outage needs a paced "
-                                "rate", "give a rate above 0 and at most the line rate (or --link-speed GBPS)")
+            raise ZeroLossError(f"--rate {plan.rate_pps:g} pps must be above 0 and at most {line:,.0f} pps (the "
+                                f"line rate of {cfg.link_speed_gbps:g} Gb/s at {cfg.frame_sizes[0]} B): an outage "
+                                "is lost frames at a paced rate", "give such a --rate (or the link's --link-speed)")
     if plan.ndr_from:
         ndr_of(Path(plan.ndr_from), int(cfg.frame_sizes[0]))  # a missing file or NDR is one line before the bench
 

@@ -48,7 +48,7 @@ def soak_trial(args: argparse.Namespace) -> int:
                             "give --frame-size")
     check_frame(args.frame_size)
     if not 0 < args.duration <= MAX_DURATION_S:  # also refuses nan and inf
-        raise ZeroLossError(f"--duration {args.duration:g} s is not in 0..{MAX_DURATION_S:,} s")
+        raise ZeroLossError(f"--duration {args.duration:g} s must be above 0 and at most {MAX_DURATION_S:,} s")
     if not math.isfinite(args.rate[1]):
         raise ZeroLossError(f"--rate {args.rate[1]:g} is not a rate", "give frames/s (e.g. 1M) or a % of line rate")
     interval = args.interval if args.interval is not None else 1.0
