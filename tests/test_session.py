@@ -388,3 +388,41 @@ def test_resuming_a_damaged_trial_is_one_line(stored):
     with pytest.raises(ZeroLossError, match=r"r.json: outcome.directions\[0\]: is not an object|cannot resume"):
         runner = TrialRunner(Replay(), RunConfig(), 64, [records(TrialEntry, stored, "r.json")])
         runner(1000.0, 1.0, Kind.SEARCH)
+
+
+def _tap(name: str) -> None:
+    r = subprocess.run(["ip", "tuntap", "add", "dev", name, "mode", "tap"], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot make a tap here: {r.stderr.strip()}")
+
+
+def test_a_stale_session_removes_the_taps_and_ovs_sockets_it_made_and_only_those(dirs):
+    """kill -9 of zeroloss during PVP left OVS's netdev taps (br0, ovs-netdev) and its *.ctl sockets (issue 38,
+    14): a tap the session recorded (name and ifindex) is deleted by the next clean-up; one of the same name made
+    since by someone else, or never recorded, stays; its control sockets go, a plain file named *.ctl stays."""
+    import socket
+
+    tag = f"zt{os.getpid() % 100000}"
+    ours, replaced, stranger = f"{tag}a", f"{tag}b", f"{tag}c"
+    root = stale_session(dirs / "run", "staps", [])
+    try:
+        for name in (ours, replaced, stranger):
+            _tap(name)
+        assert session.record_tap(root / "ovs", ours) and session.record_tap(root / "ovs", replaced)
+        assert not session.record_tap(root / "ovs", "lo")  # not a tap: never recorded
+        subprocess.run(["ip", "link", "delete", replaced], check=True)
+        _tap(replaced)  # the same name, another device: not the session's
+        for name in ("ovs-vswitchd.123.ctl", "br0.mgmt"):
+            s = socket.socket(socket.AF_UNIX)
+            s.bind(str(root / "ovs" / name))
+            s.close()
+        (root / "ovs" / "notes.ctl").write_text("a file, not a socket")
+        notes = session.reap(dirs / "run")
+        assert session.tap_index(ours) is None
+        assert session.tap_index(replaced) is not None and session.tap_index(stranger) is not None
+        assert f"tap {ours}" in notes[0] and replaced not in notes[0]
+        assert not (root / "ovs" / "ovs-vswitchd.123.ctl").exists() and not (root / "ovs" / "br0.mgmt").exists()
+        assert (root / "ovs" / "notes.ctl").exists() and not (root / "ovs" / session.TAPS).exists()
+    finally:
+        for name in (ours, replaced, stranger):
+            subprocess.run(["ip", "link", "delete", name], capture_output=True)

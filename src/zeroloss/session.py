@@ -7,8 +7,9 @@
 - Sessions (RUNDIR/sNNN/): a bench session's sockets and logs, with owner.json (the zeroloss that made
   it) and one NAME.pid file per process it started. A session whose owner is gone is stale: the next
   zeroloss to take the bench stops what is left of it (only its own processes, by pid, checked against
-  their start time), removes its DPDK runtime folders and marks a result file it was writing
-  `interrupted`, so that it can be resumed.
+  their start time), removes its DPDK runtime folders, its sockets and the kernel taps it recorded (made.taps: OVS's
+  netdev datapath's, which outlive ovs-vswitchd) and marks a result file it was writing `interrupted`, so that it
+  can be resumed.
 - Kept logs: sessions that ended in an error keep their logs (the error names them), at most
   KEEP_SESSIONS of them and none older than KEEP_DAYS.
 """
@@ -271,8 +272,12 @@ def _reap_session(root: Path) -> list[str]:
     if tag:
         for d in DPDK_RUNTIME.glob(f"{tag}*"):
             shutil.rmtree(d, ignore_errors=True)
+    stopped += remove_made_taps(root)
     for p in root.rglob("*.sock"):
         p.unlink(missing_ok=True)
+    for p in root.rglob("*"):  # OVS's too: its control (*.ctl), the bridges' OpenFlow (*.mgmt, *.snoop) sockets
+        if p.is_socket():
+            p.unlink(missing_ok=True)
     (root / "owner.json").unlink(missing_ok=True)
     what = f"stopped {', '.join(stopped)}; " if stopped else ""
     notes.append(f"cleaned the session of zeroloss pid {owner.get('pid', '?')}, which is gone: {what}"
@@ -381,6 +386,60 @@ def remove_container(name: str, kind: str, env: dict[str, str] | None = None) ->
     except (OSError, subprocess.TimeoutExpired):
         return None
     return bool(done.stdout.strip()) if done.returncode == 0 else None
+
+
+SYS_NET = Path("/sys/class/net")
+TAPS = "made.taps"  # in a session's folder: the kernel taps its processes made, one "NAME IFINDEX" a line
+TAP_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+
+
+def tap_index(name: str, sys_net: Path = SYS_NET) -> int | None:
+    """The ifindex of the tun/tap device of that name, None when there is none (or it is no tap)."""
+    d = sys_net / name
+    try:
+        return int((d / "ifindex").read_text()) if (d / "tun_flags").exists() else None
+    except (OSError, ValueError):
+        return None
+
+
+def record_tap(folder: Path, name: str, sys_net: Path = SYS_NET) -> bool:
+    """A tap our process made (OVS's netdev datapath makes ovs-netdev and one per bridge, and they outlive a killed
+    ovs-vswitchd), by name and ifindex, so that a later zeroloss removes it, and only it, if we die. Best effort:
+    whether it was recorded (False: no such tap yet)."""
+    index = tap_index(name, sys_net)
+    if index is None or not TAP_NAME.match(name):
+        return False
+    path, line = folder / TAPS, f"{name} {index}\n"
+    try:
+        known = path.read_text() if path.exists() else ""
+        if line not in known:
+            write_text_atomic(path, known + line)
+    except (OSError, ZeroLossError):
+        return False
+    return True
+
+
+def remove_made_taps(root: Path, sys_net: Path = SYS_NET) -> list[str]:
+    """Deletes the taps a gone session recorded that are still the same devices (name and ifindex: a tap made
+    since under that name by anyone else stays)."""
+    out = []
+    for rec in sorted(root.rglob(TAPS)):
+        try:
+            lines = rec.read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            name, _, index = line.partition(" ")
+            if not TAP_NAME.match(name) or not index.isdigit() or tap_index(name, sys_net) != int(index):
+                continue
+            try:
+                done = subprocess.run(["ip", "link", "delete", name], capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if done.returncode == 0:
+                out.append(f"tap {name}")
+        rec.unlink(missing_ok=True)
+    return out
 
 
 def record_child(pidfile: Path, pid: int, name: str) -> None:

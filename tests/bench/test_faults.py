@@ -271,3 +271,35 @@ def test_zlgen_refuses_a_control_path_too_long_for_a_socket(tmp_path):
     eal.cleanup()
     assert r.returncode == 1, r.stdout + r.stderr
     assert "longer than the 107 a UNIX socket allows" in r.stdout + r.stderr
+
+
+def test_kill_9_of_zeroloss_mid_pvp_leaves_no_ovs_tap_or_socket_after_the_next_run(tmp_path):
+    """kill -9 of zeroloss during PVP left OVS's netdev taps (br0, ovs-netdev) and its *.ctl sockets behind (issue
+    38, 14): the OVS bench records in its session folder the taps it made (name and ifindex), and the next zeroloss
+    on the bench removes exactly those, and the session's OVS sockets."""
+    from zeroloss import session
+
+    out, rundir = tmp_path / "r.json", tmp_path / "run"
+    before = {d.name for d in Path("/sys/class/net").iterdir()}
+    p = start(out, rundir, "--topology", "pvp", "--vnf", "process", "--frame-sizes", "64", *SEARCH,
+              "--granularity", "2")
+    try:
+        wait_trials(p, out, 1)
+        p.kill()
+        p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    (made,) = list(rundir.glob(f"s*/ovs/{session.TAPS}"))
+    taps = dict(line.split() for line in made.read_text().splitlines())
+    assert {"br0", "ovs-netdev"} - before <= set(taps), taps  # every tap OVS made for us is recorded
+    assert all(session.tap_index(n) == int(i) for n, i in taps.items()), "the taps outlived ovs-vswitchd"
+    assert [x for x in made.parent.glob("*.ctl") if x.is_socket()], "no OVS control socket left to clean"
+    r = subprocess.run([*ZEROLOSS, "trial", "--duration", "0.2", "--rate", "10k"], capture_output=True, text=True,
+                       env=dict(os.environ, ZEROLOSS_RUNDIR=str(rundir)), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"cleaned the session of zeroloss pid {p.pid}" in r.stderr and "tap " in r.stderr, r.stderr
+    assert all(session.tap_index(n) is None for n in taps), "a recorded tap is still there"
+    assert not [x for x in made.parent.rglob("*") if x.is_socket()], "an OVS socket is still there"
+    assert leftovers(tmp_path) == [] and runtime_dirs(p.pid) == []

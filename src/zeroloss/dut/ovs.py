@@ -18,6 +18,7 @@ from pathlib import Path
 from ..errors import ZeroLossError
 from ..ovsfacts import DatapathTuning
 from ..proc import ComponentDied, ManagedProcess, check_alive
+from ..session import record_tap
 from .ovsstats import (
     CT_STATS_MAX,
     CT_STATS_READ,
@@ -271,6 +272,17 @@ class Ovs:
         self.vsctl("add-br", name, "--", "set", "bridge", name, "datapath_type=netdev")
         if self.vswitchd is not None:
             self._wait_path(self.rundir / f"{name}.mgmt", self.vswitchd, 30)
+            self._record_taps()
+
+    def _record_taps(self) -> None:
+        """The datapath's taps this bridge made (its own and ovs-netdev), recorded in our run folder: a zeroloss
+        killed with -9 never runs stop(), and the next one's clean-up of its session removes exactly these."""
+        deadline = time.monotonic() + 2
+        for name in dict.fromkeys([*self._bridges, "ovs-netdev"]):
+            if name in self._links_before:
+                continue  # a tap of that name that was there before us is not ours
+            while not record_tap(self.rundir, name) and time.monotonic() < deadline:
+                time.sleep(0.05)
 
     def add_vhost_client_port(self, bridge: str, name: str, sock: Path, n_rxq: int = 1, mtu: int = 1500,
                               rxd: int = 2048, txd: int = 2048, tx_retries_max: int | None = None) -> None:
