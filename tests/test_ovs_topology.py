@@ -9,6 +9,7 @@ import re
 import pytest
 
 from zeroloss.bench.ovsbench import OvsBenchSpec, bond_members, flows, ovs_paths
+from zeroloss.bench.ovsfirewall import emits_side
 from zeroloss.bench.target import bench_streams, source_prefix
 from zeroloss.config import RunConfig
 from zeroloss.errors import ZeroLossError
@@ -191,13 +192,14 @@ def _ct_ok(want: str, have: set[str]) -> bool:
 
 
 class Datapath:
-    """A small OpenFlow pipeline over flows(spec): tables and priorities, ct() with zones (userspace semantics: a
-    committed connection is +new until a reply is seen, then +est both ways), VLANs, patch ports, the VXLAN port
-    (tun_id) and br-phy's LOCAL port (tnl_pop / tnl_push). Frames: dict(port, src, dst, proto, vlan, tun)."""
+    """A small OpenFlow pipeline over flows(spec): tables and priorities, resubmit, registers, ct() with zones (from
+    reg6) and marks (userspace semantics: a committed connection is +new until a reply is seen, then +est both
+    ways), VLANs, patch ports, the VXLAN port (tun_id) and br-phy's LOCAL port (tnl_pop / tnl_push). Frames:
+    dict(port, mac, src, dst, proto, vlan, tun). A match field or action it does not know fails the test."""
 
     def __init__(self, spec: OvsBenchSpec):
         self.spec, self.rules = spec, flows(spec)
-        self.conns: dict[int, dict[tuple, bool]] = {}  # zone -> {(src, dst): replied}
+        self.conns: dict[int, dict[tuple, dict]] = {}  # zone -> {(src, dst): {"replied": bool, "mark": int}}
         self.trace: list[str] = []
         self.peer = {"patch-tun": ("br-tun", "patch-int"), "patch-int": ("br-int", "patch-tun"),
                      **{f"patch-p{i}": ("br-int", f"patch-i{i}") for i in (0, 1)},
@@ -212,7 +214,8 @@ class Datapath:
 
     def run(self, frame: dict) -> dict | None:
         """Sends frame in on frame['port']; returns it as it leaves OVS towards zlgen (None: dropped)."""
-        br, table, f = self.bridge(frame["port"]), 0, dict(frame, ct=set(), zone=None)
+        br, table = self.bridge(frame["port"]), 0
+        f = {"proto": "udp", "mac": None, **frame, "ct": set(), "zone": None, "mark": 0, "reg5": 0, "reg6": 0}
         for _ in range(40):
             cands = []
             for r in self.rules[br]:
@@ -231,38 +234,73 @@ class Datapath:
             br, table = nxt
         raise AssertionError(self.trace)
 
-    def _match(self, m: dict, f: dict) -> bool:
+    def _match(self, m: dict, f: dict) -> bool:  # noqa: C901 - one branch per match field
         for k, v in m.items():
-            if k in ("table", "priority", "ip", "udp"):
+            if k in ("table", "priority"):
                 continue
-            if k == "in_port" and v != f["port"] or k == "dl_vlan" and int(v) != f["vlan"]:
-                return False
-            if k == "ct_state" and not _ct_ok(v, f["ct"]) or k == "ct_zone" and int(v) != f["zone"]:
-                return False
-            if k == "tun_id" and int(v) != f["tun"]:
-                return False
-            if k == "nw_src" and ipaddress.ip_address(f["src"]) not in ipaddress.ip_network(v):
+            if k in ("ip", "udp", "arp", "rarp"):
+                ok = f["proto"] in ("ip", "udp") if k == "ip" else f["proto"] == k
+            elif k == "in_port":
+                ok = v == f["port"]
+            elif k == "dl_vlan":
+                ok = int(v) == f["vlan"]
+            elif k == "dl_src":
+                ok = v == f["mac"]
+            elif k == "ct_state":
+                ok = _ct_ok(v, f["ct"])
+            elif k in ("ct_zone", "reg5", "reg6"):
+                ok = int(v) == f["zone" if k == "ct_zone" else k]
+            elif k == "ct_mark":
+                ok = int(v, 16) == f["mark"]
+            elif k == "tun_id":
+                ok = int(v) == f["tun"]
+            elif k in ("nw_src", "nw_dst", "arp_spa"):
+                ok = ipaddress.ip_address(f["dst" if k == "nw_dst" else "src"]) in ipaddress.ip_network(v)
+            elif k in ("tp_src", "tp_dst"):
+                ok = int(v) == f.get(k, 1024)
+            else:
+                raise AssertionError(f"the test's datapath does not know the match field {k}")
+            if not ok:
                 return False
         return True
 
-    def _act(self, br: str, f: dict, acts: list[str]):
+    def _lookup(self, f: dict, zone: int) -> None:
+        key, conns = (f["src"], f["dst"]), self.conns.setdefault(zone, {})
+        if key in conns:
+            f["ct"], f["mark"] = ({"trk", "est"} if conns[key]["replied"] else {"trk", "new"}), conns[key]["mark"]
+        elif (f["dst"], f["src"]) in conns:
+            c = conns[(f["dst"], f["src"])]
+            c["replied"] = True
+            f["ct"], f["mark"] = {"trk", "est", "rpl"}, c["mark"]
+        else:
+            f["ct"], f["mark"] = {"trk", "new"}, 0
+        f["zone"] = zone
+
+    def _commit(self, f: dict, zone: int, mark: int | None) -> None:
+        key = (f["dst"], f["src"]) if "rpl" in f["ct"] else (f["src"], f["dst"])
+        c = self.conns.setdefault(zone, {}).setdefault(key, {"replied": False, "mark": 0})
+        if mark is not None:
+            c["mark"] = mark
+
+    def _act(self, br: str, f: dict, acts: list[str]):  # noqa: C901 - one branch per action
         for a in acts:
-            if a.startswith("ct(table="):
-                table, zone = (int(x) for x in re.findall(r"(?:table|zone)=(\d+)", a))
-                key, conns = (f["src"], f["dst"]), self.conns.setdefault(zone, {})
-                if key in conns:
-                    f["ct"] = {"trk", "est"} if conns[key] else {"trk", "new"}
-                elif (f["dst"], f["src"]) in conns:
-                    conns[(f["dst"], f["src"])] = True
-                    f["ct"] = {"trk", "est", "rpl"}
-                else:
-                    f["ct"] = {"trk", "new"}
-                f["zone"] = zone
-                return br, table
-            if a.startswith("ct(commit"):
-                self.conns.setdefault(int(a.split("zone=")[1].rstrip(")")), {}).setdefault((f["src"], f["dst"]), False)
+            if a.startswith("ct("):
+                assert "zone=NXM_NX_REG6[0..15]" in a, a  # the network's zone, from reg6
+                if a.startswith("ct(table="):
+                    self._lookup(f, f["reg6"])
+                    return br, int(re.match(r"ct\(table=(\d+)", a)[1])
+                assert a.startswith("ct(commit"), a
+                mark = re.search(r"set_field:(0x[0-9a-f]+)->ct_mark", a)
+                self._commit(f, f["reg6"], int(mark[1], 16) if mark else None)
+            elif a == "ct_clear":
+                f["ct"], f["zone"], f["mark"] = set(), None, 0
             elif a.startswith("goto_table:"):
                 return br, int(a.split(":")[1])
+            elif a.startswith("resubmit(,"):
+                return br, int(a[len("resubmit(,"):-1])
+            elif a.startswith("set_field:") and a.endswith(("->reg5", "->reg6")):
+                value, reg = a[len("set_field:"):].split("->")
+                f[reg] = int(value)
             elif a in ("strip_vlan",):
                 f["vlan"] = -1
             elif a.startswith("mod_vlan_vid:"):
@@ -271,9 +309,12 @@ class Datapath:
                 f["tun"] = int(a[len("set_field:"):-len("->tun_id")])
             elif a == "drop":
                 return None
+            elif a == "NORMAL":
+                raise AssertionError(f"a frame reached NORMAL: {self.trace}")
             elif a.startswith("output:") or a == "LOCAL":
                 out = a.split(":")[1] if ":" in a else "LOCAL"
-                f["ct"], f["zone"] = set(), None  # crossing a port clears conntrack state
+                # crossing a port clears conntrack state and registers
+                f["ct"], f["zone"], f["mark"], f["reg5"], f["reg6"] = set(), None, 0, 0, 0
                 if out in self.peer:
                     br, f["port"] = self.peer[out]
                     return br, 0
@@ -286,6 +327,8 @@ class Datapath:
                     f["port"] = spec_vx(self.spec)
                     return "br-tun", 0
                 return {**f, "port": out}
+            elif not a.startswith(("meter:", "push_vlan:")):
+                raise AssertionError(f"the test's datapath does not know the action {a}")
         return None
 
 
@@ -296,8 +339,8 @@ def spec_vx(spec: OvsBenchSpec) -> str:
 def _through(dp: Datapath, spec: OvsBenchSpec, start: str, src: str, dst: str) -> dict | None:
     """A frame from zlgen port start (through every VNF: each forwards v2k <-> v2k+1) until it leaves to zlgen."""
     side = spec.gen_ports.index(start) % 2
-    frame = {"port": start, "src": src, "dst": dst, "vlan": -1, "tun": spec.vni if side and spec.tunnel != "none"
-             else None}
+    frame = {"port": start, "mac": spec.gen_mac(start), "src": src, "dst": dst, "vlan": -1,
+             "tun": spec.vni if side and spec.tunnel != "none" else None}
     if frame["tun"] is not None:
         frame["outer"] = True
     for _ in range(6):
@@ -323,34 +366,79 @@ def test_neutron_options_carry_both_directions_through_conntrack_and_the_tunnel(
     b = _through(dp, spec, "g1", "198.19.1.1", "198.18.0.1")  # the reply
     assert b is not None and b["port"] == "g0" and b["vlan"] == -1 and "outer" not in b, dp.trace
     if firewall != "none":
-        # every zone the frames crossed holds the connection; the reply found it established
-        zones = {spec.zone(p) for p in spec.fw_ports} & set(dp.conns)
-        assert zones and all(("198.18.0.1", "198.19.1.1") in dp.conns[z] for z in zones)
-        assert all(dp.conns[z][("198.18.0.1", "198.19.1.1")] for z in zones)
+        # one zone, the network's: it holds the connection once, and the reply found it established
+        assert set(dp.conns) == {spec.local_vlan} == {spec.zone(p) for p in spec.fw_ports}
+        assert dp.conns[spec.local_vlan] == {("198.18.0.1", "198.19.1.1"): {"replied": True, "mark": 0}}
         again = _through(dp, spec, "g0", "198.18.0.1", "198.19.1.1")
         assert again is not None and any("+est" in t for t in dp.trace)
-        # a source outside the security group's prefix is dropped, ARP-like non-IP frames are not tracked
+        # a source outside the security group's prefix, or a MAC not of the port's pairs, is dropped
+        port = spec.fw_ports[0]
+        own = spec.gen_mac(spec.side(emits_side(spec, port))[0])
+        for src, mac in (("10.0.0.1", own), ("198.18.0.1", "02:00:00:00:00:09")):
+            dp.trace.clear()
+            frame = {"port": port, "mac": mac, "src": src, "dst": "198.19.1.1", "vlan": -1, "tun": None}
+            assert dp.run(frame) is None
+            assert "table=71,priority=10," in dp.trace[-2] and "table=93,priority=0,actions=drop" in dp.trace[-1]
+
+
+@pytest.mark.parametrize("topology", ["ovs-p2p", "pvp", "pvvp"])
+@pytest.mark.parametrize("tunnel", ["none", "vxlan"])
+def test_each_crossing_is_looked_up_once_and_a_new_connection_committed_where_neutron_commits_it(topology, tunnel):
+    """Between two firewalled ports a frame is looked up at its egress (72) and committed by the ingress rule (82);
+    towards the tunnel (patch-tun has no firewall) the egress commits in 73. The reply is committed nowhere: the
+    fast path accepts it in 72 (at an egress) or 82 (from the tunnel) as +est-rel+rpl with ct_mark 0."""
+    spec = OvsBenchSpec(topology=topology, firewall="conntrack", tunnel=tunnel)
+    dp = Datapath(spec)
+    assert _through(dp, spec, "g0", "198.18.0.1", "198.19.1.1") is not None, dp.trace
+    crossings = 1 + len(spec.vnf_ports) // 2  # of the bridge, each way
+    lookups = [t for t in dp.trace if "actions=ct(table=" in t]
+    commits = [re.search(r"table=(\d+)", t)[1] for t in dp.trace if "ct(commit," in t]
+    assert len(lookups) == crossings, dp.trace
+    assert commits == ["82"] * (crossings - (tunnel != "none")) + ["73"] * (tunnel != "none"), dp.trace
+    dp.trace.clear()
+    assert _through(dp, spec, "g1", "198.19.1.1", "198.18.0.1") is not None, dp.trace
+    assert not [t for t in dp.trace if "ct(commit," in t], dp.trace
+    fast = [t for t in dp.trace if "ct_state=+est-rel+rpl" in t and "ct_mark=0x0" in t]
+    assert len(fast) == crossings, dp.trace
+
+
+def test_a_connection_no_rule_allows_any_longer_is_marked_and_then_dropped_both_ways():
+    """Neutron's removed-rule handling (firewall.py _initialize_tracked_egress/_ingress): with the security-group
+    rules gone, an established frame is committed with ct_mark=0x1 and not forwarded; from then on the connection's
+    frames, replies too, are dropped by the ct_mark=0x1 rule."""
+    spec = OvsBenchSpec(topology="ovs-p2p", firewall="conntrack")
+    dp = Datapath(spec)
+    assert _through(dp, spec, "g0", "198.18.0.1", "198.19.1.1") is not None
+    assert _through(dp, spec, "g1", "198.19.1.1", "198.18.0.1") is not None
+    dp.rules = {br: [r for r in rules if "priority=77," not in r] for br, rules in dp.rules.items()}  # rules removed
+    dp.trace.clear()
+    assert _through(dp, spec, "g0", "198.18.0.1", "198.19.1.1") is None
+    assert "exec(set_field:0x1->ct_mark)" in dp.trace[-1], dp.trace
+    assert dp.conns[1][("198.18.0.1", "198.19.1.1")]["mark"] == 1
+    for start, src, dst in (("g0", "198.18.0.1", "198.19.1.1"), ("g1", "198.19.1.1", "198.18.0.1")):
         dp.trace.clear()
-        assert _through(dp, spec, "g0", "10.0.0.1", "198.19.1.1") is None
-        assert "priority=0,actions=drop" in dp.trace[-1]
+        assert _through(dp, spec, start, src, dst) is None
+        assert "ct_mark=0x1" in dp.trace[-2] and "table=93" in dp.trace[-1], dp.trace
 
 
-def test_conntrack_zones_are_per_tenant_port_and_named_in_the_ledger_hops():
+def test_conntrack_zone_is_per_network_and_named_in_the_ledger_hops():
     spec = OvsBenchSpec(topology="pvp", firewall="conntrack", tunnel="vxlan")
-    assert spec.fw_ports == ("g0", "v0", "v1") and [spec.zone(p) for p in spec.fw_ports] == [1, 2, 3]
+    assert spec.fw_ports == ("g0", "v0", "v1") and [spec.zone(p) for p in spec.fw_ports] == [1, 1, 1]
     assert spec.bridge_of("g0") == "br-int" and spec.bridge_of("g1") == "br-phy"
     assert spec.wire_mtu == 1550 and spec.port_mtu("g1") == 1550 and spec.port_mtu("g0") == 1500
     assert OvsBenchSpec(tunnel="vxlan", underlay_mtu=1500).port_mtu("g1") == 1500  # too small on purpose
     names = {p["direction"]: [(h["name"], [st["name"] for st in h.get("stages", [])]) for h in p["hops"]]
              for p in ovs_paths(spec)}
     ab = dict(names["A->B"])
-    assert ab["OVS br-int g0->v0"] == ["OVS br-int conntrack zone 2 (v0 ingress)"]
-    assert ab["OVS br-int->br-tun->br-phy v1->g1"] == ["OVS br-int conntrack zone 3 (v1 egress)",
+    assert ab["OVS br-int g0->v0"] == ["OVS br-int conntrack zone 1 (g0 egress)"]
+    assert ab["OVS br-int->br-tun->br-phy v1->g1"] == ["OVS br-int conntrack zone 1 (v1 egress)",
                                                        "OVS br-tun vxlan encap (vxlan-cb007102 -> br-phy, VNI 100)"]
     ba = dict(names["B->A"])
     assert ba["OVS br-phy->br-tun->br-int g1->v1"] == ["OVS br-phy vxlan decap (g1 -> vxlan-cb007102, VNI 100)",
-                                                       "OVS br-int conntrack zone 3 (v1 ingress)"]
+                                                       "OVS br-int conntrack zone 1 (v1 ingress)"]
+    assert ba["OVS br-int v0->g0"] == ["OVS br-int conntrack zone 1 (v0 egress)"]
     assert "zlgen rx g1 (remote VTEP, decapsulated)" in ab and "OVS g1 rx (underlay)" in ba
+    assert OvsBenchSpec(topology="pvp", firewall="conntrack", bridges=2, vlan=7).zone("v0") == 107
 
 
 @pytest.mark.parametrize("kw,msg", [({"tunnel": "vxlan", "bridges": 2}, "builds its own bridges"),

@@ -57,7 +57,7 @@ class RunConfig:
     meter_burst: int = _f(1000, "OVS: the meter's bucket (burst_size), frames: a burst of up to about this many "
                                 "frames passes it at any rate (a DUT of known buffer)", 1, 100_000_000)
     firewall: str = _f("none", "OVS: security groups as Neutron's openvswitch firewall deploys them on the tenant "
-                               "ports' bridge: conntrack (a zone per port, commit on new, established fast path, "
+                               "ports' bridge: conntrack (a zone per network, commit on new, established fast path, "
                                "invalid dropped) or none", choices=FIREWALLS, flag="--firewall")
     tunnel: str = _f("none", "OVS: the tenant network: vxlan (br-int - br-tun with a userspace VXLAN port over the "
                              "br-phy underlay; zlgen's side B is the remote VTEP) or none", choices=TUNNELS,

@@ -369,7 +369,7 @@ def _conntrack_full(x: _Ctx) -> tuple[str, str, list[str], list[str]] | None:
         limit = max(2 * max([default, *(v["limit"] for v in zones.values())]), 2 * int(x.ctx.get("flows") or 0))
         remedies.append(f"ovs-appctl dpctl/ct-set-limits netdev@ovs-netdev default={limit}"
                         + "".join(f" zone={z},limit={limit}" for z in sorted(zones))
-                        + f" (zeroloss: --set ovs_ct_zone_limit={limit}; Neutron: one zone per port)")
+                        + f" (zeroloss: --set ovs_ct_zone_limit={limit}; Neutron: one zone per network)")
     return ("conntrack_full", "conntrack was full: new connections were refused a commit, so each of their frames "
             "took conntrack's slow new-connection path again (and a firewall dropping +inv or uncommitted frames "
             "drops them)", ev, remedies)

@@ -1,7 +1,7 @@
-"""Neutron's compute node on the bench (issue 30 Must 1): --firewall conntrack and --tunnel vxlan through the real
-OVS-DPDK. The frames go through ct() in their port's zone and through a userspace VXLAN tunnel (OVS encapsulates
-A->B and decapsulates B->A; zlgen is the remote VTEP), every frame is accounted for hop by hop, and the ledger
-names the conntrack zone and the tunnel's ends."""
+"""Neutron's compute node on the bench (issue 30 Must 1, issue 38 Must 1): --firewall conntrack and --tunnel vxlan
+through the real OVS-DPDK. The frames go through Neutron's firewall tables, ct() in their network's zone, and through
+a userspace VXLAN tunnel (OVS encapsulates A->B and decapsulates B->A; zlgen is the remote VTEP), every frame is
+accounted for hop by hop, and the ledger names the conntrack zone and the tunnel's ends."""
 
 from __future__ import annotations
 
@@ -28,9 +28,10 @@ def _host_has_vtep() -> bool:
 
 
 def test_frames_go_through_conntrack_and_the_vxlan_tunnel_both_ways():
-    """One trial each way through ovs-p2p with both options: the datapath's flows commit in zone 1, push and pop
-    the VXLAN header; ofproto/trace of a frame from g0 shows ct() and the tunnel's output; conntrack holds the
-    connections (side B's flows answer side A's: one each); zlgen decapsulated every frame it received on g1."""
+    """One trial each way through ovs-p2p with both options: the datapath's flows commit in zone 1 (the network's
+    local VLAN, from reg6), push and pop the VXLAN header; ofproto/trace of a frame from g0 (zlgen's MAC, a source
+    of the security group's prefix) shows Neutron's tables and the tunnel's output; conntrack holds the connections
+    (side B's flows answer side A's: one each); zlgen decapsulated every frame it received on g1."""
     spec = OvsBenchSpec(topology="ovs-p2p", firewall="conntrack", tunnel="vxlan")
     taps = _taps()
     with Workspace() as ws, OvsBench(spec, ws) as b:
@@ -50,9 +51,16 @@ def test_frames_go_through_conntrack_and_the_vxlan_tunnel_both_ways():
         assert "ct(commit,zone=1)" in flows and "tnl_push(tnl_port(" in flows and "tnl_pop(" in flows, flows
         assert "vni=0x64" in flows and f"src={LOCAL_VTEP}" in flows
         trace = ovs.appctl("ofproto/trace", "br-int",
-                           "in_port=g0,udp,nw_src=198.18.0.5,nw_dst=198.19.1.5,dl_src=02:00:00:00:00:01,"
+                           f"in_port=g0,udp,nw_src=198.18.0.5,nw_dst=198.19.1.5,dl_src={spec.gen_mac('g0')},"
                            "dl_dst=02:00:00:00:00:02")
-        assert "ct(table=72,zone=1)" in trace and "resume conntrack" in trace, trace
+        assert c.ports()[0]["mac"].lower() == spec.gen_mac("g0")  # zlgen's MAC is the one the anti-spoofing rule allows
+        # table 60 names the port and the network (reg6: zone 1), 71 checks MAC and IP and looks the frame up, 72's
+        # egress rule passes it to 73, which commits it (patch-tun has no firewall)
+        for step in ("set_field:0x1->reg6", "dl_src=02:5a:4c:00:00:01,nw_src=198.18.0.0/15, priority 65\n"
+                     "    ct(table=72,zone=NXM_NX_REG6[0..15])", "resume conntrack",
+                     "72. ct_state=+new-est,udp,reg5=0x1,nw_dst=198.18.0.0/15, priority 77",
+                     "priority 90\n    ct(commit,zone=NXM_NX_REG6[0..15])"):
+            assert step in trace, (step, trace)
         assert "output to native tunnel" in trace and "tunneling to 203.0.113.2 via br-phy" in trace, trace
         assert "Datapath actions: ct(commit,zone=1),tnl_push(" in trace, trace
         nconns = int(ovs.appctl("dpctl/ct-get-nconns").strip())
@@ -113,10 +121,15 @@ def test_pvp_with_conntrack_and_vxlan_runs_once(tmp_path):
     doc = read_doc(out)
     _conserved(doc)
     names = _hop_names(doc)
-    assert {"OVS br-int conntrack zone 2 (v0 ingress)", "OVS br-int conntrack zone 3 (v1 egress)",
-            "OVS br-int conntrack zone 3 (v1 ingress)", "OVS br-int conntrack zone 2 (v0 egress)",
+    assert {"OVS br-int conntrack zone 1 (g0 egress)", "OVS br-int conntrack zone 1 (v1 egress)",
+            "OVS br-int conntrack zone 1 (v1 ingress)", "OVS br-int conntrack zone 1 (v0 egress)",
             "OVS br-tun vxlan encap (vxlan-cb007102 -> br-phy, VNI 100)"} <= names, names
-    assert doc["placement"]["pvp"]["conntrack_zones"] == {"g0": 1, "v0": 2, "v1": 3}
+    assert doc["placement"]["pvp"]["conntrack_zones"] == {"g0": 1, "v0": 1, "v1": 1}  # one zone: the network's
+    # the network's ports share the zone: each flow is one connection (its reply and both crossings of the bridge
+    # find it), not one per port crossed; the warm-up's streams add their own
+    (s,) = doc["searches"]
+    nconns = s["trials"][-1]["dut_state"]["datapath"]["ct"]["nconns"]
+    assert 64 <= nconns <= 64 + 8, nconns
 
 
 def test_an_underlay_mtu_too_small_for_vxlan_is_diagnosed_as_the_tunnel_mtu(tmp_path):

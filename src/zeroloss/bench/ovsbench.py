@@ -13,14 +13,14 @@ bond-a = {g0, g2}, side B is bond-b = {g1, g3}; OVS picks the bond member on egr
 with static FDB entries for zlgen's MACs), ingress is accepted on every member.
 
 As Neutron's OVS agent deploys a compute node (issue 30), two options combine with every topology:
-- firewall=conntrack: security-group rules on the tenant ports' bridge as the openvswitch firewall driver writes
-  them: each tenant port (the VNFs', and zlgen's where they sit on that bridge) has its own conntrack zone; an
-  untracked IP frame goes through ct(table=72 egress / 82 ingress, zone=Z), +trk+new frames the security-group
-  rule allows (UDP from the streams' prefix) are committed, +trk+est ones forwarded (the fast path), +trk+inv and
-  unmatched ones dropped; non-IP (ARP) passes. One ct() per crossing of the bridge, both ways in the zone of the
-  same port (the VNF's, as Neutron tracks a VM port's traffic in its zone), so replies are +est. OVS 3.1's
-  userspace conntrack keeps one-way UDP +new (committed again each frame) until a reply: the bench's side B
-  streams are the replies of side A's when the firewall is on (bench.target.bench_streams).
+- firewall=conntrack: security groups on the tenant ports' bridge as Neutron's openvswitch firewall driver builds
+  them (bench.ovsfirewall: its tables 60, 71-73, 81-82, 91-94, registers reg5/reg6, the same flows): the tenant
+  ports (the VNFs', and zlgen's where they sit on that bridge) are ports of one network, whose local VLAN is its
+  conntrack zone (zone=NXM_NX_REG6[0..15], shared by the network's ports). A frame leaving a firewalled port is
+  checked against the port's MAC/IP pairs and looked up in the zone once, committed where Neutron commits it (at the
+  ingress port's rules, or in table 73 towards a port of no firewall); a reply is +est+rpl at its egress (the fast
+  path). OVS 3.1's userspace conntrack keeps one-way UDP +new (committed again each frame) until a reply: the
+  bench's side B streams are the replies of side A's when the firewall is on (bench.target.bench_streams).
 - tunnel=vxlan: br-int (g0, the VNFs) - patch - br-tun (a userspace VXLAN port, local VLAN 1 <-> the VNI) and the
   underlay bridge br-phy (g1 as the physical port, the local VTEP address on br-phy's own port, a kernel tap in
   the netdev datapath, as the userspace-tunnelling how-to sets it). zlgen's side B is the remote VTEP: its frames
@@ -49,6 +49,7 @@ from ..stream import Stream, Vxlan
 from ..vnf.container import SHARED_DIR, ContainerSpec, ContainerVnf, PodmanFailed, cnf_pod, require_image
 from ..vnf.domain import VmInterface, VmSpec, kernel_cmdline
 from ..vnf.vm import GuestVm, guest_files, qemu_binary, resolve_accel
+from .ovsfirewall import firewall_rules
 from .workspace import Workspace
 
 VNFS = {"ovs-p2p": 0, "pvp": 1, "pvvp": 2}
@@ -61,7 +62,6 @@ GEN_MB = VNF_MB = 256
 LOCAL_VTEP, REMOTE_VTEP, VTEP_PLEN = "203.0.113.1", "203.0.113.2", 24
 LOCAL_VLAN = 1
 VXLAN_OVERHEAD = 50          # outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8
-EGRESS_TABLE, INGRESS_TABLE = 72, 82  # Neutron's RULES_EGRESS_TABLE / RULES_INGRESS_TABLE
 # coverage counters each stage of a switch segment explains (prefixes): the firewall's drop rules are OpenFlow drops
 STAGE_COUNTERS = {"conntrack": ("drop_action_of_pipeline",),
                   "encap": ("datapath_drop_tunnel_push", "drop_action_tunnel"),
@@ -144,8 +144,8 @@ class OvsBenchSpec:
 
     @property
     def fw_ports(self) -> tuple[str, ...]:
-        """The tenant ports the firewall protects, in zone order (zone = index + 1): zlgen's ports on the tenant
-        bridge (all with one bridge, side A's with the tunnel), then the VNFs'."""
+        """The tenant ports the firewall protects, in the order of their numbers in reg5 (index + 1): zlgen's ports
+        on the tenant bridge (all with one bridge, side A's with the tunnel), then the VNFs'."""
         if self.firewall == "none":
             return ()
         if self.tunnel != "none":
@@ -154,16 +154,25 @@ class OvsBenchSpec:
             gen = self.gen_ports if self.bridges == 1 else ()
         return (*gen, *self.vnf_ports)
 
+    @property
+    def local_vlan(self) -> int:
+        """The tenant network's local VLAN on the tenant bridge (Neutron's reg6): the internal VLAN of the VLAN
+        translation with two bridges, else the first one Neutron's agent hands out."""
+        return self.vlan + 100 if self.bridges == 2 and self.vlan >= 0 else LOCAL_VLAN
+
     def zone(self, port: str) -> int | None:
-        """The conntrack zone of a tenant port (None: not firewalled)."""
-        return self.fw_ports.index(port) + 1 if port in self.fw_ports else None
+        """The conntrack zone of a tenant port: its network's local VLAN, one zone per network (None: not
+        firewalled)."""
+        return self.local_vlan if port in self.fw_ports else None
 
     def guard(self, a: str, b: str) -> str | None:
-        """The tenant port whose zone frames between ports a and b of the tenant bridge are tracked in, either way
-        (a VNF's port, as Neutron tracks a VM's traffic in its port's zone both ways; else the lower zone's), so a
-        reply is tracked where its request was; None when neither is firewalled."""
-        ports = sorted((p for p in (a, b) if p in self.fw_ports), key=lambda p: (not p.startswith("v"), self.zone(p)))
-        return ports[0] if ports else None
+        """The firewalled port whose tables look frames from port a to port b of the tenant bridge up in conntrack:
+        a's egress, else b's ingress (ovsfirewall); None when neither is firewalled."""
+        return a if a in self.fw_ports else b if b in self.fw_ports else None
+
+    def gen_mac(self, port: str) -> str:
+        """zlgen's MAC on one of its ports (set on its virtio-user device): the firewall's anti-spoofing matches it."""
+        return f"02:5a:4c:00:00:{self.gen_ports.index(port) + 1:02x}"
 
     def inner_end(self, port: str, side: int) -> str:
         """Where frames of zlgen port `port` (on side `side`) enter or leave the tenant bridge."""
@@ -211,26 +220,10 @@ class OvsBenchSpec:
 
 def _tenant_rules(s: OvsBenchSpec, fwd: list[tuple[str, str, str, str, str]]) -> list[str]:
     """The tenant bridge's rules for its forwarding hops (in_port, match, meter, actions before output, out_port):
-    plain, or behind the security groups (module doc) when the firewall is on."""
+    plain, or through Neutron's firewall (bench.ovsfirewall) when it is on."""
     if s.firewall == "none":
         return [f"in_port={a}{match},actions={meter}{pre}output:{b}" for a, match, meter, pre, b in fwd]
-    rules: list[str] = []
-    tables: set[int] = set()
-    for a, match, meter, pre, b in fwd:
-        port = s.guard(a, b)
-        if port is None:
-            rules.append(f"in_port={a}{match},actions={meter}{pre}output:{b}")
-            continue
-        z, table = s.zone(port), EGRESS_TABLE if port == a else INGRESS_TABLE
-        tables.add(table)
-        rules += [f"table=0,priority=100,ct_state=-trk,ip,in_port={a}{match},actions={meter}ct(table={table},zone={z})",
-                  f"table=0,priority=90,in_port={a}{match},actions={meter}{pre}output:{b}",  # ARP, non-IP: allowed
-                  f"table={table},priority=70,ct_state=+trk+inv,ct_zone={z},actions=drop",
-                  f"table={table},priority=60,ct_state=+trk+est-rel,ct_zone={z},in_port={a}{match},"
-                  f"actions={pre}output:{b}",
-                  f"table={table},priority=50,ct_state=+trk+new,ct_zone={z},udp,nw_src={s.sg_prefix},in_port={a}"
-                  f"{match},actions=ct(commit,zone={z}),{pre}output:{b}"]
-    return rules + [f"table={t},priority=0,actions=drop" for t in sorted(tables)]  # default deny
+    return firewall_rules(s, fwd)
 
 
 def _tunnel_flows(s: OvsBenchSpec, hops: list[tuple[str, str]]) -> dict[str, list[str]]:
@@ -330,8 +323,9 @@ def ovs_paths(s: OvsBenchSpec) -> list[dict]:
         return f"{a}->br-tun->{b}" if s.tunnel != "none" else f"{a}->{b}"
 
     def stages(src: list[str], dst: list[str], tx_side: int) -> list[dict]:
-        """The stages inside a switch segment that own drop counters: the conntrack zone the frames pass on the
-        tenant bridge (the zone of the port they leave, else of the one they enter) and the tunnel's end."""
+        """The stages inside a switch segment that own drop counters: the network's conntrack zone the frames pass
+        on the tenant bridge (looked up at the egress of the port they leave, else the ingress of the one they
+        enter) and the tunnel's end."""
         out = []
         a, b = s.inner_end(src[0], tx_side), s.inner_end(dst[0], 1 - tx_side)
         if s.tunnel != "none" and a == "patch-tun":
@@ -394,8 +388,9 @@ def ovs_paths(s: OvsBenchSpec) -> list[dict]:
     return out
 
 
-def _virtio(index: int, sock, queues: int, ring: int) -> str:
-    return f"net_virtio_user{index},path={sock},server=1,queues={queues},queue_size={ring}"
+def _virtio(index: int, sock, queues: int, ring: int, mac: str = "") -> str:
+    return f"net_virtio_user{index},path={sock},server=1,queues={queues},queue_size={ring}" + (f",mac={mac}" if mac
+                                                                                              else "")
 
 
 class OvsBench:
@@ -434,7 +429,8 @@ class OvsBench:
                 self._stack.callback(vnf.stop)
                 self.vnfs.append(vnf)
             gen_eal = Eal(lcores=s.gen_lcores, file_prefix=self.ws.prefix("gen"),
-                          vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.gen_ring)
+                          vdevs=tuple(_virtio(i, self.ws.sock(n), s.queues, s.gen_ring,
+                                              s.gen_mac(n) if s.firewall != "none" else "")
                                       for i, n in enumerate(s.gen_ports)))
             gen = Zlgen(ZlgenConfig(eal=gen_eal, ctl_path=self.ws.sock("zlgen-ctl"), max_frame=max(1518, s.max_frame),
                                     rxq=s.queues, txq=s.queues, gap_us=s.gap_us), self.ws.log("zlgen"))
