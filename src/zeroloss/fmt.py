@@ -49,6 +49,9 @@ FLAG_TEXT = {
                          "loss); rates above them were not tried",
     "noisy": "a longer validation trial failed where a short trial passed, or a rate passed above one that "
              "failed: results vary from trial to trial (use --repeat to see the spread)",
+    "meter-burst": "an OpenFlow meter on the path dropped the frames of the failed validations: its burst, not the "
+                   "DUT's noise, lets a short trial pass where a longer one fails (the run's warning names the meter "
+                   "and its burst size)",
     "no-ndr": "a search found no rate without loss (every rate it tried lost frames or the generator failed): "
               "the NDR shown is the mean of the searches that found one; see the search trace",
     "disturbed": "a trial lost frames while a DUT core stalled longer than its RX ring covers at that rate (host "
