@@ -306,8 +306,8 @@ def test_vf_count_against_the_plans_sriov_policy(tmp_path):
 
 
 def test_readme_sriov_lab_example_is_a_valid_lab_file():
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    block = readme[readme.index("### SR-IOV VF ports"):].split("```yaml\n", 1)[1].split("```", 1)[0]
-    lab = parse(yaml.safe_load(block), "README")
+    page = (Path(__file__).parent.parent / "docs" / "sriov.md").read_text()
+    block = page[page.index("# SR-IOV VF ports"):].split("```yaml\n", 1)[1].split("```", 1)[0]
+    lab = parse(yaml.safe_load(block), "docs/sriov.md")
     assert lab.sriov_policy == "sriov-plan.yaml" and [p.dut_port for p in lab.ports] == ["sriov:ens2f0/0",
                                                                                          "sriov:0000:37:01.1"]

@@ -11,7 +11,7 @@ import yaml
 
 from .conftest import FIXTURES
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+HOST_TUNING = Path(__file__).resolve().parents[2] / "docs" / "host-tuning.md"  # the docs' host examples
 
 
 def run(*args, stdin=None):
@@ -114,9 +114,8 @@ def test_rxq_plan_errors(tmp_path):
 
 
 def readme_commands():
-    text = README.read_text()
-    section = text.split("## Host tuning", 1)[1].split("\n## ", 1)[0]
-    return [line.strip().split()[1:] for line in section.splitlines() if line.startswith("    zeroloss ")]
+    blocks = [b.split("```", 1)[0] for b in HOST_TUNING.read_text().split("```sh\n")[1:]]
+    return [line.split()[1:] for block in blocks for line in block.splitlines() if line.startswith("zeroloss ")]
 
 
 @pytest.mark.parametrize("args", readme_commands())
