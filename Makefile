@@ -1,5 +1,5 @@
 # zeroloss: `make setup` once as root, then `make test`, `make bench`, `make demo`.
-.PHONY: setup build test test-c test-py bench bench-save lint demo clean
+.PHONY: setup build test test-c test-py bench bench-save lint docs demo clean
 
 VENV := .venv/bin
 
@@ -33,6 +33,11 @@ lint:
 	$(VENV)/ruff check src tests
 	$(VENV)/lint-imports
 	$(VENV)/mypy
+
+# the docs site (mkdocs.yml, docs/) into site/; --strict: a broken link or anchor, or a page left out of the nav, fails
+docs:
+	@test -x $(VENV)/mkdocs || { echo 'make docs: no $(VENV)/mkdocs: run make setup (it installs the docs extra)' >&2; exit 1; }
+	NO_MKDOCS_2_WARNING=1 $(VENV)/mkdocs build --strict --site-dir site
 
 demo: setup
 	$(VENV)/zeroloss trial --rate 1M --flows 1024 --duration 5

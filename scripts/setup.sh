@@ -81,7 +81,7 @@ fi
 stamp=.venv/.zeroloss-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
 	.venv/bin/pip install -q --upgrade pip
-	.venv/bin/pip install -q -e '.[test]'
+	.venv/bin/pip install -q -e '.[test,docs]'
 	touch "$stamp"
 fi
 if [ "$link" = 1 ]; then
