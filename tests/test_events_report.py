@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 
 import pytest
-from matplotlib.patches import StepPatch
 
 from zeroloss.cli.main import main
 from zeroloss.report.eventsreport import event_figure
@@ -36,16 +35,17 @@ def test_the_worst_repeat_of_each_event_is_the_one_that_lost_most(rec):
 def test_the_timeline_shows_each_lost_frame_where_it_was_sent(rec):
     trial = next(t for t, _ in ev.worst(rec) if t.event == "vnf-restart")
     fig = event_figure(trial, 2)
-    ab, ba, loss = fig.axes
-    lost = {p.get_label(): p.get_data().values for p in loss.patches if isinstance(p, StepPatch)}
-    assert {k: int(v.sum()) for k, v in lost.items()} == {"A->B": 1_500, "B->A": 1_400}  # the ledger's frames
+    ab, ba, loss = fig.rows
+    lost = {a.label: a.args[0] for a in loss.artists if a.kind == "stairs"}
+    assert {k: int(sum(v)) for k, v in lost.items()} == {"A->B": 1_500, "B->A": 1_400}  # the ledger's frames
     assert [i for i, v in enumerate(lost["A->B"]) if v] == list(range(31, 46))  # 0.31 .. 0.46 s
-    received = next(p for p in ab.patches if isinstance(p, StepPatch) and p.get_label() == "A->B received")
-    assert received.get_data().values[31:46].max() == 0 and received.get_data().values[30] == 10.0  # kpps
-    assert [ln.get_xdata()[0] for ln in ab.lines if ln.get_label() == "event applied"] == [0.3]
-    assert ab.get_xlim() == (0.0, 1.0) and "repeat 2 (the worst of 2)" in fig.get_suptitle()
+    received = next(a.args[0] for a in ab.artists if a.kind == "stairs" and a.label == "A->B received")
+    assert max(received[31:46]) == 0 and received[30] == 10.0  # kpps
+    assert [a.args[0] for a in ab.artists if a.kind == "axvline" and a.label == "event applied"] == [0.3]
+    assert ab.x.lim == [0.0, 1.0] and fig.title and "repeat 2 (the worst of 2)" in fig.title[0]
     mtu = event_figure(next(t for t in rec.trials if t.event == "mtu"), 1)
-    assert [ln.get_label() for ln in mtu.axes[0].lines if ln.get_label() in ("event applied", "undone")] == [
+    assert mtu is not None
+    assert [a.label for a in mtu.rows[0].artists if a.label in ("event applied", "undone")] == [
         "event applied", "undone"]
 
 
@@ -136,8 +136,8 @@ def test_the_timeline_keeps_frames_into_a_downed_link_out_of_the_loss(rec):
     ba = iv["directions"]["B->A"]
     ba["link_down"] = [t - r for t, r in zip(ba["tx"], ba["rx"], strict=True)]
     fig = event_figure(dataclasses.replace(trial, event="bond-down", intervals=iv), 1)
-    _, ba_ax, loss = fig.axes
-    lost = {p.get_label(): p.get_data().values for p in loss.patches if isinstance(p, StepPatch)}
-    assert int(lost["A->B"].sum()) == 1_500 and int(lost["B->A"].sum()) == 0
-    labels = [c.get_label() for c in ba_ax.collections]
+    _, ba_ax, loss = fig.rows
+    lost = {a.label: a.args[0] for a in loss.artists if a.kind == "stairs"}
+    assert int(sum(lost["A->B"])) == 1_500 and int(sum(lost["B->A"])) == 0
+    labels = [a.label for a in ba_ax.artists if a.kind == "fill_between"]
     assert "offered into the downed link (the generator's)" in labels, labels

@@ -1,1 +1,1 @@
-"""The HTML report and its matplotlib figures (reads result files only)."""
+"""The HTML report and its figures (SVG drawn by svgdraw.py; PNG through matplotlib) (reads result files only)."""

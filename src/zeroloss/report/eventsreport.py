@@ -10,9 +10,8 @@ import io
 import time
 from html import escape
 
-from matplotlib.figure import Figure
-
 from zeroloss import __version__
+from zeroloss.report.canvas import Figure
 from zeroloss.report.html import CSS, _fmt, _kv, _lab_block, _table, ledger_html
 from zeroloss.report.plots import COLORS, svg_inline
 from zeroloss.results.events import BASELINE, EventsRecord, EventTrial, table, to_json_summary, worst

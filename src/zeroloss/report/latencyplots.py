@@ -1,16 +1,14 @@
 """Latency vs load in the report: NFVbench's table (load % of the NDR, rate, p50, p99, p99.9, max), a figure of
 the percentiles against the load, and the CCDF of each trial's merged histogram (the share of frames slower than
-x, log-log: the tail a percentile table hides). Pure: reads result records, draws with matplotlib."""
+x, log-log: the tail a percentile table hides). Pure: reads result records, draws on a canvas.Figure."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from html import escape
 
-from matplotlib import ticker
-from matplotlib.figure import Figure
-
 from zeroloss.latency import lost_tail, ns_text, value_text
+from zeroloss.report.canvas import Figure
 from zeroloss.results import latencyload
 from zeroloss.results.records import RunRecord, SearchEntry
 from zeroloss.results.summary import Run
@@ -47,12 +45,12 @@ def load_figure(run: Run) -> Figure:
                 ax.plot([p[0] for p in up], [p[1] for p in up], linestyle="none", marker="^", markersize=7,
                         markerfacecolor="none", color=color, label=f"{_name(s)}: {name} > (frames lost)")
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(ticker.FuncFormatter(_us))
+    ax.yaxis.set_major_formatter(_us)
     ax.set_xlim(0, 105)
     ax.set_xlabel("load, % of the NDR")
     ax.set_ylabel("latency, µs (log scale)")
     ax.grid(which="both", alpha=0.3)
-    if ax.lines:
+    if ax.has_artists():
         fig.legend(loc="outside right upper", fontsize="small")
     fig.suptitle(f"{run.label}: latency vs load (every direction merged)"
                  + ("; ^: frames lost reach it, above the value" if bounded else ""))
@@ -74,11 +72,11 @@ def ccdf_figure(run: Run, search: SearchEntry) -> Figure:
                     label=f"{t.load_pct:g} % of the NDR ({h.count:,} frames, max {ns_text(h.max)}{lost})")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(ticker.FuncFormatter(_us))
+    ax.xaxis.set_major_formatter(_us)
     ax.set_xlabel("latency, µs (log scale)")
     ax.set_ylabel("share of frames slower (log scale)")
     ax.grid(which="both", alpha=0.3)
-    if ax.lines:
+    if ax.has_artists():
         ax.legend(fontsize="small")
     fig.suptitle(f"{run.label}: {_name(search)}, latency distribution (CCDF) at each load")
     return fig

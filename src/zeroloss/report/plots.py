@@ -1,4 +1,4 @@
-"""Figures of the report, drawn with matplotlib from result records: NDR per frame size (frames/s and % of
+"""Figures of the report, drawn on a canvas.Figure from result records: NDR per frame size (frames/s and % of
 line rate on two axes, as in the Dell/Intel jumbo-frame whitepaper's Figure 3), latency at NDR, and each
 search's trace. Each figure is rendered to SVG text (inlined in the HTML report) or saved as SVG or PNG."""
 
@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import io
 import math
-import re
 from pathlib import Path
-
-import numpy as np
-from matplotlib import rc_context, ticker
-from matplotlib.figure import Figure
 
 from zeroloss.fileio import write_text_atomic
 from zeroloss.frames import Frame, by_size, order
+from zeroloss.report import svgdraw
+from zeroloss.report.canvas import Figure, replay
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import SearchEntry
 from zeroloss.results.soak import SoakRecord
@@ -53,8 +50,7 @@ def ndr_figure(runs: list[Run]) -> Figure:
     ax.set_xlabel("frame size, bytes (FCS included)")
     ax.set_ylabel("NDR, Mpps per direction (bars)")
     pct_ax.set_ylabel("NDR, % of line rate (lines)")
-    ys = [np.asarray(line.get_ydata(), dtype=float) for line in pct_ax.lines]
-    tops = [y.max() * 1.05 for y in ys if y.size]  # a run may have none
+    tops = [r.line_rate_pct * 1.05 for rows in per_run for r in rows if r.found]  # a run may have none
     pct_ax.set_ylim(0, max([105.0, *tops]))
     ax.grid(axis="y", alpha=0.3)
     handles = ax.get_legend_handles_labels()[0] + pct_ax.get_legend_handles_labels()[0]
@@ -97,13 +93,13 @@ def latency_figure(runs: list[Run]) -> Figure:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", markersize=3,
                         color=COLORS[i % len(COLORS)], label=f"{run.label}: {name}")
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(ticker.FuncFormatter(_plain))
-    ax.yaxis.set_minor_formatter(ticker.FuncFormatter(lambda v, pos: _plain(v, pos) if _lead(v) in (2, 5) else ""))
+    ax.yaxis.set_major_formatter(_plain)
+    ax.yaxis.set_minor_formatter(lambda v, pos: _plain(v, pos) if _lead(v) in (2, 5) else "")
     ax.set_xticks(range(len(frames)), [str(f) for f in frames])
     ax.set_xlabel("frame size, bytes (FCS included)")
     ax.set_ylabel("latency at NDR, µs (log scale)")
     ax.grid(which="both", alpha=0.3)
-    if ax.lines:
+    if ax.has_artists():
         fig.legend(loc="outside right upper", fontsize="small")
     fig.suptitle("Latency at the NDR (validation trial, the worse direction)")
     return fig
@@ -153,19 +149,17 @@ def trace_figure(search: SearchEntry, title: str) -> Figure:
 
 
 def _render(fig: Figure, fmt: str, salt: str) -> bytes:
-    """The figure as SVG or PNG bytes."""
+    """The figure as SVG (drawn by svgdraw.py) or PNG (the same calls replayed on matplotlib) bytes."""
+    if fmt == "svg":
+        return ('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + svgdraw.render(fig, salt) + "\n").encode()
     buf = io.BytesIO()
-    # text stays text in SVG (smaller, searchable); a per-figure salt keeps element ids unique in one page
-    with rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
-        fig.savefig(buf, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else None)
+    replay(fig).savefig(buf, format=fmt, dpi=110)
     return buf.getvalue()
 
 
 def svg_inline(fig: Figure, salt: str) -> str:
-    """The figure as an <svg> element to put in an HTML page (no XML declaration or doctype)."""
-    text = _render(fig, "svg", salt).decode()
-    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text[text.index("<svg"):], flags=re.S)  # RDF: no use inline
-    return text
+    """The figure as an <svg> element to put in an HTML page."""
+    return svgdraw.render(fig, salt)
 
 
 def save(fig: Figure, path: Path, fmt: str) -> Path:

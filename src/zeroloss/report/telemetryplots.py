@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from html import escape
 
-from matplotlib.figure import Figure
-
 from zeroloss.host.telemetry import Telemetry
+from zeroloss.report.canvas import Figure
 from zeroloss.report.plots import COLORS, svg_inline
 from zeroloss.results.records import SearchEntry
 

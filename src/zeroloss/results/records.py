@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from zeroloss.frames import Frame, line_rate_pps, mean
 from zeroloss.latency import Histogram, mark_lost, merge
@@ -306,8 +306,11 @@ class LoadTrial(Record):
     def histogram(self) -> Histogram | None:
         """Every direction's histogram merged, with the frames each lost as the top (latency.Histogram.percentile:
         a file before the lost tail is read the same way), or None when a direction kept none (or a damaged one)."""
-        h = merged_hist(d.latency_hist for d in self.directions)
-        return None if h is None else replace(h, lost=sum(max(0, d.lost) for d in self.directions))
+        if "_hist" not in self.__dict__:  # decoded once: the report asks for it per table, figure and CCDF
+            h = merged_hist(d.latency_hist for d in self.directions)
+            h = None if h is None else replace(h, lost=sum(max(0, d.lost) for d in self.directions))
+            object.__setattr__(self, "_hist", h)  # a memo beside the fields: to_json and == see fields only
+        return cast("Histogram | None", self.__dict__["_hist"])
 
     def latency(self) -> dict[str, Any]:
         """{count, min, mean, max, p50, p90, p99, p99_9, p99_99} ns of all directions merged, over the frames sent:

@@ -1,0 +1,380 @@
+"""A canvas.Figure rendered as one SVG element: panels stacked in a column (shared x), twins on the right, linear,
+log and symlog axes, lines, markers, steps, bars with error bars, spans, fills, a title and legends. Text stays
+text (searchable, small); its width is estimated (0.6 em a character), which is what the layout needs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from zeroloss.report.canvas import Artist, Axes, AxisState, Figure, Scale
+from zeroloss.report.svgmarks import artist_svg, legend_glyph
+
+SIZES = {"xx-small": 5.79, "x-small": 6.94, "small": 8.33, "medium": 10.0, "large": 12.0, "x-large": 14.4}
+FS = 10.0  # tick and axis label size, pt
+PAD = 6.0
+EM = 0.6  # a character's width, em (DejaVu Sans averages 0.55-0.64)
+FONT = "DejaVu Sans, Bitstream Vera Sans, Arial, Helvetica, sans-serif"
+
+
+def size(value: Any, default: float = FS) -> float:
+    """A matplotlib font size (a number or a name such as 'small') in pt."""
+    if value is None:
+        return default
+    return float(value) if isinstance(value, int | float) else SIZES.get(str(value), default)
+
+
+def text_width(text: str, fs: float) -> float:
+    return len(text) * EM * fs
+
+
+def num(v: float) -> str:
+    """A coordinate as short text."""
+    return f"{v:.1f}".rstrip("0").rstrip(".") if math.isfinite(v) else "0"
+
+
+@dataclass
+class Mapping:
+    """One axis's data range and its scale on the page: value -> position."""
+    scale: Scale
+    lo: float
+    hi: float
+    start: float  # page position of lo
+    end: float  # page position of hi
+
+    def __post_init__(self) -> None:
+        self._t0 = self.t(self.lo)
+        self._k = (self.end - self.start) / ((self.t(self.hi) - self._t0) or 1.0)
+
+    def t(self, v: float) -> float:
+        if self.scale.name == "log":
+            return math.log10(v) if v > 0 else -1e9
+        if self.scale.name == "symlog":
+            a = abs(v) / self.scale.linthresh
+            return math.copysign(a if a <= 1 else 1 + math.log10(a), v)
+        return v
+
+    def __call__(self, v: float) -> float:
+        p = self.start + (self.t(v) - self._t0) * self._k
+        return -1e5 if p < -1e5 else (1e5 if p > 1e5 else p)
+
+    def inverse(self, t: float) -> float:
+        if self.scale.name == "log":
+            return float(10 ** t)
+        if self.scale.name == "symlog":
+            a = abs(t)
+            return math.copysign((a if a <= 1 else 10 ** (a - 1)) * self.scale.linthresh, t)
+        return t
+
+
+def _finite(vals: Iterable[Any]) -> list[float]:
+    out = []
+    for v in vals:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(f):
+            out.append(f)
+    return out
+
+
+def extent(a: Artist, axis: str) -> tuple[list[float], bool]:
+    """The data an artist spans on axis x or y, and whether it sticks to 0 there (bars and stairs: no margin)."""
+    k, args = a.kind, a.args
+    if k in ("plot", "scatter", "step"):
+        return _finite(args[0] if axis == "x" else args[1]), False
+    if k == "stairs":
+        return (_finite(args[1]), False) if axis == "x" else (_finite([*args[0], 0.0]), True)
+    if k == "bar":
+        w = float(a.kw.get("width", args[2] if len(args) > 2 else 0.8))
+        if axis == "x":
+            return _finite(x + s * w / 2 for x in args[0] for s in (-1, 1)), False
+        err = a.kw.get("yerr") or [0.0] * len(args[1])
+        return _finite([0.0, *(h + e for h, e in zip(args[1], err, strict=False))]), True
+    if k == "errorbar":
+        if axis == "x":
+            return _finite(args[0]), False
+        err = a.kw.get("yerr") or [0.0] * len(args[1])
+        return _finite(y + s * e for y, e in zip(args[1], err, strict=False) for s in (-1, 1)), False
+    if k == "axhline":
+        return (_finite(args[:1]), False) if axis == "y" else ([], False)
+    if k in ("axvline", "axvspan"):
+        return (_finite(args[:2]), False) if axis == "x" else ([], False)
+    if k == "fill_between":
+        return (_finite(args[0]), False) if axis == "x" else (_finite([*args[1], *args[2]]), False)
+    return [], False
+
+
+def limits(axes: list[Axes], axis: str, state: AxisState) -> tuple[float, float]:
+    """An axis's view limits: what was set, else the data with 5 % margins (in the scale's own terms)."""
+    vals, sticky = [], False
+    for ax in axes:
+        for a in ax.artists:
+            v, s = extent(a, axis)
+            vals += v
+            sticky = sticky or (s and bool(v))
+    scale = state.scale
+    if scale.name == "log":
+        vals = [v for v in vals if v > 0]
+    lo_set, hi_set = state.lim
+    if not vals:
+        vals = [1.0, 10.0] if scale.name == "log" else [0.0, 1.0]
+    m = Mapping(scale, 0.0, 1.0, 0.0, 1.0)
+    t0, t1 = m.t(min(vals)), m.t(max(vals))
+    if t0 == t1:
+        t0, t1 = t0 - 0.5, t1 + 0.5
+    span = t1 - t0
+    lo = m.inverse(t0 - 0.05 * span) if not (sticky and min(vals) == 0) else 0.0
+    hi = m.inverse(t1 + 0.05 * span)
+    lo = lo_set if lo_set is not None else lo
+    hi = hi_set if hi_set is not None else hi
+    if hi <= lo:
+        hi = lo + (abs(lo) or 1.0)
+    return lo, hi
+
+
+def _nice(span: float, n: int) -> float:
+    raw = span / max(n, 1)
+    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    return next((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), 10 * mag)
+
+
+def _decimals(step: float) -> int:
+    return next((d for d in range(7) if abs(round(step * 10 ** d) - step * 10 ** d) < 1e-6), 6)
+
+
+def default_text(v: float, scale: str, step: float = 1.0) -> str:
+    if scale == "linear":
+        text = f"{v:.{_decimals(step)}f}" if step < 1 else f"{v:.0f}"
+        return text.lstrip("-") if float(text) == 0 else text  # no "-0.0"
+    return f"{v:g}"
+
+
+def ticks(m: Mapping, state: AxisState, n: int) -> list[tuple[float, str, bool]]:
+    """(value, label, major) of an axis's ticks within its limits; about n labelled ones."""
+    lo, hi = min(m.lo, m.hi), max(m.lo, m.hi)
+
+    def inside(v: float) -> bool:
+        return lo - 1e-9 * (abs(lo) + 1) <= v <= hi + 1e-9 * (abs(hi) + 1)
+    fmt = state.major
+    if state.ticks is not None:
+        pos, labels = state.ticks
+        return [(p, labels[i] if labels else (fmt(p, None) if fmt else default_text(p, m.scale.name)), True)
+                for i, p in enumerate(pos) if inside(p)]
+    out: list[tuple[float, str, bool]] = []
+    if m.scale.name == "linear":
+        step = _nice(hi - lo, n)
+        k = math.ceil(lo / step - 1e-9)
+        while k * step <= hi + 1e-9 * step:
+            v = k * step
+            out.append((v, fmt(v, None) if fmt else default_text(v, "linear", step), True))
+            k += 1
+        return out
+    if m.scale.name == "log":
+        a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+        every = max(1, math.ceil((b - a + 1) / max(n, 1)))
+        majors = [10.0 ** k for k in range(a, b + 1) if k % every == 0 and inside(10.0 ** k)]
+        out = [(v, fmt(v, None) if fmt else default_text(v, "log"), True) for v in majors]
+        if every == 1:
+            minor_fmt = state.minor or (None if len(majors) >= 2 else
+                                        (lambda v, _p: default_text(v, "log") if f"{v:e}"[0] in "25" else ""))
+            out += [(v, minor_fmt(v, None) if minor_fmt else "", False)
+                    for k in range(a, b + 1) for d in range(2, 10) if inside(v := d * 10.0 ** k)]
+        return out
+    lt = m.scale.linthresh  # symlog: 0 and the decades from linthresh up, thinned to about n
+    pos = [lt * 10.0 ** k for k in range(0, 40) if lt * 10.0 ** k <= max(abs(lo), abs(hi)) * (1 + 1e-9)]
+    every = max(1, math.ceil((len(pos) + 1) / max(n, 1)))
+    vals = [0.0, *pos[::every], *(-p for p in pos[::every])]
+    return [(v, fmt(v, None) if fmt else default_text(v, "symlog"), True) for v in vals if inside(v)]
+
+
+@dataclass
+class Panel:
+    """A row's rectangle on the page and the mappings of its axes."""
+    ax: Axes
+    x0: float
+    y0: float
+    w: float
+    h: float
+
+
+def _legend_size(kw: dict[str, Any]) -> tuple[float, float, float]:
+    """(width, height, fontsize) of a legend box."""
+    fs = size(kw.get("fontsize"), FS)
+    entries = kw["entries"]
+    cols = max(1, int(kw.get("ncols", 1)))
+    rows = math.ceil(len(entries) / cols)
+    col_w = max((text_width(lab, fs) for _, lab in entries), default=0.0) + 2.8 * fs
+    return cols * col_w + fs * 0.6, rows * fs * 1.35 + fs * 0.5, fs
+
+
+def render(fig: Figure, salt: str) -> str:
+    """The figure as an <svg> element; salt keeps its ids unique within a page."""
+    width, height = fig.figsize[0] * 72, fig.figsize[1] * 72
+    parts: list[str] = []
+    top = PAD
+    if fig.title:
+        tfs = size(fig.title[1].get("fontsize"), 12.0)
+        tfs = max(6.0, min(tfs, (width - 2 * PAD) / max(text_width(fig.title[0], 1.0), 1.0)))  # a long title fits
+        parts.append(f'<text x="{num(width / 2)}" y="{num(top + tfs)}" font-size="{tfs:g}" text-anchor="middle">'
+                     f"{escape(fig.title[0])}</text>")
+        top += tfs * 1.6
+    right, bottom = PAD, PAD
+    legend = fig.legend_kw if fig.legend_kw and fig.legend_kw["entries"] else None
+    loc = str(legend.get("loc", "")) if legend else ""
+    while legend and "lower" not in loc and _legend_size(legend)[1] > height - top - PAD:
+        legend = {**legend, "ncols": int(legend.get("ncols", 1)) + 1}  # too tall for the figure: more columns
+    while legend and "lower" in loc and int(legend.get("ncols", 1)) > 1 and _legend_size(legend)[0] > width - 2 * PAD:
+        legend = {**legend, "ncols": int(legend.get("ncols", 1)) - 1}  # too wide: fewer columns, more rows
+    if legend:
+        lw, lh, _ = _legend_size(legend)
+        if "lower" in loc:
+            bottom += lh + PAD
+        else:
+            right += lw + PAD
+    rows = fig.rows
+    bottom += FS * 1.4 + (FS * 1.5 if any(r.x.label for r in rows) else 0)
+    gap = FS * 0.9 if fig.sharex else FS * 2.2
+    avail = height - top - bottom - gap * (len(rows) - 1)
+    total = sum(fig.height_ratios) or 1.0
+    heights = [avail * r / total for r in fig.height_ratios]
+    ys = [top + sum(heights[:i]) + gap * i for i in range(len(rows))]
+    ymaps, yticks = {}, {}
+    for row, y0, h in zip(rows, ys, heights, strict=True):
+        for ax in (row, *row.twins):
+            lo, hi = limits([ax], "y", ax.y)
+            ymaps[id(ax)] = m = Mapping(ax.y.scale, lo, hi, y0 + h, y0)
+            yticks[id(ax)] = ticks(m, ax.y, max(2, int(h / (FS * 2.6))))
+    label_w = {k: max((text_width(t[1], FS) for t in v), default=0.0) for k, v in yticks.items()}
+    left = PAD + max(label_w[id(r)] for r in rows) + 5 + (FS * 1.5 if any(r.y.label for r in rows) else 0)
+    twins = [t for r in rows for t in r.twins]
+    if twins:
+        right += max(label_w[id(t)] for t in twins) + 5 + (FS * 1.5 if any(t.y.label for t in twins) else 0)
+    x0, w = left, width - left - right
+    shared = [a for r in rows for a in (r, *r.twins)]
+    for i, (row, y0, h) in enumerate(zip(rows, ys, heights, strict=True)):
+        group = shared if fig.sharex else [row, *row.twins]
+        lo, hi = limits(group, "x", row.x if not fig.sharex else rows[-1].x)
+        xm = Mapping((rows[-1] if fig.sharex else row).x.scale, lo, hi, x0, x0 + w)
+        xstate = rows[-1].x if fig.sharex and rows[-1].x.ticks else row.x
+        xt = ticks(xm, xstate, max(2, int(w / (FS * 6))))
+        show_x = not fig.sharex or i == len(rows) - 1
+        panel = Panel(row, x0, y0, w, h)
+        parts.append(_panel(panel, xm, xt, show_x, ymaps, yticks, f"{salt}-{i}"))
+    if legend:
+        lw, lh, _ = _legend_size(legend)
+        lx = (width - lw) / 2 if "lower" in loc else width - PAD - lw
+        ly = height - PAD - lh if "lower" in loc else ys[0]
+        parts.append(_legend(legend, lx, ly))
+    ylabel_x = PAD + FS * 0.8
+    for row, y0, h in zip(rows, ys, heights, strict=True):
+        if row.y.label:
+            parts.append(_vtext(row.y.label, ylabel_x, y0 + h / 2))
+        for t in row.twins:
+            if t.y.label:
+                parts.append(_vtext(t.y.label, x0 + w + label_w[id(t)] + 5 + FS * 1.1, y0 + h / 2))
+    if rows and rows[-1].x.label:
+        parts.append(f'<text x="{num(x0 + w / 2)}" y="{num(ys[-1] + heights[-1] + FS * 2.6)}" font-size="{FS:g}" '
+                     f'text-anchor="middle">{escape(rows[-1].x.label)}</text>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{num(width)}pt" height="{num(height)}pt" '
+            f'viewBox="0 0 {num(width)} {num(height)}" font-family="{FONT}">'
+            f'<rect width="{num(width)}" height="{num(height)}" fill="#ffffff"/>' + "".join(parts) + "</svg>")
+
+
+def _vtext(text: str, x: float, y: float) -> str:
+    return (f'<text transform="translate({num(x)} {num(y)}) rotate(-90)" font-size="{FS:g}" text-anchor="middle">'
+            f"{escape(text)}</text>")
+
+
+def _panel(p: Panel, xm: Mapping, xt: list[tuple[float, str, bool]], show_x: bool,
+           ymaps: dict[int, Mapping], yticks: dict[int, list[tuple[float, str, bool]]], cid: str) -> str:
+    """One row: grid, artists (clipped to the panel), frame, ticks and their labels, an axes legend."""
+    out = [f'<clipPath id="{escape(cid)}"><rect x="{num(p.x0)}" y="{num(p.y0)}" width="{num(p.w)}" '
+           f'height="{num(p.h)}"/></clipPath>']
+    ym = ymaps[id(p.ax)]
+    g = p.ax.grid_kw
+    if g is not None:
+        alpha, which, axis = g.get("alpha", 1.0), g.get("which", "major"), g.get("axis", "both")
+        lines = []
+        if axis in ("both", "x"):
+            lines += [f"M{num(xm(v))} {num(p.y0)}V{num(p.y0 + p.h)}" for v, _, major in xt
+                      if major or which == "both"]
+        if axis in ("both", "y"):
+            lines += [f"M{num(p.x0)} {num(ym(v))}H{num(p.x0 + p.w)}" for v, _, major in yticks[id(p.ax)]
+                      if major or which == "both"]
+        if lines:
+            out.append(f'<path d="{"".join(lines)}" stroke="#b0b0b0" stroke-width="0.8" '
+                       f'stroke-opacity="{alpha:g}" fill="none"/>')
+    body, notes = [], []  # notes: annotations, drawn only where the point they name is inside (as matplotlib)
+    for ax in (p.ax, *p.ax.twins):
+        m = ymaps[id(ax)]
+        order = sorted(enumerate(ax.artists), key=lambda e: (e[1].kw.get("zorder", _zorder(e[1])), e[0]))
+        body += [artist_svg(a, xm, m, p.x0, p.y0, p.w, p.h) for _, a in order if a.kind != "annotate"]
+        notes += [artist_svg(a, xm, m, p.x0, p.y0, p.w, p.h) for a in ax.artists if a.kind == "annotate"
+                  and p.x0 <= xm(float(a.args[1][0])) <= p.x0 + p.w and p.y0 <= m(float(a.args[1][1])) <= p.y0 + p.h]
+    out.append(f'<g clip-path="url(#{escape(cid)})">{"".join(body)}</g>' + "".join(notes))  # a note may overhang
+    out.append(f'<rect x="{num(p.x0)}" y="{num(p.y0)}" width="{num(p.w)}" height="{num(p.h)}" fill="none" '
+               'stroke="#000000" stroke-width="0.8"/>')
+    marks, labels = [], []
+    for v, text, major in yticks[id(p.ax)]:
+        y, length = ym(v), 3.5 if major else 2.0
+        marks.append(f"M{num(p.x0)} {num(y)}h{-length}")
+        if text:
+            labels.append(f'<text x="{num(p.x0 - 5)}" y="{num(y + FS * 0.35)}" text-anchor="end">{escape(text)}'
+                          "</text>")
+    for twin in p.ax.twins:
+        tm = ymaps[id(twin)]
+        for v, text, major in yticks[id(twin)]:
+            y = tm(v)
+            marks.append(f"M{num(p.x0 + p.w)} {num(y)}h{3.5 if major else 2.0}")
+            if text:
+                labels.append(f'<text x="{num(p.x0 + p.w + 5)}" y="{num(y + FS * 0.35)}">{escape(text)}</text>')
+    for v, text, major in xt:
+        x = xm(v)
+        marks.append(f"M{num(x)} {num(p.y0 + p.h)}v{3.5 if major else 2.0}")
+        if show_x and text:
+            labels.append(f'<text x="{num(x)}" y="{num(p.y0 + p.h + 5 + FS * 0.9)}" text-anchor="middle">'
+                          f"{escape(text)}</text>")
+    out.append(f'<path d="{"".join(marks)}" stroke="#000000" stroke-width="0.8"/>')
+    out.append(f'<g font-size="{FS:g}">{"".join(labels)}</g>')
+    if p.ax.legend_kw and p.ax.legend_kw["entries"]:
+        out.append(_axes_legend(p, xm, ym))
+    return "".join(out)
+
+
+def _zorder(a: Artist) -> float:
+    return 1.0 if a.kind in ("axvspan", "fill_between", "bar", "scatter") else 2.0
+
+
+def _axes_legend(p: Panel, xm: Mapping, ym: Mapping) -> str:
+    """An axes legend in the corner that covers the fewest data points (matplotlib's 'best', roughly)."""
+    kw = p.ax.legend_kw or {}
+    lw, lh, _ = _legend_size(kw)
+    pts = [(xm(x), ym(y)) for a in p.ax.artists if a.kind in ("plot", "scatter", "step", "errorbar")
+           for x, y in zip(_finite(a.args[0]), _finite(a.args[1]), strict=False)]
+    corners = [(p.x0 + p.w - lw - 4, p.y0 + 4), (p.x0 + 4, p.y0 + 4), (p.x0 + 4, p.y0 + p.h - lh - 4),
+               (p.x0 + p.w - lw - 4, p.y0 + p.h - lh - 4)]
+    best = min(corners, key=lambda c: sum(c[0] <= x <= c[0] + lw and c[1] <= y <= c[1] + lh for x, y in pts))
+    return _legend(kw, *best)
+
+
+def _legend(kw: dict[str, Any], x: float, y: float) -> str:
+    """A legend box at (x, y): per entry its glyph (line, marker or patch) and its label."""
+    lw, lh, fs = _legend_size(kw)
+    cols = max(1, int(kw.get("ncols", 1)))
+    entries = kw["entries"]
+    rows = math.ceil(len(entries) / cols)
+    col_w = (lw - fs * 0.6) / cols
+    out = [f'<rect x="{num(x)}" y="{num(y)}" width="{num(lw)}" height="{num(lh)}" rx="2" fill="#ffffff" '
+           'fill-opacity="0.8" stroke="#cccccc" stroke-width="0.8"/>']
+    for k, (artist, label) in enumerate(entries):
+        col, row = divmod(k, rows) if cols > 1 else (0, k)
+        ex, ey = x + fs * 0.3 + col * col_w, y + fs * 0.25 + row * fs * 1.35 + fs * 0.67
+        out.append(legend_glyph(artist, ex, ey, fs))
+        out.append(f'<text x="{num(ex + 2.4 * fs)}" y="{num(ey + fs * 0.35)}" font-size="{fs:g}">{escape(label)}'
+                   "</text>")
+    return '<g class="legend">' + "".join(out) + "</g>"
