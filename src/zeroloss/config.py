@@ -177,7 +177,7 @@ class RunConfig:
                           "times; their mean, spread and the DUT buffer time it implies", flag="--b2b")
     b2b_repeats: int = _f(10, "back-to-back: searches per frame size, N (RFC 9004 §6.3: N is reported, with no "
                               "minimum; RFC 2544 §26.4 had asked at least 50; 10 keeps a frame size to minutes, "
-                              "the README says why)", 1, 1000, flag="--b2b-repeats")
+                              "docs/b2b.md says why)", 1, 1000, flag="--b2b-repeats")
     b2b_max_s: float = _f(2.0, "back-to-back: the longest burst tried, in seconds at the maximum rate (RFC 9004 "
                                "§6.2: configurable up to 30 s; a result at or near it is likely invalid, flagged)",
                           0.001, 60, unit="s", flag="--b2b-max")

@@ -22,7 +22,7 @@ KIND = "zeroloss-events"
 VERSION = 1
 BASELINE = "baseline"  # the repeats without any change: at a load under the NDR nothing is lost
 
-# name -> what it does, as the CLI's help and the README say it
+# name -> what it does, as the CLI's help and docs/events.md say it
 EVENTS = {
     "bond-down": "the active bond member's link down (netdev-dpdk/set-admin-state; a lab's non-DPDK member: ovs-ofctl "
                  "mod-port), up at the undo",

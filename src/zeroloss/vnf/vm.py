@@ -3,7 +3,7 @@ dpdk-testpmd, its virtio-net devices vhost-user ports of the bench's OVS.
 
 QEMU is started directly from the command line its domain XML stands for (domain.qemu_argv), as a child of
 zeroloss like every other process of the bench (killed with us, pid file, watched during trials); the domain
-XML is written beside it and kept in the result file. Why not libvirt: README, "The VNF as a VM".
+XML is written beside it and kept in the result file. Why not libvirt: docs/vnf.md.
 
 Talking to the guest: QMP (pin the vCPU threads, pause/continue the guest, quit), the virtio-serial channel
 org.zeroloss.ctl (testpmd's standard input: its commands) and org.zeroloss.telemetry (guest/agent.c relays
