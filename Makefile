@@ -1,5 +1,5 @@
-# zeroloss: `make setup` once as root, then `make test`, `make bench`, `make demo`.
-.PHONY: setup build test test-c test-py bench bench-save lint docs demo clean
+# zeroloss: `make setup` once as root, then `make check` (fast tier), `make test` (everything: CI), `make bench`, `make demo`.
+.PHONY: setup build check test test-c test-py bench bench-save lint docs demo clean
 
 VENV := .venv/bin
 
@@ -10,7 +10,13 @@ build:
 	@test -f gen/build/build.ninja || meson setup gen/build gen --buildtype=release
 	ninja -C gen/build
 
-# every test: C unit tests of zlgen, then Python unit and bench integration tests
+# the fast tier (< 3 min, no root, no hugepages): zlgen's C unit tests and every Python test without the bench or lab
+# marker, i.e. that starts no DPDK, OVS, QEMU, podman or sshd (tests/tiers.py fails a test that does unmarked)
+check: build
+	meson test -C gen/build --print-errorlogs
+	$(VENV)/pytest -q -m "not bench and not lab" tests
+
+# every test: C unit tests of zlgen, then Python unit, lab and bench integration tests
 test: setup
 	meson test -C gen/build --print-errorlogs
 	$(VENV)/pytest -q tests
@@ -26,7 +32,7 @@ bench: setup
 
 # what saving a trial costs: the whole result file against one journal line, side by side
 bench-save: setup
-	$(VENV)/python -m zeroloss.savebench
+	$(VENV)/python -m zeroloss.studies.savebench
 
 # ruff, the import layers and loops (pyproject [tool.importlinter]), mypy --strict on the pure packages ([tool.mypy])
 lint:

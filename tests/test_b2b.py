@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zeroloss.search.b2b import (
+from zeroloss.core.search.b2b import (
     MIN_IDLE_S,
     B2bConfig,
     Burst,

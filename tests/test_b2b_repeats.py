@@ -7,8 +7,8 @@ import dataclasses
 import re
 from pathlib import Path
 
-from zeroloss.config import RunConfig
-from zeroloss.search.b2b import RFC2544_REPEATS, B2bConfig, Burst, idle_s, longest_burst
+from zeroloss.core.config import RunConfig
+from zeroloss.core.search.b2b import RFC2544_REPEATS, B2bConfig, Burst, idle_s, longest_burst
 
 B2B_PAGE = Path(__file__).resolve().parent.parent / "docs" / "b2b.md"
 # the ovs-p2p measurements (docs/benchmarks.md) (mean longest burst, zlgen's flat-out rate): 64, 1518 and 9000 B

@@ -4,13 +4,13 @@
 import io
 import re
 
-from zeroloss.b2brun import B2bRun, b2b_done
 from zeroloss.cli.progress import Progress
-from zeroloss.config import RunConfig
-from zeroloss.explain import b2b_lines, failed_burst_text
+from zeroloss.core.config import RunConfig
+from zeroloss.report.explain import b2b_lines, failed_burst_text
 from zeroloss.report.html import b2b_table
 from zeroloss.results.records import B2bBurst, B2bRecord, B2bRepeat, GoalRecord, RunRecord, SearchEntry, SearchOutcome
 from zeroloss.results.resultfile import ResultFile
+from zeroloss.runs.b2b import B2bRun, b2b_done
 
 
 def ledger(direction: str, sent: int, received: int) -> dict:

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.campaign import builtin_names, campaign_table, expand, read
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.records import TrialEntry
+from zeroloss.runs.campaign import builtin_names, campaign_table, expand, read
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -72,7 +72,7 @@ def test_v1_campaign_fixture_prints_the_same_table():
 def test_resume_keeps_finished_cases_and_continues_the_cut_one(tmp_path):
     """A campaign cut in its third case: resuming runs only that case (on its stored run document, so the
     run resumes its searches) and the ones after it; finished and skipped cases are left alone."""
-    from zeroloss.campaign import CampaignFile, run_campaign
+    from zeroloss.runs.campaign import CampaignFile, run_campaign
 
     spec = {"name": "r", "base": {"frame_sizes": [64]}, "cases": [
         {"name": "a", "set": {"flows": 2}}, {"name": "vf", "skip": "needs SR-IOV"},
@@ -119,7 +119,7 @@ def test_resume_keeps_finished_cases_and_continues_the_cut_one(tmp_path):
 
 
 def test_resume_refuses_a_single_run_file(tmp_path):
-    from zeroloss.campaign import CampaignFile
+    from zeroloss.runs.campaign import CampaignFile
 
     f = tmp_path / "run.json"
     f.write_text(json.dumps({"format": "zeroloss-result", "version": 1}))
@@ -130,10 +130,10 @@ def test_resume_refuses_a_single_run_file(tmp_path):
 def test_campaign_file_reads_and_writes_records(tmp_path):
     """CampaignFile's typed side: the document as records (its runs' changes seen at once), the state and the tune
     section written by the next save, the JSON a copy."""
-    from zeroloss.campaign import CampaignFile
-    from zeroloss.config import load
+    from zeroloss.core.config import load
     from zeroloss.results.campaigns import TuneRecord, TuneStep
     from zeroloss.results.records import RunRecord
+    from zeroloss.runs.campaign import CampaignFile
 
     host = {"hostname": "h"}
     path = tmp_path / "c.json"

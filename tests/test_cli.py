@@ -6,11 +6,11 @@ import sys
 
 import pytest
 
-from zeroloss import config
 from zeroloss.cli.argtypes import check_frame, frame_sizes
 from zeroloss.cli.main import build_parser, main
 from zeroloss.cli.runflags import flag_fields, run_overrides
-from zeroloss.errors import ZeroLossError
+from zeroloss.core import config
+from zeroloss.core.errors import ZeroLossError
 
 
 def run(*args):

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zeroloss.cli.main import main
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.compare import compare, dict_diff, exit_code, frame_diffs, judge, text
 from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_json

@@ -2,9 +2,9 @@
 
 import pytest
 
-from zeroloss.config import DEFAULT_SIZES, RunConfig, field_help, load, stored
-from zeroloss.cores import check_cores
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.config import DEFAULT_SIZES, RunConfig, field_help, load, stored
+from zeroloss.core.cores import check_cores
+from zeroloss.core.errors import ZeroLossError
 
 
 def test_defaults_are_the_issue_defaults():
@@ -176,7 +176,7 @@ def test_the_flat_out_measurement_lasts_ceiling_s():
     """zlgen's ceiling and the DUT's MRR are measured for ceiling_s (default 1 s, as before the setting)."""
     from types import SimpleNamespace
 
-    from zeroloss.trialrunner import flat_out
+    from zeroloss.runs.trial import flat_out
 
     asked = []
 

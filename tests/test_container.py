@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import tomllib
 
-from zeroloss.cnf.k8s import validate
-from zeroloss.vnf.container import SHARED_DIR, ContainerSpec, cnf_pod, containers_conf, image_name
-from zeroloss.vnfbench import KINDS, _order
+from zeroloss.drivers.vnf.container import SHARED_DIR, ContainerSpec, cnf_pod, containers_conf, image_name
+from zeroloss.host.cnf.k8s import validate
+from zeroloss.studies.vnfbench import KINDS, _order
 
 ARGV = ("/usr/bin/dpdk-testpmd", "-l", "0,1", "--", "-i")
 
@@ -66,7 +66,7 @@ def test_the_runtime_folder_is_private_as_dpdk_makes_its_own(tmp_path):
     15): 0700 whatever the umask, and an existing folder is made private too."""
     import os
 
-    from zeroloss.vnf.container import ContainerVnf
+    from zeroloss.drivers.vnf.container import ContainerVnf
 
     for existing in (False, True):
         rt = tmp_path / f"dpdk{existing}" / "zl1svnf0"

@@ -1,4 +1,4 @@
-"""The core-sharing probe (zlcores, host/coreprobe.py): two threads on one core split it and read as shared;
+"""The core-sharing probe (zlcores, drivers/probe/coreprobe.py): two threads on one core split it and read as shared;
 a result whose probe said shared flags its sizes; a probe that cannot run warns and never stops a run."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from contextlib import contextmanager
 import pytest
 
 from test_verdict import doc
-from zeroloss.errors import ZeroLossError
-from zeroloss.fmt import FLAG_TEXT, run_table
-from zeroloss.host import coreprobe
-from zeroloss.proc import GEN_BUILD
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.probe import coreprobe
+from zeroloss.drivers.proc import GEN_BUILD
+from zeroloss.results.fmt import FLAG_TEXT, run_table
 from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_result
 from zeroloss.results.schema import RUN
@@ -78,9 +78,9 @@ def test_the_schema_reads_a_probe_and_refuses_a_broken_one():
 
 
 def _run(tmp_path, **settings):
-    from zeroloss.config import load
+    from zeroloss.core.config import load
     from zeroloss.results.resultfile import ResultFile
-    from zeroloss.runner import Run
+    from zeroloss.runs.run import Run
 
     cfg = load(None, {"frame_sizes": [64], **settings})
     events = []
@@ -136,10 +136,10 @@ def _probes(monkeypatch, clock, ratios):
 
 @pytest.fixture
 def clock(monkeypatch):
-    import zeroloss.runner
+    import zeroloss.runs.run
 
     c = Clock()
-    monkeypatch.setattr(zeroloss.runner, "time", c)
+    monkeypatch.setattr(zeroloss.runs.run, "time", c)
     return c
 
 
@@ -294,11 +294,11 @@ def test_a_bench_s_pollers_are_held_for_the_probe_and_let_run_whatever_happens(t
     """zlgen stopped first and let run last, every thread stopped, marked held (no health check calls it a stopped
     component), and running again after the block, also when the block fails; a target that is not a bench of the
     run's (an external DUT) is not stopped."""
-    from zeroloss.bench.pollers import pollers_held
-    from zeroloss.bench.softbench import SoftBench
-    from zeroloss.bench.target import ExternalTarget, P2pTarget
-    from zeroloss.config import RunConfig
-    from zeroloss.proc import ManagedProcess, check_alive, proc_state
+    from zeroloss.core.config import RunConfig
+    from zeroloss.drivers.bench.softbench import SoftBench
+    from zeroloss.drivers.proc import ManagedProcess, check_alive, proc_state
+    from zeroloss.targets.bench import ExternalTarget, P2pTarget
+    from zeroloss.targets.pollers import pollers_held
 
     log = []
     with ManagedProcess("zlgen", ["sleep", "30"], tmp_path / "gen.log") as gen:

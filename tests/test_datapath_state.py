@@ -3,8 +3,8 @@ flows through ct(zone=1), 2026-11-26) parsed, and the diagnoses built on them (k
 
 from pathlib import Path
 
-from zeroloss.diagnose import diagnose
-from zeroloss.dut.ovsstats import (
+from zeroloss.core.ovsfacts import DatapathTuning, cache_stats, datapath_tuning
+from zeroloss.drivers.dut.ovsstats import (
     datapath_state,
     parse_coverage_drops,
     parse_ct_limits,
@@ -12,8 +12,8 @@ from zeroloss.dut.ovsstats import (
     parse_pmd_stats,
     parse_upcall_show,
 )
-from zeroloss.ledger import counter_delta
-from zeroloss.ovsfacts import DatapathTuning, cache_stats, datapath_tuning
+from zeroloss.loss.diagnose import diagnose
+from zeroloss.loss.ledger import counter_delta
 
 FIX = Path(__file__).parent / "fixtures" / "ovs" / "datapath"
 
@@ -83,7 +83,7 @@ def test_tuning_other_config_and_ct_commands():
                                 "n-revalidator-threads": "3"}
     assert t.ct_commands() == [("dpctl/ct-set-maxconns", "netdev@ovs-netdev", "10"),
                                ("dpctl/ct-set-limits", "netdev@ovs-netdev", "default=5")]
-    from zeroloss.config import load
+    from zeroloss.core.config import load
 
     cfg = load(None, {"ovs_smc_enable": True, "ovs_ct_maxconns": 7})
     assert datapath_tuning(cfg) == DatapathTuning(smc_enable=True, ct_maxconns=7)

@@ -286,7 +286,7 @@ def test_architecture_page_matches_the_layer_contract():
 
 
 SAMPLE = """\
-Run it as `zeroloss run --frame-sizes 64` or `sudo .venv/bin/zeroloss explain FILE [--json]`; not `zeroloss.cnf`.
+Run it as `zeroloss run --frame-sizes 64` or `sudo .venv/bin/zeroloss explain FILE [--json]`; not `zeroloss.host.cnf`.
 
 ```sh
 zeroloss campaign reference-matrix \\

@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from zeroloss.bench.events import active_member, flow_lines, mask_cores, pmd_cores, unfit, wider_mask
-from zeroloss.config import RunConfig
-from zeroloss.errors import ZeroLossError
-from zeroloss.outagerun import Plan, check, rebase
+from zeroloss.core.config import RunConfig
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.bench.events import active_member, flow_lines, mask_cores, pmd_cores, unfit, wider_mask
 from zeroloss.results import events as ev
+from zeroloss.runs.events import Plan, check, rebase
 
 ZL = [sys.executable, "-m", "zeroloss.cli"]
 
@@ -66,7 +66,7 @@ def test_rebase_adds_what_a_restarted_part_counted_before_the_event():
     after = {"ovs": {"ports": {"v0": {"rx": 90}}, "t_ns": 20}, "procs": {"vnf0": [{"ipackets": 50}]}}  # restarted
     b = rebase(before, mid, (("procs", "vnf0"),))
     assert b["procs"]["vnf0"][0]["ipackets"] == -300
-    from zeroloss.ledger import counter_delta
+    from zeroloss.loss.ledger import counter_delta
 
     assert counter_delta(after, b)["procs"]["vnf0"][0]["ipackets"] == 350  # 300 before the restart, 50 since
     assert b["ovs"] == before["ovs"] and before["procs"]["vnf0"][0]["ipackets"] == 100  # not changed in place
@@ -150,8 +150,8 @@ def test_every_value_is_checked_before_anything_starts(tmp_path, monkeypatch, ca
     """A value events cannot run with is one line and exit 1 before the bench is taken or a file written (was:
     --rate 0 ran and called the loss of 249 M frames an outage of 0.0 ms; nan, inf and 1e99 were taken; a missing
     --ndr-from file failed only after the bench had started)."""
-    from zeroloss import session
     from zeroloss.cli.main import main
+    from zeroloss.drivers import session
 
     monkeypatch.setattr(session, "BENCH", _NoBench())
     monkeypatch.chdir(tmp_path)
@@ -163,8 +163,8 @@ def test_every_value_is_checked_before_anything_starts(tmp_path, monkeypatch, ca
 
 
 def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path, monkeypatch, capsys):
-    from zeroloss import session
     from zeroloss.cli.main import main
+    from zeroloss.drivers import session
 
     monkeypatch.setattr(session, "BENCH", _NoBench())
     (tmp_path / "file").write_text("")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from zeroloss.ledger import counter_delta, ledger
-from zeroloss.outagerun import rebase, restarted
+from zeroloss.loss.ledger import counter_delta, ledger
+from zeroloss.runs.events import rebase, restarted
 
 FIXTURES = Path(__file__).parent / "fixtures" / "events"
 
@@ -44,7 +44,7 @@ def test_only_the_watched_parts_and_only_counters_that_went_down():
 
 
 def test_unexplained_after_a_vnf_restart_is_said_to_be_its_ring():
-    from zeroloss.diagnose import diagnose
+    from zeroloss.loss.diagnose import diagnose
 
     hop = {"kind": "proc_rx", "name": "VNF 1 (testpmd) rx port 0", "where": "vnf0", "proc": "vnf0", "in": 5000,
            "out": 4000, "drops": [], "extra": [], "unexplained": 1000, "counters": True}

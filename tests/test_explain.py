@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from zeroloss.cli.progress import Progress
-from zeroloss.explain import analyse
-from zeroloss.ledger import p2p_paths
+from zeroloss.loss.ledger import p2p_paths
+from zeroloss.report.explain import analyse
 from zeroloss.results.records import TrialEntry
 
 FIX = Path(__file__).parent / "fixtures" / "ledger"
@@ -154,7 +154,7 @@ def test_run_progress_prints_the_explanation_under_a_failed_validation():
 
 
 def test_a_disturbed_trial_is_explained_as_the_hosts_loss():
-    from zeroloss.explain import host_lines
+    from zeroloss.report.explain import host_lines
     from zeroloss.results.records import TrialEntry
 
     t = TrialEntry.from_json({
@@ -177,7 +177,7 @@ def test_the_rx_queue_remedy_follows_the_ports_type():
     the remedy names that side there (issue 38, 11), and n_rxq only where OVS reads it."""
     from pathlib import Path
 
-    from zeroloss import diagnose
+    from zeroloss.loss import diagnose
 
     show = (Path(__file__).parent / "fixtures" / "ovs" / "dpctl-show.txt").read_text()
     x = diagnose._Ctx({}, {"dpctl_show": show}, {})

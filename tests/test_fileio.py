@@ -1,4 +1,4 @@
-"""zeroloss.fileio, the one module that writes files: atomic whole-file writes that a planted symlink cannot
+"""zeroloss.core.fileio, the one module that writes files: atomic whole-file writes that a planted symlink cannot
 redirect, 0600 by default, bounded reads, journal lines that survive a torn last line, one-line errors."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss import fileio
-from zeroloss.errors import ZeroLossError
-from zeroloss.fileio import (
+from zeroloss.core import fileio
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.fileio import (
     append_line,
     open_log,
     read_json,
@@ -60,7 +60,7 @@ def readonly(tmp_path):
 WRITER = """
 import sys
 sys.path.insert(0, sys.argv[2])
-from zeroloss.fileio import write_text_atomic
+from zeroloss.core.fileio import write_text_atomic
 n = 0
 while True:
     write_text_atomic(sys.argv[1], ("AB"[n % 2] * 4_000_000))
@@ -267,8 +267,8 @@ def test_new_tree_files_and_logs_are_0600_and_never_written_through_a_link(tmp_p
 def test_soak_file_is_written_atomically_0600_without_a_tmp_file(tmp_path):
     """zeroloss trial --interval -o FILE: the soak's file as written when its target cannot start (here: a lab
     target whose node is not there); a symlink planted at the old FILE.tmp is not followed."""
-    from zeroloss.config import RunConfig
-    from zeroloss.soakrun import soak
+    from zeroloss.core.config import RunConfig
+    from zeroloss.runs.soak import soak
 
     class Unreachable(types.SimpleNamespace):  # a target that fails to start, as a lab node nobody answers for
         def __enter__(self):

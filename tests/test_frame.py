@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.gen import frame
+from zeroloss.drivers.gen import frame
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMP = ROOT / "gen" / "build" / "dump_frame"

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zeroloss import config, cores
 from zeroloss.cli.main import build_parser, main
 from zeroloss.cli.runflags import run_overrides
-from zeroloss.errors import ZeroLossError
+from zeroloss.core import config, cores
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results import schema
 from zeroloss.results.records import VERSION
 
@@ -249,7 +249,7 @@ def test_campaign_cases_are_checked_as_runs(tmp_path):
 
 
 def test_a_campaign_to_resume_is_checked(tmp_path):
-    from zeroloss.campaign import CampaignFile
+    from zeroloss.runs.campaign import CampaignFile
 
     doc = copy.deepcopy(CAMPAIGN)
     doc.update(state="interrupted", definition={"name": "x", "cases": "all"}, overrides={}, run_format_version=VERSION)

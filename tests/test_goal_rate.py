@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from zeroloss.core.search.types import Direction, GoalResult, Kind, Outcome, TrialRecord
 from zeroloss.results.records import GoalRecord
-from zeroloss.search.types import Direction, GoalResult, Kind, Outcome, TrialRecord
 
 LINK = 25e9
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from zeroloss.dpdk import hugepages
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.dpdk import hugepages
 
 
 def make_sysfs(tmp_path, total, free, size_kb=2048):

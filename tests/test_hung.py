@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.dut.ovs import Ovs, OvsSettings
-from zeroloss.dut.unixctl import Unixctl
-from zeroloss.gen.client import ZlgenClient
-from zeroloss.proc import KILLED_S, ComponentDied, ManagedProcess, check_alive, proc_state
-from zeroloss.unixsock import UnixClient
+from zeroloss.drivers.dut.ovs import Ovs, OvsSettings
+from zeroloss.drivers.dut.unixctl import Unixctl
+from zeroloss.drivers.gen.client import ZlgenClient
+from zeroloss.drivers.proc import KILLED_S, ComponentDied, ManagedProcess, check_alive, proc_state
+from zeroloss.drivers.unixsock import UnixClient
 
 # a line server standing for zlgen's control socket: each request line gets a reply with its id, after wait_s
 SERVER = """
@@ -207,6 +207,7 @@ def ovsdb(tmp_path):
         ovs.stop()
 
 
+@pytest.mark.bench  # starts an ovsdb-server (OVS): a bench test (tests/tiers.py)
 def test_ovs_vsctl_to_a_stopped_ovsdb_server_names_it_at_once(ovsdb):
     ovsdb.vsctl("init")
     sigstop(ovsdb.ovsdb)
@@ -216,6 +217,7 @@ def test_ovs_vsctl_to_a_stopped_ovsdb_server_names_it_at_once(ovsdb):
     assert time.monotonic() - t0 < 1.5
 
 
+@pytest.mark.bench  # starts an ovsdb-server (OVS): a bench test (tests/tiers.py)
 def test_unixctl_to_a_stopped_daemon_names_it_and_quotes_the_timeout_applied(ovsdb):
     proc = ovsdb.ovsdb
     ctl = ovsdb.rundir / "ovsdb.ctl"
@@ -231,6 +233,7 @@ def test_unixctl_to_a_stopped_daemon_names_it_and_quotes_the_timeout_applied(ovs
     assert 0.9 < time.monotonic() - t0 < 1.5
 
 
+@pytest.mark.bench  # starts an ovsdb-server (OVS): a bench test (tests/tiers.py)
 def test_stopping_ovs_with_a_stopped_daemon_is_quick_and_leaves_nothing(ovsdb):
     proc = ovsdb.ovsdb
     pid = proc.pid

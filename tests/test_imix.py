@@ -10,21 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss import frames
 from zeroloss.cli.main import main
-from zeroloss.config import RunConfig, load
-from zeroloss.errors import ZeroLossError
-from zeroloss.fmt import run_table
-from zeroloss.model import l1_bps, l2_bps
+from zeroloss.core import frames
+from zeroloss.core.config import RunConfig, load
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.model import l1_bps, l2_bps
+from zeroloss.core.stream import Imix
 from zeroloss.report.html import render
 from zeroloss.results import schema
 from zeroloss.results.compare import compare, text
 from zeroloss.results.export import export
+from zeroloss.results.fmt import run_table
 from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_json
 from zeroloss.results.summary import Run, frame_rows
 from zeroloss.results.verdict import verdict
-from zeroloss.stream import Imix
 
 V1 = Path(__file__).parent / "fixtures" / "result_v1.json"
 SIMPLE_MEAN = (64 * 7 + 570 * 4 + 1518) / 12  # 353.83 B

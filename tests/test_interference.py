@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from zeroloss.host.interference import (
+from zeroloss.drivers.probe.interference import (
     USER_HZ,
     CoreSample,
     CpuTicks,
@@ -223,7 +223,7 @@ def test_ring_ms():
 
 
 def test_user_hz_ns():
-    from zeroloss.host.interference import core_samples
+    from zeroloss.drivers.probe.interference import core_samples
     got = core_samples(STAT, INTERRUPTS, [1, 7])
     ns = 1_000_000_000 // USER_HZ
     assert got == {1: CoreSample(440 * ns, 8 * ns, 837 * ns, 900000 + 315721)}  # CPU 7 is not there
@@ -231,7 +231,7 @@ def test_user_hz_ns():
 
 def test_zlgen_stream_max_lateness_parses():
     """zlgen reports each stream's longest TX lateness; output of a zlgen before the field reads as 0."""
-    from zeroloss.model import StreamResult
+    from zeroloss.core.model import StreamResult
     doc = {"id": 0, "port": 0, "queue": 0, "rx_port": 1, "flows": 1, "requested_pps": 1000, "achieved_pps": 1000.0,
            "tx_pkts": 1000, "tx_bytes": 64000, "tx_refused": 0, "tx_nombuf": 0, "pace_restarts": 1,
            "pace_skipped": 9, "rx_pkts": 1000, "rx_bytes": 64000, "rx_unique": 1000, "lost": 0, "seq_gaps": 0,
@@ -262,7 +262,7 @@ sys.stdin.read()
 
 
 def test_dpdk_pollers_are_the_lcore_threads():
-    from zeroloss.bench.target import dpdk_pollers
+    from zeroloss.targets.bench import dpdk_pollers
     p = subprocess.Popen([sys.executable, "-c", DPDK_LIKE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         w1, w2, intr = (int(x) for x in p.stdout.readline().split())
@@ -282,8 +282,8 @@ def test_dpdk_pollers_are_the_lcore_threads():
 
 
 def test_rings_per_core_of_the_bench_targets():
-    from zeroloss.bench.target import P2pTarget, ovs_rings, ovs_spec, smallest_rings, wire_ring
-    from zeroloss.config import RunConfig
+    from zeroloss.core.config import RunConfig
+    from zeroloss.targets.bench import P2pTarget, ovs_rings, ovs_spec, smallest_rings, wire_ring
     assert wire_ring("memif", 14) == 16384 and wire_ring("vhost", 14) == 4096 and wire_ring("vhost", 10) == 1024
     assert smallest_rings(({0, 1}, 4096), ({1}, 256), ({2}, 0)) == {0: 4096, 1: 256}
     # testpmd forwards on 0 (its main lcore 1 reads commands), zlgen polls 1: both drain a memif ring
@@ -318,7 +318,7 @@ def test_pmd_perf_show_parsed():
     """Recorded from this bench's OVS 3.1 with pmd-perf-metrics=true, and the overall lines of older releases."""
     from pathlib import Path
 
-    from zeroloss.dut.ovsstats import pmd_perf
+    from zeroloss.drivers.dut.ovsstats import pmd_perf
     got = pmd_perf((Path(__file__).parent / "fixtures/ovs/pmd-perf-show.txt").read_text())
     pmd = got["0"]
     assert list(got) == ["0"] and pmd["duration_s"] == 1.21
@@ -337,7 +337,7 @@ def test_pmd_perf_show_parsed():
 
 
 def test_pmd_longest_iteration_between_readings():
-    from zeroloss.dut.ovsstats import pmd_perf_delta
+    from zeroloss.drivers.dut.ovsstats import pmd_perf_delta
     walls = [499, 716, 1025, 24000000, None]
     before = {"0": {"iterations": 100, "rx_packets": 5, "tsc_hz": 2e9,
                     "cycles_per_it": [[w, n] for w, n in zip(walls, [90, 5, 5, 0, 0], strict=True)]}}

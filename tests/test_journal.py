@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results import journal
 from zeroloss.results.records import Ceiling, SearchOutcome, TrialEntry
 from zeroloss.results.resultfile import ResultFile, read_result
@@ -116,8 +116,8 @@ def test_kill_9_at_any_moment_leaves_every_finished_trial_readable_and_resumable
 
 
 def test_the_save_benchmark_times_both_writers_on_the_same_trials(tmp_path):
-    """python -m zeroloss.savebench: the whole file grows with the trials, a journal line does not."""
-    from zeroloss.savebench import FIXTURE, measure, render
+    """python -m zeroloss.studies.savebench: the whole file grows with the trials, a journal line does not."""
+    from zeroloss.studies.savebench import FIXTURE, measure, render
 
     rows = measure([1, 20], 1, FIXTURE, tmp_path)
     assert [r["trials"] for r in rows] == [1, 20]

@@ -1,5 +1,5 @@
-"""The CNF as Kubernetes manifests (zeroloss.cnf): the Pod is Guaranteed with the CRI-O annotations, the CRDs follow
-their upstream types, validate() refuses a bad field in one line naming it, and `host plan --format k8s` prints
+"""The CNF as Kubernetes manifests (zeroloss.host.cnf): the Pod is Guaranteed with the CRI-O annotations, the CRDs
+follow their upstream types, validate() refuses a bad field in one line naming it, and `host plan --format k8s` prints
 documents that all validate. The reference study's own manifests (tests/fixtures/cnf/README.md) must pass."""
 
 import copy
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from zeroloss.cnf import k8s, sriovnics
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.host.cnf import k8s, sriovnics
 from zeroloss.host.inventory import collect
 from zeroloss.host.sysfs import Root
 

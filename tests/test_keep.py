@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.latency import Histogram, bins_text, bucket_low
+from zeroloss.core.latency import Histogram, bins_text, bucket_low
 from zeroloss.results import keep
 from zeroloss.results.records import VERSION, RunRecord, TrialEntry, merged_hist
 from zeroloss.results.resultfile import ResultFile, read_result

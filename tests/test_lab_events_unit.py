@@ -10,14 +10,14 @@ import pytest
 import yaml
 
 from test_labfile import GOOD
-from zeroloss.config import yaml_load
-from zeroloss.errors import ZeroLossError
-from zeroloss.lab import labevents
-from zeroloss.lab.labdut import LabDut
-from zeroloss.lab.labfile import EXAMPLE, missing_command, parse
-from zeroloss.ledger import STAT_KEYS, counter_delta
-from zeroloss.outagerun import rebase
+from zeroloss.core.config import yaml_load
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.lab import labevents
+from zeroloss.drivers.lab.labdut import LabDut
+from zeroloss.drivers.lab.labfile import EXAMPLE, missing_command, parse
+from zeroloss.loss.ledger import STAT_KEYS, counter_delta
 from zeroloss.results.events import EVENTS, LAB_EVENTS, unfit
+from zeroloss.runs.events import rebase
 
 
 def lab_with(ovs=None, vnf=None):

@@ -1,6 +1,6 @@
-"""Lab mode's CNF endpoint (lab/kube.py): the `kubectl exec` command line, the lab file's `kubectl:` key, kubectl's
-error texts (tests/fixtures/kube, each from a public source) turned into one line, and zeroloss's reader driven over
-tests/lab/fake_kubectl.py, a kubectl stand-in whose "pod" is this host."""
+"""Lab mode's CNF endpoint (drivers/lab/kube.py): the `kubectl exec` command line, the lab file's `kubectl:` key,
+kubectl's error texts (tests/fixtures/kube, each from a public source) turned into one line, and zeroloss's reader
+driven over tests/lab/fake_kubectl.py, a kubectl stand-in whose "pod" is this host."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.lab.kube import KubeExecTarget, explain
-from zeroloss.lab.labfile import parse
-from zeroloss.lab.remote import RemoteAgent, SshLost
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.lab.kube import KubeExecTarget, explain
+from zeroloss.drivers.lab.labfile import parse
+from zeroloss.drivers.lab.remote import RemoteAgent, SshLost
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kube"
 FAKE = Path(__file__).parent / "lab" / "fake_kubectl.py"

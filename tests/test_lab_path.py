@@ -2,10 +2,10 @@
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.lab.labfile import parse
-from zeroloss.lab.path import Headers, discover, ledger_paths, parse_trace
-from zeroloss.ledger import ledger
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.lab.labfile import parse
+from zeroloss.drivers.lab.path import Headers, discover, ledger_paths, parse_trace
+from zeroloss.loss.ledger import ledger
 
 # OVS 3.1's output for the lab of tests/lab (br-phy -> patch -> br-int), before and after learning
 FLOODED = """Flow: udp,in_port=1,vlan_tci=0x0000,dl_src=02:00:00:00:00:0a,dl_dst=02:00:00:00:10:00,nw_src=1.1.1.1,\

@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from zeroloss import session
-from zeroloss.config import yaml_load
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.config import yaml_load
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers import session
+from zeroloss.drivers.lab.labfile import EXAMPLE, parse, pci_or_vdev
 from zeroloss.host.ssh import SshTarget
-from zeroloss.lab.labfile import EXAMPLE, parse, pci_or_vdev
 
 
 def zeroloss(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -136,7 +136,7 @@ def test_the_unreachable_hint_names_the_ssh_config_used(tmp_path):
 
 
 def test_dut_changes_need_permission():
-    from zeroloss.config import RunConfig
+    from zeroloss.core.config import RunConfig
 
     with pytest.raises(ZeroLossError, match="allow-dut-changes"):
         RunConfig(lab="lab.yaml", dut_set=["Open_vSwitch:.:other_config:pmd-auto-lb=false"])

@@ -1,4 +1,4 @@
-"""zeroloss.latency: zlgen's bucket scheme, merging, percentiles, CCDF and the bounds' syntax (known answers)."""
+"""zeroloss.core.latency: zlgen's bucket scheme, merging, percentiles, CCDF and the bounds' syntax (known answers)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.latency import (
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.latency import (
     BUCKETS,
     Histogram,
     bins_of,
@@ -190,8 +190,8 @@ def _run():
 
 
 def test_stored_loads_give_nfvbench_table_json_and_verdict():
-    from zeroloss.fmt import run_table
     from zeroloss.results import latencyload
+    from zeroloss.results.fmt import run_table
     from zeroloss.results.verdict import verdict
 
     run = _run()
@@ -231,8 +231,8 @@ def test_report_has_the_latency_section_plots_and_exports():
 
 
 def test_a_run_resumes_the_loads_it_lacks():
-    from zeroloss.config import RunConfig
-    from zeroloss.runner import loads_done
+    from zeroloss.core.config import RunConfig
+    from zeroloss.runs.run import loads_done
 
     (s,) = _run().record.searches
     assert loads_done(s, RunConfig(frame_sizes=[64], latency_loads="10,50,90,100"))

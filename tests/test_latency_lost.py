@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zeroloss.latency import (
+from zeroloss.core.latency import (
     PERCENTILES,
     Histogram,
     bucket_index,
@@ -24,12 +24,12 @@ from zeroloss.latency import (
     merge,
     value_text,
 )
-from zeroloss.model import Latency, StreamResult
+from zeroloss.core.model import Latency, StreamResult
+from zeroloss.core.search import Direction, Outcome
 from zeroloss.results.latencyload import load_table
 from zeroloss.results.records import LoadDirection, LoadTrial
-from zeroloss.runner import Run, load_trial
-from zeroloss.search import Direction, Outcome
-from zeroloss.trialrunner import direction_latency
+from zeroloss.runs.run import Run, load_trial
+from zeroloss.runs.trial import direction_latency
 
 
 def hist_of(values: list[int], lost: int = 0) -> Histogram:
@@ -206,7 +206,7 @@ def replace_ns(ns: SimpleNamespace, **kw: object) -> SimpleNamespace:
 
 
 def test_explain_shows_a_lossy_directions_latency_as_a_bound():
-    from zeroloss.explain import latency_lines
+    from zeroloss.report.explain import latency_lines
     from zeroloss.results.records import DirectionOutcome, OutcomeRecord, TrialDirection, TrialEntry
 
     h = hist_of([5_000] * 980 + [900_000] * 5)  # 15 of 1000 lost: p99 (the 990th) is a lost frame
@@ -222,7 +222,7 @@ def test_explain_shows_a_lossy_directions_latency_as_a_bound():
 
 
 def test_the_run_tables_latency_cell_marks_what_the_validations_loss_reaches():
-    from zeroloss.fmt import _lat_cell
+    from zeroloss.results.fmt import _lat_cell
 
     assert _lat_cell((12.0, 15.25, 40.0), 0, 1000) == "12.0/15.2/40.0"
     assert _lat_cell((12.0, 15.25, 40.0), 2, 1000) == "12.0/15.2/>40.0"  # a lost frame: the max is a bound

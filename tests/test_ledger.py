@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.diagnose import diagnose, pmd_load
-from zeroloss.explain import analyse
-from zeroloss.ledger import counter_delta, external_paths, ledger, p2p_paths, queue_spread
+from zeroloss.loss.diagnose import diagnose, pmd_load
+from zeroloss.loss.ledger import counter_delta, external_paths, ledger, p2p_paths, queue_spread
+from zeroloss.report.explain import analyse
 
 FIX = Path(__file__).parent / "fixtures" / "ledger"
 CASES = ["mtu", "vnf-stop", "meter", "overload"]
@@ -243,7 +243,7 @@ def test_queue_spread_warns_when_one_queue_takes_all():
 def test_switch_stages_take_their_drop_counters_and_the_chain_still_balances():
     """The OVS bench's conntrack zone and VXLAN encap inside a switch segment (ovs_paths' stages): each stage hop
     gets the coverage counters it owns, the switch keeps the rest and the unexplained, sent = received + drops."""
-    from zeroloss.bench.ovsbench import OvsBenchSpec, ovs_paths
+    from zeroloss.drivers.bench.ovsbench import OvsBenchSpec, ovs_paths
 
     spec = OvsBenchSpec(topology="ovs-p2p", firewall="conntrack", tunnel="vxlan")
     paths = ovs_paths(spec)

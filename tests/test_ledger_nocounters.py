@@ -7,7 +7,7 @@ import copy
 import json
 from pathlib import Path
 
-from zeroloss.explain import analyse, direction_text
+from zeroloss.report.explain import analyse, direction_text
 
 FIX = Path(__file__).parent / "fixtures" / "ledger"
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.bench.links import make_wire, memif_wire
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.bench.links import make_wire, memif_wire
 
 
 def test_memif_sockets_are_files_in_the_session_folder_never_abstract():

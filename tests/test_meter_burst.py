@@ -4,7 +4,7 @@ is flagged meter-burst, with the meter and its burst named (runner.meter_burst; 
 from __future__ import annotations
 
 from zeroloss.results.records import TrialEntry
-from zeroloss.runner import meter_burst
+from zeroloss.runs.run import meter_burst
 
 METER = {"hop": "OVS meter br0/1", "where": "br0", "reason": "meter", "frames": 900, "counter": "meter",
          "cause": "OpenFlow meter 1 on bridge br0 polices this direction to 100000 pps",

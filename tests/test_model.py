@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zeroloss.model import PortResult, StreamResult, TrialResult, l1_bps, l2_bps, line_rate_pps
+from zeroloss.core.model import PortResult, StreamResult, TrialResult, l1_bps, l2_bps, line_rate_pps
 
 G25 = 25e9
 

@@ -21,7 +21,7 @@ from collections import Counter
 
 import pytest
 
-from zeroloss.bench.ovsbench import OvsBenchSpec, flows
+from zeroloss.drivers.bench.ovsbench import OvsBenchSpec, flows
 
 CT_REG6 = "zone=NXM_NX_REG6[0..15]"
 IP, UDP, ARP, RARP = "dl_type=0x0800", "dl_type=0x0800,nw_proto=17", "dl_type=0x0806", "dl_type=0x8035"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from zeroloss import neutronbench as nb
+from zeroloss.core.search.trials import GEN_FAIL
 from zeroloss.results.campaigns import CampaignRecord, CaseRecord, TuneRecord, TuneStep
 from zeroloss.results.records import (
     DirectionOutcome,
@@ -13,7 +13,7 @@ from zeroloss.results.records import (
     SearchOutcome,
     TrialEntry,
 )
-from zeroloss.search.trials import GEN_FAIL
+from zeroloss.studies import neutronbench as nb
 
 
 def _trial(i: int, rate: float, lost: int, verdict: str = "fail", diagnosis=None) -> TrialEntry:

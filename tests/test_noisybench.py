@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss import noisybench as nb
-from zeroloss.config import RunConfig
+from zeroloss.core.config import RunConfig
 from zeroloss.results.records import GoalRecord, RunRecord, SearchEntry, SearchOutcome, TrialEntry
+from zeroloss.studies import noisybench as nb
 
 LINE_64 = 37_202_380.0  # 64 B at 25 Gb/s
 

@@ -1,12 +1,12 @@
-"""Outages from per-interval counters (zeroloss.outage) and zlgen's intervals in the model: known answers, merging,
+"""Outages from per-interval counters (zeroloss.core.outage) and zlgen's intervals in the model: known answers, merging,
 conservation of the lost frames."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zeroloss.model import Intervals, StreamResult
-from zeroloss.outage import Outage, outages, series
+from zeroloss.core.model import Intervals, StreamResult
+from zeroloss.core.outage import Outage, outages, series
 
 RATE = 100_000  # pps: 1000 frames per 10 ms interval
 

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from zeroloss.dut.ovs import OvsSettings, parse_map
-from zeroloss.dut.ovsstats import (
+from zeroloss.drivers.dut.ovs import OvsSettings, parse_map
+from zeroloss.drivers.dut.ovsstats import (
     parse_coverage_drops,
     parse_dpctl_config,
     parse_dump_ports,
@@ -57,7 +57,7 @@ OFPST_PORT_DESC reply (OF1.3) (xid=0x3):
 
 def test_datapath_port_state_reads_only_its_own_port(tmp_path):
     """After a vswitchd restart OVSDB's link_state can stay stale: the port is judged by dpctl and OpenFlow."""
-    from zeroloss.dut.ovs import Ovs
+    from zeroloss.drivers.dut.ovs import Ovs
 
     ovs = Ovs(tmp_path, OvsSettings(file_prefix="t"))
     ovs.appctl = lambda *a: DPCTL + "  port 3: v0 (dpdkvhostuserclient: mtu=1500)\n"
@@ -70,7 +70,7 @@ def test_datapath_port_state_reads_only_its_own_port(tmp_path):
 
 
 def test_interface_statistics_csv():
-    from zeroloss.dut.ovs import parse_interface_statistics
+    from zeroloss.drivers.dut.ovs import parse_interface_statistics
 
     text = ('g0,"ovs_tx_failure_drops=3 ovs_tx_retries=0 rx_bytes=100 rx_packets=2 tx_dropped=3"\n'
             'br0,"collisions=0 rx_bytes=0"\nv0,""\n')
@@ -143,7 +143,7 @@ def test_coverage_drop_counters():
 
 
 def test_only_taps_of_our_bridges_that_were_not_there_before_are_removed():
-    from zeroloss.dut.ovs import left_taps
+    from zeroloss.drivers.dut.ovs import left_taps
 
     now = {"br-int": True, "br-phy": True, "ovs-netdev": True, "eth0": False, "br-tun": False}
     # br-phy was there before (not ours), br-tun is no tap, eth0 is not a bridge of ours

@@ -8,12 +8,12 @@ import re
 
 import pytest
 
-from zeroloss.bench.ovsbench import OvsBenchSpec, bond_members, flows, ovs_paths
-from zeroloss.bench.ovsfirewall import emits_side
-from zeroloss.bench.target import bench_streams, source_prefix
-from zeroloss.config import RunConfig
-from zeroloss.errors import ZeroLossError
-from zeroloss.target import by_direction
+from zeroloss.core.config import RunConfig
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.bench.ovsbench import OvsBenchSpec, bond_members, flows, ovs_paths
+from zeroloss.drivers.bench.ovsfirewall import emits_side
+from zeroloss.targets.base import by_direction
+from zeroloss.targets.bench import bench_streams, source_prefix
 
 
 def walk(spec: OvsBenchSpec, start: str, vlan: int) -> list[tuple[str, int]]:

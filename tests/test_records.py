@@ -1,5 +1,5 @@
 """Typed result records: every stored result, campaign and tune file becomes records and back unchanged, so every
-file written before still reads (results/codec.py: unknown keys kept, absent keys stay absent, nulls stay null)."""
+file written before still reads (core/codec.py: unknown keys kept, absent keys stay absent, nulls stay null)."""
 
 from __future__ import annotations
 

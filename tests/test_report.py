@@ -236,8 +236,9 @@ def test_report_and_compare_read_files_only(tmp_path):
             "subprocess.Popen.__init__ = refuse\n"
             "from zeroloss.cli import main\n"
             "rc = main(sys.argv[1:])\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('zeroloss.bench', 'zeroloss.gen', 'zeroloss.dpdk', "
-            "'zeroloss.runner', 'zeroloss.dut.ovs', 'zeroloss.dut.unixctl')) and m != 'zeroloss.dut.ovsstats'))\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('zeroloss.drivers.bench', 'zeroloss.drivers.gen', "
+            "'zeroloss.drivers.dpdk', 'zeroloss.runs.run', 'zeroloss.drivers.dut.ovs', "
+            "'zeroloss.drivers.dut.unixctl')) and m != 'zeroloss.drivers.dut.ovsstats'))\n"
             "sys.exit(rc)")
     env = {"PATH": str(tmp_path / "nothing"), "MPLCONFIGDIR": str(tmp_path / "mpl"), "HOME": str(tmp_path)}
     for args, rc in ((["report", str(V2), str(V2B), "-o", str(tmp_path / "r.html")], 0),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from zeroloss.cli.main import main
-from zeroloss.explain import select
+from zeroloss.report.explain import select
 from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_json
 from zeroloss.results.summary import frame_rows

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.fmt import queue_lines, run_table
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.results.fmt import queue_lines, run_table
 from zeroloss.results.records import RunRecord, TrialEntry
 from zeroloss.results.resultfile import ResultFile, read_result
 

@@ -1,4 +1,4 @@
-"""zeroloss.search against a fake DUT with a programmable loss curve (no processes, no clock)."""
+"""zeroloss.core.search against a fake DUT with a programmable loss curve (no processes, no clock)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zeroloss.search import (
+from zeroloss.core.search import (
     Direction,
     Kind,
     Outcome,
@@ -21,7 +21,7 @@ from zeroloss.search import (
     binary_search,
     max_trials,
 )
-from zeroloss.search import binary as search
+from zeroloss.core.search import binary as search
 
 MAX = 1_000_000.0
 LONG_S = 5.0  # trials at least this long count as "long" for the fake DUT
@@ -313,7 +313,7 @@ def test_a_validation_short_of_its_aim_is_paced_up_and_tried_again():
     """A validation that delivered 4 % short of its candidate is a pass at what it delivered, and the candidate is
     validated again, paced up by the shortfall seen (at most PACE_UP_MAX_PCT): the NDR is what the second one
     delivered, on target."""
-    from zeroloss.search.trials import PACE_UP_MAX_PCT
+    from zeroloss.core.search.trials import PACE_UP_MAX_PCT
 
     dut = FakeDut(0.5 * MAX)
 
@@ -647,7 +647,7 @@ class LatencyDut(FakeDut):
 
 @pytest.mark.parametrize("strategy", ["binary", "mlr"])
 def test_a_latency_bound_caps_the_ndr_below_the_loss_only_ndr(strategy):
-    from zeroloss.search.mlr import mlr_search
+    from zeroloss.core.search.mlr import mlr_search
 
     run = {"binary": binary_search, "mlr": mlr_search}[strategy]
     base = dict(max_rate_pps=MAX, trial_s=1.0, validation_s=5.0)
@@ -665,7 +665,7 @@ def test_a_latency_bound_caps_the_ndr_below_the_loss_only_ndr(strategy):
 
 
 def test_a_latency_bound_on_max_and_an_unmeasured_direction_fail_the_trial():
-    from zeroloss.search.trials import judge
+    from zeroloss.core.search.trials import judge
 
     cfg = SearchConfig(max_rate_pps=MAX, max_latency_ns=(("max", 1_000_000),))
     ok = Direction(1e5, 1e5, 100, 100, latency_ns={"count": 100, "max": 900_000})
@@ -693,7 +693,7 @@ class PausingBench:
     one); its schedule restarts after each (gen/src/pace.h), so the frames due in a pause are skipped and it
     delivers D < R. The DUT forwards `capacity` frames/s and holds `ring` frames, which it forwards in the drain:
     of the D*T frames it was given it loses what is beyond capacity*T + ring, the model of the argument in
-    search/trials.py (a lossless trial shows the DUT forwards at least D - ring/T)."""
+    core/search/trials.py (a lossless trial shows the DUT forwards at least D - ring/T)."""
 
     capacity: float
     ring: float
@@ -726,7 +726,7 @@ def test_a_generator_that_pauses_at_random_still_finds_the_capacity_within_one_s
     from such stalls): every strategy ends
     within one step of the capacity, never above it by more than the ring over the validation, with a conclusive
     bracket (an upper bound where the DUT lost frames) and no generator limit."""
-    from zeroloss.search.mlr import mlr_search
+    from zeroloss.core.search.mlr import mlr_search
 
     cap, ring = 1_000_000.0, 30_000.0
     trial_s, val_s = (5.0, 5.0) if strategy == "rfc2544" else (2.0, 5.0)

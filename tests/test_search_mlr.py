@@ -1,4 +1,4 @@
-"""The MLRsearch adapter (zeroloss.search.mlr) against the fake DUT of test_search (no processes, no clock)."""
+"""The MLRsearch adapter (zeroloss.core.search.mlr) against the fake DUT of test_search (no processes, no clock)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from test_search import MAX, FakeDut, direction, pdr_threshold
-from zeroloss.search import Direction, Kind, Outcome, SearchAborted, SearchConfig, binary_search
-from zeroloss.search.mlr import mlr_search
-from zeroloss.search.trials import GEN_FAIL
+from zeroloss.core.search import Direction, Kind, Outcome, SearchAborted, SearchConfig, binary_search
+from zeroloss.core.search.mlr import mlr_search
+from zeroloss.core.search.trials import GEN_FAIL
 
 WIDTH = 0.5  # % (granularity_pct: MLRsearch's relative width)
 

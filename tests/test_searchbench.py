@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from zeroloss import searchbench
 from zeroloss.results.records import SearchOutcome, TrialEntry
-from zeroloss.searchbench import STRATEGIES, _config, _search_and_trial, parse_cases, parse_strategies, render
+from zeroloss.studies import searchbench
+from zeroloss.studies.searchbench import STRATEGIES, _config, _search_and_trial, parse_cases, parse_strategies, render
 
 
 def test_rfc2544_is_the_binary_search_with_every_trial_at_the_final_duration():

@@ -1,4 +1,4 @@
-"""The bench lock, result locks, stale sessions and kept logs (zeroloss.session), and writes that cannot be
+"""The bench lock, result locks, stale sessions and kept logs (zeroloss.drivers.session), and writes that cannot be
 redirected or left half done (write_text_atomic), without DPDK: sleep processes stand in for a dead run's
 children."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss import session
-from zeroloss.bench.workspace import Workspace
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers import session
+from zeroloss.drivers.bench.workspace import Workspace
 from zeroloss.results.resultfile import ResultFile, mark_interrupted, patch_state_in_place, write_text_atomic
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,7 +110,8 @@ def test_kept_logs_are_bounded_in_number_and_age(dirs):
 def test_a_result_left_running_by_a_dead_writer_is_marked_interrupted(dirs):
     out = dirs / "r.json"
     rf = ResultFile.create(out, {"frame_sizes": [64]}, {"hostname": "h"})
-    script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); from zeroloss.session import ResultLock; "
+    script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); "
+              "from zeroloss.drivers.session import ResultLock; "
               f"ResultLock({str(out)!r}).__enter__(); import os; os._exit(0)")
     subprocess.run([sys.executable, "-c", script], check=True, env=os.environ)  # a writer that died holding it
     assert rf.run.state == "running"
@@ -125,8 +126,8 @@ def test_a_result_left_running_by_a_dead_writer_is_marked_interrupted(dirs):
 KILLED_WRITER = """
 import sys
 sys.path.insert(0, sys.argv[2])
-from zeroloss.fileio import write_text_atomic
-from zeroloss.session import ResultLock
+from zeroloss.core.fileio import write_text_atomic
+from zeroloss.drivers.session import ResultLock
 ResultLock(sys.argv[1]).__enter__()
 print("locked", flush=True)
 while True:
@@ -244,7 +245,8 @@ def test_a_full_run_folder_is_one_line_with_the_remedy(dirs, full_disk, monkeypa
 def test_one_writer_per_result_file(dirs):
     out = dirs / "r.json"
     with session.ResultLock(out):
-        script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); from zeroloss.session import ResultLock; "
+        script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); "
+                  "from zeroloss.drivers.session import ResultLock; "
                   f"ResultLock({str(out)!r}).__enter__()")
         r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ)
         assert r.returncode != 0 and f"{out} is being written by zeroloss pid {os.getpid()}" in r.stderr
@@ -255,7 +257,8 @@ def test_one_writer_per_result_file(dirs):
 def test_the_bench_lock_is_reentrant_in_a_process_and_exclusive_across(dirs):
     with Workspace() as a, Workspace() as b:
         assert a.root != b.root and (a.root / "owner.json").exists()
-        script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); from zeroloss.bench.workspace import "
+        script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); "
+                  "from zeroloss.drivers.bench.workspace import "
                   f"Workspace; Workspace()")
         r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ)
         assert f"the bench is in use by zeroloss pid {os.getpid()}" in r.stderr
@@ -353,13 +356,13 @@ def test_setup_links_entry_points_only_from_a_tree_others_cannot_write(tmp_path)
 @pytest.mark.parametrize("stored", [{"index": 0}, {"index": 0, "rate_pps": "x", "kind": "search"},
                                     {"index": 0, "rate_pps": 1000.0, "kind": "search", "outcome": {"directions": [7]}}])
 def test_resuming_a_damaged_trial_is_one_line(stored):
-    from zeroloss.config import RunConfig
+    from zeroloss.core.config import RunConfig
+    from zeroloss.core.search import Kind
+    from zeroloss.core.stream import Stream
     from zeroloss.results.records import TrialEntry
     from zeroloss.results.resultfile import records
-    from zeroloss.search import Kind
-    from zeroloss.stream import Stream
-    from zeroloss.target import Probe, Target
-    from zeroloss.trialrunner import TrialRunner
+    from zeroloss.runs.trial import TrialRunner
+    from zeroloss.targets.base import Probe, Target
 
     class NoGenerator:  # replay never reaches the generator; configure is all the runner asks of it up front
         def configure(self, streams):

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from zeroloss.cli.main import main
-from zeroloss.fmt import soak_line, soak_table
+from zeroloss.results.fmt import soak_line, soak_table
 from zeroloss.results.soak import confirmed, event_lines, loss_events, lossy_runs, read, summary_lines
 
 
@@ -166,7 +166,7 @@ class _NoBench:
     (["-o", "{tmp}/file/sub/s.json"], "cannot make the folder of the soak file"),
 ])
 def test_a_soaks_values_are_checked_before_anything_starts(tmp_path, monkeypatch, capsys, args, text):
-    from zeroloss import session
+    from zeroloss.drivers import session
 
     monkeypatch.setattr(session, "BENCH", _NoBench())
     (tmp_path / "file").write_text("")

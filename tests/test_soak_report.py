@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from zeroloss.cli.main import main
-from zeroloss.explain import analyse
+from zeroloss.report.explain import analyse
 
 LEDGER = Path(__file__).parent / "fixtures" / "ledger"
 

@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from zeroloss.diagnose import diagnose
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.lab.labfile import EXAMPLE, parse
+from zeroloss.drivers.lab.labsriov import check_domain, lab_paths, plan_for, read_plan, summed, vf_chain
+from zeroloss.drivers.lab.path import ledger_paths
+from zeroloss.drivers.vnf.domain import with_vfs
 from zeroloss.host.domxml import parse_domain
 from zeroloss.host.rules_sriov import PlanVfs, VfUse, check
 from zeroloss.host.sriov import VfInfo, parse_ethtool_vf_stats, parse_ip_link, resolve, vf_counters
 from zeroloss.host.sysfs import Root
-from zeroloss.lab.labfile import EXAMPLE, parse
-from zeroloss.lab.labsriov import check_domain, lab_paths, plan_for, read_plan, summed, vf_chain
-from zeroloss.lab.path import ledger_paths
-from zeroloss.ledger import counter_delta, ledger
+from zeroloss.loss.diagnose import diagnose
+from zeroloss.loss.ledger import counter_delta, ledger
 from zeroloss.results import schema
-from zeroloss.vnf.domain import with_vfs
 
 FIX = Path(__file__).parent / "fixtures" / "sriov"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zeroloss.stream import Imix, Stream, Vxlan, imix_of
+from zeroloss.core.stream import Imix, Stream, Vxlan, imix_of
 
 
 def test_a_plain_stream_sends_only_what_it_sets():

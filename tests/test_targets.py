@@ -3,10 +3,10 @@ starts anything (streams, lanes, cores, how zlgen's ceiling is measured). No pro
 
 from __future__ import annotations
 
-from zeroloss.bench.target import ExternalTarget, OvsTarget, P2pTarget
-from zeroloss.config import RunConfig
+from zeroloss.core.config import RunConfig
 from zeroloss.results.resultfile import ResultFile
-from zeroloss.runner import targets
+from zeroloss.runs.run import targets
+from zeroloss.targets.bench import ExternalTarget, OvsTarget, P2pTarget
 
 HOST = {"hostname": "h"}
 

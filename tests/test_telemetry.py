@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.dut.ovsstats import pmd_perf
-from zeroloss.errors import ZeroLossError
-from zeroloss.host.interference import ThreadRef
-from zeroloss.host.telemetry import (
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.dut.ovsstats import pmd_perf
+from zeroloss.drivers.lab.labtelemetry import parse_taskset
+from zeroloss.drivers.probe.interference import ThreadRef
+from zeroloss.drivers.probe.telemetry import (
     CPU_FIELDS,
     Telemetry,
     delta,
@@ -27,7 +28,6 @@ from zeroloss.host.telemetry import (
     trial_record,
     vhost_tx_retries,
 )
-from zeroloss.lab.labtelemetry import parse_taskset
 from zeroloss.results import schema
 from zeroloss.results.records import TrialEntry
 
@@ -199,7 +199,7 @@ def test_report_plots_a_searchs_telemetry_and_explain_tells_it(tmp_path):
     import gzip
     import json
 
-    from zeroloss.explain import trial_text
+    from zeroloss.report.explain import trial_text
     from zeroloss.report.html import render
     from zeroloss.results.records import RunRecord
     from zeroloss.results.summary import load_runs

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from zeroloss.host.interference import CoreDelta, Interference, ThreadDelta
-from zeroloss.search import Direction, Outcome
-from zeroloss.target import Probe
-from zeroloss.trialrunner import TrialRunner
+from zeroloss.core.search import Direction, Outcome
+from zeroloss.drivers.probe.interference import CoreDelta, Interference, ThreadDelta
+from zeroloss.runs.trial import TrialRunner
+from zeroloss.targets.base import Probe
 
 
 def _runner(rings: dict[int, int], lanes: int = 1) -> SimpleNamespace:

@@ -1,4 +1,4 @@
-"""The one Unix-socket client (zeroloss.unixsock) against real AF_UNIX sockets in tmp: connect retry until the
+"""The one Unix-socket client (zeroloss.drivers.unixsock) against real AF_UNIX sockets in tmp: connect retry until the
 server appears, per-call timeouts, refused and missing sockets as one-line errors, SOCK_SEQPACKET messages."""
 
 import socket
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.unixsock import PeerClosed, UnixClient
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.unixsock import PeerClosed, UnixClient
 
 REMEDY = "start the server first"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from zeroloss.config import RunConfig, require_map
-from zeroloss.errors import ZeroLossError
-from zeroloss.model import line_rate_pps
+from zeroloss.core.config import RunConfig, require_map
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.model import line_rate_pps
 from zeroloss.results.records import RunRecord
 from zeroloss.results.summary import frame_rows
 from zeroloss.results.verdict import verdict

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.host.domxml import parse_domain
-from zeroloss.vnf.domain import (
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.vnf.domain import (
     CTL_CHANNEL,
     TELEMETRY_CHANNEL,
     VmInterface,
@@ -25,7 +24,8 @@ from zeroloss.vnf.domain import (
     kernel_cmdline,
     qemu_argv,
 )
-from zeroloss.vnf.vm import GuestTelemetry
+from zeroloss.drivers.vnf.vm import GuestTelemetry
+from zeroloss.host.domxml import parse_domain
 
 ROOT = Path(__file__).resolve().parents[1]
 R740 = ROOT / "tests" / "fixtures" / "host" / "r740xd"

@@ -1,4 +1,4 @@
-"""The one VNF interface (zeroloss.dpdk.vnf.Vnf): both kinds implement it, port_stats keeps one DPDK telemetry
+"""The one VNF interface (zeroloss.drivers.dpdk.vnf.Vnf): both kinds implement it, port_stats keeps one DPDK telemetry
 connection and drops it when the VNF stops answering, placement says what each kind runs on, and a VM whose QEMU
 dies at once is a one-line error through the shared socket client."""
 
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.dpdk.eal import Eal
-from zeroloss.dpdk.telemetry import Telemetry
-from zeroloss.dpdk.testpmd import TestPmd, TestPmdConfig
-from zeroloss.dpdk.vnf import Placement, Vnf
-from zeroloss.errors import ZeroLossError
-from zeroloss.proc import ComponentDied, ManagedProcess
-from zeroloss.vnf.domain import VmInterface, VmSpec
-from zeroloss.vnf.vm import GuestVm
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.dpdk.eal import Eal
+from zeroloss.drivers.dpdk.telemetry import Telemetry
+from zeroloss.drivers.dpdk.testpmd import TestPmd, TestPmdConfig
+from zeroloss.drivers.dpdk.vnf import Placement, Vnf
+from zeroloss.drivers.proc import ComponentDied, ManagedProcess
+from zeroloss.drivers.vnf.domain import VmInterface, VmSpec
+from zeroloss.drivers.vnf.vm import GuestVm
 
 
 class FakeDpdk:

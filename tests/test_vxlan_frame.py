@@ -6,7 +6,7 @@ import struct
 import pytest
 
 from test_frame import c_frame, ip_checksum_ok
-from zeroloss.gen import frame
+from zeroloss.drivers.gen import frame
 
 
 @pytest.mark.parametrize("size, vlan, vni, port", [(64, -1, 5000, 4789), (64, 100, 0, 4789),

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss import config, yamlio
-from zeroloss.errors import ZeroLossError
+from zeroloss.core import config, yamlio
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.host.rxqinput import parse_loads
 
 SRC = Path(__file__).resolve().parents[1] / "src"

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from zeroloss.bench.softbench import BenchSpec, SoftBench
-from zeroloss.bench.workspace import Workspace
+from zeroloss.drivers.bench.softbench import BenchSpec, SoftBench
+from zeroloss.drivers.bench.workspace import Workspace
 
 
 @pytest.fixture(autouse=True)
@@ -50,6 +52,18 @@ def p2p_vhost_jumbo():
 def loopback():
     """zlgen's two ports joined by one memif wire, no DUT."""
     yield from bench(BenchSpec(dut="none", link="memif"))
+
+
+@pytest.fixture(scope="session")
+def ovs_p2p_run(tmp_path_factory):
+    """One short `zeroloss run` on ovs-p2p at 64 B, shared by the tests that each read what every trial of such a run
+    stores (its telemetry: test_telemetry_bench; its interference and PMD iterations: test_interference_bench):
+    (the finished process, its result file). Only the file outlives the run: no bench is held between the tests."""
+    out = tmp_path_factory.mktemp("ovs_p2p_run") / "r.json"
+    r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "run", "--topology", "ovs-p2p", "--frame-sizes", "64",
+                        "--trial", "1", "--validation", "1", "--granularity", "20", "--warmup", "0", "--flows", "64",
+                        "--latency-loads", "none", "-q", "-o", str(out)], capture_output=True, text=True, timeout=600)
+    return r, out
 
 
 def port_stats(tel, port: int) -> dict:

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from zeroloss.cnf.k8s import validate
+from zeroloss.drivers.vnf.container import image_name
+from zeroloss.host.cnf.k8s import validate
 from zeroloss.results.resultfile import read_doc
-from zeroloss.vnf.container import image_name
 
 from .test_faults import SEARCH, ZEROLOSS, leftovers, one_error_line, pid_of, start, trials, wait_trials
 from .test_ovs import _conserved

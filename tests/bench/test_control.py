@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.bench.workspace import Workspace
-from zeroloss.dpdk.eal import Eal
-from zeroloss.errors import ZeroLossError
-from zeroloss.gen import Zlgen, ZlgenConfig, ZlgenError
-from zeroloss.gen.client import ZlgenClient
-from zeroloss.stream import Stream
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.stream import Stream
+from zeroloss.drivers.bench.workspace import Workspace
+from zeroloss.drivers.dpdk.eal import Eal
+from zeroloss.drivers.gen import Zlgen, ZlgenConfig, ZlgenError
+from zeroloss.drivers.gen.client import ZlgenClient
 
 VALID = [
     {"cmd": "hello"}, {"cmd": "ports"}, {"cmd": "status"},

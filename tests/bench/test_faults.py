@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.resultfile import read_doc
 
 from .test_run import ZEROLOSS
@@ -262,8 +262,8 @@ def test_full_disk_fails_the_run_with_one_line_and_a_failed_file(tmp_path):
 
 
 def test_zlgen_refuses_a_control_path_too_long_for_a_socket(tmp_path):
-    from zeroloss.dpdk.eal import Eal
-    from zeroloss.gen.process import zlgen_binary
+    from zeroloss.drivers.dpdk.eal import Eal
+    from zeroloss.drivers.gen.process import zlgen_binary
 
     ctl = tmp_path / ("c" * 120) / "zlgen-ctl.sock"
     eal = Eal(lcores="1", file_prefix=f"zltest{os.getpid()}", vdevs=("net_null0", "net_null1"))
@@ -278,7 +278,7 @@ def test_kill_9_of_zeroloss_mid_pvp_leaves_no_ovs_tap_or_socket_after_the_next_r
     """kill -9 of zeroloss during PVP left OVS's netdev taps (br0, ovs-netdev) and its *.ctl sockets behind (issue
     38, 14): the OVS bench records in its session folder the taps it made (name and ifindex), and the next zeroloss
     on the bench removes exactly those, and the session's OVS sockets."""
-    from zeroloss import session
+    from zeroloss.drivers import session
 
     out, rundir = tmp_path / "r.json", tmp_path / "run"
     before = {d.name for d in Path("/sys/class/net").iterdir()}

@@ -90,7 +90,7 @@ def test_sigstop_of_the_dut_p2p_is_one_line_within_a_trial_and_5_s(tmp_path):
 
 def test_sigstop_of_the_vnf_vm_is_one_line_within_a_trial_and_5_s(tmp_path):
     """The VNF as a VM (QEMU under TCG here: its boot is the cost of this test): QEMU stopped mid-search."""
-    from zeroloss.vnf.vm import GUEST_DIR, kvm_usable
+    from zeroloss.drivers.vnf.vm import GUEST_DIR, kvm_usable
 
     why = kvm_usable() or (None if (GUEST_DIR / "initrd.gz").exists() else "the guest is not built (make setup)")
     if why:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-from zeroloss.bench.target import OvsTarget, P2pTarget
-from zeroloss.config import RunConfig
-from zeroloss.dut.ovsstats import pmd_perf, pmd_perf_delta
-from zeroloss.host.interference import delta, snapshot
+from zeroloss.core.config import RunConfig
+from zeroloss.drivers.dut.ovsstats import pmd_perf, pmd_perf_delta
+from zeroloss.drivers.probe.interference import delta, snapshot
+from zeroloss.targets.bench import OvsTarget, P2pTarget
 
 
 def _trial(target, rate_pps: float = 100_000):
@@ -58,21 +58,16 @@ def test_ovs_p2p_pmd_threads_found():
     assert read_s < 0.5
 
 
-def test_every_run_trial_keeps_its_interference_and_ovs_pmd_iterations(tmp_path):
-    """A real `zeroloss run` on ovs-p2p: every trial stores the stalls of its pollers (PMD, zlgen), the cores'
-    steal, and each PMD's iterations over the trial (pmd-perf-metrics on: its longest iteration's bounds); a
-    disturbed trial, if the host caused one, names its core and never counts as the DUT's loss."""
-    import subprocess
-    import sys
-
+def test_every_run_trial_keeps_its_interference_and_ovs_pmd_iterations(ovs_p2p_run):
+    """A real `zeroloss run` on ovs-p2p (conftest.py's, shared with test_telemetry_bench): every trial stores the
+    stalls of its pollers (PMD, zlgen), the cores' steal, and each PMD's iterations over the trial (pmd-perf-metrics
+    on: its longest iteration's bounds); a disturbed trial, if the host caused one, names its core and never counts as
+    the DUT's loss."""
     from zeroloss.results.resultfile import read_doc
 
     from .verdicts import assert_ran
 
-    out = tmp_path / "r.json"
-    r = subprocess.run([sys.executable, "-m", "zeroloss.cli", "run", "--topology", "ovs-p2p", "--frame-sizes", "64",
-                        "--trial", "0.5", "--validation", "1", "--granularity", "10", "--warmup", "0", "--flows", "64",
-                        "--latency-loads", "none", "-q", "-o", str(out)], capture_output=True, text=True, timeout=600)
+    r, out = ovs_p2p_run
     assert_ran(r)
     (search,) = read_doc(out)["searches"]
     assert search["trials"]

@@ -12,11 +12,11 @@ import signal
 import threading
 import time
 
-from zeroloss.bench.ovsbench import OvsBench, OvsBenchSpec
-from zeroloss.bench.workspace import Workspace
-from zeroloss.outage import outages
-from zeroloss.proc import freeze
-from zeroloss.stream import Stream
+from zeroloss.core.outage import outages
+from zeroloss.core.stream import Stream
+from zeroloss.drivers.bench.ovsbench import OvsBench, OvsBenchSpec
+from zeroloss.drivers.bench.workspace import Workspace
+from zeroloss.drivers.proc import freeze
 
 RATE = 30_000  # pps: far below what the PVP bench carries, so the freeze is the only loss on a quiet host
 MS = 10

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from zeroloss.latency import Histogram
+from zeroloss.core.latency import Histogram
 from zeroloss.results.resultfile import read_doc
 
 from .test_run import FAST, run

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from zeroloss import ledgercheck
+from zeroloss.studies import ledgercheck
 
 from .test_cli_bench import our_processes
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import subprocess
 
-from zeroloss.bench.ovsbench import LOCAL_VTEP, OvsBench, OvsBenchSpec
-from zeroloss.bench.workspace import Workspace
-from zeroloss.dut.ovs import net_devices
+from zeroloss.core.stream import Stream
+from zeroloss.drivers.bench.ovsbench import LOCAL_VTEP, OvsBench, OvsBenchSpec
+from zeroloss.drivers.bench.workspace import Workspace
+from zeroloss.drivers.dut.ovs import net_devices
 from zeroloss.results.resultfile import read_doc
-from zeroloss.stream import Stream
 
 from .test_run import FAST, run
 from .verdicts import assert_ran

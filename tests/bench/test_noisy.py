@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from zeroloss.config import RunConfig
-from zeroloss.noisybench import gen_core, hog
+from zeroloss.core.config import RunConfig
+from zeroloss.studies.noisybench import gen_core, hog
 
 from .test_run import run
 

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
+from zeroloss.core.stream import Stream
 from zeroloss.results.resultfile import read_doc
-from zeroloss.stream import Stream
 
 from .test_cli_bench import our_processes
 from .test_run import FAST, FAST_PROBED, NO_PROBE, run
@@ -265,9 +265,9 @@ def test_a_port_that_never_connects_is_named(tmp_path, monkeypatch):
     """OVS's v1 waits on a socket nobody serves: the VNF times out at probe and the error names v1."""
     import pytest
 
-    from zeroloss.bench.ovsbench import OvsBench, OvsBenchSpec
-    from zeroloss.bench.workspace import Workspace
-    from zeroloss.errors import ZeroLossError
+    from zeroloss.core.errors import ZeroLossError
+    from zeroloss.drivers.bench.ovsbench import OvsBench, OvsBenchSpec
+    from zeroloss.drivers.bench.workspace import Workspace
 
     class MisWired(OvsBench):
         def ovs_socket(self, port: str):
@@ -290,8 +290,8 @@ def test_a_port_that_never_connects_is_named(tmp_path, monkeypatch):
 def test_rules_and_meters_come_back_when_vswitchd_restarts(tmp_path, monkeypatch):
     """vswitchd restarted under a running PVP with a meter: the rules and the meter are re-applied, the
     virtio devices reconnect, and frames flow again, limited by the meter as before."""
-    from zeroloss.bench.ovsbench import OvsBench, OvsBenchSpec
-    from zeroloss.bench.workspace import Workspace
+    from zeroloss.drivers.bench.ovsbench import OvsBench, OvsBenchSpec
+    from zeroloss.drivers.bench.workspace import Workspace
 
     monkeypatch.setenv("ZEROLOSS_RUNDIR", str(tmp_path / "run"))
     with Workspace() as ws, OvsBench(OvsBenchSpec(topology="pvp", meter_pps=5000), ws) as bench:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.resultfile import read_doc
 
 from .test_cli_bench import our_processes
@@ -197,9 +197,9 @@ def test_missing_hugepages_is_one_line_with_the_remedy(tmp_path):
 
 def test_external_dut_mode_drives_only_zlgen(tmp_path):
     """The user's DUT (here a testpmd we start ourselves, standing in for a lab DUT) on the ports named."""
-    from zeroloss.bench.links import memif_wire
-    from zeroloss.dpdk.eal import Eal
-    from zeroloss.dpdk.testpmd import TestPmd, TestPmdConfig
+    from zeroloss.drivers.bench.links import memif_wire
+    from zeroloss.drivers.dpdk.eal import Eal
+    from zeroloss.drivers.dpdk.testpmd import TestPmd, TestPmdConfig
 
     # the user's DUT is not ours: started outside a zeroloss session (which would hold the bench lock)
     w0 = memif_wire(0, tmp_path / "x0.sock", ring_log2=14)
@@ -237,13 +237,13 @@ def test_require_ndr_fails_the_run_naming_the_size(tmp_path):
 def test_zlgen_joined_to_itself_is_generator_bound():
     """The other side of the ceiling: searching zlgen's own loopback (nothing in between) up to zlgen's own
     ceiling ends at that ceiling and says so, with either strategy."""
-    from zeroloss.bench.softbench import BenchSpec, SoftBench
-    from zeroloss.bench.target import LoopbackTarget
-    from zeroloss.bench.workspace import Workspace
-    from zeroloss.config import RunConfig
-    from zeroloss.runner import STRATEGIES
-    from zeroloss.search import SearchConfig
-    from zeroloss.trialrunner import TrialRunner, flat_out
+    from zeroloss.core.config import RunConfig
+    from zeroloss.core.search import SearchConfig
+    from zeroloss.drivers.bench.softbench import BenchSpec, SoftBench
+    from zeroloss.drivers.bench.workspace import Workspace
+    from zeroloss.runs.run import STRATEGIES
+    from zeroloss.runs.trial import TrialRunner, flat_out
+    from zeroloss.targets.bench import LoopbackTarget
 
     cfg = RunConfig(frame_sizes=[64], flows=64, drain_ms=100, pdr_loss_pct=-1)
     with Workspace() as ws, SoftBench(BenchSpec(dut="none", link="memif", gap_us=5000), ws) as lb:

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.resultfile import read_doc
 
 from .test_faults import pid_of

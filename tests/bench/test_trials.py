@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from zeroloss.model import TrialResult
-from zeroloss.stream import Imix
+from zeroloss.core.model import TrialResult
+from zeroloss.core.stream import Imix
 
 from .conftest import delta
 

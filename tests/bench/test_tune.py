@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.resultfile import read_doc
 
 from .test_cli_bench import our_processes

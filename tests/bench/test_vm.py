@@ -15,9 +15,9 @@ import time
 
 import pytest
 
+from zeroloss.drivers.vnf.vm import GUEST_DIR, kvm_usable
 from zeroloss.host.domxml import parse_domain
 from zeroloss.results.resultfile import read_doc
-from zeroloss.vnf.vm import GUEST_DIR, kvm_usable
 
 from .test_faults import ZEROLOSS, one_error_line, pid_of, start, trials, wait_trials
 from .test_ovs import _conserved

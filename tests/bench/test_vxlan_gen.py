@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from zeroloss.bench.softbench import BenchSpec, SoftBench
-from zeroloss.bench.workspace import Workspace
-from zeroloss.stream import VXLAN_OVERHEAD, Stream, Vxlan
+from zeroloss.core.stream import VXLAN_OVERHEAD, Stream, Vxlan
+from zeroloss.drivers.bench.softbench import BenchSpec, SoftBench
+from zeroloss.drivers.bench.workspace import Workspace
 
 FRAMES = 20_000
 

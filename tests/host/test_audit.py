@@ -5,9 +5,9 @@ from collections import Counter
 
 import pytest
 
+from zeroloss.core.cpuset import to_mask
 from zeroloss.host import rules, rules_guest, rules_kernel, rules_zpl  # noqa: F401  (registers the rules)
 from zeroloss.host.audit import RULES, Context, format_report, run
-from zeroloss.host.cpuset import to_mask
 from zeroloss.host.domxml import parse_domain
 from zeroloss.host.hostfacts import PcieLink, Proc
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.host.cpuset import parse_kernel_list
+from zeroloss.core.cpuset import parse_kernel_list
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.host.inventory import Inventory, collect
 from zeroloss.host.ovshash import numa_visit_orders, shared_bucket
 from zeroloss.host.ovsstate import parse_pmd_rxq_show

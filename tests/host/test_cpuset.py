@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zeroloss.host.cpuset import format_list, parse_list, parse_mask, to_mask
+from zeroloss.core.cpuset import format_list, parse_list, parse_mask, to_mask
 
 
 def test_parse_and_format_lists():

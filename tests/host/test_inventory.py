@@ -5,7 +5,7 @@ import struct
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.host.inventory import parse_dmi17
 from zeroloss.host.report import inventory_dict, inventory_text
 from zeroloss.host.sysfs import Root

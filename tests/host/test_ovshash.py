@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.host.ovshash import (
     BUILDS,
     calc_mask,

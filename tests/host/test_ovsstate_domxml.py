@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.host import ovsstate
 from zeroloss.host.domxml import parse_domain
 

@@ -4,9 +4,9 @@ import dataclasses
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.cpuset import parse_mask
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.host import memory as mem
-from zeroloss.host.cpuset import parse_mask
 from zeroloss.host.plan import Intent, make_plan
 
 R740_INTENT = Intent(mtu=9000, pmd_cores_per_node=4)

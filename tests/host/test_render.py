@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from zeroloss.host.cpuset import format_list
+from zeroloss.core.cpuset import format_list
 from zeroloss.host.plan import Intent, make_plan
 from zeroloss.host.render import FORMATS, render
 

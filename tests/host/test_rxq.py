@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.host.ovsstate import parse_pmd_rxq_show
 from zeroloss.host.rxq import Pmd, Rxq, alb_estimate, assign, from_assignment, parse_affinity, split_queues
 from zeroloss.host.rxqinput import from_pmd_rxq_show, parse_loads, parse_pmds

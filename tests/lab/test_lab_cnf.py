@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.resultfile import read_doc
 
 from .test_lab_run import ZL, lab_file, no_traceback

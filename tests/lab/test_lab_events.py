@@ -14,7 +14,7 @@ import sys
 import pytest
 import yaml
 
-from zeroloss.lab.labevents import openflow_up
+from zeroloss.drivers.lab.labevents import openflow_up
 from zeroloss.results import events as ev
 
 from .lab import LAB_SH

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from zeroloss.lab.labdut import LabDut
-from zeroloss.lab.labfile import load
+from zeroloss.drivers.lab.labdut import LabDut
+from zeroloss.drivers.lab.labfile import load
 
 from .test_lab_run import lab_file, no_traceback, zl
 

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from zeroloss.cli.tune import story
-from zeroloss.errors import ZeroLossError
-from zeroloss.lab.labfile import load
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.lab.labfile import load
 from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.resultfile import read_doc
 

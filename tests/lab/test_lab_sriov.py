@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from zeroloss.vnf.domain import with_vfs
+from zeroloss.drivers.vnf.domain import with_vfs
 
 from .fake_sriov import build_sysfs
 from .lab import missing

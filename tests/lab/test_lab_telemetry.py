@@ -1,5 +1,5 @@
 """Telemetry per trial in lab mode (issue 30 Must 3): the node's cores, interrupts and DPDK processes read over its
-agent (lab/labtelemetry.py), the OVS PMD's iterations from pmd-perf-show, kept with every trial of a real run
+agent (drivers/lab/labtelemetry.py), the OVS PMD's iterations from pmd-perf-show, kept with every trial of a real run
 through the lab node of tests/lab/lab.sh (OVS-DPDK and a testpmd VNF, reached over sshd on 127.0.0.1)."""
 
 from __future__ import annotations

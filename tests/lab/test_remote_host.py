@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.drivers.proc import ManagedProcess
 from zeroloss.host import collect, remote
 from zeroloss.host.audit import Context, run
 from zeroloss.host.inventory import collect as inventory
 from zeroloss.host.ovsstate import CAPTURE, read_captured
 from zeroloss.host.report import inventory_dict
 from zeroloss.host.sysfs import Root
-from zeroloss.proc import ManagedProcess
 
 from .sshd import free_port
 
@@ -158,6 +158,7 @@ def test_collector_document_is_found_after_a_login_shells_noise():
 
 # -- over real OpenSSH -------------------------------------------------------------------------------------------
 
+@pytest.mark.bench  # starts an ovsdb-server (OVS): a bench test (tests/tiers.py)
 def test_inventory_over_ssh_equals_the_local_one(sshd, ovsdb):
     before = logins(sshd)
     r = zeroloss("host", "inventory", "--host", "lab1", "--ssh-config", str(sshd.ssh_config), "--ovs-rundir",
@@ -172,6 +173,7 @@ def test_inventory_over_ssh_equals_the_local_one(sshd, ovsdb):
     assert stable(got) == stable(want)
 
 
+@pytest.mark.bench  # starts an ovsdb-server (OVS): a bench test (tests/tiers.py)
 def test_inventory_text_over_ssh_has_the_local_form(sshd, ovsdb):
     r = zeroloss("host", "inventory", "--host", "lab1", "--ssh-config", str(sshd.ssh_config), "--ovs-rundir",
                  str(ovsdb))
@@ -187,6 +189,7 @@ def test_inventory_text_over_ssh_has_the_local_form(sshd, ovsdb):
             assert line == want
 
 
+@pytest.mark.bench  # starts an ovsdb-server (OVS): a bench test (tests/tiers.py)
 def test_audit_over_ssh_finds_what_the_local_audit_finds(sshd, ovsdb):
     before = logins(sshd)
     r = zeroloss("host", "audit", "--host", "lab1", "--ssh-config", str(sshd.ssh_config), "--ovs-rundir", str(ovsdb),

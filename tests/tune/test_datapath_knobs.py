@@ -1,9 +1,9 @@
 """tune's datapath knobs: an EMC thrash, upcall storm, conntrack full or tunnel MTU finding names the setting that
 answers it, on the bench (RunConfig keys) and on a lab node (other_config / dpctl entries), one step at a time."""
 
-from zeroloss.config import load
-from zeroloss.tune import knobs as kn
-from zeroloss.tune import labknobs as lk
+from zeroloss.core.config import load
+from zeroloss.runs.tune import knobs as kn
+from zeroloss.runs.tune import labknobs as lk
 
 
 def _f(reason: str, hop: str = "OVS g0 rx", where: str = "g0", frames: int = 1000) -> dict:
@@ -28,8 +28,8 @@ def test_bench_ladders():
 
 def test_bench_settings_reach_ovs():
     """A tuned key becomes OVS's other_config or a dpctl command on the bench."""
-    from zeroloss.bench.target import ovs_spec
-    from zeroloss.dut.ovs import OvsSettings
+    from zeroloss.drivers.dut.ovs import OvsSettings
+    from zeroloss.targets.bench import ovs_spec
 
     cfg = load(None, {"topology": "ovs-p2p", "ovs_smc_enable": True, "ovs_emc_insert_inv_prob": 0,
                       "ovs_ct_maxconns": 50000})

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zeroloss.results.records import RunRecord, SearchEntry
-from zeroloss.tune.decide import (
+from zeroloss.runs.tune.decide import (
     SizeStats,
     decide,
     findings_of,

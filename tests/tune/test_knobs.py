@@ -12,19 +12,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zeroloss.config import RunConfig
-from zeroloss.errors import ZeroLossError
-from zeroloss.host.cpuset import parse_mask
+from zeroloss.core.config import RunConfig
+from zeroloss.core.cpuset import parse_mask
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.records import RunRecord
-from zeroloss.tune import knobs
-from zeroloss.tune.decide import findings_of
-from zeroloss.tune.knobs import KNOBS, TABLE, advice, candidates, site
+from zeroloss.runs.tune import knobs
+from zeroloss.runs.tune.decide import findings_of
+from zeroloss.runs.tune.knobs import KNOBS, TABLE, advice, candidates, site
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def finding(hop: str, reason: str, frames: int = 100, where: str | None = None, cause: str = "") -> dict:
-    """A diagnosis finding as diagnose.py writes it (the fields the table reads)."""
+    """A diagnosis finding as loss/diagnose.py writes it (the fields the table reads)."""
     if where is None:
         where = hop.split()[1] if hop.startswith("OVS ") else hop
     return {"hop": hop, "where": where, "reason": reason, "frames": frames, "share_pct": 0.0, "cause": cause,
@@ -239,7 +239,7 @@ def test_advice_names_host_plan_and_audit_for_what_the_bench_cannot_try():
 
 
 def test_bench_memory_constants_match_the_bench():
-    from zeroloss.bench import ovsbench
+    from zeroloss.drivers.bench import ovsbench
 
     assert (knobs.GEN_MB, knobs.VNF_MB) == (ovsbench.GEN_MB, ovsbench.VNF_MB)
     assert knobs.VNFS == {"p2p": 0, **ovsbench.VNFS}

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from zeroloss.config import RunConfig, load
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.config import RunConfig, load
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.records import SearchOutcome, TrialEntry
 from zeroloss.results.resultfile import ResultFile
-from zeroloss.tune import knobs, loop
-from zeroloss.tune.labknobs import Node, Port, candidates, sets_of, skipped, with_sets
-from zeroloss.tune.render import render
+from zeroloss.runs.tune import knobs, loop
+from zeroloss.runs.tune.labknobs import Node, Port, candidates, sets_of, skipped, with_sets
+from zeroloss.runs.tune.render import render
 
 VHOST = "dpdkvhostuserclient"
 

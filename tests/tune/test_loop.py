@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.records import SearchOutcome, TrialEntry
 from zeroloss.results.resultfile import ResultFile
-from zeroloss.tune import loop
+from zeroloss.runs.tune import loop
 
 LINE = 14_880_952.0
 HOST = {"hostname": "test"}
@@ -52,7 +52,7 @@ def ring_model(cfg) -> float:
 
 def start(tmp_path, target="100%", budget=60.0, max_steps=None, **settings):
     base = {"topology": "pvp", "vnf": "process", "vnf_ring": 256, "frame_sizes": [64], **settings}
-    from zeroloss.config import load
+    from zeroloss.core.config import load
 
     return loop.create(tmp_path / "tune.json", load(None, base).to_dict(), loop.parse_target(target), budget, 2.0,
                        HOST, max_steps)

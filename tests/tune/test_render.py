@@ -8,9 +8,9 @@ import re
 import pytest
 import yaml
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.host import render as host_render
-from zeroloss.tune.render import FORMATS, render
+from zeroloss.runs.tune.render import FORMATS, render
 
 KEPT = {"ovs_pmd_cpu_mask": "0x3", "ovs_rxq_assign": "group", "ovs_socket_mem_mb": 3072, "dut_rxq": 2,
         "ovs_rxd": 4096, "ovs_txd": 4096, "ovs_tx_retries_max": 32, "vnf_ring": 1024}

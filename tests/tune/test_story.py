@@ -11,7 +11,7 @@ from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_json
 from zeroloss.results.summary import load_runs
-from zeroloss.tune import decide
+from zeroloss.runs.tune import decide
 
 FIX = Path(__file__).parents[1] / "fixtures" / "result_v2.json.gz"
 

@@ -10,7 +10,7 @@ import sys
 
 def test_a_broken_lab_file_is_named_while_another_run_holds_the_bench(tmp_path):
     env = dict(os.environ, ZEROLOSS_RUNDIR=str(tmp_path / "run"), ZEROLOSS_LOCKDIR=str(tmp_path / "lock"))
-    holder = subprocess.Popen([sys.executable, "-c", "from zeroloss.session import BENCH\nimport sys, time\n"
+    holder = subprocess.Popen([sys.executable, "-c", "from zeroloss.drivers.session import BENCH\nimport sys, time\n"
                                "with BENCH:\n    print('held', flush=True)\n    time.sleep(60)"],
                               env=env, stdout=subprocess.PIPE, text=True)
     try:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from zeroloss import frames
-from zeroloss.errors import ZeroLossError
-from zeroloss.frames import Frame
-from zeroloss.model import MAX_FRAME, MIN_FRAME
+from zeroloss.core import frames
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.frames import Frame
+from zeroloss.core.model import MAX_FRAME, MIN_FRAME
 
 
 def whole_number(lowest: int | None = None, highest: int | None = None) -> Callable[[str], int]:

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 
 if TYPE_CHECKING:
     from zeroloss.results.events import EventsRecord
@@ -16,12 +16,12 @@ if TYPE_CHECKING:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from zeroloss.bench.workspace import Workspace
-    from zeroloss.vnf.vm import resolve_vnf
+    from zeroloss.drivers.bench.workspace import Workspace
+    from zeroloss.drivers.vnf.vm import resolve_vnf
 
     if args.what == "ledger":
         return _check_ledger(args)
-    from zeroloss.check import jumbo
+    from zeroloss.studies.jumbocheck import jumbo
 
     with Workspace() as ws:
         steps = jumbo(ws, resolve_vnf(args.vnf))
@@ -39,9 +39,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_ledger(args: argparse.Namespace) -> int:
-    from zeroloss.explain import findings_text
-    from zeroloss.ledgercheck import ATTRIBUTED_PCT, run
-    from zeroloss.vnf.vm import resolve_vnf
+    from zeroloss.drivers.vnf.vm import resolve_vnf
+    from zeroloss.report.explain import findings_text
+    from zeroloss.studies.ledgercheck import ATTRIBUTED_PCT, run
 
     def progress(name: str) -> None:
         if not args.json:
@@ -68,7 +68,7 @@ def _explain_soak(args: argparse.Namespace, rec: SoakRecord) -> int:
     and why (its ledger and diagnosis)."""
     from pathlib import Path
 
-    from zeroloss.explain import direction_text, findings_text
+    from zeroloss.report.explain import direction_text, findings_text
     from zeroloss.results.soak import summary_lines
     from zeroloss.results.summary import stem
 
@@ -100,7 +100,7 @@ def _explain_soak(args: argparse.Namespace, rec: SoakRecord) -> int:
 def _explain_events(args: argparse.Namespace, rec: EventsRecord) -> int:
     """`zeroloss explain EVENTS.json`: the outage table, then per event its worst repeat (most frames lost): the
     commands run, the outages on the timeline, where the frames were lost (its ledger) and why (its diagnosis)."""
-    from zeroloss.explain import direction_text, findings_text
+    from zeroloss.report.explain import direction_text, findings_text
     from zeroloss.results.events import table, worst
 
     chosen = worst(rec)
@@ -143,7 +143,7 @@ def _explain_events(args: argparse.Namespace, rec: EventsRecord) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from zeroloss.explain import select, trial_analysis, trial_text
+    from zeroloss.report.explain import select, trial_analysis, trial_text
     from zeroloss.results import events, schema, soak
     from zeroloss.results.campaigns import CampaignRecord
     from zeroloss.results.records import RunRecord
@@ -180,7 +180,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             print(f"== {case}")
         print(trial_text(search.frame, trial, leds, diag))
     if args.trial is None and kind is RunRecord:  # back-to-back frames (RFC 9004): where the bursts lost frames
-        from zeroloss.explain import b2b_lines
+        from zeroloss.report.explain import b2b_lines
 
         for search in records(RunRecord, doc, args.file).searches:
             if args.frame is None or search.frame == args.frame:
@@ -191,8 +191,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.lab:
-        from zeroloss.lab.labbench import bench_lab, table
-        from zeroloss.lab.labfile import load
+        from zeroloss.drivers.lab.labfile import load
+        from zeroloss.studies.labbench import bench_lab, table
 
         lab = load(args.lab)
         r = bench_lab(lab, readings=args.readings,
@@ -202,7 +202,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         import time
         from pathlib import Path
 
-        from zeroloss.tune.tunebench import tune_bench
+        from zeroloss.studies.tunebench import tune_bench
 
         lines = tune_bench(args.frames, args.trial, args.validation, args.granularity, args.budget,
                            Path(f"results/bench-tune-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
@@ -210,7 +210,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         import time
         from pathlib import Path
 
-        from zeroloss import neutronbench
+        from zeroloss.studies import neutronbench
 
         try:
             parts = neutronbench.parse_parts(args.parts)
@@ -224,7 +224,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         import time
         from pathlib import Path
 
-        from zeroloss.vnfbench import vnf_bench
+        from zeroloss.studies.vnfbench import vnf_bench
 
         lines = vnf_bench(args.frames, args.trial, args.validation, args.granularity,
                           Path(f"results/bench-vnf-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
@@ -232,7 +232,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         import time
         from pathlib import Path
 
-        from zeroloss.searchbench import parse_cases, parse_strategies, search_bench
+        from zeroloss.studies.searchbench import parse_cases, parse_strategies, search_bench
 
         args.cases = args.cases or "p2p:64,p2p:1518,p2p:9000,pvp:64"
         try:
@@ -250,7 +250,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         import time
         from pathlib import Path
 
-        from zeroloss import noisybench
+        from zeroloss.studies import noisybench
 
         try:
             cases = noisybench.parse_cases(args.cases or ",".join(noisybench.CASES))
@@ -261,7 +261,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                        args.granularity, Path(f"results/bench-noisy-{time.strftime('%Y%m%d-%H%M%S')}"),
                                        json_out=args.json)
     else:
-        from zeroloss.benchmark import run_benchmarks
+        from zeroloss.studies.genbench import run_benchmarks
 
         lines = run_benchmarks(seconds=args.seconds, repeats=args.repeats or 3, json_out=args.json)
     for line in lines:

@@ -1,4 +1,4 @@
-"""`zeroloss events`: frames lost and outage (ms) while the DUT changes under a fixed-rate load (outagerun.py)."""
+"""`zeroloss events`: frames lost and outage (ms) while the DUT changes under a fixed-rate load (runs/events.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 from zeroloss.cli.argtypes import number, rate, whole_number
 from zeroloss.cli.runflags import add_run_flags, run_overrides
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 
 RUN_FLAGS = ("flows", "topology", "bond", "firewall", "tunnel", "vnf_ring", "vnf", "cnf_launch", "vnf_link", "lab",
              "allow_dut_changes", "forward_mode", "drain_ms", "trial_s", "validation_s", "granularity_pct",
@@ -18,12 +18,12 @@ def _cmd_events(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from zeroloss import config as config_mod
-    from zeroloss import hostinfo
     from zeroloss.cli.lab import check_lab_file
-    from zeroloss.outagerun import EventsRun, Plan, check
+    from zeroloss.core import config as config_mod
+    from zeroloss.drivers.session import BENCH, ResultLock
+    from zeroloss.host import hostinfo
     from zeroloss.results.events import EVENTS, table, to_json_summary
-    from zeroloss.session import BENCH, ResultLock
+    from zeroloss.runs.events import EventsRun, Plan, check
 
     overrides = run_overrides(args)
     overrides.update(dict(args.set or []))
@@ -37,7 +37,7 @@ def _cmd_events(args: argparse.Namespace) -> int:
         from zeroloss.results.events import unfit
 
         if lab:  # every event the lab file has commands for; bond events only when named (a bond is the node's)
-            from zeroloss.lab.labfile import load, missing_command
+            from zeroloss.drivers.lab.labfile import load, missing_command
 
             labfile = load(cfg.lab)
             names = [n for n in EVENTS if unfit(n, cfg.topology, cfg.bond, lab) is None

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from zeroloss.cli.argtypes import whole_number
-from zeroloss.errors import ZeroLossError
-from zeroloss.fmt import table
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.results.fmt import table
 
 PLAN_FORMATS = ["summary", "ovs-vsctl", "cmdline", "tuned", "tripleo", "edpm", "performance-profile", "flavor", "k8s"]
 FORMAT_HELP = " | ".join(PLAN_FORMATS) + " | all (default all): edpm = RHOSO 18 edpm-ansible variables, " \
@@ -126,8 +126,8 @@ def _cmd_inventory(args: argparse.Namespace) -> int:
 
 
 def _cmd_cores(args: argparse.Namespace) -> int:
-    from zeroloss.cores import lcore_set
-    from zeroloss.host import coreprobe
+    from zeroloss.core.cores import lcore_set
+    from zeroloss.drivers.probe import coreprobe
 
     cores = sorted(lcore_set("--cores", args.cores))
     if len(cores) < 2:

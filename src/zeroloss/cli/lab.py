@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import argparse
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 
 
 def check_lab_file(path: str | None) -> None:
     """Checks a run's lab file before the bench is taken: a fault in it is one line naming the key, whoever holds
     the bench."""
     if path:
-        from zeroloss.lab.labfile import load
+        from zeroloss.drivers.lab.labfile import load
 
         load(path)
 
 
 def _cmd_lab(args: argparse.Namespace) -> int:
-    from zeroloss.lab.labfile import EXAMPLE, load
+    from zeroloss.drivers.lab.labfile import EXAMPLE, load
 
     if args.example:
         print(EXAMPLE, end="")

@@ -15,7 +15,7 @@ from zeroloss import __version__
 from zeroloss.cli import commands
 from zeroloss.cli.argtypes import check_frame, frame_key, rate, whole_number
 from zeroloss.cli.runflags import add_run_flag, add_run_flags, run_overrides
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 
 _positive_int = whole_number(1)
 
@@ -61,11 +61,11 @@ def _add_bench_args(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_trial(args: argparse.Namespace) -> int:
-    from zeroloss.bench.softbench import BenchSpec, SoftBench
-    from zeroloss.bench.workspace import Workspace
     from zeroloss.cli.soak import is_soak, soak_trial
-    from zeroloss.fmt import port_table, trial_table
-    from zeroloss.stream import imix_of
+    from zeroloss.core.stream import imix_of
+    from zeroloss.drivers.bench.softbench import BenchSpec, SoftBench
+    from zeroloss.drivers.bench.workspace import Workspace
+    from zeroloss.results.fmt import port_table, trial_table
 
     if is_soak(args):
         return soak_trial(args)
@@ -110,7 +110,7 @@ def _cmd_trial(args: argparse.Namespace) -> int:
 
 def _set_value(text: str) -> tuple[str, object]:
     """--set KEY=VALUE (config.setting) as argparse wants its errors."""
-    from zeroloss.config import setting
+    from zeroloss.core.config import setting
 
     try:
         return setting(text)
@@ -122,18 +122,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from zeroloss import config as config_mod
-    from zeroloss import hostinfo
     from zeroloss.cli.lab import check_lab_file
     from zeroloss.cli.progress import Progress
-    from zeroloss.cores import check_cores
-    from zeroloss.fmt import queue_lines, run_table
-    from zeroloss.proc import ComponentDied
+    from zeroloss.core import config as config_mod
+    from zeroloss.core.cores import check_cores
+    from zeroloss.drivers.proc import ComponentDied
+    from zeroloss.drivers.session import BENCH, ResultLock
+    from zeroloss.host import hostinfo
     from zeroloss.results import latencyload
+    from zeroloss.results.fmt import queue_lines, run_table
     from zeroloss.results.resultfile import ResultFile
     from zeroloss.results.verdict import verdict
-    from zeroloss.runner import Run, interrupted_state
-    from zeroloss.session import BENCH, ResultLock
+    from zeroloss.runs.run import Run, interrupted_state
 
     overrides = run_overrides(args)
     overrides.update(dict(args.set or []))
@@ -209,10 +209,10 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from zeroloss import hostinfo
-    from zeroloss.campaign import CampaignFile, builtin_names, expand, read
     from zeroloss.cli.lab import check_lab_file
-    from zeroloss.session import BENCH, ResultLock
+    from zeroloss.drivers.session import BENCH, ResultLock
+    from zeroloss.host import hostinfo
+    from zeroloss.runs.campaign import CampaignFile, builtin_names, expand, read
 
     if args.list or not (args.campaign or args.resume):
         print("built-in campaigns: " + ", ".join(builtin_names()))
@@ -242,10 +242,10 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
 
 
 def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
-    from zeroloss.campaign import campaign_table, run_campaign
     from zeroloss.cli.progress import Progress
-    from zeroloss.cores import check_cores
-    from zeroloss.runner import Run, interrupted_state
+    from zeroloss.core.cores import check_cores
+    from zeroloss.runs.campaign import campaign_table, run_campaign
+    from zeroloss.runs.run import Run, interrupted_state
 
     progress = Progress(quiet=args.quiet)
 
@@ -314,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_cmd_trial)
 
     from zeroloss.cli.tune import register as register_tune
-    from zeroloss.config import RunConfig, field_help
+    from zeroloss.core.config import RunConfig, field_help
 
     keys = "\n".join(f"  {k}: {v}" for k, v in field_help().items())
     r = sub.add_parser(
@@ -486,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
 def _wire() -> None:
     """What the lower layers are handed from above: how the bench lock's clean-up (session.reap) marks a result
     file whose writer is gone, which is the results package's format (session sits below it)."""
-    from zeroloss import session
+    from zeroloss.drivers import session
 
     def mark(path: Path) -> list[str]:  # the results package is imported only when a stale file is found
         from zeroloss.results.resultfile import mark_interrupted

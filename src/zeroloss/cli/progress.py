@@ -7,10 +7,10 @@ import os
 import sys
 from typing import TextIO
 
-from zeroloss.explain import trial_text
-from zeroloss.fmt import si
-from zeroloss.frames import text as frame_text
-from zeroloss.latency import lost_tail, value_text
+from zeroloss.core.frames import text as frame_text
+from zeroloss.core.latency import lost_tail, value_text
+from zeroloss.report.explain import trial_text
+from zeroloss.results.fmt import si
 from zeroloss.results.records import SearchOutcome, TrialEntry
 
 
@@ -57,15 +57,15 @@ class Progress:
             self._trial(data)
         elif event == "done":
             self._done(data)
-        elif event == "b2b":  # back-to-back frames, after the searches (b2brun.py)
+        elif event == "b2b":  # back-to-back frames, after the searches (runs/b2b.py)
             r = data["result"]
             self._line(f"{_size(data)}  back-to-back search {data['repeat'] + 1}/{data['of']}: longest burst without "
                        f"loss {r.longest:,} frames{' (the longest tried)' if r.at_limit else ''} in "
                        f"{len(r.bursts)} bursts")
-        elif event == "b2b_skip":  # RFC 9004 §6.1 (b2brun.py)
+        elif event == "b2b_skip":  # RFC 9004 §6.1 (runs/b2b.py)
             self._line(f"{_size(data)}  back-to-back frames not tested: the NDR is the maximum frame rate (RFC 9004 "
                        "§6.1)")
-        elif event == "load":  # latency vs load, after the search (runner.py)
+        elif event == "load":  # latency vs load, after the search (runs/run.py)
             t, lat = data["trial"], data["trial"].latency()
             us = "/".join(value_text(lat, k, fmt=".1f") for k in ("p50", "p99", "p99_9", "max"))
             tail = " ('> x': lost frames reach it, above the largest measured)" if lost_tail(lat) else ""
@@ -80,7 +80,7 @@ class Progress:
         shown = self._paint(verdict, "32" if verdict == "pass" else "31" if verdict == "fail" else "33")
         kind = "valid." if rec.kind == "validation" else rec.kind
         got = min((d.achieved_pps for d in rec.outcome.directions), default=0.0)
-        # a pass counts at what zlgen delivered, a loss at the pace (search/trials.py): both shown
+        # a pass counts at what zlgen delivered, a loss at the pace (core/search/trials.py): both shown
         text = (f"{_size(data)}  trial {rec.index + 1:>2} {kind:<6} "
                 f"{si(aim, 'pps'):>13} ({pct:5.1f} %)  delivered {si(got, 'pps'):>13}  lost {rec.lost:<8} {shown}")
         if rec.aim_pps is not None:

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.fileio import write_text_atomic
-from zeroloss.frames import text as frame_text
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.fileio import write_text_atomic
+from zeroloss.core.frames import text as frame_text
 
 if TYPE_CHECKING:
     from zeroloss.results.summary import Run

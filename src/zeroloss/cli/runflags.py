@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from zeroloss.cli.argtypes import frame_sizes, number, rate, whole_number
-from zeroloss.config import RunConfig, number_text
+from zeroloss.core.config import RunConfig, number_text
 
 # a unit as the help says it, and the metavar it gives a flag that names none
 UNIT_WORDS = {"B": "bytes", "s": "seconds", "ms": "milliseconds", "us": "microseconds", "pps": "frames/s",

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from zeroloss.cli.argtypes import whole_number
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 
 
 def _rxq_count(text: str) -> int:

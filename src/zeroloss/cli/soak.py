@@ -13,7 +13,7 @@ from pathlib import Path
 
 from zeroloss.cli.argtypes import check_frame
 from zeroloss.cli.runflags import add_run_flag, run_overrides
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 
 # the run settings `trial` takes as `run` does (the others through --set KEY=VALUE)
 MAX_DURATION_S = 86400  # zlgen's longest trial (start's duration_s, gen/PROTOCOL.md)
@@ -36,12 +36,12 @@ def is_soak(args: argparse.Namespace) -> bool:
 
 def soak_trial(args: argparse.Namespace) -> int:
     """zeroloss trial as a soak: loss and rate every interval, loss events, the file written every interval."""
-    from zeroloss import config as config_mod
-    from zeroloss.cores import check_cores
-    from zeroloss.fmt import soak_line, soak_table
+    from zeroloss.core import config as config_mod
+    from zeroloss.core.cores import check_cores
+    from zeroloss.drivers.session import BENCH
+    from zeroloss.results.fmt import soak_line, soak_table
     from zeroloss.results.soak import read as read_soak
-    from zeroloss.session import BENCH
-    from zeroloss.soakrun import soak, soak_target
+    from zeroloss.runs.soak import soak, soak_target
 
     if args.imix:
         raise ZeroLossError("--imix is not available in a soak (--interval, -o, --lab, --topology) yet",
@@ -73,7 +73,7 @@ def soak_trial(args: argparse.Namespace) -> int:
                             "give -o a path in a folder you can write") from None
     warnings: list[str] = []
     if args.lab:
-        from zeroloss.lab.labfile import load
+        from zeroloss.drivers.lab.labfile import load
 
         load(args.lab)  # a broken lab file is one line before the bench is taken
     def progress(row: dict) -> None:

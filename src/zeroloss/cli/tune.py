@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from zeroloss.cli.runflags import add_run_flags, run_overrides
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.campaigns import TuneRecord, TuneStep
 
 
@@ -52,15 +52,15 @@ def register(sub, set_value) -> None:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from zeroloss import config as config_mod
-    from zeroloss import hostinfo
     from zeroloss.cli.progress import Progress
-    from zeroloss.cores import check_cores
-    from zeroloss.dpdk import hugepages
+    from zeroloss.core import config as config_mod
+    from zeroloss.core.cores import check_cores
+    from zeroloss.drivers.dpdk import hugepages
+    from zeroloss.drivers.session import BENCH, ResultLock
+    from zeroloss.host import hostinfo
     from zeroloss.results.resultfile import ResultFile
-    from zeroloss.runner import Run, interrupted_state
-    from zeroloss.session import BENCH, ResultLock
-    from zeroloss.tune import loop
+    from zeroloss.runs.run import Run, interrupted_state
+    from zeroloss.runs.tune import loop
 
     host = hostinfo.collect()
     if args.resume:
@@ -81,7 +81,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             raise ZeroLossError("zeroloss tune changes the lab node's OVS settings (each restored after its step)",
                                 "add --allow-dut-changes")
         if base.lab:  # a broken lab file is named before the bench is taken (it is not "the bench is in use")
-            from zeroloss.lab.labfile import load as load_lab
+            from zeroloss.drivers.lab.labfile import load as load_lab
 
             load_lab(base.lab)
         check_cores(base)
@@ -123,15 +123,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 def _node(lab_path: str) -> dict[str, Any]:
     """The lab node's OVS settings tune starts from, read over one SSH session."""
-    from zeroloss.lab.labdut import LabDut
-    from zeroloss.lab.labfile import load
+    from zeroloss.drivers.lab.labdut import LabDut
+    from zeroloss.drivers.lab.labfile import load
 
     with LabDut(load(lab_path)) as dut:
         return dut.node_settings()
 
 
 def _progress(args: argparse.Namespace, kind: str, info: dict[str, Any]) -> None:
-    """One line on stderr per step measured and decided (tune/loop.py's progress)."""
+    """One line on stderr per step measured and decided (runs/tune/loop.py's progress)."""
     if args.quiet:
         return
     step: TuneStep = info["step"]
@@ -145,7 +145,7 @@ def _progress(args: argparse.Namespace, kind: str, info: dict[str, Any]) -> None
 
 def _steps_table(t: TuneRecord) -> str:
     """One row per step: its change, the NDR per size (mean ± half the spread), its effect and whether it was kept."""
-    from zeroloss.fmt import table
+    from zeroloss.results.fmt import table
 
     frames = sorted({int(f) for s in t.steps for f in (s.stats or {})})
     rows = []
@@ -166,7 +166,7 @@ def _steps_table(t: TuneRecord) -> str:
 def story(t: TuneRecord) -> str:
     """The steps as a table (NDR per size before and after, effect, kept), why it ended, the final settings
     rendered for deployment and the advice the bench cannot try."""
-    from zeroloss.tune.render import render, target_text, tuned_keys
+    from zeroloss.runs.tune.render import render, target_text, tuned_keys
 
     lines = [f"zeroloss tune to {target_text((t.target[0], t.target[1]))}: {len(t.steps)} step(s), "
              f"{t.spent_s / 60:.1f} min measuring", _steps_table(t)]
@@ -181,7 +181,7 @@ def story(t: TuneRecord) -> str:
                   render(keys, "flavor")]
     else:
         lines.append("no setting was kept: the start settings stay")
-    for x in t.skipped:  # tune/loop.py's {key, new, why}
+    for x in t.skipped:  # runs/tune/loop.py's {key, new, why}
         lines.append(f"not tried: {x['key']}={x['new']}: {x['why']}")
     for a in t.advice:
         lines.append(f"advice: {a}")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from ..errors import ZeroLossError
-from .cpuset import parse_list
+from zeroloss.core.cpuset import parse_list
+from zeroloss.core.errors import ZeroLossError
 
 QEMU_DEFAULT_RING = 256  # virtio-net rx/tx_queue_size when the XML does not set it
 

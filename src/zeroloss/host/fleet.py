@@ -29,12 +29,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ZeroLossError
-from ..fileio import write_text_atomic
-from ..fmt import table
+from zeroloss.core.cpuset import format_list, parse_list, to_mask
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.fileio import write_text_atomic
+from zeroloss.core.text import table
+
 from . import remote
 from .audit import SEVERITIES, Context, Finding, run
-from .cpuset import format_list, parse_list, to_mask
 from .inventory import Inventory
 from .plan import HUGEPAGE_1G_KB, Intent, Plan, make_plan
 from .ssh import unreachable_hint

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .cpuset import parse_list
+from zeroloss.core.cpuset import parse_list
+
 from .sysfs import Root
 
 PF_KTHREAD = 0x00200000

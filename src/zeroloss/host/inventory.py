@@ -7,7 +7,8 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from .cpuset import parse_kernel_list, shown
+from zeroloss.core.cpuset import parse_kernel_list, shown
+
 from .hostfacts import PcieLink, Proc, interrupt_counts, kernel_release, pcie_link, processes
 from .ovsstate import OvsState
 from .sysfs import Root

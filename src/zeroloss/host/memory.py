@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ovsfacts import (
+from zeroloss.core.ovsfacts import (
     ETHER_HDR_MAX_LEN,
     MIN_NB_MBUF,
     MiB,

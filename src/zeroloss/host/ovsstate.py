@@ -10,8 +10,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ZeroLossError
-from .cpuset import MAX_CPUS, parse_mask, shown
+from zeroloss.core.cpuset import MAX_CPUS, parse_mask, shown
+from zeroloss.core.errors import ZeroLossError
 
 # file name in a captured directory -> the read-only command that produced it
 CAPTURE = {

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import ZeroLossError
+from zeroloss.core.cpuset import MAX_CPUS, format_list
+from zeroloss.core.errors import ZeroLossError
+
 from . import memory as mem
-from .cpuset import MAX_CPUS, format_list
 from .hostfacts import kernel_version
 from .inventory import Inventory, Nic
 from .ovsstate import MAX_QUEUES

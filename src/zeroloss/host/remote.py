@@ -14,8 +14,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..errors import ZeroLossError
-from ..fileio import write_new, write_text_atomic
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.fileio import write_new, write_text_atomic
+
 from .ovsstate import CAPTURE, OvsState, from_outputs
 from .ssh import SshTarget, python_argv
 from .sysfs import Root

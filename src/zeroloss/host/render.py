@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 
-from .cpuset import format_list, to_mask
+from zeroloss.core.cpuset import format_list, to_mask
+
 from .plan import Plan
 from .render_deploy import UNIT_NAME, edpm, hugepages_unit, performance_profile
 

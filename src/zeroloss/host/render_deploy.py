@@ -26,7 +26,8 @@ import textwrap
 
 import yaml
 
-from .cpuset import format_list
+from zeroloss.core.cpuset import format_list
+
 from .plan import Plan
 
 HUGEPAGE_DIR = "/sys/devices/system/node/node{node}/hugepages/hugepages-1048576kB/nr_hugepages"

@@ -1,7 +1,7 @@
 """A Plan rendered as the CNF's Kubernetes manifests (`zeroloss host plan --format k8s`): the PerformanceProfile, an
 SriovNetworkNodePolicy and a NetworkAttachmentDefinition per planned port, and the testpmd Pod that takes one VF of
 each, as the reference study deploys its CNF (redhat-sriov-shiftonstack-perf). Every document is validated
-(zeroloss.cnf.schema) before it is printed.
+(zeroloss.host.cnf.schema) before it is printed.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from typing import Any
 
 import yaml
 
-from ..cnf import k8s, sriovnics
-from ..errors import ZeroLossError
-from .cpuset import format_list
+from zeroloss.core.cpuset import format_list
+from zeroloss.core.errors import ZeroLossError
+
+from .cnf import k8s, sriovnics
 from .plan import Plan, PlannedPort
 from .render_deploy import PP_DERIVED, PP_ROLE, comment
 

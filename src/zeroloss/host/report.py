@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from ..fmt import table
-from .cpuset import format_list
+from zeroloss.core.cpuset import format_list
+from zeroloss.core.text import table
+
 from .inventory import Inventory
 
 if TYPE_CHECKING:

@@ -4,8 +4,9 @@ decorate it with @rule(...) (kernel rules: rules_kernel.py, guest rules: rules_g
 
 from __future__ import annotations
 
+from zeroloss.core.cpuset import format_list, to_mask
+
 from . import memory as mem
-from .cpuset import format_list, to_mask
 from .rulebase import Context, Hit, rule
 
 WP = "Dell/Intel jumbo ZPL whitepaper, Appendix C"

@@ -21,9 +21,10 @@ import re
 
 import yaml
 
-from ..errors import ZeroLossError
-from ..yamlio import BoundedLoader
-from .cpuset import MAX_CPUS
+from zeroloss.core.cpuset import MAX_CPUS
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.yamlio import BoundedLoader
+
 from .ovsstate import MAX_NODES, MAX_QUEUES, PmdPoll
 from .rxq import ALGORITHMS, Pmd, PmdLoad, Rxq, parse_affinity
 

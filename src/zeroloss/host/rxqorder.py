@@ -11,7 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ..errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
+
 from .ovshash import BUILDS, numa_visit_order, numa_visit_orders, port_visit_order, shared_bucket
 from .rxq import Pmd, Rxq, VisitOrder
 

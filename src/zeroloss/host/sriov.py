@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 
 PCI = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 PF_INDEX = re.compile(r"^([A-Za-z0-9_.:@-]{1,15})/([0-9]{1,4})$")

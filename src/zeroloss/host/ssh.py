@@ -10,7 +10,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from ..errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 
 ALIVE_S, ALIVE_COUNT = 2, 3
 # the host's system Python, as Ansible's interpreter discovery finds it: not a `python3` that PATH may resolve to a

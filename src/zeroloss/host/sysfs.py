@@ -10,8 +10,8 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import ZeroLossError
-from .cpuset import parse_list, shown
+from zeroloss.core.cpuset import parse_list, shown
+from zeroloss.core.errors import ZeroLossError
 
 
 class Root:

@@ -10,14 +10,15 @@ from dataclasses import fields
 from html import escape
 from typing import Any
 
-from zeroloss import __version__, frames
-from zeroloss.config import RunConfig
-from zeroloss.errors import ZeroLossError
-from zeroloss.explain import HOP_HEADERS, hop_rows, select, trial_analysis
-from zeroloss.fmt import FLAG_TEXT
-from zeroloss.ledger import REASONS
+from zeroloss import __version__
+from zeroloss.core import frames
+from zeroloss.core.config import RunConfig
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.loss.ledger import REASONS
 from zeroloss.report import latencyplots, plots, telemetryplots
+from zeroloss.report.explain import HOP_HEADERS, hop_rows, select, trial_analysis
 from zeroloss.results.campaigns import TuneRecord
+from zeroloss.results.fmt import FLAG_TEXT
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
 from zeroloss.results.soak import SoakRecord, outage_ms, summary_lines, top_drop
 from zeroloss.results.summary import (
@@ -128,8 +129,8 @@ def _tune_section(runs: list[Run], tick: Callable[[], None]) -> Iterator[str]:
         if r.tune is not None and all(r.tune is not t for t in tunes):
             tunes.append(r.tune)
     for t in tunes:
-        from zeroloss.tune.render import render as render_settings
-        from zeroloss.tune.render import target_text, tuned_keys
+        from zeroloss.runs.tune.render import render as render_settings
+        from zeroloss.runs.tune.render import target_text, tuned_keys
 
         fig = plots.svg_inline(plots.tune_figure(t), "tune")
         tick()
@@ -330,7 +331,7 @@ def _ledger_html(search: SearchEntry, trial: TrialEntry) -> str:
     head = (f"{frames.text(search.frame)}, search {search.repeat + 1}, trial {trial.index + 1} ({trial.kind}, "
             f"{trial.rate_pps:,.0f} pps per direction, {trial.duration_s:g} s, {trial.verdict})")
     try:
-        leds, diag = trial_analysis(search, trial)  # ledger.py's and diagnose.py's JSON
+        leds, diag = trial_analysis(search, trial)  # loss/ledger.py's and loss/diagnose.py's JSON
     except ZeroLossError as e:
         summary = "; ".join(f"{d.port}->{d.rx_port}: " + ", ".join(f"{k} {v:,}" for k, v in (d.ledger or {}).items())
                             for d in trial.dirs())
@@ -339,7 +340,8 @@ def _ledger_html(search: SearchEntry, trial: TrialEntry) -> str:
 
 
 def ledger_html(leds: list[dict[str, Any]], diag: list[dict[str, Any]]) -> str:
-    """Ledgers per direction, hop by hop (ledger.py's JSON), and the findings with their fixes (diagnose.py's)."""
+    """Ledgers per direction, hop by hop (loss/ledger.py's JSON), and the findings with their fixes
+    (loss/diagnose.py's)."""
     parts = []
     for led in leds:
         lost, unexpl = led["lost"], led["unexplained"]
@@ -441,7 +443,7 @@ def render(runs: list[Run], title: str | None = None, progress: Callable[[int], 
 def render_soak(rec: SoakRecord, label: str, title: str | None = None) -> str:
     """The report page of a soak file: what it was, its totals, the timeline plot, the intervals, the ledger and
     the diagnosis of the whole trial."""
-    from zeroloss.explain import direction_text, findings_text
+    from zeroloss.report.explain import direction_text, findings_text
 
     title = title or f"zeroloss soak report: {label}"
     head, *rest = summary_lines(rec, label)

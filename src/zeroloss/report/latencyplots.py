@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from html import escape
 
-from zeroloss.latency import lost_tail, ns_text, value_text
+from zeroloss.core.latency import lost_tail, ns_text, value_text
 from zeroloss.report.canvas import Figure
 from zeroloss.results import latencyload
 from zeroloss.results.records import RunRecord, SearchEntry

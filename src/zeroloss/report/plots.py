@@ -8,8 +8,8 @@ import io
 import math
 from pathlib import Path
 
-from zeroloss.fileio import write_text_atomic
-from zeroloss.frames import Frame, by_size, order
+from zeroloss.core.fileio import write_text_atomic
+from zeroloss.core.frames import Frame, by_size, order
 from zeroloss.report import svgdraw
 from zeroloss.report.canvas import Figure, replay
 from zeroloss.results.campaigns import TuneRecord

@@ -1,5 +1,5 @@
-"""The telemetry of a search's trials in the report (host/telemetry.py records): per bench core its busy, steal and
-IRQ+softirq shares, the interrupts each core took per second (isolated cores marked), the page faults of each DPDK
+"""The telemetry of a search's trials in the report (drivers/probe/telemetry.py records): per bench core its busy, steal
+and IRQ+softirq shares, the interrupts each core took per second (isolated cores marked), the page faults of each DPDK
 process, and each OVS PMD's cycles per packet, trial by trial. One figure per search, drawn only when its trials
 carry telemetry, and a table of the same numbers that opens on demand."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
-from zeroloss.host.telemetry import Telemetry
+from zeroloss.drivers.probe.telemetry import Telemetry
 from zeroloss.report.canvas import Figure
 from zeroloss.report.plots import COLORS, svg_inline
 from zeroloss.results.records import SearchEntry

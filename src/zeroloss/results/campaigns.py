@@ -1,12 +1,12 @@
 """The typed records of campaign and tune files: a campaign holds one run document per case; a tune file is a
-campaign whose `tune` section records the steps of `zeroloss tune` (tune/loop.py writes it)."""
+campaign whose `tune` section records the steps of `zeroloss tune` (runs/tune/loop.py writes it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
-from zeroloss.results.codec import Json, JsonObject, Record
+from zeroloss.core.codec import Json, JsonObject, Record
 from zeroloss.results.records import RunRecord
 
 FORMAT = "zeroloss-campaign"
@@ -29,9 +29,9 @@ class TuneStep(Record):
     NULLABLE: ClassVar[frozenset[str]] = frozenset({"change"})  # the baseline's change is null
 
     name: str = ""
-    change: JsonObject | None = None  # {key, old, new, why, ...} (tune/knobs.py)
+    change: JsonObject | None = None  # {key, old, new, why, ...} (runs/tune/knobs.py)
     settings: JsonObject | None = None
-    stats: dict[str, JsonObject] | None = None  # per frame size (tune/decide.py SizeStats)
+    stats: dict[str, JsonObject] | None = None  # per frame size (runs/tune/decide.py SizeStats)
     decision: JsonObject | None = None  # {effect, keep, why, per_size}
 
     @property
@@ -57,7 +57,7 @@ class TuneRecord(Record):
     stop: str | None = None
     skipped: tuple[Json, ...] = ()
     advice: tuple[Json, ...] = ()
-    node: JsonObject | None = None  # a lab node's settings, as read there (tune/labknobs.py)
+    node: JsonObject | None = None  # a lab node's settings, as read there (runs/tune/labknobs.py)
 
 
 @dataclass(frozen=True, kw_only=True)

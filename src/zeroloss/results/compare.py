@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.frames import Frame, by_size
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.frames import Frame, by_size
+from zeroloss.core.text import si, table
 from zeroloss.results.records import FINGERPRINT_KEYS, RunRecord, fingerprint
 from zeroloss.results.summary import FrameRow, Run, frame_rows
 from zeroloss.results.verdict import INCONCLUSIVE, size_verdicts
-from zeroloss.text import si, table
 
 HOST_FIELDS = ("hostname", "machine_id", "cpu_model", "cpus", "numa_nodes", "memory_mib", "hugepages", "kernel",
                "os", "cmdline", "isolated_cpus", "dpdk_package", "python")

@@ -1,8 +1,8 @@
-"""An events file (`zeroloss events`, outagerun.py): fixed-rate trials at a fraction of the NDR during which one
+"""An events file (`zeroloss events`, runs/events.py): fixed-rate trials at a fraction of the NDR during which one
 change is made to the DUT (a bond member down, a PMD mask change, a vswitchd or VNF restart, 10 k flows, an MTU
 change) and undone, each repeated; per trial what was done when, what each direction lost, the outages placed on
-the trial's timeline (zlgen's 10 ms interval counters, zeroloss.outage) and the ledger of the lost frames; per event
-the summary over its repeats. Pure: records, arithmetic and text.
+the trial's timeline (zlgen's 10 ms interval counters, zeroloss.core.outage) and the ledger of the lost frames; per
+event the summary over its repeats. Pure: records, arithmetic and text.
 
 Format history: version 1 (issue 32).
 """
@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.ledger import largest_drop
-from zeroloss.results.codec import JsonObject, Record, RecordError
+from zeroloss.core.codec import JsonObject, Record, RecordError
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.loss.ledger import largest_drop
 
 KIND = "zeroloss-events"
 VERSION = 1
@@ -34,8 +34,8 @@ EVENTS = {
     "flows-10k": "10 000 OpenFlow rules the traffic does not match added, then deleted",
     "mtu": "mtu_request of a VNF port raised by 100 bytes, then back",
 }
-# every event on a lab node too, through the node's own commands (lab/labevents.py); the restarts run the commands
-# the lab file names under these keys
+# every event on a lab node too, through the node's own commands (drivers/lab/labevents.py); the restarts run the
+# commands the lab file names under these keys
 LAB_EVENTS = tuple(EVENTS)
 
 
@@ -215,7 +215,8 @@ def worst(rec: EventsRecord) -> list[tuple[EventTrial, int]]:
 
 
 def _without_refused(led: JsonObject, frames: int) -> JsonObject:
-    """A direction's ledger with up to frames taken off zlgen's refusals (ledger.py: 'zlgen tx_refused into ...')."""
+    """A direction's ledger with up to frames taken off zlgen's refusals (loss/ledger.py: 'zlgen tx_refused into
+    ...')."""
     if not frames:
         return led
     hops = []

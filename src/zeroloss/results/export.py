@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from zeroloss.frames import legend as mix_legend
+from zeroloss.core.frames import legend as mix_legend
 from zeroloss.results import latencyload
 from zeroloss.results.summary import FrameRow, Run, frame_rows
 from zeroloss.results.verdict import SizeVerdict, size_verdicts, verdict

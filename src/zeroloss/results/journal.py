@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.fileio import append_line, read_lines
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.fileio import append_line, read_lines
 
 SUFFIX = ".journal"
 MAX_BYTES = 1 << 31  # a journal is read whole when a file is opened: 2 GiB is ~100,000 trials of a large bench

@@ -1,14 +1,14 @@
-"""Latency vs load as NFVbench reports it: per search, the fixed-rate trials at shares of the NDR (runner.py), as
+"""Latency vs load as NFVbench reports it: per search, the fixed-rate trials at shares of the NDR (runs/run.py), as
 rows, a text table and JSON. Pure: reads a run's records (SearchEntry.latency_loads)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.latency import bounds_text, lost_tail, parse_bounds, value_text
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.latency import bounds_text, lost_tail, parse_bounds, value_text
+from zeroloss.core.text import table
 from zeroloss.results.records import LoadTrial, RunRecord, SearchEntry
-from zeroloss.text import table
 
 SHOWN = ("p50", "p99", "p99_9", "max")  # NFVbench's columns
 

@@ -1,12 +1,12 @@
 """The typed records of a result file: what `zeroloss run` stores, and what every reader reads.
 
 The result document (format versions 1 and 2, results/resultfile.py) becomes a RunRecord in one loader
-(`RunRecord.from_json`) and is written from records in one writer (`to_json`, results/codec.py). The rules that
+(`RunRecord.from_json`) and is written from records in one writer (`to_json`, core/codec.py). The rules that
 make a stored number mean what its name says live here, beside the field: the NDR is the delivered rate
 (GoalRecord.from_search).
 
-Counters, ledgers, diagnoses, DUT states and paths keep the shape of the module that measures them (ledger.py,
-diagnose.py, the DUT's readers) and are held as JSON here; the schema (results/schema.py) checks what readers
+Counters, ledgers, diagnoses, DUT states and paths keep the shape of the module that measures them (loss/ledger.py,
+loss/diagnose.py, the DUT's readers) and are held as JSON here; the schema (results/schema.py) checks what readers
 index of them.
 """
 
@@ -17,11 +17,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, cast
 
-from zeroloss.frames import Frame, line_rate_pps, mean
-from zeroloss.latency import Histogram, mark_lost, merge
-from zeroloss.model import l1_bps, l2_bps
-from zeroloss.results.codec import JsonObject, Record
-from zeroloss.search.types import Direction, GoalResult, Outcome, SearchResult, TrialRecord
+from zeroloss.core.codec import JsonObject, Record
+from zeroloss.core.frames import Frame, line_rate_pps, mean
+from zeroloss.core.latency import Histogram, mark_lost, merge
+from zeroloss.core.model import l1_bps, l2_bps
+from zeroloss.core.search.types import Direction, GoalResult, Outcome, SearchResult, TrialRecord
 
 FORMAT = "zeroloss-result"
 VERSION = 3
@@ -45,7 +45,7 @@ class DirectionOutcome(Record):
     rx: int = 0
     duplicate: int | None = None
     late: int | None = None
-    latency_ns: JsonObject | None = None  # the percentiles the search judged a latency bound on (zeroloss.latency)
+    latency_ns: JsonObject | None = None  # the percentiles the search judged a latency bound on (zeroloss.core.latency)
 
     @property
     def lost(self) -> int:
@@ -58,7 +58,7 @@ class DirectionOutcome(Record):
                    latency_ns=None if d.latency_ns is None else dict(d.latency_ns))
 
     def direction(self) -> Direction:
-        """The search's view of it (search/types.py)."""
+        """The search's view of it (core/search/types.py)."""
         return Direction(requested_pps=self.requested_pps or 0, achieved_pps=self.achieved_pps, tx=self.tx,
                          rx=self.rx, duplicate=self.duplicate or 0, late=self.late or 0, latency_ns=self.latency_ns)
 
@@ -97,7 +97,7 @@ class TrialDirection(Record):
     reordered: int | None = None
     ledger: JsonObject | None = None  # {sent, received, lost, counted, unexplained} (v1: other keys)
     latency_ns: JsonObject | None = None  # {count, mean, min, max, p50, p90, p99, p99_9, p99_99}
-    # its streams' histograms merged (zeroloss.latency.Histogram.to_json: {count, min, max, mean, bins}; format 2:
+    # its streams' histograms merged (zeroloss.core.latency.Histogram.to_json: {count, min, max, mean, bins}; format 2:
     # buckets); the percentiles above are this histogram's. Absent from a zlgen without bucket export (then the
     # worst stream's), and from a trial kept as a summary (TrialEntry.kept)
     latency_hist: JsonObject | None = None
@@ -122,8 +122,8 @@ class TrialEntry(Record):
     tx_window_s: float | None = None
     directions: tuple[TrialDirection, ...] | None = None
     counters: JsonObject | None = None
-    ledger: list[JsonObject] | None = None  # per direction, hop by hop (ledger.py)
-    diagnosis: list[JsonObject] | None = None  # findings (diagnose.py)
+    ledger: list[JsonObject] | None = None  # per direction, hop by hop (loss/ledger.py)
+    diagnosis: list[JsonObject] | None = None  # findings (loss/diagnose.py)
     dut_state: JsonObject | None = None
     interference: JsonObject | None = None  # the host's stalls of the bench's threads and cores over the trial
     telemetry: JsonObject | None = None  # the DUT host's cores, interrupts, page faults, OVS PMDs (host/telemetry)
@@ -184,7 +184,7 @@ class GoalRecord(Record):
     @classmethod
     def from_search(cls, g: GoalResult, frame: Frame, link_bps: float) -> GoalRecord:
         """The stored answer of a goal. The rate is what zlgen delivered in the deciding trial, never more (a pass
-        is a pass at the load the DUT received: search/trials.py); requested_pps the pace, when above it."""
+        is a pass at the load the DUT received: core/search/trials.py); requested_pps the pace, when above it."""
         rate, requested = g.rate_pps, None
         if g.rate_pps and g.validation is not None:
             offered = math.floor(min(d.achieved_pps for d in g.validation.outcome.directions))
@@ -193,7 +193,7 @@ class GoalRecord(Record):
                 requested = g.validation.rate_pps  # the pace of the deciding trial
         pct = l1 = l2 = None
         if rate:
-            # a mix: its mean frame (frames.py); L1 counts 20 B of preamble, SFD and gap per frame (RFC 2544)
+            # a mix: its mean frame (core/frames.py); L1 counts 20 B of preamble, SFD and gap per frame (RFC 2544)
             pct, l1 = 100 * rate / line_rate_pps(link_bps, frame), l1_bps(rate, mean(frame)) / 1e9
             l2 = l2_bps(rate, mean(frame)) / 1e9
         v = g.validation
@@ -266,7 +266,7 @@ class LoadDirection(Record):
     tx: int = 0
     rx: int = 0
     achieved_pps: float = 0.0
-    latency_ns: JsonObject | None = None  # percentiles of latency_hist (zeroloss.latency)
+    latency_ns: JsonObject | None = None  # percentiles of latency_hist (zeroloss.core.latency)
     latency_hist: JsonObject | None = None  # the merged histogram (Histogram.to_json)
 
     @property
@@ -288,7 +288,7 @@ class LoadTrial(Record):
     duration_s: float = 0.0
     trial_id: int | None = None
     directions: tuple[LoadDirection, ...] = ()
-    disturbed: str | None = None  # a host stall the trial met (host/interference.py)
+    disturbed: str | None = None  # a host stall the trial met (drivers/probe/interference.py)
 
     @property
     def tx(self) -> int:
@@ -343,11 +343,11 @@ def merged_hist(stored: Iterable[JsonObject | None]) -> Histogram | None:
 
 @dataclass(frozen=True, kw_only=True)
 class B2bBurst(Record):
-    """One burst of a back-to-back search (search/b2b.py), in the order sent: frames asked for per direction, sent
+    """One burst of a back-to-back search (core/search/b2b.py), in the order sent: frames asked for per direction, sent
     and lost (the worst direction's), the rate it went out at; verify: a resend of a burst that lost frames.
 
     sent counts the frames offered: a burst goes on until `frames` are taken, and a frame the DUT's full RX ring
-    refused counts as lost and sent, so a burst that lost frames that way sent more than `frames` (b2brun.py)."""
+    refused counts as lost and sent, so a burst that lost frames that way sent more than `frames` (runs/b2b.py)."""
 
     frames: int = 0
     sent: int = 0
@@ -367,8 +367,8 @@ class B2bRepeat(Record):
     shortest_fail: int | None = None
     bursts: tuple[B2bBurst, ...] = ()
     fail_frames: int | None = None  # the longest burst that lost frames (asked, per direction), whose ledger follows
-    fail_ledger: list[JsonObject] | None = None  # per direction, hop by hop (ledger.py); "sent": frames offered
-    fail_diagnosis: list[JsonObject] | None = None  # findings (diagnose.py)
+    fail_ledger: list[JsonObject] | None = None  # per direction, hop by hop (loss/ledger.py); "sent": frames offered
+    fail_diagnosis: list[JsonObject] | None = None  # findings (loss/diagnose.py)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -429,7 +429,7 @@ class SearchEntry(Record):
 
     NULLABLE: ClassVar[frozenset[str]] = frozenset({"result"})
 
-    frame: Frame = 0  # a size in bytes, or an IMIX's label (frames.py)
+    frame: Frame = 0  # a size in bytes, or an IMIX's label (core/frames.py)
     repeat: int = 0
     trials: tuple[TrialEntry, ...] = ()
     result: SearchOutcome | None = None
@@ -437,7 +437,7 @@ class SearchEntry(Record):
     ceiling_pps: float | None = None
     line_rate_pps: float | None = None
     max_rate_pps: float | None = None
-    paths: list[JsonObject] | None = None  # the hops each direction crosses (ledger.py)
+    paths: list[JsonObject] | None = None  # the hops each direction crosses (loss/ledger.py)
     ledger_context: JsonObject | None = None
     warmup: Warmup | None = None
     wall_s: float | None = None
@@ -475,7 +475,7 @@ class Ceiling(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class CoreProbe(Record):
-    """A core-sharing probe of the bench's cores (host/coreprobe.py): per core, together / alone, and the frame
+    """A core-sharing probe of the bench's cores (drivers/probe/coreprobe.py): per core, together / alone, and the frame
     sizes measured after it (before each size, and again after a run of disturbed or generator-failed trials)."""
 
     frames: tuple[Frame, ...] = ()

@@ -9,7 +9,7 @@ Format history:
   counters over the trial), `ledger` (hop by hop, per direction), `diagnosis` and `dut_state`; per direction
   `ledger` = {sent, received, lost, counted, unexplained}; each search keeps its `paths` and `ledger_context`.
 - version 3 (zeroloss 0.1, files a lab can keep): a latency histogram is {count, min, max, mean, bins} with its
-  buckets in one text (`bins`, zeroloss.latency.bins_text; past 1 KB deflated, "z:" and base64: bins_stored)
+  buckets in one text (`bins`, zeroloss.core.latency.bins_text; past 1 KB deflated, "z:" and base64: bins_stored)
   instead of `buckets` pairs; a search trial that lost
   nothing keeps a summary (`kept: "summary"`: no latency_hist, counters, dut_state or telemetry; results/keep.py);
   the document is written compact (no indentation).
@@ -23,15 +23,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from zeroloss import __version__, fileio
-from zeroloss.errors import ZeroLossError
-from zeroloss.fileio import (
-    now_iso,
-    patch_state_in_place,
-    write_text_atomic,
-)
+from zeroloss import __version__
+from zeroloss.core import fileio
+from zeroloss.core.codec import R, RecordError
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.fileio import now_iso, patch_state_in_place, write_text_atomic
 from zeroloss.results import journal, schema
-from zeroloss.results.codec import R, RecordError
 from zeroloss.results.journal import Journal
 from zeroloss.results.records import (
     FORMAT,

@@ -30,7 +30,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
-from zeroloss.errors import ZeroLossError
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.records import FINGERPRINT_KEYS, READABLE
 
 LIMIT = 2**64  # no counter or rate of a real file comes near it; beyond it floats lose whole numbers
@@ -59,7 +59,7 @@ LIST = {"type": "array"}
 ONE_LINE = {"pattern": r"^[^\x00-\x1f\x7f]*$", "description": "one line of text"}  # text, when it is text
 LINE = {"type": "string", **ONE_LINE}
 HEX_MASK = {"type": "string", "pattern": r"^(0[xX])?[0-9a-fA-F]{1,256}$", "description": "a hex CPU mask"}
-_MIX = r"imix(:[0-9]{1,9}:[0-9]{1,9}(,[0-9]{1,9}:[0-9]{1,9})*)?"  # an IMIX's label (frames.py)
+_MIX = r"imix(:[0-9]{1,9}:[0-9]{1,9}(,[0-9]{1,9}:[0-9]{1,9})*)?"  # an IMIX's label (core/frames.py)
 FRAME_KEY = {"pattern": rf"^([0-9]{{1,9}}|{_MIX})$", "description": "a frame size in bytes, or an IMIX's label"}
 FRAME = {"type": ["integer", "string"], "pattern": rf"^{_MIX}$", "description": "an IMIX's label"}  # pattern: text only
 # vhost per-queue counters are named rx_q<N>_good_packets: the queue number is read from the name
@@ -106,7 +106,7 @@ when_count_zero: dict[str, Any] = {"if": {"properties": {"count": {"const": 0}}}
                                    "else": {"required": ["count", "mean"]}}
 LATENCY = maybe(obj({k: NUM for k in ("count", "mean", "min", "max", "p50", "p90", "p99", "p99_9", "p99_99")},
                     **when_count_zero))
-# a merged latency histogram (zeroloss.latency): its summary and its non-empty buckets, as one text (`bins`,
+# a merged latency histogram (zeroloss.core.latency): its summary and its non-empty buckets, as one text (`bins`,
 # format 3) or [low ns, count] pairs (`buckets`, format 2). The buckets are not walked here: a histogram is read
 # by Histogram.from_json, which checks them (a damaged one is left out, merged_hist), and thousands of buckets per
 # trial made the schema walk most of a report's time
@@ -147,8 +147,8 @@ STORED_LEDGER = obj({"direction": STR, **{k: NUM for k in ("sent", "received", "
 FINDING = obj({"hop": STR, "where": STR, "reason": STR, "frames": NUM, "share_pct": NUM, "cause": STR,
                "evidence": arr(STR), "remedies": arr(STR)},
               ("hop", "reason", "frames", "share_pct", "cause", "evidence", "remedies"))
-# the DUT host's telemetry over a trial (host/telemetry.py): per core its ticks by kind and interrupts per source,
-# per process its page faults, per OVS PMD its iterations and cycles
+# the DUT host's telemetry over a trial (drivers/probe/telemetry.py): per core its ticks by kind and interrupts per
+# source, per process its page faults, per OVS PMD its iterations and cycles
 TELEMETRY = maybe(obj({"window_s": NUM, "user_hz": INT,
                        "cores": arr(obj({"core": INT, "ticks": obj(values=NUM), "irqs": obj(values=NUM)},
                                         ("core", "ticks"))),
@@ -188,7 +188,8 @@ SENDER = obj({"gen": INT, "proc": STR, "in": INDEX, "out": INDEX, "label": STR},
 HOP_NEEDS = {"gen_tx": ("side",), "ovs_rx": ("ports", "sender"), "ovs_switch": ("in_ports", "out_ports"),
              "ovs_tx": ("ports",), "proc_rx": ("proc", "port", "label"),
              "proc_tx": ("proc", "in_port", "out_port", "label"), "gen_rx": ("side", "from"),
-             # an SR-IOV VF as its PF counts it (lab/labsriov.py): counters['vfs'][vf], 'a+b' for pairs in parallel
+             # an SR-IOV VF as its PF counts it (drivers/lab/labsriov.py): counters['vfs'][vf], 'a+b' for pairs in
+             # parallel
              "vf_rx": ("vf", "label"), "vf_tx": ("vf", "label")}
 PATH_HOP = obj({"kind": STR, "name": STR, "where": STR, "side": INT, "from": INT, "port": INDEX, "in_port": INDEX,
                 "out_port": INDEX, "ports": arr(STR, minItems=1), "in_ports": arr(STR, minItems=1),
@@ -224,7 +225,7 @@ RUN = obj({"version": {"enum": list(READABLE)}, "state": STR, "config": CONFIG, 
           ("config", "host", "searches"))
 CASE_NAME = {"name": LINE}
 CAMPAIGN = obj({"cases": arr(obj({**CASE_NAME, "run": maybe(RUN)}, ("name",)))})
-# a tune file: a campaign with the steps of `zeroloss tune` (tune/loop.py), as its readers index them
+# a tune file: a campaign with the steps of `zeroloss tune` (runs/tune/loop.py), as its readers index them
 TUNE_STEP = obj({"name": STR, "change": maybe(OBJ), "settings": maybe(OBJ), "stats": maybe(obj(values=OBJ)),
                  "decision": maybe(OBJ)}, ("name",))
 TUNE = obj({"tune": obj({"target": LIST, "steps": arr(TUNE_STEP), "base": maybe(OBJ), "current": maybe(OBJ),

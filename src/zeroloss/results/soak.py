@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.ledger import largest_drop
-from zeroloss.results.codec import JsonObject, Record, RecordError
+from zeroloss.core.codec import JsonObject, Record, RecordError
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.loss.ledger import largest_drop
 
 KIND = "zeroloss-soak"
 VERSION = 2

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from zeroloss.errors import ZeroLossError
-from zeroloss.frames import Frame, mean, order
-from zeroloss.model import l1_bps, l2_bps
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.frames import Frame, mean, order
+from zeroloss.core.model import l1_bps, l2_bps
 from zeroloss.results import schema
 from zeroloss.results.campaigns import FORMAT as CAMPAIGN
 from zeroloss.results.campaigns import CampaignRecord, TuneRecord
@@ -73,7 +73,7 @@ class FrameRow:
     """A frame size's (or an IMIX's) NDR (mean over repeats; rates per direction), PDR, validation and latency at
     NDR."""
 
-    frame: Frame  # a size in bytes, or an IMIX's label (frames.py)
+    frame: Frame  # a size in bytes, or an IMIX's label (core/frames.py)
     link: str
     ndrs: tuple[float, ...]  # NDR of each repeat that found one, frames/s
     searches: int  # finished searches at this size (repeats); a search may end without an NDR
@@ -122,7 +122,7 @@ class FrameRow:
 
     @property
     def l1_gbps(self) -> float:
-        """Line Gb/s: NDR x (frame + 20 B preamble, SFD and gap) x 8; a mix's mean frame (RFC 2544, frames.py)."""
+        """Line Gb/s: NDR x (frame + 20 B preamble, SFD and gap) x 8; a mix's mean frame (RFC 2544, core/frames.py)."""
         return l1_bps(self.ndr_pps, self.mean_bytes) / 1e9
 
     @property
@@ -176,7 +176,7 @@ def _rows(run: RunRecord) -> list[FrameRow]:
         pdr, val, lat = first.pdr, first.ndr.validation, first.ndr_latency_ns
         flags = {f for r in results for f in r.flags} | ({"no-ndr"} if len(found) < len(results) else set())
         if any(p.shared and frame in p.frames for p in run.core_probes or ()):
-            flags.add("cores-shared")  # measured before this size's bench started: host/coreprobe.py
+            flags.add("cores-shared")  # measured before this size's bench started: drivers/probe/coreprobe.py
         ceiling = run.ceiling(frame)
         via_dut = ceiling is not None and ceiling.how == "through-dut"
         if via_dut and "generator-bound" in flags:

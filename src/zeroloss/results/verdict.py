@@ -7,7 +7,7 @@ report lead with it; `zeroloss run` exits with its code (EXIT_CODES).
 Per search, against the required NDR R (frames/s; --require-ndr, % of line rate):
 - PASS: the NDR (what the deciding validation delivered) is at least R.
 - FAIL: the DUT lost frames at or below R in a *clean* trial: the generator delivered the rate to within the
-  search's resolution and no host stall touched it (trial verdicts "pass"/"fail", search/trials.py), and the
+  search's resolution and no host stall touched it (trial verdicts "pass"/"fail", core/search/trials.py), and the
   cores were not found shared.
 - INCONCLUSIVE: neither is shown. The reasons say what stood in the way (the generator could not offer the
   rate, host stalls on the DUT's cores decided trials, the cores are shared, most trial time went to trials
@@ -22,12 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from zeroloss import frames
-from zeroloss.frames import Frame
-from zeroloss.results.codec import Record
+from zeroloss.core import frames
+from zeroloss.core.codec import Record
+from zeroloss.core.frames import Frame
+from zeroloss.core.text import si
 from zeroloss.results.latencyload import criterion
 from zeroloss.results.records import RunRecord, SearchEntry
-from zeroloss.text import si
 
 PASS, FAIL, INCONCLUSIVE, MEASURED = "PASS", "FAIL", "INCONCLUSIVE", "MEASURED"
 NONE, INCOMPLETE = "NONE", "INCOMPLETE"  # run statuses: no requirement given (all measured); no search finished
@@ -170,8 +170,9 @@ def _obstacles(s: SearchEntry, clean: float | None, shared: bool, step_pps: floa
         stall = next((t.outcome.disturbed for t in s.trials if t.verdict == "disturbed" and t.outcome.disturbed), "")
         out.append(f"host stalls on the DUT's cores decided trials from {si(min(final), 'pps')}"
                    + (f" ({stall})" if stall else ""))
-    # aims above the NDR every attempt missed while the host kept zlgen's core from it (search/trials.py): unsettled;
-    # within CEILING_SLACK of the search's top a shortfall is the generator's ceiling on this path (as a limit is)
+    # aims above the NDR every attempt missed while the host kept zlgen's core from it (core/search/trials.py):
+    # unsettled; within CEILING_SLACK of the search's top a shortfall is the generator's ceiling on this path (as a
+    # limit is)
     stalled = [t for t in s.trials if t.outcome.gen_stalled and t.passes and "ndr" in t.passes
                and ndr < (t.aim_pps or t.rate_pps) < min(top, ceiling * (1 - CEILING_SLACK))]
     if stalled:

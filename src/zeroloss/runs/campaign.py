@@ -1,0 +1,273 @@
+"""Campaigns: a YAML file that lists or crosses sets of run settings; each set is one `zeroloss run`,
+all of them in one result file with a combined table. Built-in campaigns are files in campaigns/."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from zeroloss import __version__
+from zeroloss.core import yamlio
+from zeroloss.core.codec import JsonObject
+from zeroloss.core.config import RunConfig, load, stored, yaml_load
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.fileio import now_iso, patch_state_in_place, write_json_atomic
+from zeroloss.core.frames import by_size
+from zeroloss.core.frames import legend as mix_legend
+from zeroloss.core.frames import text as frame_text
+from zeroloss.results.campaigns import CampaignRecord, TuneRecord
+from zeroloss.results.journal import Journal
+from zeroloss.results.records import RunRecord
+from zeroloss.results.resultfile import VERSION as RUN_VERSION
+from zeroloss.results.resultfile import (
+    ResultFile,
+    check_same_host,
+    new_document,
+    read_json,
+    records,
+    resolve_own_link,
+)
+
+FORMAT = "zeroloss-campaign"
+VERSION = 1
+BUILTIN = Path(__file__).parent / "campaigns"
+MAX_CASES = 10_000  # each case is a whole run (minutes): more is a mistake, and its list would not fit in memory
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN.glob("*.yaml"))
+
+
+def read(name_or_path: str) -> dict:
+    """A campaign definition from a file, or by name from the built-in ones; checked (schema.DEFINITION)."""
+    from zeroloss.results import schema
+
+    path = Path(name_or_path)
+    shown = schema.shown(path)
+    try:
+        if not path.exists():
+            path = BUILTIN / f"{name_or_path}.yaml"
+            if not path.exists():
+                raise ZeroLossError(f"no campaign file or built-in campaign {schema.short(name_or_path)}",
+                                    f"built-in: {', '.join(builtin_names())}")
+        text = yamlio.read(path, "campaign")
+    except (OSError, ValueError) as e:  # a name too long, a folder, a NUL byte
+        raise ZeroLossError(f"cannot read campaign {shown}: {getattr(e, 'strerror', None) or e}") from e
+    shown = schema.shown(path)
+    spec = yaml_load(text, f"campaign {shown}")
+    if not isinstance(spec, dict) or not isinstance(spec.get("cases", [{}]), list):
+        raise ZeroLossError(f"campaign {shown}: must be a mapping with a list of cases")
+    for key in spec:
+        if key not in ("name", "description", "base", "cases", "cross", "columns"):
+            raise ZeroLossError(f"campaign {shown}: unknown key {schema.short(key)}",
+                                "use name, description, base, cases, cross, columns")
+    spec.setdefault("name", path.stem)
+    return schema.check(spec, schema.DEFINITION, f"campaign {shown}")
+
+
+def expand(spec: dict, overrides: dict[str, Any]) -> list[dict]:
+    """Every case crossed with every combination of `cross`: name, settings (checked), or skip reason."""
+    cross = spec.get("cross") or {}
+    keys = list(cross)
+    _check_count(spec, [len(cross[k]) for k in keys])
+    combos = list(itertools.product(*(cross[k] for k in keys))) if keys else [()]
+    out = []
+    for case in spec.get("cases") or [{"name": spec["name"]}]:
+        for combo in combos:
+            name = case.get("name", spec["name"])
+            extra = dict(zip(keys, combo, strict=True))
+            if extra:
+                name += " (" + ", ".join(f"{k}={v}" for k, v in extra.items()) + ")"
+            if "skip" in case:
+                out.append({"name": name, "skip": case["skip"], "settings": {}})
+                continue
+            settings = {**(spec.get("base") or {}), **(case.get("set") or {}), **extra, **overrides}
+            try:
+                cfg = load(None, settings)
+            except ZeroLossError as e:
+                raise ZeroLossError(f"campaign case {name!r}: {e}") from e
+            out.append({"name": name, "settings": settings, "config": cfg})
+    return out
+
+
+def _check_count(spec: dict, lengths: list[int]) -> None:
+    """Refuses a campaign of more than MAX_CASES cases, counted before any is made (cases x every cross value)."""
+    from zeroloss.results import schema
+
+    cases = len(spec.get("cases") or [None])
+    count = cases * math.prod(lengths)
+    if count > MAX_CASES:
+        crossed = " x ".join(map(str, lengths))
+        raise ZeroLossError(f"campaign {schema.short(spec.get('name'))} makes {count:,} cases ({cases} case(s) x "
+                            f"{crossed} cross values), more than the {MAX_CASES:,} zeroloss runs",
+                            "cross fewer values, or split it into several campaigns")
+
+
+class CampaignFile:
+    """The campaign's result document; each case's run document lives inside it and saves it. The
+    campaign definition and the --set overrides are kept in it, so that --resume needs nothing else.
+    Readers read `record` (or `run_of`, `tune`); the campaign's own changes (`set_state`, `set_tune`) are written by
+    the next `save`, its runs' changes go through their ResultFile (`case`) and its journal."""
+
+    def __init__(self, path: Path, doc: JsonObject):
+        self.path = path
+        self._doc = doc
+        self.journal = Journal(path, doc.get("journal_seq") or 0)  # its runs' trials, appended (results/journal.py)
+
+    @classmethod
+    def create(cls, path: Path, spec: JsonObject, host: JsonObject, overrides: dict[str, Any]) -> CampaignFile:
+        """A new campaign document (not written yet: the first `case` or `save` writes it)."""
+        if path.exists():
+            raise ZeroLossError(f"result file {path} exists", "pass --resume to continue it, or another --output")
+        return cls(path, {"format": FORMAT, "version": VERSION, "run_format_version": RUN_VERSION,
+                          "zeroloss": __version__, "name": spec["name"], "description": spec.get("description", ""),
+                          "columns": spec.get("columns", []), "created": now_iso(), "state": "running",
+                          "host": host, "definition": spec, "overrides": overrides, "cases": []})
+
+    @classmethod
+    def load(cls, path: Path, host: JsonObject) -> CampaignFile:
+        """A cut campaign to continue: same format, same host, with its definition inside (schema.RESUME_CAMPAIGN)."""
+        from zeroloss.results import schema
+
+        path = resolve_own_link(Path(path))
+        doc = read_json(path, "campaign file")
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ZeroLossError(f"{path} is not a zeroloss campaign file",
+                                "a single run's file is continued with 'zeroloss run --resume'")
+        if doc.get("version") != VERSION or "definition" not in doc or doc.get("run_format_version") != RUN_VERSION:
+            raise ZeroLossError(f"{path} was made by an older zeroloss (campaign format {doc.get('version')}, run "
+                                f"format {doc.get('run_format_version')}): it cannot be continued",
+                                "start the campaign again; report, compare and explain still read it")
+        schema.check(doc, schema.RESUME_CAMPAIGN, path)
+        if doc["state"] == "complete":
+            raise ZeroLossError(f"{path} is complete: nothing to resume")
+        check_same_host(Path(path), doc["host"], host)
+        cf = cls(Path(path), doc)
+        cf.save()  # the journal folded in
+        return cf
+
+    @property
+    def record(self) -> CampaignRecord:
+        """The whole document as typed records (made at each call: its runs change through their ResultFile)."""
+        return records(CampaignRecord, self._doc, self.path)
+
+    @property
+    def tune(self) -> TuneRecord | None:
+        """The tune section of a tune file (runs/tune/loop.py), None in a campaign's file."""
+        t = self._doc.get("tune")
+        return None if t is None else records(TuneRecord, t, self.path)
+
+    def run_of(self, name: str) -> RunRecord | None:
+        """The run of a case as typed records; None when no such case was started (or it was skipped)."""
+        entry = self._entry(name)
+        run = None if entry is None else entry.get("run")
+        return None if run is None else records(RunRecord, run, self.path)
+
+    def has_case(self, name: str) -> bool:
+        return self._entry(name) is not None
+
+    def to_json(self) -> JsonObject:
+        """The whole document as JSON (a copy), e.g. to print it."""
+        copy: JsonObject = json.loads(json.dumps(self._doc))
+        return copy
+
+    def set_state(self, state: str) -> None:
+        """The campaign's state (running, complete, ...), written by the next save."""
+        self._doc["state"] = state
+
+    def set_tune(self, tune: TuneRecord) -> None:
+        """The tune section (runs/tune/loop.py keeps it as a record and stores each new one here), written by the next
+        save."""
+        self._doc["tune"] = tune.to_json()
+
+    def save(self) -> None:
+        """The whole campaign document, every journal line of its runs folded in; then the journal goes."""
+        self._doc["updated"] = now_iso()
+        self._doc["journal_seq"] = self.journal.seq
+        write_json_atomic(self.path, self._doc)
+        self.journal.remove()
+
+    def end(self, state: str) -> None:
+        """The campaign's final state on an error or Ctrl-C; when the file cannot be rewritten (a full disk) it is
+        patched in place where it fits, and no error replaces the one that ended the campaign."""
+        previous, self._doc["state"] = self._doc["state"], state
+        try:
+            self.save()
+        except ZeroLossError:
+            patch_state_in_place(self.path, previous, state)
+
+    def _entry(self, name: str) -> JsonObject | None:
+        return next((c for c in self._doc["cases"] if c["name"] == name), None)
+
+    def case(self, name: str, cfg: RunConfig | None, skip: str | None, host: JsonObject) -> ResultFile | None:
+        """The run document of a case: the stored one when it was started before (to be resumed), a new one
+        otherwise; None when the case is skipped or already complete."""
+        entry = self._entry(name)
+        if entry is not None:
+            run = entry.get("run")
+            if run is None or run["state"] == "complete":
+                return None
+            run["state"] = "running"
+            return _Embedded(self, run, name)
+        entry = {"name": name}
+        self._doc["cases"].append(entry)
+        if skip:
+            entry["skip"] = skip
+            self.save()
+            return None
+        assert cfg is not None, "a case that is not skipped has its settings (expand)"
+        entry["run"] = run = new_document(cfg.to_dict(), host)
+        self.save()
+        return _Embedded(self, run, name)
+
+
+class _Embedded(ResultFile):
+    """A run document saved as part of its campaign's file."""
+
+    def __init__(self, parent: CampaignFile, doc: JsonObject, case: str):
+        super().__init__(parent.path, doc, parent.journal, case)
+        self.parent = parent
+
+    def save(self) -> None:
+        self.parent.save()
+
+
+def run_campaign(cf: CampaignFile, cases: list[dict[str, Any]], host: JsonObject,
+                 run: Callable[[str, RunConfig, ResultFile], None]) -> None:
+    """Runs every case not finished yet (a resumed campaign skips the complete ones, continues the cut one)."""
+    for case in cases:
+        rf = cf.case(case["name"], case.get("config"), case.get("skip"), host)
+        if rf is not None:
+            run(case["name"], stored(rf.run.config), rf)
+    cf.set_state("complete")
+    cf.save()
+
+
+def campaign_table(camp: CampaignRecord) -> str:
+    """One row per case: its distinguishing settings, then NDR as % of line rate and pps per frame size."""
+    from zeroloss.results.fmt import table
+
+    frames = by_size({s.frame for c in camp.measured() if c.run is not None for s in c.run.searches})
+    cols = list(camp.columns or ())
+    headers = ["case", *cols, *(f"{frame_text(f)} %  /  pps" for f in frames)]
+    rows = []
+    for c in camp.cases:
+        if c.run is None:
+            rows.append([c.name, *("-" for _ in cols), *(["n/a"] * len(frames))])
+            continue
+        cells = []
+        for f in frames:
+            s = c.run.search(f, 0)
+            ndr = s.ndr if s is not None else None
+            if ndr is not None and ndr.found:
+                cells.append(f"{ndr.line_rate_pct:.2f}  /  {ndr.rate_pps:,.0f}")
+            else:
+                cells.append("-" if ndr is None else "none")
+        rows.append([c.name, *(str(c.run.config.get(k)) for k in cols), *cells])
+    notes = [f"  {c.name}: not possible here: {c.skip}" for c in camp.cases if c.skip]
+    title = f"Campaign {camp.name}: NDR per direction, % of line rate / frames per second"
+    return "\n".join([title, table(headers, rows), *notes, *mix_legend(frames)])
