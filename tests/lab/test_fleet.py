@@ -129,6 +129,7 @@ def test_a_missing_inventory_is_one_line():
 
 # -- through Ansible over real OpenSSH ---------------------------------------------------------------------------
 
+@pytest.mark.bench  # starts an ovsdb-server (OVS): a bench test (tests/tiers.py)
 def test_fleet_reports_both_hosts_and_the_unreachable_one(hosts, ovsdb, tmp_path):  # noqa: F811
     out = tmp_path / "out"
     r = fleet("--inventory", str(hosts), "--output", str(out), "--ovs-rundir", str(ovsdb), "--ports", nic_name())
@@ -164,6 +165,7 @@ def test_fleet_reports_both_hosts_and_the_unreachable_one(hosts, ovsdb, tmp_path
     assert [f["rule"] for f in json.loads(again.stdout)["findings"]] == [f["rule"] for f in lab1["audit"]["findings"]]
 
 
+@pytest.mark.bench  # starts an ovsdb-server (OVS): a bench test (tests/tiers.py)
 def test_fleet_exit_code_says_error_findings_when_every_host_answers(hosts, ovsdb):  # noqa: F811
     r = fleet("--inventory", str(hosts), "--limit", "lab1,lab2", "--ovs-rundir", str(ovsdb), "--ports", nic_name(),
               "--json")

@@ -57,6 +57,7 @@ def test_drop_connections_breaks_open_sessions_and_keeps_listening(sshd):
     assert ssh(sshd, "lab1", "true").returncode == 0
 
 
+@pytest.mark.bench  # the lab node (lab.sh): OVS-DPDK and a testpmd VNF
 def test_lab_is_up_and_reachable_over_ssh(lab, sshd):
     r = ssh(sshd, "lab1", *lab.remote_argv("ovs-vsctl", "show"))
     assert r.returncode == 0, r.stderr
@@ -76,6 +77,7 @@ def test_lab_is_up_and_reachable_over_ssh(lab, sshd):
                                  "socket": f"{lab.dir}/vhu1.sock"}
 
 
+@pytest.mark.bench  # the lab node (lab.sh): OVS-DPDK and a testpmd VNF
 def test_stop_ends_every_lab_process_and_is_idempotent(lab):
     """The module's last test: it stops the module's lab (one netdev OVS per host), the fixture stops it again."""
     workdir = Path(lab.dir)
