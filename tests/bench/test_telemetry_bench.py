@@ -15,12 +15,8 @@ ZEROLOSS = [sys.executable, "-m", "zeroloss.cli"]
 SHARES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 
 
-def test_every_trial_keeps_the_telemetry_of_the_bench(tmp_path):
-    out = tmp_path / "r.json"
-    r = subprocess.run([*ZEROLOSS, "run", "--topology", "ovs-p2p", "--frame-sizes", "64", "--trial", "1",
-                        "--validation", "1", "--granularity", "20", "--warmup", "0", "--flows", "64", "-q",
-                        "--latency-loads", "none",
-                        "-o", str(out)], capture_output=True, text=True, timeout=600)
+def test_every_trial_keeps_the_telemetry_of_the_bench(ovs_p2p_run, tmp_path):
+    r, out = ovs_p2p_run  # the run on ovs-p2p of conftest.py, shared with test_interference_bench
     assert_ran(r)
     (search,) = read_doc(out)["searches"]
     full = [t for t in search["trials"] if t.get("kept") != "summary"]  # clean search trials: summaries (keep.py)
