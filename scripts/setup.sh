@@ -9,6 +9,7 @@ PKGS=(dpdk dpdk-dev libdpdk-dev openvswitch-switch-dpdk python3-openvswitch meso
       chromium   # chromium: the report test renders the HTML report headless
       qemu-system-x86 busybox-static cpio  # the VNF guest (--vnf vm): QEMU, the guest's shell, its initramfs
       openssh-client openssh-server  # lab mode: ssh to the DUT host; the lab tests' sshd on 127.0.0.1
+      postgresql  # tests/history: Debian's PostgreSQL 15 (initdb, pg_ctl) beside SQLite for `zeroloss history`
       podman runc conmon catatonit)  # the CNF (--vnf container): podman with runc (crun refuses this host's hybrid
                                      # cgroups), catatonit for kube play's infra container
 # 2 MiB pages: OVS (1024 MB) + zlgen (256 MB) + the VNFs (pvvp: two 512 MB guests, or two 256 MB testpmds)
