@@ -451,6 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
     from zeroloss.cli.events import register as register_events
 
     register_events(sub, _set_value)
+    from zeroloss.cli.history import register as register_history
+    register_history(sub)
     return p
 
 

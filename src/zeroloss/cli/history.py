@@ -1,0 +1,140 @@
+"""`zeroloss history`: result files into a database of every run (ingest), each series' groups and changes (trend),
+and the nightly gate (check) (history/, docs/history.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from zeroloss.cli.argtypes import number, whole_number
+from zeroloss.core.errors import ZeroLossError
+
+if TYPE_CHECKING:
+    from zeroloss.history.db import Database
+    from zeroloss.history.trend import Filter
+
+CHECK_FAILED = 2  # check: a series regressed (1 is an error, as for every command)
+
+
+def _open(args: argparse.Namespace, create: bool) -> Database:
+    from zeroloss.history.db import open_db
+
+    return open_db(args.db, create=create, wait_s=args.wait)
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    """Each file in its own transaction: a bad one is one line on stderr, the others are stored; exit 1 if any
+    failed."""
+    from zeroloss.history.ingest import ingest
+
+    db = _open(args, create=True)
+    done, failed = [], 0
+    for f in args.files:
+        try:
+            result = ingest(db, f, args.node)
+        except ZeroLossError as e:
+            failed += 1
+            print(f"zeroloss: error: {e}", file=sys.stderr)
+            continue
+        done.append(result)
+        if not args.json:
+            print(result.line())
+        for note in result.notes:
+            print(f"warning: {f}: {note}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"db": db.shown, "files": [r.to_json() for r in done], "failed": failed}, indent=1))
+    return 1 if failed else 0
+
+
+def _filter(args: argparse.Namespace) -> Filter:
+    from zeroloss.history.trend import Filter
+
+    return Filter(node=args.node, topology=args.topology, frame=args.frame)
+
+
+def _cmd_trend(args: argparse.Namespace) -> int:
+    from zeroloss.history.text import trend_text
+    from zeroloss.history.trend import trends
+
+    found = trends(_open(args, create=False), _filter(args), args.metric)
+    if args.changed:
+        found = [t for t in found if len(t.groups) > 1]
+    if args.json:
+        print(json.dumps({"series": [t.to_json() for t in found]}, indent=1))
+        return 0
+    if not found:
+        print("no series" + (" with a change" if args.changed else "") + " matches")
+        return 0
+    print("\n\n".join(trend_text(t) for t in found))
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from zeroloss.history.text import check_text
+    from zeroloss.history.trend import trends
+
+    found = trends(_open(args, create=False), _filter(args), args.metric)
+    failed = [(t, c) for t in found if (c := t.regression(args.last)) is not None]
+    if args.json:
+        print(json.dumps({"series": len(found), "last": args.last, "regressions": [
+            {**t.to_json(), "regression": {"size_pct": round(c.size_pct, 3), "run": c.label,
+                                           "changed": {k: list(v) for k, v in c.changed.items()}}}
+            for t, c in failed]}, indent=1))
+    else:
+        print(check_text(failed, len(found), args.last))
+    return CHECK_FAILED if failed else 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="URL", default=None,
+                   help="the history database: a file path (SQLite) or postgresql://USER@HOST/DB (default: "
+                        "$ZEROLOSS_HISTORY, else ~/.local/share/zeroloss/history.sqlite)")
+    p.add_argument("--wait", type=number, default=30.0, metavar="S",
+                   help="how long to wait for a SQLite file another writer holds, or to reach a server (default 30)")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+
+def _series_filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--node", metavar="NAME", help="only this node's series")
+    p.add_argument("--topology", metavar="NAME", help="only this topology's series (p2p, ovs-p2p, pvp, pvvp)")
+    p.add_argument("--frame", metavar="SIZE", help="only this frame size's series (bytes, or an IMIX's label)")
+    p.add_argument("--metric", choices=["ndr", "pdr"], default="ndr", help="the rate followed (default ndr)")
+
+
+def register(sub: Any) -> None:
+    """Add `history` (ingest, trend, check) to the main parser's subcommands."""
+    h = sub.add_parser("history", help="every run kept in a database; trends and regressions per series "
+                                       "(docs/history.md)",
+                       description="Keeps the result files of every run (run, campaign, tune, events, soak) in a "
+                                   "database, SQLite by default or a lab's PostgreSQL, and finds in each series (node, "
+                                   "topology, frame size, settings) its groups of equal performance and the changes "
+                                   "between them with FD.io CSIT's jumpavg.")
+    hs = h.add_subparsers(dest="history_command", metavar="ACTION", required=True)
+    i = hs.add_parser("ingest", help="store result files (each once, each in one transaction)",
+                      description="Stores each file in one transaction; a file already stored is not stored again, "
+                                  "a later copy of a stored run (resumed and completed) replaces it. Exit 1 when a "
+                                  "file could not be stored (the others are).")
+    i.add_argument("files", nargs="+", metavar="FILE", help="result, campaign, tune, events or soak files")
+    i.add_argument("--node", metavar="NAME", help="the node's name (default: a lab node's ssh target, else the "
+                                                  "bench host's hostname and machine id)")
+    _common(i)
+    i.set_defaults(func=_cmd_ingest)
+    t = hs.add_parser("trend", help="each series' groups of equal performance and the changes between them",
+                      description="Per series, its runs in time order split by jumpavg into groups of equal "
+                                  "performance; each change with its size in % and the run that started it.")
+    _series_filters(t)
+    t.add_argument("--changed", action="store_true", help="only the series with a change")
+    _common(t)
+    t.set_defaults(func=_cmd_trend)
+    c = hs.add_parser("check", help="exit 2 when a series' newest runs start a regression beyond its spread "
+                                    "(a nightly gate)",
+                      description="Exit 0 when no series regressed, 2 when one's last group started within its "
+                                  "newest --last runs below the group before by more than the series' spread, "
+                                  "1 on an error.")
+    _series_filters(c)
+    c.add_argument("--last", type=whole_number(1), default=3, metavar="N",
+                   help="the newest runs of a series a regression may start in (default 3)")
+    _common(c)
+    c.set_defaults(func=_cmd_check)
