@@ -53,8 +53,33 @@ def _as_postgres(argv: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reap_stale() -> None:
+    """Servers this fixture started for a test session that is gone (killed before its teardown): each folder
+    names the session's PID (owner) and the server's (data/postmaster.pid); a folder whose session lives is left."""
+    for folder in Path(tempfile.gettempdir()).glob("zl-pg-*"):
+        try:
+            owner = int((folder / "owner").read_text())
+            pid = int((folder / "data" / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        if not _alive(owner):
+            _stop(PgServer(folder, folder / "sock", 0, pid))
+
+
 def _start() -> PgServer:
+    _reap_stale()
     folder = Path(tempfile.mkdtemp(prefix="zl-pg-"))
+    (folder / "owner").write_text(str(os.getpid()))
     data, sockets = folder / "data", folder / "sock"
     data.mkdir()
     sockets.mkdir()
