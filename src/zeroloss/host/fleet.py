@@ -37,7 +37,8 @@ from zeroloss.core.text import table
 from . import remote
 from .audit import SEVERITIES, Context, Finding, run
 from .inventory import Inventory
-from .plan import HUGEPAGE_1G_KB, Intent, Plan, make_plan
+from .plan import Intent, Plan, make_plan
+from .planmem import HUGEPAGE_1G_KB
 from .ssh import unreachable_hint
 
 PLAYBOOK = Path(__file__).resolve().parents[3] / "ansible" / "collect.yml"
