@@ -197,8 +197,18 @@ def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate:
         numas.setdefault(p.numa, _Numa(p.numa, [])).pmds.append(p)
     walk = [n for n in (order.numas if order and order.numas else ()) if n in numas]
     walk += sorted(n for n in numas if n not in walk)
-    by_core = {p.core: p for p in loads}
+    free = _pin(rxqs, order, {p.core: p for p in loads}, isolate, log)
+    if algorithm != "roundrobin":
+        free.sort(key=lambda q: (-q.load, q.port_no, q.queue))
+    result = Assignment(algorithm, loads, log=log)
+    _schedule(free, numas, walk, algorithm, result)
+    return result
 
+
+def _pin(rxqs: list[Rxq], order: VisitOrder | None, by_core: dict[int, PmdLoad], isolate: bool,
+         log: list[str]) -> list[Rxq]:
+    """The queues with a pmd-rxq-affinity put on their core (isolating it with isolate); the others (and those pinned
+    to a core that runs no PMD), in visit order, for the scheduler."""
     free: list[Rxq] = []
     for q in visit(rxqs, order):
         if q.pin is None:
@@ -213,10 +223,13 @@ def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate:
             target.isolated = True
         target.add(q)
         log.append(f"core {q.pin} (numa {target.numa}) pinned with {q.label}")
-    if algorithm != "roundrobin":
-        free.sort(key=lambda q: (-q.load, q.port_no, q.queue))
+    return free
 
-    result = Assignment(algorithm, loads, log=log)
+
+def _schedule(free: list[Rxq], numas: dict[int, _Numa], walk: list[int], algorithm: str, result: Assignment) -> None:
+    """Each free queue on a non-isolated PMD of its node, else of the next node with one in walk order (OVS's
+    cross-NUMA fallback); a queue no PMD can take is unpolled."""
+    log = result.log
     last_cross: int | None = None
     for q in free:
         numa = numas.get(q.numa)
@@ -242,7 +255,6 @@ def assign(pmds: list[Pmd], rxqs: list[Rxq], algorithm: str = "cycles", isolate:
             log.append(f"no non-isolated PMD on numa {q.numa}: {q.label} goes to core {pmd.core} on numa {pmd.numa} "
                        "(cross-NUMA: slower)")
         pmd.add(q)
-    return result
 
 
 def from_assignment(current: list[PmdLoad]) -> Assignment:
