@@ -148,8 +148,36 @@ def performance_profile(plan: Plan, name: str = "zeroloss-ovs-dpdk") -> str:
 
 def edpm(plan: Plan) -> str:
     """RHOSO 18 data plane variables for edpm-ansible, as an OpenStackDataPlaneNodeSet merge patch."""
-    alb = plan.pmd_auto_lb
     ind = "        "
+    lines = comment("RHOSO 18 data plane variables written by `zeroloss host plan`: merge into the "
+                    "OpenStackDataPlaneNodeSet (oc patch openstackdataplanenodeset/<name> --type merge --patch-file "
+                    "FILE). Names: openstack-k8s-operators/edpm-ansible roles/edpm_ovs_dpdk, edpm_kernel and "
+                    "edpm_tuned defaults/main.yml and the EDPM 'NFV OVS DPDK' docs.")
+    lines += ["spec:", "  nodeTemplate:", "    ansible:", "      ansibleVars:"]
+    for name, value, key in _edpm_params(plan):
+        text = plan.reasons[key] if key else _EDPM_NOTES.get(name)
+        if text:
+            lines += comment(text, 110, ind)
+        lines.append(f"{ind}{name}: {value}")
+    return "\n".join(lines + [line for text in _edpm_tail(plan) for line in comment(text)])
+
+
+# why each variable has its value, where the plan gives no reason of its own
+_EDPM_NOTES = {
+    "edpm_tuned_profile": "tuned cpu-partitioning isolates edpm_tuned_isolated_cores (the TripleO setting)",
+    "edpm_nova_libvirt_qemu_group": "QEMU runs in group hugetlbfs so it can map the 1 GB pages and the "
+                                    "vhost-user sockets (EDPM NFV OVS DPDK docs)",
+    "edpm_ovs_dpdk_socket_memory": "edpm_ovs_dpdk sets dpdk-socket-mem and dpdk-socket-limit to it",
+    "edpm_ovs_dpdk_vhost_postcopy_support": "postcopy live migration needs OVS without mlockall (its memory "
+                                            "may then be paged out: a stall on the data path); keep it off",
+    "edpm_ovs_dpdk_enable_tso": "userspace TSO changes OVS's mbuf handling and is not needed to forward "
+                                "frames at zero loss; keep OVS's default",
+}
+
+
+def _edpm_params(plan: Plan) -> list[tuple[str, str, str | None]]:
+    """The edpm-ansible variables in the order written: (name, value, the plan's reason key or None)."""
+    alb = plan.pmd_auto_lb
     params = [
         ("edpm_kernel_args", json.dumps(" ".join(plan.kernel_args)), "kernel_args"),
         ("edpm_tuned_profile", "cpu-partitioning", None),
@@ -168,26 +196,11 @@ def edpm(plan: Plan) -> str:
                    ("edpm_ovs_dpdk_pmd_rebal_interval", json.dumps(alb["pmd-auto-lb-rebal-interval"]),
                     "pmd_auto_lb_interval")]
     params += [("edpm_ovs_dpdk_vhost_postcopy_support", "false", None), ("edpm_ovs_dpdk_enable_tso", "false", None)]
-    notes = {
-        "edpm_tuned_profile": "tuned cpu-partitioning isolates edpm_tuned_isolated_cores (the TripleO setting)",
-        "edpm_nova_libvirt_qemu_group": "QEMU runs in group hugetlbfs so it can map the 1 GB pages and the "
-                                        "vhost-user sockets (EDPM NFV OVS DPDK docs)",
-        "edpm_ovs_dpdk_socket_memory": "edpm_ovs_dpdk sets dpdk-socket-mem and dpdk-socket-limit to it",
-        "edpm_ovs_dpdk_vhost_postcopy_support": "postcopy live migration needs OVS without mlockall (its memory "
-                                                "may then be paged out: a stall on the data path); keep it off",
-        "edpm_ovs_dpdk_enable_tso": "userspace TSO changes OVS's mbuf handling and is not needed to forward "
-                                    "frames at zero loss; keep OVS's default",
-    }
-    lines = comment("RHOSO 18 data plane variables written by `zeroloss host plan`: merge into the "
-                    "OpenStackDataPlaneNodeSet (oc patch openstackdataplanenodeset/<name> --type merge --patch-file "
-                    "FILE). Names: openstack-k8s-operators/edpm-ansible roles/edpm_ovs_dpdk, edpm_kernel and "
-                    "edpm_tuned defaults/main.yml and the EDPM 'NFV OVS DPDK' docs.")
-    lines += ["spec:", "  nodeTemplate:", "    ansible:", "      ansibleVars:"]
-    for name, value, key in params:
-        text = plan.reasons[key] if key else notes.get(name)
-        if text:
-            lines += comment(text, 110, ind)
-        lines.append(f"{ind}{name}: {value}")
+    return params
+
+
+def _edpm_tail(plan: Plan) -> list[str]:
+    """What RHOSO 18 sets outside the EDPM variables (nova, the DPDK ports, per-port-memory, old kernels)."""
     reserved = ", ".join(f"node:{n},size:1GB,count:{plan.socket_mem[n] // 1024}" for n in plan.nodes)
     tail = [
         "Not EDPM variables, set elsewhere in RHOSO 18:",
@@ -207,4 +220,4 @@ def edpm(plan: Plan) -> str:
     if plan.hugepages_sysfs:
         tail.append(f"per-node hugepages: the kernel is older than 5.16, so also install {UNIT_NAME} (see --format "
                     "cmdline), e.g. with an OpenStackDataPlaneService running a playbook")
-    return "\n".join(lines + [line for text in tail for line in comment(text)])
+    return tail
