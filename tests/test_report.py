@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from zeroloss.cli.main import main
-from zeroloss.report.html import render, warnings
+from zeroloss.report.html import render
+from zeroloss.report.htmlledger import warnings
 from zeroloss.results.export import COLUMNS, VERDICT_COLUMNS, export
 from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import read_json
@@ -159,7 +160,7 @@ def test_html_has_every_part_and_needs_no_network():
 
 
 def test_the_setup_shows_the_core_probe_and_a_shared_reading_is_a_warning():
-    from zeroloss.report.html import _setup
+    from zeroloss.report.htmlsetup import _setup
 
     doc = _doc(V2)
     frame = doc["searches"][0]["frame"]

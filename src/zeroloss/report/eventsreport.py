@@ -12,7 +12,9 @@ from html import escape
 
 from zeroloss import __version__
 from zeroloss.report.canvas import Figure
-from zeroloss.report.html import CSS, _fmt, _kv, _lab_block, _table, ledger_html
+from zeroloss.report.htmlbase import CSS, _fmt, _kv, _table
+from zeroloss.report.htmlledger import ledger_html
+from zeroloss.report.htmlsetup import _lab_block
 from zeroloss.report.plots import COLORS, svg_inline
 from zeroloss.results.events import BASELINE, EventsRecord, EventTrial, table, to_json_summary, worst
 

@@ -1,25 +1,21 @@
 """`zeroloss report`: one self-contained HTML page (inline CSS and SVG, no script, no network) from result files:
-setup, results, NDR and latency plots, each search's trace, the loss ledger of failed trials, every warning."""
+setup, results, NDR and latency plots, each search's trace, the loss ledger of failed trials, every warning (the
+setup in htmlsetup.py, traces, warnings and ledgers in htmlledger.py, the shared CSS and tables in htmlbase.py)."""
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import fields
+from collections.abc import Callable, Iterator
 from html import escape
-from typing import Any
 
 from zeroloss import __version__
 from zeroloss.core import frames
-from zeroloss.core.config import RunConfig
-from zeroloss.core.errors import ZeroLossError
-from zeroloss.loss.ledger import REASONS
-from zeroloss.report import latencyplots, plots, telemetryplots
-from zeroloss.report.explain import HOP_HEADERS, hop_rows, select, trial_analysis
-from zeroloss.results.campaigns import TuneRecord
-from zeroloss.results.fmt import FLAG_TEXT
-from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
+from zeroloss.report import latencyplots, plots
+from zeroloss.report.explain import select
+from zeroloss.report.htmlbase import CSS, _table
+from zeroloss.report.htmlledger import _ledger_html, _trace, warnings
+from zeroloss.report.htmlsetup import _lab_block, _setup, _tune_section
+from zeroloss.results.records import RunRecord
 from zeroloss.results.soak import SoakRecord, outage_ms, summary_lines, top_drop
 from zeroloss.results.summary import (
     PERCENTILES,
@@ -31,177 +27,6 @@ from zeroloss.results.summary import (
     traced_searches,
 )
 from zeroloss.results.verdict import size_verdicts, verdict
-
-CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1240px;padding:0 16px;
-color:#1b1b1b}
-h1{font-size:24px;margin:24px 0 4px}
-h2{font-size:20px;border-bottom:2px solid #1f77b4;padding-bottom:3px;margin-top:36px}
-h3{font-size:16px;margin:22px 0 8px}h4{font-size:14px;margin:14px 0 6px}
-table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums;font-size:13px}
-th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:right;vertical-align:top;white-space:nowrap}
-th{background:#f3f6f9;font-weight:600}td.l,th.l{text-align:left}
-tr.fail td{background:#fdecec}tr.pass td{background:#eef8ee}tr.risk td{background:#fff7e0}
-.verdict{font-size:1.1em}.verdict.pass{color:#1a7f37}.verdict.fail{color:#b42318}.verdict.inconclusive{color:#b54708}
-.meta{color:#555}.kv td{text-align:left;white-space:normal;max-width:440px;overflow-wrap:anywhere}
-.kv td:first-child{color:#444;white-space:nowrap}td.why{white-space:normal;text-align:left}
-.kv td.set{font-weight:600}.grid{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
-.warn{background:#fff7e0;border-left:4px solid #f0a000;padding:6px 10px;margin:4px 0}
-.ok{background:#eef8ee;border-left:4px solid #2ca02c;padding:6px 10px}
-.fig svg{max-width:100%;height:auto}details{margin:4px 0 10px}summary{cursor:pointer;color:#1f5f99}
-code{background:#f3f6f9;padding:0 3px;white-space:pre-wrap}.tw{overflow-x:auto;max-width:100%}
-table.results td:last-child{min-width:10em}
-table.results td:last-child,table.ledger td:last-child,table.ledger th:last-child{white-space:normal;text-align:left}
-ul.fix{margin:2px 0 8px}nav a{margin-right:12px}
-"""
-
-
-def _table(headers: list[str], rows: list[list[str]], cls: str = "", row_classes: list[str] | None = None,
-           left: int = 1) -> str:
-    """An HTML table; cells are escaped here; the first `left` columns are left-aligned."""
-    head = "".join(f'<th class="l">{escape(h)}</th>' if i < left else f"<th>{escape(h)}</th>"
-                   for i, h in enumerate(headers))
-    body = []
-    for n, row in enumerate(rows):
-        rc = f' class="{row_classes[n]}"' if row_classes and row_classes[n] else ""
-        cells = "".join(f'<td class="l">{escape(c)}</td>' if i < left else f"<td>{escape(c)}</td>"
-                        for i, c in enumerate(row))
-        body.append(f"<tr{rc}>{cells}</tr>")
-    return (f'<div class="tw"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
-            "</table></div>")
-
-
-def _kv(title: str, items: list[tuple[str, str, bool, str]]) -> str:
-    """A key/value table; bold values are the ones set away from their default; hover text explains a key."""
-    rows = "".join(f'<tr><td title="{escape(tip)}">{escape(k)}</td><td class="{"set" if bold else ""}">'
-                   f"{escape(v)}</td></tr>" for k, v, bold, tip in items)
-    return f'<div><h4>{escape(title)}</h4><table class="kv"><tbody>{rows}</tbody></table></div>'
-
-
-def _fmt(v: object) -> str:
-    """A setting's or host fact's value as text: floats short, lists and objects joined, nothing as '-'."""
-    if isinstance(v, float):
-        return f"{v:g}"
-    if isinstance(v, list | tuple):
-        return ", ".join(map(str, v)) or "-"
-    if isinstance(v, dict):
-        return ", ".join(f"{k}: {_fmt(x)}" for k, x in v.items()) or "-"
-    return "-" if v in ("", None) else str(v)
-
-
-HOST_KEYS = [("hostname", "host"), ("cpu_model", "CPU"), ("cpus", "CPUs"), ("numa_nodes", "NUMA nodes"),
-             ("memory_mib", "memory, MiB"), ("hugepages", "hugepages (size: count)"), ("isolated_cpus", "isolcpus"),
-             ("kernel", "kernel"), ("os", "OS"), ("dpdk_package", "DPDK package"), ("cmdline", "kernel cmdline"),
-             ("python", "Python")]
-
-
-def _lab_block(where: str, place: Mapping[str, Any]) -> str:
-    """A lab node: where it is, the paths OVS traced, changes made; or its audit, finding by finding."""
-    if where == "lab_host":
-        if "error" in place:
-            return _kv("Lab node's host", [("not read", _fmt(place["error"]), False, "")])
-        findings = (place.get("audit") or {}).get("findings") or []
-        items = [("host", _fmt(place.get("host")), False, "ssh destination"),
-                 ("hostname", _fmt(place.get("hostname")), False, "")]
-        items += [(f.get("severity", ""), f"{f.get('rule', '')}: {f.get('message', '')}", False,
-                   f.get("remedy", "")) for f in findings]
-        if not findings:
-            items.append(("audit", "no finding", False, "zeroloss host audit --host"))
-        return _kv("Lab node's host and audit", items)
-    items = [(k, _fmt(place.get(k)), False, "") for k in ("dut", "lab_file", "ovs_version", "ovs_rundir",
-                                                            "dut_readings") if k in place]
-    for c in place.get("chains") or []:
-        hops = c["ovs_ports"]
-        path = " → ".join(hops[:1] + [f"{a} | {v} | {b}" for a, b, v in zip(hops[1::2], hops[2::2], c["vnfs"],
-                                                                                 strict=False)] + hops[-1:])
-        items.append((f"path {c['tx']}→{c['rx']}", path, False, "traced by ofproto/trace"))
-    for ch in place.get("dut_changes") or []:
-        items.append(("changed (restored)", f"{ch['setting']}: {ch['from']} → {ch['to']}", True, "--dut-set"))
-    items += [(f"port {p['name']}", f"{p['device']} → {p['dut_port']}, {p['speed_gbps']:g} Gb/s ({p['speed_from']})",
-               False, "") for p in place.get("ports") or []]
-    return _kv("Lab node", items)
-
-
-def _tune_section(runs: list[Run], tick: Callable[[], None]) -> Iterator[str]:
-    """The tuning story of a tune file: NDR per step, the steps with their change and decision, how it ended."""
-    tunes: list[TuneRecord] = []
-    for r in runs:
-        if r.tune is not None and all(r.tune is not t for t in tunes):
-            tunes.append(r.tune)
-    for t in tunes:
-        from zeroloss.runs.tune.render import render as render_settings
-        from zeroloss.runs.tune.render import target_text, tuned_keys
-
-        fig = plots.svg_inline(plots.tune_figure(t), "tune")
-        tick()
-        rows = []
-        for s in t.steps:
-            d = s.decision or {}
-            c = s.change
-            rows.append([s.name, f"{c['key']}: {c['old']} → {c['new']}" if c else "as given",
-                         (c or {}).get("finding", ""), d.get("effect", "running"),
-                         "kept" if s.kept else ("reverted" if d else ""), d.get("why", "")])
-        keys = tuned_keys(t)
-        kept = (f"<pre>{escape(render_settings(keys, 'ovs-vsctl'))}</pre>" if keys
-                else "<p>No setting was kept: the start settings stay.</p>")
-        advice = "".join(f"<li>{escape(a)}</li>" for a in t.advice)
-        yield (f'<section id="tune"><h2>Tuning story: target {escape(target_text((t.target[0], t.target[1])))}'
-               f'</h2><div class="fig">{fig}</div>'
-               + _table(["step", "change", "finding", "effect", "", "why"], rows)
-               + f"<p>Ended: {escape(t.stop or 'not yet (resume with zeroloss tune --resume)')}</p>"
-               + "<h3>Settings kept</h3>" + kept + (f"<h3>Advice (not tried on the bench)</h3><ul>{advice}</ul>"
-                                                    if advice else "") + "</section>")
-
-
-def _setup(run: RunRecord) -> str:
-    """The run's setup: host, settings (those changed first), placement or lab node, generator ceiling, core probe."""
-    host = run.host
-    host_items = [(name, _fmt(host.get(key)), False, key) for key, name in HOST_KEYS if key in host]
-    defaults = RunConfig()
-    cfg = run.config
-    cfg_items: list[tuple[str, str, bool, str]] = []
-    for f in fields(RunConfig):
-        if f.name in cfg:
-            unit = f.metadata.get("unit") or ""
-            value = _fmt(cfg[f.name]) + ("" if unit in ("", "%") else " ") + unit
-            cfg_items.append((f.name, value, cfg[f.name] != getattr(defaults, f.name), f.metadata.get("help", "")))
-    cfg_items += [(k, _fmt(v), True, "not a setting of this zeroloss") for k, v in cfg.items()
-                  if k not in {f.name for f in fields(RunConfig)}]
-    changed = [item for item in cfg_items if item[2]]
-    blocks = [_kv("Host", host_items),
-              "<div>" + _kv("Settings changed from the default", changed)
-              + f"<details><summary>all {len(cfg_items)} settings (bold: changed)</summary>"
-              + _kv("Settings", cfg_items) + "</details></div>"]
-    for where, place in run.place().items():
-        if where in ("lab", "lab_host"):
-            blocks.append(_lab_block(where, place))
-            continue
-        items = [(k, _fmt(v), False, "") for k, v in place.items() if k != "flows"]
-        items += [(f"flows {br}", "; ".join(rules), False, "OpenFlow rules zeroloss installed")
-                  for br, rules in (place.get("flows") or {}).items()]
-        blocks.append(_kv(f"Core placement and DUT: {where}", items))
-    return '<div class="grid">' + "".join(blocks) + _ceilings(run) + _core_probes(run) + "</div>"
-
-
-def _ceilings(run: RunRecord) -> str:
-    """The generator's ceiling per frame size, when it was measured."""
-    if not run.ceilings:
-        return ""
-    rows = [[frames.text(frames.key(f)), f"{c.pps:,.0f}", c.link or "", c.how or ""]
-            for f, c in sorted(run.ceilings.items(), key=lambda kv: frames.order(frames.key(kv[0])))]
-    return ("<div><h4>Generator ceiling (highest rate tried)</h4>"
-            + _table(["frame", "pps", "wire", "measured"], rows) + "</div>")
-
-
-def _core_probes(run: RunRecord) -> str:
-    """The core probe's readings before each bench, when it ran."""
-    if not run.core_probes:
-        return ""
-    rows = [[", ".join(map(frames.text, p.frames)), ",".join(map(str, p.cores)),
-             " / ".join(f"{x:.2f}" for x in p.ratio), "shared" if p.shared else "independent"]
-            for p in run.core_probes]
-    return ("<div><h4>Core probe (each core's speed with all busy / alone, before the bench)</h4>"
-            + _table(["frames", "cores", "together / alone", "verdict"], rows) + "</div>")
 
 
 def results_table(run: RunRecord) -> str:
@@ -285,81 +110,6 @@ def b2b_table(run: RunRecord) -> str:
             f"frame); limit: the longest burst a search may try (§6.2, §7). Max rate: {escape(basis or '')}.</p>"
             + _table(["frame B", "N", "mean frames", "min", "max", "stdev", "max rate pps", "throughput pps",
                       "implied ms", "corrected ms", "step", "limit", "note"], rows, "b2b", left=1))
-
-
-def warnings(run: RunRecord) -> list[str]:
-    """Everything that qualifies the numbers: the run's own warnings, flags per frame size, an unfinished run,
-    frame sizes without a result."""
-    out = list(run.all_warnings())
-    if run.state != "complete":
-        out.append(f"The run is {run.state}: results are partial (continue it with zeroloss run --resume).")
-    done = {s.frame for s in run.finished()}
-    missing = [f for f in run.config.get("frame_sizes", []) if f not in done]
-    if missing:
-        out.append(f"No result for {', '.join(map(frames.text, missing))}.")
-    for r in frame_rows(run):
-        out += [f"{frames.text(r.frame)}, {flag}: {FLAG_TEXT.get(flag, flag)}" for flag in r.flags]
-        if r.val_lost:
-            out.append(f"{frames.text(r.frame)}: the NDR's validation trial lost {r.val_lost:,} frames (within the "
-                       "tolerance).")
-    return out
-
-
-def _trace(run_index: int, search: SearchEntry) -> str:
-    """A search's trace figure, and its trials in a table that opens on demand."""
-    title = f"{frames.text(search.frame)}, search {search.repeat + 1}"
-    fig = plots.trace_figure(search, title)
-    svg = plots.svg_inline(fig, f"r{run_index}-f{search.frame}-s{search.repeat}")
-    line = search.line_rate_pps or math.nan  # the schema requires it: a file without it is refused when read
-    rows, classes = [], []
-    for t in search.trials:
-        dirs = t.outcome.directions
-        tx, rx = sum(d.tx for d in dirs), sum(d.rx for d in dirs)
-        achieved = sum(d.achieved_pps for d in dirs) / len(dirs) if dirs else 0
-        rows.append([str(t.index + 1), t.kind, t.goal or "", f"{t.rate_pps:,.0f}", f"{100 * t.rate_pps / line:.2f}",
-                     f"{achieved:,.0f}", f"{t.duration_s:g}", f"{tx:,}", f"{rx:,}", f"{tx - rx:,}",
-                     f"{100 * t.loss_ratio:.4f}", t.verdict])
-        classes.append({"pass": "pass", "fail": "fail"}.get(t.verdict, "risk"))
-    table = _table(["trial", "kind", "goal", "offered pps", "% line", "achieved pps", "s", "sent", "received", "lost",
-                    "loss %", "verdict"], rows, "trace", classes, left=3)
-    return (f'<div class="fig trace">{svg}</div><details><summary>{escape(title)}: {len(rows)} trials</summary>'
-            f"{table}</details>" + telemetryplots.html(run_index, search, title))
-
-
-def _ledger_html(search: SearchEntry, trial: TrialEntry) -> str:
-    """A lossy trial's ledger per direction, hop by hop, and the findings with their fixes."""
-    head = (f"{frames.text(search.frame)}, search {search.repeat + 1}, trial {trial.index + 1} ({trial.kind}, "
-            f"{trial.rate_pps:,.0f} pps per direction, {trial.duration_s:g} s, {trial.verdict})")
-    try:
-        leds, diag = trial_analysis(search, trial)  # loss/ledger.py's and loss/diagnose.py's JSON
-    except ZeroLossError as e:
-        summary = "; ".join(f"{d.port}->{d.rx_port}: " + ", ".join(f"{k} {v:,}" for k, v in (d.ledger or {}).items())
-                            for d in trial.dirs())
-        return f"<h4>{escape(head)}</h4><p>{escape(str(e))}. Per direction: {escape(summary)}</p>"
-    return f'<h4 class="lossy-trial">{escape(head)}</h4>' + ledger_html(leds, diag)
-
-
-def ledger_html(leds: list[dict[str, Any]], diag: list[dict[str, Any]]) -> str:
-    """Ledgers per direction, hop by hop (loss/ledger.py's JSON), and the findings with their fixes
-    (loss/diagnose.py's)."""
-    parts = []
-    for led in leds:
-        lost, unexpl = led["lost"], led["unexplained"]
-        parts.append(f"<p>Direction {escape(str(led['direction']))}: sent {led['sent']:,}, received "
-                     f"{led['received']:,}, lost {lost:,}, counted {led['counted']:,}, unexplained {unexpl:,}</p>")
-        if lost == 0 and not unexpl:
-            continue
-        parts.append(_table(HOP_HEADERS, hop_rows(led, compact=True), "ledger", left=1))
-        parts.append(f"<details><summary>the whole path, {len(led['hops'])} hops</summary>"
-                     + _table(HOP_HEADERS, hop_rows(led, compact=False), "path", left=1) + "</details>")
-    for f in diag:
-        share = f"{f['share_pct']:.1f} %" if f["frames"] else "risk"
-        what = REASONS.get(f["reason"], f["reason"].replace("_", " "))
-        items = "".join(f"<li>seen: {escape(e)}</li>" for e in f["evidence"])
-        items += "".join(f"<li>fix: <code>{escape(r)}</code></li>" for r in f["remedies"])
-        parts.append(f'<div class="warn finding"><b>[{share}] {escape(f["hop"])}: {escape(what)}</b> '
-                     f"({f['frames']:,} frames): {escape(f['cause'])}<ul class=\"fix\">{items}</ul></div>")
-    return "".join(parts)
 
 
 def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
