@@ -11,7 +11,7 @@ import time
 from html import escape
 
 from zeroloss import __version__
-from zeroloss.report.canvas import Figure
+from zeroloss.report.canvas import Axes, Figure
 from zeroloss.report.htmlbase import CSS, _fmt, _kv, _table
 from zeroloss.report.htmlledger import ledger_html
 from zeroloss.report.htmlsetup import _lab_block
@@ -59,31 +59,62 @@ def event_figure(trial: EventTrial, repeats: int) -> Figure | None:
     axes = list(fig.subplots(len(dirs) + 1, 1, sharex=True, height_ratios=[3] * len(dirs) + [2]))
     loss_ax = axes[-1]
     end_s = max(trial.duration_s, max(len(tx) for tx, _, _ in dirs.values()) * ms / 1000)
-    per_s = 1000 / ms / scale
     first_down = True
-    for i, ((key, (tx, rx, down)), ax) in enumerate(zip(dirs.items(), axes, strict=False)):
-        color = COLORS[i % len(COLORS)]
-        ts = [k * ms / 1000 for k in range(len(tx) + 1)]
-        sent, got = [x * per_s for x in tx], [x * per_s for x in rx]
-        peer = [(t - x) * per_s for t, x in zip(tx, down, strict=True)]  # what a peer would have sent
-        ax.stairs(sent, ts, color="#555555", linewidth=0.8, linestyle=":", label="sent" if i == 0 else None)
-        ax.stairs(got, ts, color=color, linewidth=1, label=f"{key} received")
-        ax.fill_between(ts, [*peer, peer[-1] if peer else 0], [*got, got[-1] if got else 0], step="post",
-                        where=[*(r < t - x for t, r, x in zip(tx, rx, down, strict=True)), False], color=SHADE,
-                        alpha=0.6, linewidth=0, label="lost frames" if i == 0 else None)
-        if any(down):
-            ax.fill_between(ts, [*sent, sent[-1] if sent else 0], [*peer, peer[-1] if peer else 0], step="post",
-                            where=[*(x > 0 for x in down), False], color="#7f7f7f", alpha=0.5, linewidth=0,
-                            label="offered into the downed link (the generator's)" if first_down else None)
-            first_down = False
-        loss_ax.stairs([max(0, t - r - x) for t, r, x in zip(tx, rx, down, strict=True)], ts, color=color,
-                       linewidth=1, label=key)
-        if trial.rate_pps:  # sent under it: frames the generator could not send (refused by a wire without peer)
-            ax.axhline(trial.rate_pps / scale, color="#555555", linestyle=(0, (1, 3)), linewidth=0.8,
-                       label="offered" if i == 0 else None)
-        ax.set_ylabel(f"{key}, {unit}")
-        ax.set_ylim(0, max([*sent, *got, trial.rate_pps / scale]) * 1.08)
-        ax.grid(alpha=0.3)
+    for i, ((key, series), ax) in enumerate(zip(dirs.items(), axes, strict=False)):
+        first_down = _direction_panel(ax, loss_ax, i, key, series, ms, trial, scale, unit, first_down)
+    _marks(axes, trial, end_s)
+    big = sorted(trial.outages, key=lambda o: -o.lost)[:4]  # the largest outages labelled with their frames
+    for o in big:
+        if o.lost >= 0.05 * max(trial.lost, 1):
+            loss_ax.annotate(f"{o.lost:,} ({_ms(o.outage_ms)} ms)", (o.end_ms / 1000, o.lost), fontsize="x-small",
+                             xytext=(3, -2), textcoords="offset points", va="top")
+    axes[0].set_xlim(0, end_s)
+    handles, labels = axes[0].get_legend_handles_labels()
+    for ax in axes[1:-1]:
+        h, lab = ax.get_legend_handles_labels()
+        handles, labels = handles + h, labels + lab
+    fig.legend(handles, labels, fontsize="x-small", loc="outside right upper")
+    _loss_axis(loss_ax, dirs, ms)
+    which = f"repeat {trial.repeat} (the worst of {repeats})" if repeats > 1 else f"repeat {trial.repeat}"
+    fig.suptitle(f"{trial.event}: {which}: lost {trial.lost:,} frames, outage {_ms(trial.outage_ms)} ms",
+                 fontsize="medium")
+    return fig
+
+
+def _direction_panel(ax: Axes, loss_ax: Axes, i: int, key: str, series: tuple[list[int], list[int], list[int]],
+                     ms: float, trial: EventTrial, scale: float, unit: str, first_down: bool) -> bool:
+    """One direction's panel (received against sent, the lost frames shaded, what went into a downed link in grey)
+    and its line of lost frames on loss_ax; whether the downed link's legend entry is still to be given."""
+    tx, rx, down = series
+    per_s = 1000 / ms / scale
+    color = COLORS[i % len(COLORS)]
+    ts = [k * ms / 1000 for k in range(len(tx) + 1)]
+    sent, got = [x * per_s for x in tx], [x * per_s for x in rx]
+    peer = [(t - x) * per_s for t, x in zip(tx, down, strict=True)]  # what a peer would have sent
+    ax.stairs(sent, ts, color="#555555", linewidth=0.8, linestyle=":", label="sent" if i == 0 else None)
+    ax.stairs(got, ts, color=color, linewidth=1, label=f"{key} received")
+    ax.fill_between(ts, [*peer, peer[-1] if peer else 0], [*got, got[-1] if got else 0], step="post",
+                    where=[*(r < t - x for t, r, x in zip(tx, rx, down, strict=True)), False], color=SHADE,
+                    alpha=0.6, linewidth=0, label="lost frames" if i == 0 else None)
+    if any(down):
+        ax.fill_between(ts, [*sent, sent[-1] if sent else 0], [*peer, peer[-1] if peer else 0], step="post",
+                        where=[*(x > 0 for x in down), False], color="#7f7f7f", alpha=0.5, linewidth=0,
+                        label="offered into the downed link (the generator's)" if first_down else None)
+        first_down = False
+    loss_ax.stairs([max(0, t - r - x) for t, r, x in zip(tx, rx, down, strict=True)], ts, color=color,
+                   linewidth=1, label=key)
+    if trial.rate_pps:  # sent under it: frames the generator could not send (refused by a wire without peer)
+        ax.axhline(trial.rate_pps / scale, color="#555555", linestyle=(0, (1, 3)), linewidth=0.8,
+                   label="offered" if i == 0 else None)
+    ax.set_ylabel(f"{key}, {unit}")
+    ax.set_ylim(0, max([*sent, *got, trial.rate_pps / scale]) * 1.08)
+    ax.grid(alpha=0.3)
+    return first_down
+
+
+def _marks(axes: list[Axes], trial: EventTrial, end_s: float) -> None:
+    """On every panel: the outages (a light band), the commands run during the trial (grey), the event's apply
+    (solid) and undo (dashed)."""
     first = {"outage": True, "command": True}
     for o in trial.outages:
         for ax in axes:
@@ -101,27 +132,16 @@ def event_figure(trial: EventTrial, repeats: int) -> Figure | None:
             for ax in axes:
                 ax.axvline(t_ms / 1000, color="black", linestyle=style, linewidth=1,
                            label=text if ax is axes[0] else None)
-    big = sorted(trial.outages, key=lambda o: -o.lost)[:4]  # the largest outages labelled with their frames
-    for o in big:
-        if o.lost >= 0.05 * max(trial.lost, 1):
-            loss_ax.annotate(f"{o.lost:,} ({_ms(o.outage_ms)} ms)", (o.end_ms / 1000, o.lost), fontsize="x-small",
-                             xytext=(3, -2), textcoords="offset points", va="top")
-    axes[0].set_xlim(0, end_s)
-    handles, labels = axes[0].get_legend_handles_labels()
-    for ax in axes[1:-1]:
-        h, lab = ax.get_legend_handles_labels()
-        handles, labels = handles + h, labels + lab
-    fig.legend(handles, labels, fontsize="x-small", loc="outside right upper")
+
+
+def _loss_axis(loss_ax: Axes, dirs: dict[str, tuple[list[int], list[int], list[int]]], ms: float) -> None:
+    """The bottom panel's scale and labels: frames lost per interval, symlog."""
     loss_ax.set_yscale("symlog", linthresh=1)
     loss_ax.set_ylim(0, 5 * max([10, *(t - r - x for tx, rx, down in dirs.values()
                                        for t, r, x in zip(tx, rx, down, strict=True))]))
     loss_ax.set_ylabel(f"lost per {ms:g} ms")
     loss_ax.set_xlabel("time from the trial's start (when the frames were sent), s")
     loss_ax.grid(alpha=0.3)
-    which = f"repeat {trial.repeat} (the worst of {repeats})" if repeats > 1 else f"repeat {trial.repeat}"
-    fig.suptitle(f"{trial.event}: {which}: lost {trial.lost:,} frames, outage {_ms(trial.outage_ms)} ms",
-                 fontsize="medium")
-    return fig
 
 
 def figures(rec: EventsRecord) -> list[tuple[EventTrial, Figure]]:
