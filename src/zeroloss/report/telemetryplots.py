@@ -8,9 +8,11 @@ from __future__ import annotations
 from html import escape
 
 from zeroloss.drivers.probe.telemetry import Telemetry
-from zeroloss.report.canvas import Figure
+from zeroloss.report.canvas import Axes, Figure
 from zeroloss.report.plots import COLORS, svg_inline
 from zeroloss.results.records import SearchEntry
+
+Rows = list[tuple[int, Telemetry]]  # (trial number from 1, its telemetry)
 
 
 def trials_with(search: SearchEntry) -> list[tuple[int, Telemetry]]:
@@ -29,6 +31,21 @@ def telemetry_figure(search: SearchEntry, title: str) -> Figure | None:
     fig = Figure(figsize=(9, 7.2 if pmds else 5.8), layout="constrained")
     axes = fig.subplots(4 if pmds else 3, 1, sharex=True)
     share_ax, irq_ax, fault_ax = axes[0], axes[1], axes[2]
+    _core_panels(fig, share_ax, irq_ax, rows)
+    _fault_panel(fault_ax, rows)
+    if pmds:
+        _pmd_panel(axes[3], rows, pmds)
+    axes[-1].set_xlabel("trial")
+    xs = [n for n, _ in rows]
+    axes[-1].set_xticks(xs if len(xs) <= 30 else xs[::max(1, len(xs) // 15)])
+    host = sorted({"this host" if tel.host == "local" else tel.host for _, tel in rows})
+    fig.suptitle(f"{title}: telemetry of {', '.join(host)} per trial", fontsize="medium")
+    return fig
+
+
+def _core_panels(fig: Figure, share_ax: Axes, irq_ax: Axes, rows: Rows) -> None:
+    """Per bench core: its busy, steal and IRQ+softirq shares, and the interrupts it took per second (a star when
+    isolated); the figure's legend is the share panel's."""
     cores = sorted({c.core for _, tel in rows for c in tel.cores})
     for i, core in enumerate(cores):
         color = COLORS[i % len(COLORS)]
@@ -57,6 +74,10 @@ def telemetry_figure(search: SearchEntry, title: str) -> Figure | None:
     irq_ax.grid(alpha=0.3)
     if irq_ax.get_legend_handles_labels()[0]:
         irq_ax.legend(fontsize="x-small")
+
+
+def _fault_panel(fault_ax: Axes, rows: Rows) -> None:
+    """Per DPDK process: its minor page faults per trial (solid), its major ones (dashed) when it had any."""
     procs = sorted({(p.name, p.pid) for _, tel in rows for p in tel.procs})
     for i, (name, pid) in enumerate(procs):
         color = COLORS[i % len(COLORS)]
@@ -71,23 +92,19 @@ def telemetry_figure(search: SearchEntry, title: str) -> Figure | None:
     fault_ax.grid(alpha=0.3)
     if procs:
         fault_ax.legend(fontsize="x-small", ncols=min(3, len(procs)))
-    if pmds:
-        pmd_ax = axes[3]
-        for i, pmd in enumerate(pmds):
-            cpp = [(n, float(tel.pmds[pmd]["cycles_per_pkt"])) for n, tel in rows
-                   if tel.pmds.get(pmd, {}).get("cycles_per_pkt") is not None]
-            pmd_ax.plot([n for n, _ in cpp], [v for _, v in cpp], "-", marker=".", color=COLORS[i % len(COLORS)],
-                        label=f"PMD core {pmd}")
-        pmd_ax.set_ylabel("cycles/packet")
-        pmd_ax.set_ylim(bottom=0)
-        pmd_ax.grid(alpha=0.3)
-        pmd_ax.legend(fontsize="x-small")
-    axes[-1].set_xlabel("trial")
-    xs = [n for n, _ in rows]
-    axes[-1].set_xticks(xs if len(xs) <= 30 else xs[::max(1, len(xs) // 15)])
-    host = sorted({"this host" if tel.host == "local" else tel.host for _, tel in rows})
-    fig.suptitle(f"{title}: telemetry of {', '.join(host)} per trial", fontsize="medium")
-    return fig
+
+
+def _pmd_panel(pmd_ax: Axes, rows: Rows, pmds: list[str]) -> None:
+    """Per OVS PMD: its cycles per packet, trial by trial."""
+    for i, pmd in enumerate(pmds):
+        cpp = [(n, float(tel.pmds[pmd]["cycles_per_pkt"])) for n, tel in rows
+               if tel.pmds.get(pmd, {}).get("cycles_per_pkt") is not None]
+        pmd_ax.plot([n for n, _ in cpp], [v for _, v in cpp], "-", marker=".", color=COLORS[i % len(COLORS)],
+                    label=f"PMD core {pmd}")
+    pmd_ax.set_ylabel("cycles/packet")
+    pmd_ax.set_ylim(bottom=0)
+    pmd_ax.grid(alpha=0.3)
+    pmd_ax.legend(fontsize="x-small")
 
 
 def _cells(n: int, tel: Telemetry) -> list[str]:
