@@ -5,12 +5,12 @@ text (searchable, small); its width is estimated (0.6 em a character), which is 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from zeroloss.report.canvas import Artist, Axes, AxisState, Figure, Scale
+from zeroloss.report.canvas import Artist, Axes, Figure
+from zeroloss.report.svgaxis import Mapping, finite, limits, ticks
 from zeroloss.report.svgmarks import artist_svg, legend_glyph
 
 SIZES = {"xx-small": 5.79, "x-small": 6.94, "small": 8.33, "medium": 10.0, "large": 12.0, "x-large": 14.4}
@@ -37,162 +37,6 @@ def num(v: float) -> str:
 
 
 @dataclass
-class Mapping:
-    """One axis's data range and its scale on the page: value -> position."""
-    scale: Scale
-    lo: float
-    hi: float
-    start: float  # page position of lo
-    end: float  # page position of hi
-
-    def __post_init__(self) -> None:
-        self._t0 = self.t(self.lo)
-        self._k = (self.end - self.start) / ((self.t(self.hi) - self._t0) or 1.0)
-
-    def t(self, v: float) -> float:
-        if self.scale.name == "log":
-            return math.log10(v) if v > 0 else -1e9
-        if self.scale.name == "symlog":
-            a = abs(v) / self.scale.linthresh
-            return math.copysign(a if a <= 1 else 1 + math.log10(a), v)
-        return v
-
-    def __call__(self, v: float) -> float:
-        p = self.start + (self.t(v) - self._t0) * self._k
-        return -1e5 if p < -1e5 else (1e5 if p > 1e5 else p)
-
-    def inverse(self, t: float) -> float:
-        if self.scale.name == "log":
-            return float(10 ** t)
-        if self.scale.name == "symlog":
-            a = abs(t)
-            return math.copysign((a if a <= 1 else 10 ** (a - 1)) * self.scale.linthresh, t)
-        return t
-
-
-def _finite(vals: Iterable[Any]) -> list[float]:
-    out = []
-    for v in vals:
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(f):
-            out.append(f)
-    return out
-
-
-def extent(a: Artist, axis: str) -> tuple[list[float], bool]:
-    """The data an artist spans on axis x or y, and whether it sticks to 0 there (bars and stairs: no margin)."""
-    k, args = a.kind, a.args
-    if k in ("plot", "scatter", "step"):
-        return _finite(args[0] if axis == "x" else args[1]), False
-    if k == "stairs":
-        return (_finite(args[1]), False) if axis == "x" else (_finite([*args[0], 0.0]), True)
-    if k == "bar":
-        w = float(a.kw.get("width", args[2] if len(args) > 2 else 0.8))
-        if axis == "x":
-            return _finite(x + s * w / 2 for x in args[0] for s in (-1, 1)), False
-        err = a.kw.get("yerr") or [0.0] * len(args[1])
-        return _finite([0.0, *(h + e for h, e in zip(args[1], err, strict=False))]), True
-    if k == "errorbar":
-        if axis == "x":
-            return _finite(args[0]), False
-        err = a.kw.get("yerr") or [0.0] * len(args[1])
-        return _finite(y + s * e for y, e in zip(args[1], err, strict=False) for s in (-1, 1)), False
-    if k == "axhline":
-        return (_finite(args[:1]), False) if axis == "y" else ([], False)
-    if k in ("axvline", "axvspan"):
-        return (_finite(args[:2]), False) if axis == "x" else ([], False)
-    if k == "fill_between":
-        return (_finite(args[0]), False) if axis == "x" else (_finite([*args[1], *args[2]]), False)
-    return [], False
-
-
-def limits(axes: list[Axes], axis: str, state: AxisState) -> tuple[float, float]:
-    """An axis's view limits: what was set, else the data with 5 % margins (in the scale's own terms)."""
-    vals, sticky = [], False
-    for ax in axes:
-        for a in ax.artists:
-            v, s = extent(a, axis)
-            vals += v
-            sticky = sticky or (s and bool(v))
-    scale = state.scale
-    if scale.name == "log":
-        vals = [v for v in vals if v > 0]
-    lo_set, hi_set = state.lim
-    if not vals:
-        vals = [1.0, 10.0] if scale.name == "log" else [0.0, 1.0]
-    m = Mapping(scale, 0.0, 1.0, 0.0, 1.0)
-    t0, t1 = m.t(min(vals)), m.t(max(vals))
-    if t0 == t1:
-        t0, t1 = t0 - 0.5, t1 + 0.5
-    span = t1 - t0
-    lo = m.inverse(t0 - 0.05 * span) if not (sticky and min(vals) == 0) else 0.0
-    hi = m.inverse(t1 + 0.05 * span)
-    lo = lo_set if lo_set is not None else lo
-    hi = hi_set if hi_set is not None else hi
-    if hi <= lo:
-        hi = lo + (abs(lo) or 1.0)
-    return lo, hi
-
-
-def _nice(span: float, n: int) -> float:
-    raw = span / max(n, 1)
-    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
-    return next((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), 10 * mag)
-
-
-def _decimals(step: float) -> int:
-    return next((d for d in range(7) if abs(round(step * 10 ** d) - step * 10 ** d) < 1e-6), 6)
-
-
-def default_text(v: float, scale: str, step: float = 1.0) -> str:
-    if scale == "linear":
-        text = f"{v:.{_decimals(step)}f}" if step < 1 else f"{v:.0f}"
-        return text.lstrip("-") if float(text) == 0 else text  # no "-0.0"
-    return f"{v:g}"
-
-
-def ticks(m: Mapping, state: AxisState, n: int) -> list[tuple[float, str, bool]]:
-    """(value, label, major) of an axis's ticks within its limits; about n labelled ones."""
-    lo, hi = min(m.lo, m.hi), max(m.lo, m.hi)
-
-    def inside(v: float) -> bool:
-        return lo - 1e-9 * (abs(lo) + 1) <= v <= hi + 1e-9 * (abs(hi) + 1)
-    fmt = state.major
-    if state.ticks is not None:
-        pos, labels = state.ticks
-        return [(p, labels[i] if labels else (fmt(p, None) if fmt else default_text(p, m.scale.name)), True)
-                for i, p in enumerate(pos) if inside(p)]
-    out: list[tuple[float, str, bool]] = []
-    if m.scale.name == "linear":
-        step = _nice(hi - lo, n)
-        k = math.ceil(lo / step - 1e-9)
-        while k * step <= hi + 1e-9 * step:
-            v = k * step
-            out.append((v, fmt(v, None) if fmt else default_text(v, "linear", step), True))
-            k += 1
-        return out
-    if m.scale.name == "log":
-        a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-        every = max(1, math.ceil((b - a + 1) / max(n, 1)))
-        majors = [10.0 ** k for k in range(a, b + 1) if k % every == 0 and inside(10.0 ** k)]
-        out = [(v, fmt(v, None) if fmt else default_text(v, "log"), True) for v in majors]
-        if every == 1:
-            minor_fmt = state.minor or (None if len(majors) >= 2 else
-                                        (lambda v, _p: default_text(v, "log") if f"{v:e}"[0] in "25" else ""))
-            out += [(v, minor_fmt(v, None) if minor_fmt else "", False)
-                    for k in range(a, b + 1) for d in range(2, 10) if inside(v := d * 10.0 ** k)]
-        return out
-    lt = m.scale.linthresh  # symlog: 0 and the decades from linthresh up, thinned to about n
-    pos = [lt * 10.0 ** k for k in range(0, 40) if lt * 10.0 ** k <= max(abs(lo), abs(hi)) * (1 + 1e-9)]
-    every = max(1, math.ceil((len(pos) + 1) / max(n, 1)))
-    vals = [0.0, *pos[::every], *(-p for p in pos[::every])]
-    return [(v, fmt(v, None) if fmt else default_text(v, "symlog"), True) for v in vals if inside(v)]
-
-
-@dataclass
 class Panel:
     """A row's rectangle on the page and the mappings of its axes."""
     ax: Axes
@@ -216,20 +60,10 @@ def render(fig: Figure, salt: str) -> str:
     """The figure as an <svg> element; salt keeps its ids unique within a page."""
     width, height = fig.figsize[0] * 72, fig.figsize[1] * 72
     parts: list[str] = []
-    top = PAD
-    if fig.title:
-        tfs = size(fig.title[1].get("fontsize"), 12.0)
-        tfs = max(6.0, min(tfs, (width - 2 * PAD) / max(text_width(fig.title[0], 1.0), 1.0)))  # a long title fits
-        parts.append(f'<text x="{num(width / 2)}" y="{num(top + tfs)}" font-size="{tfs:g}" text-anchor="middle">'
-                     f"{escape(fig.title[0])}</text>")
-        top += tfs * 1.6
+    top = _title(fig, width, parts)
     right, bottom = PAD, PAD
-    legend = fig.legend_kw if fig.legend_kw and fig.legend_kw["entries"] else None
+    legend = _fit_legend(fig, width, height, top)
     loc = str(legend.get("loc", "")) if legend else ""
-    while legend and "lower" not in loc and _legend_size(legend)[1] > height - top - PAD:
-        legend = {**legend, "ncols": int(legend.get("ncols", 1)) + 1}  # too tall for the figure: more columns
-    while legend and "lower" in loc and int(legend.get("ncols", 1)) > 1 and _legend_size(legend)[0] > width - 2 * PAD:
-        legend = {**legend, "ncols": int(legend.get("ncols", 1)) - 1}  # too wide: fewer columns, more rows
     if legend:
         lw, lh, _ = _legend_size(legend)
         if "lower" in loc:
@@ -238,17 +72,7 @@ def render(fig: Figure, salt: str) -> str:
             right += lw + PAD
     rows = fig.rows
     bottom += FS * 1.4 + (FS * 1.5 if any(r.x.label for r in rows) else 0)
-    gap = FS * 0.9 if fig.sharex else FS * 2.2
-    avail = height - top - bottom - gap * (len(rows) - 1)
-    total = sum(fig.height_ratios) or 1.0
-    heights = [avail * r / total for r in fig.height_ratios]
-    ys = [top + sum(heights[:i]) + gap * i for i in range(len(rows))]
-    ymaps, yticks = {}, {}
-    for row, y0, h in zip(rows, ys, heights, strict=True):
-        for ax in (row, *row.twins):
-            lo, hi = limits([ax], "y", ax.y)
-            ymaps[id(ax)] = m = Mapping(ax.y.scale, lo, hi, y0 + h, y0)
-            yticks[id(ax)] = ticks(m, ax.y, max(2, int(h / (FS * 2.6))))
+    ys, heights, ymaps, yticks = _rows(fig, height, top, bottom)
     label_w = {k: max((text_width(t[1], FS) for t in v), default=0.0) for k, v in yticks.items()}
     left = PAD + max(label_w[id(r)] for r in rows) + 5 + (FS * 1.5 if any(r.y.label for r in rows) else 0)
     twins = [t for r in rows for t in r.twins]
@@ -270,6 +94,59 @@ def render(fig: Figure, salt: str) -> str:
         lx = (width - lw) / 2 if "lower" in loc else width - PAD - lw
         ly = height - PAD - lh if "lower" in loc else ys[0]
         parts.append(_legend(legend, lx, ly))
+    parts += _axis_labels(rows, x0, w, ys, heights, label_w)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{num(width)}pt" height="{num(height)}pt" '
+            f'viewBox="0 0 {num(width)} {num(height)}" font-family="{FONT}">'
+            f'<rect width="{num(width)}" height="{num(height)}" fill="#ffffff"/>' + "".join(parts) + "</svg>")
+
+
+def _title(fig: Figure, width: float, parts: list[str]) -> float:
+    """The figure's title (shrunk to fit the width) into parts; where the panels may start."""
+    top = PAD
+    if fig.title:
+        tfs = size(fig.title[1].get("fontsize"), 12.0)
+        tfs = max(6.0, min(tfs, (width - 2 * PAD) / max(text_width(fig.title[0], 1.0), 1.0)))  # a long title fits
+        parts.append(f'<text x="{num(width / 2)}" y="{num(top + tfs)}" font-size="{tfs:g}" text-anchor="middle">'
+                     f"{escape(fig.title[0])}</text>")
+        top += tfs * 1.6
+    return top
+
+
+def _fit_legend(fig: Figure, width: float, height: float, top: float) -> dict[str, Any] | None:
+    """The figure's legend with as many columns as make it fit beside (or under, loc 'lower') the panels; None
+    without entries."""
+    legend = fig.legend_kw if fig.legend_kw and fig.legend_kw["entries"] else None
+    loc = str(legend.get("loc", "")) if legend else ""
+    while legend and "lower" not in loc and _legend_size(legend)[1] > height - top - PAD:
+        legend = {**legend, "ncols": int(legend.get("ncols", 1)) + 1}  # too tall for the figure: more columns
+    while legend and "lower" in loc and int(legend.get("ncols", 1)) > 1 and _legend_size(legend)[0] > width - 2 * PAD:
+        legend = {**legend, "ncols": int(legend.get("ncols", 1)) - 1}  # too wide: fewer columns, more rows
+    return legend
+
+
+def _rows(fig: Figure, height: float, top: float, bottom: float
+          ) -> tuple[list[float], list[float], dict[int, Mapping], dict[int, list[tuple[float, str, bool]]]]:
+    """Each row's top and height in what top and bottom leave of the height (by the height ratios), and the y mapping
+    and ticks of each of its axes (twins too), by id."""
+    rows = fig.rows
+    gap = FS * 0.9 if fig.sharex else FS * 2.2
+    avail = height - top - bottom - gap * (len(rows) - 1)
+    total = sum(fig.height_ratios) or 1.0
+    heights = [avail * r / total for r in fig.height_ratios]
+    ys = [top + sum(heights[:i]) + gap * i for i in range(len(rows))]
+    ymaps, yticks = {}, {}
+    for row, y0, h in zip(rows, ys, heights, strict=True):
+        for ax in (row, *row.twins):
+            lo, hi = limits([ax], "y", ax.y)
+            ymaps[id(ax)] = m = Mapping(ax.y.scale, lo, hi, y0 + h, y0)
+            yticks[id(ax)] = ticks(m, ax.y, max(2, int(h / (FS * 2.6))))
+    return ys, heights, ymaps, yticks
+
+
+def _axis_labels(rows: list[Axes], x0: float, w: float, ys: list[float], heights: list[float],
+                 label_w: dict[int, float]) -> list[str]:
+    """The rows' y labels (a twin's on the right) and the bottom row's x label."""
+    parts = []
     ylabel_x = PAD + FS * 0.8
     for row, y0, h in zip(rows, ys, heights, strict=True):
         if row.y.label:
@@ -280,9 +157,7 @@ def render(fig: Figure, salt: str) -> str:
     if rows and rows[-1].x.label:
         parts.append(f'<text x="{num(x0 + w / 2)}" y="{num(ys[-1] + heights[-1] + FS * 2.6)}" font-size="{FS:g}" '
                      f'text-anchor="middle">{escape(rows[-1].x.label)}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{num(width)}pt" height="{num(height)}pt" '
-            f'viewBox="0 0 {num(width)} {num(height)}" font-family="{FONT}">'
-            f'<rect width="{num(width)}" height="{num(height)}" fill="#ffffff"/>' + "".join(parts) + "</svg>")
+    return parts
 
 
 def _vtext(text: str, x: float, y: float) -> str:
@@ -355,7 +230,7 @@ def _axes_legend(p: Panel, xm: Mapping, ym: Mapping) -> str:
     kw = p.ax.legend_kw or {}
     lw, lh, _ = _legend_size(kw)
     pts = [(xm(x), ym(y)) for a in p.ax.artists if a.kind in ("plot", "scatter", "step", "errorbar")
-           for x, y in zip(_finite(a.args[0]), _finite(a.args[1]), strict=False)]
+           for x, y in zip(finite(a.args[0]), finite(a.args[1]), strict=False)]
     corners = [(p.x0 + p.w - lw - 4, p.y0 + 4), (p.x0 + 4, p.y0 + 4), (p.x0 + 4, p.y0 + p.h - lh - 4),
                (p.x0 + p.w - lw - 4, p.y0 + p.h - lh - 4)]
     best = min(corners, key=lambda c: sum(c[0] <= x <= c[0] + lw and c[1] <= y <= c[1] + lh for x, y in pts))
