@@ -9,9 +9,13 @@ import json
 import re
 import subprocess
 import sys
+from typing import TYPE_CHECKING, Any
 
 from zeroloss.cli.argtypes import whole_number
 from zeroloss.core.errors import ZeroLossError
+
+if TYPE_CHECKING:
+    from zeroloss.host.rxq import Assignment, Pmd, Rxq
 
 
 def _rxq_count(text: str) -> int:
@@ -81,40 +85,10 @@ def _rxq_order(args, pmds, rxqs, opts):
 
 
 def _cmd_rxq(args: argparse.Namespace) -> int:
-    from zeroloss.host.ovsstate import parse_pmd_rxq_show
     from zeroloss.host.report import alb_lines, assignment_text, compare_rows
-    from zeroloss.host.rxq import ALGORITHMS, alb_estimate, assign, from_assignment, split_queues
-    from zeroloss.host.rxqinput import MAX_TOTAL_RXQ, parse_loads, parse_pmds
+    from zeroloss.host.rxq import ALGORITHMS, alb_estimate, assign, split_queues
 
-    if bool(args.loads) == bool(args.pmd_rxq_show):
-        raise ZeroLossError("give exactly one of --loads FILE and --pmd-rxq-show FILE|-|live")
-    current = None
-    notes: list[str] = []
-    if args.loads:
-        text, source = _read_text(args.loads)
-        pmds, rxqs, opts = parse_loads(text, source)
-    else:
-        from zeroloss.host.rxqinput import from_pmd_rxq_show
-
-        text, source = _read_text(args.pmd_rxq_show)
-        port_numa = {}
-        for item in (x.strip() for x in (args.port_numa or "").split(",") if x.strip()):
-            name, _, node = item.partition("=")
-            if not re.fullmatch(r"-?[0-9]{1,4}", node):
-                raise ZeroLossError(f"'{item}' in --port-numa is not NAME=NODE", "e.g. --port-numa dpdk0=0,dpdk1=1")
-            port_numa[name] = int(node)
-        pmds, rxqs, placed, notes = from_pmd_rxq_show(parse_pmd_rxq_show(text, source), port_numa)
-        current = from_assignment(placed)
-        opts = {}
-    if args.pmds:
-        pmds = parse_pmds(args.pmds, {p.core: p.numa for p in pmds})
-    if not pmds:
-        raise ZeroLossError(f"{source} names no PMD", "add 'pmds:' to the file or give --pmds")
-    nports = len({q.port for q in rxqs})
-    for n in args.rxq or []:  # checked before any work: ports x n queues are built for each
-        if nports * n > MAX_TOTAL_RXQ:
-            raise ZeroLossError(f"--rxq {n} makes {nports * n:,} RX queues on {nports:,} ports, more than the "
-                                f"{MAX_TOTAL_RXQ:,} rxq-plan simulates", "give a smaller --rxq")
+    source, pmds, rxqs, opts, current, notes = _inputs(args)
     algorithm = args.algorithm or opts.get("algorithm") or "cycles"
     isolate = bool(opts.get("isolate", True)) and not args.no_isolate
     rxqs, order, order_doc = _rxq_order(args, pmds, rxqs, opts)
@@ -156,6 +130,46 @@ def _cmd_rxq(args: argparse.Namespace) -> int:
         print(f"\nafter a start that walks the NUMA nodes as {', '.join(map(str, numas))}, OVS places them so:")
         print(assignment_text(alt))
     return 0
+
+
+def _inputs(args: argparse.Namespace
+            ) -> tuple[str, list[Pmd], list[Rxq], dict[str, Any], Assignment | None, list[str]]:
+    """(the input's name, its PMDs, its RX queues, the loads file's options, the current placement of a
+    pmd-rxq-show input, notes on what it could not say), checked before any assignment is simulated."""
+    from zeroloss.host.ovsstate import parse_pmd_rxq_show
+    from zeroloss.host.rxq import from_assignment
+    from zeroloss.host.rxqinput import MAX_TOTAL_RXQ, parse_loads, parse_pmds
+
+    if bool(args.loads) == bool(args.pmd_rxq_show):
+        raise ZeroLossError("give exactly one of --loads FILE and --pmd-rxq-show FILE|-|live")
+    current = None
+    notes: list[str] = []
+    if args.loads:
+        text, source = _read_text(args.loads)
+        pmds, rxqs, opts = parse_loads(text, source)
+    else:
+        from zeroloss.host.rxqinput import from_pmd_rxq_show
+
+        text, source = _read_text(args.pmd_rxq_show)
+        port_numa = {}
+        for item in (x.strip() for x in (args.port_numa or "").split(",") if x.strip()):
+            name, _, node = item.partition("=")
+            if not re.fullmatch(r"-?[0-9]{1,4}", node):
+                raise ZeroLossError(f"'{item}' in --port-numa is not NAME=NODE", "e.g. --port-numa dpdk0=0,dpdk1=1")
+            port_numa[name] = int(node)
+        pmds, rxqs, placed, notes = from_pmd_rxq_show(parse_pmd_rxq_show(text, source), port_numa)
+        current = from_assignment(placed)
+        opts = {}
+    if args.pmds:
+        pmds = parse_pmds(args.pmds, {p.core: p.numa for p in pmds})
+    if not pmds:
+        raise ZeroLossError(f"{source} names no PMD", "add 'pmds:' to the file or give --pmds")
+    nports = len({q.port for q in rxqs})
+    for n in args.rxq or []:  # checked before any work: ports x n queues are built for each
+        if nports * n > MAX_TOTAL_RXQ:
+            raise ZeroLossError(f"--rxq {n} makes {nports * n:,} RX queues on {nports:,} ports, more than the "
+                                f"{MAX_TOTAL_RXQ:,} rxq-plan simulates", "give a smaller --rxq")
+    return source, pmds, rxqs, opts, current, notes
 
 
 MAX_OTHER_STARTS = 8  # other NUMA walk orders simulated (each is one more assignment of every queue)
