@@ -141,24 +141,19 @@ def _explain_events(args: argparse.Namespace, rec: EventsRecord) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from zeroloss.report.explain import select, trial_analysis, trial_text
-    from zeroloss.results import events, schema, soak
-    from zeroloss.results.campaigns import CampaignRecord
+    from zeroloss.results import schema
+    from zeroloss.results.events import EventsRecord
+    from zeroloss.results.load import load
     from zeroloss.results.records import RunRecord
-    from zeroloss.results.resultfile import read_json, records
+    from zeroloss.results.soak import SoakRecord
 
-    doc = read_json(Path(args.file), "result file")
-    if soak.is_soak(doc):
-        return _explain_soak(args, soak.read(doc, args.file))
-    if events.is_events(doc):
-        return _explain_events(args, events.read(doc, args.file))
-    if not isinstance(doc, dict) or doc.get("format") not in ("zeroloss-result", "zeroloss-campaign"):
-        raise ZeroLossError(f"{schema.shown(args.file)} is not a zeroloss result, campaign, soak or events file")
-    schema.check(doc, schema.EXPLAIN, args.file)
-    kind = CampaignRecord if doc["format"] == "zeroloss-campaign" else RunRecord
-    chosen = select(records(kind, doc, args.file), args.frame, args.trial, args.case)
+    rec = load(args.file, shape=schema.EXPLAIN)  # a run's or campaign's searches, trials, counters and paths
+    if isinstance(rec, SoakRecord):
+        return _explain_soak(args, rec)
+    if isinstance(rec, EventsRecord):
+        return _explain_events(args, rec)
+    chosen = select(rec, args.frame, args.trial, args.case)
     out = []
     for case, search, trial in chosen:  # its counters and state are checked there, only in the trials analysed
         leds, diag = trial_analysis(search, trial, args.file)
@@ -179,10 +174,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if case:
             print(f"== {case}")
         print(trial_text(search.frame, trial, leds, diag))
-    if args.trial is None and kind is RunRecord:  # back-to-back frames (RFC 9004): where the bursts lost frames
+    if args.trial is None and isinstance(rec, RunRecord):  # back-to-back frames (RFC 9004): where bursts lost frames
         from zeroloss.report.explain import b2b_lines
 
-        for search in records(RunRecord, doc, args.file).searches:
+        for search in rec.searches:
             if args.frame is None or search.frame == args.frame:
                 lines = b2b_lines(search)
                 print("\n" + "\n".join(lines) if lines else "", end="\n" if lines else "")

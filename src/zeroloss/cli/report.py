@@ -14,6 +14,9 @@ from zeroloss.core.fileio import write_text_atomic
 from zeroloss.core.frames import text as frame_text
 
 if TYPE_CHECKING:
+    from zeroloss.results.events import EventsRecord
+    from zeroloss.results.load import Document, Raw
+    from zeroloss.results.soak import SoakRecord
     from zeroloss.results.summary import Run
 
 SUFFIX_FORMAT = {".html": "html", ".htm": "html", ".json": "json", ".csv": "csv", ".md": "markdown",
@@ -43,23 +46,23 @@ def _write_plots(runs: list[Run], folder: Path, fmt: str) -> list[Path]:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     """`zeroloss report`: the HTML report, or the results table as JSON/CSV/Markdown."""
+    from zeroloss.results.events import EventsRecord
     from zeroloss.results.export import export
-    from zeroloss.results.summary import load_runs, stem
+    from zeroloss.results.load import read
+    from zeroloss.results.soak import SoakRecord
+    from zeroloss.results.summary import labelled, runs_in, stem
 
     out = Path(args.output) if args.output else None
     fmt = args.format or (SUFFIX_FORMAT.get(out.suffix.lower(), "html") if out else "html")
     if out is not None and any(out.resolve() == Path(f).resolve() for f in args.files):
         raise ZeroLossError(f"-o {out} is one of the result files: it would be overwritten", "name another file")
-    try:
-        runs = load_runs(args.files)  # read first: a default name is made of a file's name, once it is a result file
-    except ZeroLossError:
-        soak = _soak(args.files)  # read again only when a file is not a result file: a soak file, or a fault
-        if soak is None:
-            events = _events(args.files)  # or an events file (zeroloss events)
-            if events is None:
-                raise
-            return _report_events(args, events, out, fmt)
-        return _report_soak(args, soak, out, fmt)
+    found = [read(f) for f in args.files]  # each file read once; the first that cannot be read is one line
+    lone = _lone(found)  # a soak or events file is reported on its own
+    if isinstance(lone, SoakRecord):
+        return _report_soak(args, lone, out, fmt)
+    if isinstance(lone, EventsRecord):
+        return _report_events(args, lone, out, fmt)
+    runs = labelled([run for raw in found for run in runs_in(raw)])
     if out is None and fmt == "html":
         first = Path(args.files[0])
         out = first.with_name(stem(first) + ".html")
@@ -94,33 +97,23 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _one_of_kind(files: list[str], kind: str, what: str) -> Any:
-    """The record when the one file given is of this kind (soak: `zeroloss trial --interval`, events: `zeroloss
-    events`), else None; with other files beside it, one line."""
-    from importlib import import_module
+def _lone(found: list[Raw]) -> Document | None:
+    """The record of the soak file (`zeroloss trial --interval`) or else the events file (`zeroloss events`) among
+    the files read, or None; with other files beside it, one line."""
+    from zeroloss.results.load import EVENTS, SOAK, record
 
-    from zeroloss.results.resultfile import read_json
-
-    module = import_module(f"zeroloss.results.{kind}")
-    docs = [(f, read_json(Path(f), "result file")) for f in files]
-    found = [(f, d) for f, d in docs if getattr(module, f"is_{kind}")(d)]
-    if not found:
-        return None
-    if len(files) > 1:
-        raise ZeroLossError(f"{found[0][0]} is {what}: report it on its own",
-                            f"give one {what.split(' ', 1)[1]}, or result and campaign files only")
-    return module.read(found[0][1], found[0][0])
+    for kind in (SOAK, EVENTS):
+        raw = next((r for r in found if r.kind is kind), None)
+        if raw is None:
+            continue
+        if len(found) > 1:
+            raise ZeroLossError(f"{raw.name} is {kind.what}: report it on its own",
+                                f"give one {kind.what.split(' ', 1)[1]}, or result and campaign files only")
+        return record(raw)
+    return None
 
 
-def _soak(files: list[str]) -> Any:
-    return _one_of_kind(files, "soak", "a soak file")
-
-
-def _events(files: list[str]) -> Any:
-    return _one_of_kind(files, "events", "an events file")
-
-
-def _report_events(args: argparse.Namespace, rec: Any, out: Path | None, fmt: str) -> int:
+def _report_events(args: argparse.Namespace, rec: EventsRecord, out: Path | None, fmt: str) -> int:
     """`zeroloss report EVENTS.json`: its HTML page (a timeline per event), or its outage table as
     JSON/CSV/Markdown; --plots: each event's timeline as an image."""
     from zeroloss.report import eventsreport
@@ -163,7 +156,7 @@ def _save_plots(args: argparse.Namespace, figures: Any) -> None:
                             "choose a writable folder (--plots)") from e
 
 
-def _report_soak(args: argparse.Namespace, rec: Any, out: Path | None, fmt: str) -> int:
+def _report_soak(args: argparse.Namespace, rec: SoakRecord, out: Path | None, fmt: str) -> int:
     """`zeroloss report SOAK.json`: its HTML page (the timeline plot), or its intervals as JSON/CSV/Markdown."""
     from zeroloss.results import soak
     from zeroloss.results.summary import stem

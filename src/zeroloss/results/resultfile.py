@@ -64,8 +64,9 @@ def read_result(path: Path, shape: dict[str, Any] | None = None) -> dict[str, An
     return check_result(read_json(path, "result file"), path, shape)
 
 
-def check_result(doc: Any, path: Path, shape: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A result document already read from path (read_json), checked as read_result checks it."""
+def check_result(doc: Any, path: object, shape: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A result document already read from path (read_json), checked as read_result checks it (messages name path
+    as given)."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ZeroLossError(f"{schema.shown(path)} is not a zeroloss result file")
     if doc.get("version") not in READABLE or isinstance(doc.get("version"), bool):

@@ -14,10 +14,9 @@ from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.frames import Frame, mean, order
 from zeroloss.core.model import l1_bps, l2_bps
 from zeroloss.results import schema
-from zeroloss.results.campaigns import FORMAT as CAMPAIGN
 from zeroloss.results.campaigns import CampaignRecord, TuneRecord
+from zeroloss.results.load import Raw, read, record
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
-from zeroloss.results.resultfile import check_result, read_json, records
 
 
 @dataclass(frozen=True)
@@ -44,26 +43,31 @@ def stem(path: Path) -> str:
 
 
 def load_runs(paths: list[str]) -> list[Run]:
-    """The runs in the given files: a result file is one run, a campaign file one run per measured case; each file
-    checked to have the shape the report, compare and export read (schema.RUN, schema.CAMPAIGN)."""
-    runs: list[Run] = []
-    for p in paths:
-        path = Path(p)
-        raw = read_json(path, "result file")
-        if isinstance(raw, dict) and raw.get("format") == CAMPAIGN:
-            schema.check(raw, schema.CAMPAIGN, path)
-            if isinstance(raw.get("tune"), dict):
-                schema.check(raw, schema.TUNE, path)
-            camp = records(CampaignRecord, raw, path)
-            cases = camp.measured()
-            if not cases:
-                raise ZeroLossError(f"campaign file {schema.shown(path)} has no measured case")
-            runs += [Run(f"{stem(path)}: {c.name}", f"{path} (case {c.name})", c.run, camp.tune)
-                     for c in cases if c.run is not None]
-        else:
-            runs.append(Run(stem(path), str(path), records(RunRecord, check_result(raw, path, schema.RUN), path)))
+    """The runs in the given files, each read and checked in turn (runs_in): a result file is one run, a campaign
+    file one run per measured case."""
+    return labelled([run for p in paths for run in runs_in(read(p))])
+
+
+def runs_in(raw: Raw) -> list[Run]:
+    """The runs of a file read (results/load.py): a result file's run, or a campaign's (or tune's) measured cases;
+    checked to have the shape the report, compare and export read (schema.RUN, schema.CAMPAIGN, schema.TUNE). A file
+    of another kind is `... is not a zeroloss result file`."""
+    path = raw.path
+    rec = record(replace(raw, name=path), (RunRecord, CampaignRecord), "result file")  # messages name Path(file)
+    if isinstance(rec, RunRecord):
+        return [Run(stem(path), str(path), rec)]
+    assert isinstance(rec, CampaignRecord)
+    cases = rec.measured()
+    if not cases:
+        raise ZeroLossError(f"campaign file {schema.shown(path)} has no measured case")
+    return [Run(f"{stem(path)}: {c.name}", f"{path} (case {c.name})", c.run, rec.tune)
+            for c in cases if c.run is not None]
+
+
+def labelled(runs: list[Run]) -> list[Run]:
+    """The runs, those with the same label (same file names in different folders) labelled by their path."""
     labels = [r.label for r in runs]
-    if len(set(labels)) < len(labels):  # same file names in different folders: the path tells them apart
+    if len(set(labels)) < len(labels):
         runs = [replace(r, label=r.source) if labels.count(r.label) > 1 else r for r in runs]
     return runs
 
