@@ -177,15 +177,16 @@ def test_the_rx_queue_remedy_follows_the_ports_type():
     the remedy names that side there (issue 38, 11), and n_rxq only where OVS reads it."""
     from pathlib import Path
 
-    from zeroloss.loss import diagnose
+    from zeroloss.loss import rules_ovs
+    from zeroloss.loss.rulebase import Ctx
 
     show = (Path(__file__).parent / "fixtures" / "ovs" / "dpctl-show.txt").read_text()
-    x = diagnose._Ctx({}, {"dpctl_show": show}, {})
-    assert diagnose.port_type("g0", x) == "dpdkvhostuserclient" and diagnose.port_type("nope", x) is None
-    vhost = diagnose._more_rx_queues("g0", 4, x)
+    x = Ctx({}, {"dpctl_show": show}, {})
+    assert rules_ovs.port_type("g0", x) == "dpdkvhostuserclient" and rules_ovs.port_type("nope", x) is None
+    vhost = rules_ovs.more_rx_queues("g0", 4, x)
     assert "n_rxq" not in vhost.replace("OVS ignores options:n_rxq", "")
     assert "queues=4" in vhost and "mq=on,vectors=10" in vhost and "ethtool -L" in vhost
     nic = "port 9: dpdk0 (dpdk: configured_rx_queues=1, requested_rx_queues=1)"
-    x = diagnose._Ctx({}, {"dpctl_show": show + "  " + nic + "\n"}, {})
-    assert diagnose._more_rx_queues("dpdk0", 4, x) == \
+    x = Ctx({}, {"dpctl_show": show + "  " + nic + "\n"}, {})
+    assert rules_ovs.more_rx_queues("dpdk0", 4, x) == \
         "more RX queues spread over the PMDs: ovs-vsctl set Interface dpdk0 options:n_rxq=4"

@@ -34,8 +34,33 @@ def test_one_definition():
     assert ovsstats.parse_pmd_rxq is ovsfacts.parse_pmd_rxq
 
 
-def test_diagnose_imports_no_device_layer():
-    """diagnose is pure: it imports neither dut/ nor host/ (ovsfacts holds what it needs)."""
-    tree = ast.parse((SRC.parent / "loss" / "diagnose.py").read_text())
-    mods = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert not {m for m in mods if m and m.split(".")[0] in ("dut", "host", "drivers")}, mods
+def foreign_imports(path: Path) -> set[str]:
+    """The modules a file of loss/ imports that a pure module must not: any of zeroloss but core/ and loss/ itself
+    (a relative import going up counts), and the standard library's ways of reaching a device or a process."""
+    mods = set()
+    for n in ast.walk(ast.parse(path.read_text())):
+        if isinstance(n, ast.ImportFrom):
+            mods.add("." * n.level + (n.module or ""))
+        elif isinstance(n, ast.Import):
+            mods |= {a.name for a in n.names}
+    ours = {m for m in mods if m.startswith(("zeroloss", "."))}
+    return ({m for m in ours if m.startswith("..") or (m.startswith("zeroloss.") and m.split(".")[1] not in
+                                                       ("core", "loss"))}
+            | {m for m in mods if m.split(".")[0] in ("subprocess", "socket", "os", "shutil")})
+
+
+def test_the_loss_package_imports_no_device_layer():
+    """loss/ (the ledger, its readers, the diagnosis and its rules) is pure: its modules import core/ and each other
+    (ovsfacts holds the OVS facts they need), never drivers/, host/ or anything above, nor start a process."""
+    files = sorted((SRC.parent / "loss").glob("*.py"))
+    assert {"diagnose.py", "rulebase.py", "rules_ovs.py", "ledger.py"} <= {f.name for f in files}
+    assert {f.name: foreign_imports(f) for f in files if foreign_imports(f)} == {}
+
+
+def test_the_import_check_sees_a_device_import(tmp_path):
+    """The check above refuses an absolute or a parent-relative import of another layer, and subprocess; core and
+    a sibling pass."""
+    f = tmp_path / "x.py"
+    f.write_text("from zeroloss.drivers.dut import ovs\nfrom ..host import sriov\nimport subprocess\n"
+                 "from zeroloss.core.frames import largest\nfrom .rulebase import rule\nimport zeroloss.results\n")
+    assert foreign_imports(f) == {"zeroloss.drivers.dut", "..host", "subprocess", "zeroloss.results"}
