@@ -2,7 +2,7 @@
 /*
  * Control socket server: accepts up to ZL_CTL_MAX_CLIENTS clients on a Unix
  * socket, reads their request lines and queues the replies without ever
- * blocking. The lines are answered by zl_ctl_handle_line (ctl_req.c).
+ * blocking. The lines are answered by zl_ctl_handle_line (ctl_cmd.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>

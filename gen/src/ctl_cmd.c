@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Control protocol commands: hello, ports, configure, start, status, stop,
- * result, intervals, shutdown, one function each in a table (see gen/PROTOCOL.md).
+ * Control protocol, version 1: one JSON object per line each way.
+ * Request: {"cmd": NAME, "id": ANY?, "proto": 1?, ...}; reply: {"ok": true,
+ * "id": ..., ...} or {"ok": false, "id": ..., "error": "what is wrong"}.
+ * This file is the top of the protocol, a request line in and a reply line
+ * out: it checks cmd and proto and runs the commands (hello, ports, configure,
+ * start, status, stop, result, intervals, shutdown), one function each in a
+ * table. ctl_req.c reads the requests' fields, ctl_stream.c the stream
+ * objects, ctl_json.c builds the replies. See gen/PROTOCOL.md for every field.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +19,7 @@
 #include <rte_lcore.h>
 #include <rte_version.h>
 
+#include "ctl.h"
 #include "ctl_priv.h"
 
 static struct zl_stream staging[ZL_MAX_STREAMS]; /* configure parses into this */
@@ -210,7 +217,7 @@ static const struct ctl_cmd commands[] = {
 };
 
 /* Answers one request object whose command is cmd; sets *shutdown on shutdown. */
-json_t *
+static json_t *
 ctl_cmd_run(const char *cmd, json_t *req, int *shutdown)
 {
 	size_t i;
@@ -220,4 +227,50 @@ ctl_cmd_run(const char *cmd, json_t *req, int *shutdown)
 			return commands[i].run(req, shutdown);
 	return ctl_reply_error("unknown cmd \"%.40s\": use hello, ports, configure, start, status, stop, "
 		"result, intervals, shutdown", cmd);
+}
+
+/* Checks "cmd" and "proto" of a request object; returns its command name, or NULL with *rep set. */
+static const char *
+cmd_of(json_t *req, json_t **rep)
+{
+	json_t *c = json_object_get(req, "cmd"), *p = json_object_get(req, "proto");
+
+	if (!json_is_string(c)) {
+		*rep = ctl_reply_error("request needs \"cmd\": one of hello, ports, configure, start, "
+			"status, stop, result, intervals, shutdown");
+		return NULL;
+	}
+	if (p != NULL && (!json_is_integer(p) || json_integer_value(p) != ZL_PROTO_VERSION)) {
+		*rep = ctl_reply_error("protocol version mismatch: zlgen speaks proto %d", ZL_PROTO_VERSION);
+		return NULL;
+	}
+	return json_string_value(c);
+}
+
+/* Answers one request line; returns a malloc'd reply line (no newline). */
+char *
+zl_ctl_handle_line(const char *line, size_t len, int *shutdown)
+{
+	json_error_t jerr;
+	json_t *req, *rep = NULL, *id = NULL;
+	const char *cmd;
+	char *out;
+
+	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (req == NULL) {
+		rep = ctl_reply_error("malformed JSON at column %d: %s", jerr.column, jerr.text);
+	} else if (!json_is_object(req)) {
+		rep = ctl_reply_error("a request must be a JSON object with a \"cmd\" field");
+	} else {
+		id = json_object_get(req, "id");
+		cmd = cmd_of(req, &rep);
+		if (cmd != NULL)
+			rep = ctl_cmd_run(cmd, req, shutdown);
+		if (id != NULL)
+			json_object_set(rep, "id", id);
+	}
+	out = json_dumps(rep, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(rep);
+	json_decref(req);
+	return out;
 }

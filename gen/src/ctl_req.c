@@ -1,127 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Control protocol, version 1: one JSON object per line each way.
- * Request: {"cmd": NAME, "id": ANY?, "proto": 1?, ...}; reply: {"ok": true,
- * "id": ..., ...} or {"ok": false, "id": ..., "error": "what is wrong"}.
- * This file reads request lines and checks their fields; ctl_cmd.c runs the
- * commands, ctl_stream.c reads stream objects. See gen/PROTOCOL.md for every field.
+ * Control protocol: the fields of the configure, start, intervals and result
+ * requests, checked and read into C values (see gen/PROTOCOL.md for every
+ * field). Stream objects are read by ctl_stream.c; ctl_cmd.c runs the commands.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl.h"
 #include "ctl_priv.h"
-
-/* {"ok": false, "error": fmt...}, the text cut to CTL_ERRLEN and kept ASCII. */
-json_t *
-ctl_reply_error(const char *fmt, ...)
-{
-	char buf[CTL_ERRLEN];
-	va_list ap;
-	size_t i;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	/* text from the request, cut by a length limit, may end mid UTF-8 sequence: keep ASCII */
-	for (i = 0; buf[i] != '\0'; i++)
-		if ((unsigned char)buf[i] >= 0x80)
-			buf[i] = '?';
-	return json_pack("{s:b,s:s}", "ok", 0, "error", buf);
-}
-
-/* {"ok": true}. */
-json_t *
-ctl_reply_ok(void)
-{
-	return json_pack("{s:b}", "ok", 1);
-}
-
-/* An error reply as a malloc'd line (no newline), for faults found before a request is parsed. */
-char *
-ctl_error_line(const char *msg)
-{
-	json_t *rep = ctl_reply_error("%s", msg);
-	char *out = json_dumps(rep, JSON_COMPACT | JSON_ENSURE_ASCII);
-
-	json_decref(rep);
-	return out;
-}
-
-/* Reads optional integer key of obj in [lo, hi] into *out; returns 0, or -1 with err set. */
-int
-ctl_req_int(json_t *obj, const char *key, int64_t lo, int64_t hi, int64_t *out, char *err,
-	const char *ctx)
-{
-	json_t *v = json_object_get(obj, key);
-
-	if (v == NULL)
-		return 0;
-	/* the range test first: casting a double outside int64_t is undefined */
-	if (json_is_real(v) && json_real_value(v) > -9.2e18 && json_real_value(v) < 9.2e18 &&
-			json_real_value(v) == (double)(int64_t)json_real_value(v)) {
-		*out = (int64_t)json_real_value(v);
-	} else if (json_is_integer(v)) {
-		*out = json_integer_value(v);
-	} else {
-		snprintf(err, CTL_ERRLEN, "%s%s must be an integer", ctx, key);
-		return -1;
-	}
-	if (*out < lo || *out > hi) {
-		snprintf(err, CTL_ERRLEN, "%s%s must be %lld..%lld, got %lld", ctx, key,
-			(long long)lo, (long long)hi, (long long)*out);
-		return -1;
-	}
-	return 0;
-}
-
-/* Checks "cmd" and "proto" of a request object; returns its command name, or NULL with *rep set. */
-static const char *
-req_cmd(json_t *req, json_t **rep)
-{
-	json_t *c = json_object_get(req, "cmd"), *p = json_object_get(req, "proto");
-
-	if (!json_is_string(c)) {
-		*rep = ctl_reply_error("request needs \"cmd\": one of hello, ports, configure, start, "
-			"status, stop, result, intervals, shutdown");
-		return NULL;
-	}
-	if (p != NULL && (!json_is_integer(p) || json_integer_value(p) != ZL_PROTO_VERSION)) {
-		*rep = ctl_reply_error("protocol version mismatch: zlgen speaks proto %d", ZL_PROTO_VERSION);
-		return NULL;
-	}
-	return json_string_value(c);
-}
-
-/* Answers one request line; returns a malloc'd reply line (no newline). */
-char *
-zl_ctl_handle_line(const char *line, size_t len, int *shutdown)
-{
-	json_error_t jerr;
-	json_t *req, *rep = NULL, *id = NULL;
-	const char *cmd;
-	char *out;
-
-	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (req == NULL) {
-		rep = ctl_reply_error("malformed JSON at column %d: %s", jerr.column, jerr.text);
-	} else if (!json_is_object(req)) {
-		rep = ctl_reply_error("a request must be a JSON object with a \"cmd\" field");
-	} else {
-		id = json_object_get(req, "id");
-		cmd = req_cmd(req, &rep);
-		if (cmd != NULL)
-			rep = ctl_cmd_run(cmd, req, shutdown);
-		if (id != NULL)
-			json_object_set(rep, "id", id);
-	}
-	out = json_dumps(rep, JSON_COMPACT | JSON_ENSURE_ASCII);
-	json_decref(rep);
-	json_decref(req);
-	return out;
-}
 
 /* Frees the flows of the first n parsed streams. */
 static void
@@ -158,7 +45,7 @@ ctl_req_configure(json_t *req, struct zl_stream *streams, uint16_t *n, uint32_t 
 		}
 	}
 	x = *idle_sleep_us;
-	if (ctl_req_int(req, "idle_sleep_us", 0, 100000, &x, err, "") < 0) {
+	if (ctl_json_int(req, "idle_sleep_us", 0, 100000, &x, err, "") < 0) {
 		req_free_streams(streams, nb);
 		return -1;
 	}
@@ -213,7 +100,7 @@ ctl_req_start(json_t *req, struct zl_trial_params *tp, char *err)
 	tp->trial_id = -1;
 	tp->drain_ms = 500;
 	x = -1;
-	if (ctl_req_int(req, "trial", 0, 65535, &x, err, "") < 0)
+	if (ctl_json_int(req, "trial", 0, 65535, &x, err, "") < 0)
 		return -1;
 	tp->trial_id = (int)x;
 	v = json_object_get(req, "duration_s");
@@ -225,7 +112,7 @@ ctl_req_start(json_t *req, struct zl_trial_params *tp, char *err)
 		tp->duration_s = json_number_value(v);
 	}
 	x = 0;
-	if (ctl_req_int(req, "frames", 1, INT64_MAX, &x, err, "") < 0)
+	if (ctl_json_int(req, "frames", 1, INT64_MAX, &x, err, "") < 0)
 		return -1;
 	tp->frames = (uint64_t)x;
 	if ((tp->duration_s > 0) == (tp->frames > 0)) {
@@ -233,15 +120,15 @@ ctl_req_start(json_t *req, struct zl_trial_params *tp, char *err)
 		return -1;
 	}
 	x = 500;
-	if (ctl_req_int(req, "drain_ms", 0, 60000, &x, err, "") < 0)
+	if (ctl_json_int(req, "drain_ms", 0, 60000, &x, err, "") < 0)
 		return -1;
 	tp->drain_ms = (uint32_t)x;
 	x = 0;
-	if (ctl_req_int(req, "interval_ms", 1, ZL_IVL_MAX_MS, &x, err, "") < 0)
+	if (ctl_json_int(req, "interval_ms", 1, ZL_IVL_MAX_MS, &x, err, "") < 0)
 		return -1;
 	tp->interval_ms = (uint32_t)x;
 	x = 0;
-	if (ctl_req_int(req, "catchup_max", 1, UINT32_MAX, &x, err, "") < 0)
+	if (ctl_json_int(req, "catchup_max", 1, UINT32_MAX, &x, err, "") < 0)
 		return -1;
 	tp->catchup_max = (uint32_t)x;
 	return req_rates(req, tp, err);
@@ -253,11 +140,11 @@ ctl_req_intervals(json_t *req, int *stream, uint32_t *from, char *err)
 {
 	int64_t x = -1;
 
-	if (ctl_req_int(req, "stream", 0, ZL_MAX_STREAMS - 1, &x, err, "") < 0)
+	if (ctl_json_int(req, "stream", 0, ZL_MAX_STREAMS - 1, &x, err, "") < 0)
 		return -1;
 	*stream = (int)x;
 	x = 0;
-	if (ctl_req_int(req, "from", 0, ZL_IVL_MAX, &x, err, "") < 0)
+	if (ctl_json_int(req, "from", 0, ZL_IVL_MAX, &x, err, "") < 0)
 		return -1;
 	*from = (uint32_t)x;
 	return 0;

@@ -132,18 +132,18 @@ stream_traffic(json_t *o, struct zl_stream *s, char *err, const char *ctx)
 	int64_t x;
 
 	x = 0;
-	if (ctl_req_int(o, "port", 0, zl.nb_ports - 1, &x, err, ctx) < 0)
+	if (ctl_json_int(o, "port", 0, zl.nb_ports - 1, &x, err, ctx) < 0)
 		return -1;
 	s->port = (uint16_t)x;
 	s->rx_port = zl.nb_ports > 1 ? s->port ^ 1 : s->port;
 	if (s->rx_port >= zl.nb_ports)
 		s->rx_port = s->port;
 	x = 0;
-	if (ctl_req_int(o, "queue", 0, zl.ports[s->port].nb_txq - 1, &x, err, ctx) < 0)
+	if (ctl_json_int(o, "queue", 0, zl.ports[s->port].nb_txq - 1, &x, err, ctx) < 0)
 		return -1;
 	s->queue = (uint16_t)x;
 	x = s->rx_port;
-	if (ctl_req_int(o, "rx_port", 0, zl.nb_ports - 1, &x, err, ctx) < 0)
+	if (ctl_json_int(o, "rx_port", 0, zl.nb_ports - 1, &x, err, ctx) < 0)
 		return -1;
 	s->rx_port = (uint16_t)x;
 	v = json_object_get(o, "rate_pps");
@@ -162,7 +162,7 @@ stream_traffic(json_t *o, struct zl_stream *s, char *err, const char *ctx)
 		return stream_imix(json_object_get(o, "imix"), s, err, ctx);
 	}
 	x = 64;
-	if (ctl_req_int(o, "frame_size", ZL_MIN_FRAME, ZL_MAX_FRAME, &x, err, ctx) < 0)
+	if (ctl_json_int(o, "frame_size", ZL_MIN_FRAME, ZL_MAX_FRAME, &x, err, ctx) < 0)
 		return -1;
 	s->sizes[0] = (uint16_t)x;
 	s->nb_sizes = 1;
@@ -224,23 +224,23 @@ stream_header(json_t *o, struct zl_stream *s, char *err, const char *ctx)
 			stream_ip(o, "dst_ip", &s->spec.dst_ip, err, ctx) < 0)
 		return -1;
 	x = s->spec.src_port;
-	if (ctl_req_int(o, "src_port", 0, 65535, &x, err, ctx) < 0)
+	if (ctl_json_int(o, "src_port", 0, 65535, &x, err, ctx) < 0)
 		return -1;
 	s->spec.src_port = (uint16_t)x;
 	x = s->spec.dst_port;
-	if (ctl_req_int(o, "dst_port", 0, 65535, &x, err, ctx) < 0)
+	if (ctl_json_int(o, "dst_port", 0, 65535, &x, err, ctx) < 0)
 		return -1;
 	s->spec.dst_port = (uint16_t)x;
 	x = -1;
-	if (ctl_req_int(o, "vlan", -1, 4095, &x, err, ctx) < 0)
+	if (ctl_json_int(o, "vlan", -1, 4095, &x, err, ctx) < 0)
 		return -1;
 	s->spec.vlan = (int)x;
 	x = 0;
-	if (ctl_req_int(o, "vlan_pcp", 0, 7, &x, err, ctx) < 0)
+	if (ctl_json_int(o, "vlan_pcp", 0, 7, &x, err, ctx) < 0)
 		return -1;
 	s->spec.vlan_pcp = (uint8_t)x;
 	x = 1;
-	if (ctl_req_int(o, "flows", 1, ZL_MAX_FLOWS, &x, err, ctx) < 0)
+	if (ctl_json_int(o, "flows", 1, ZL_MAX_FLOWS, &x, err, ctx) < 0)
 		return -1;
 	s->spec.nb_flows = (uint32_t)x;
 	return stream_flow_fields(o, s, err, ctx);
@@ -279,11 +279,11 @@ stream_vxlan(json_t *o, struct zl_stream *s, char *err, const char *ctx)
 			stream_ip(v, "dst_ip", &s->vx_spec.dst_ip, err, vctx) < 0)
 		return -1;
 	x = 0;
-	if (ctl_req_int(v, "vni", 0, ZL_VXLAN_MAX_VNI, &x, err, vctx) < 0)
+	if (ctl_json_int(v, "vni", 0, ZL_VXLAN_MAX_VNI, &x, err, vctx) < 0)
 		return -1;
 	s->vx_spec.vni = (uint32_t)x;
 	x = ZL_VXLAN_PORT;
-	if (ctl_req_int(v, "udp_port", 1, 65535, &x, err, vctx) < 0)
+	if (ctl_json_int(v, "udp_port", 1, 65535, &x, err, vctx) < 0)
 		return -1;
 	s->vx_spec.udp_port = (uint16_t)x;
 	s->vxlan = true;

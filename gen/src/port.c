@@ -33,13 +33,112 @@ pool_size(const struct zl_port_opts *o, unsigned int nb_workers)
 	return p - 1; /* 2^q - 1 is the mempool's most efficient size */
 }
 
+/* The MTU port p is set up with: the one wire_max needs, within the device's limits in info. */
+static uint32_t
+port_mtu(const struct zl_port *p, const struct rte_eth_dev_info *info, uint32_t wire_max)
+{
+	uint32_t mtu = wire_max - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
+	uint32_t max_mtu;
+
+	/* the largest MTU the device accepts, from its MTU and frame-length limits */
+	max_mtu = info->max_mtu;
+	if (info->max_rx_pktlen > RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN &&
+			info->max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN < max_mtu)
+		max_mtu = info->max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
+	if (mtu > max_mtu) {
+		printf("zlgen: note: port %u (%s) reports a largest frame of %u B; set up with MTU %u instead of %u "
+			"(virtual devices often carry larger frames than they report)\n",
+			p->id, p->name, info->max_rx_pktlen, max_mtu, mtu);
+		mtu = max_mtu;
+	}
+	if (mtu < RTE_ETHER_MIN_MTU)
+		mtu = RTE_ETHER_MIN_MTU;
+	return mtu;
+}
+
+/* Creates port p's mempool: nb_mbufs mbufs of room bytes; returns 0, or -1 after one line on stderr. */
+static int
+port_pool(struct zl_port *p, uint32_t nb_mbufs, uint32_t room)
+{
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+
+	snprintf(pool_name, sizeof(pool_name), "zl_pool_%u", p->id);
+	p->pool = rte_pktmbuf_pool_create(pool_name, nb_mbufs, MEMPOOL_CACHE, 0, (uint16_t)room, p->socket);
+	if (p->pool == NULL) {
+		fprintf(stderr, "zlgen: cannot create mempool of %u mbufs x %u B for port %u: %s "
+			"(reserve more hugepages, or lower --max-frame, queues or descriptors)\n",
+			nb_mbufs, room, p->id, rte_strerror(rte_errno));
+		return -1;
+	}
+	printf("zlgen: port %u (%s, %s): mempool %u mbufs x %u B data room = %.1f MiB on socket %d\n",
+		p->id, p->name, p->driver, nb_mbufs, room,
+		(double)nb_mbufs * rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + room, 0, NULL) /
+		(1024.0 * 1024.0), p->socket);
+	return 0;
+}
+
+/*
+ * Configures port p (MTU, RSS over its RX queues, offloads) and sets up its
+ * queues with *rxd and *txd descriptors, adjusted to what the device takes;
+ * returns 0, or -1 after one line on stderr.
+ */
+static int
+port_queues(struct zl_port *p, const struct rte_eth_dev_info *info, const struct zl_port_opts *o, uint32_t mtu,
+	uint16_t *rxd, uint16_t *txd)
+{
+	uint16_t q, port_id = p->id;
+	struct rte_eth_txconf txconf;
+	struct rte_eth_conf conf;
+	int ret;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.rxmode.mtu = mtu;
+	/* link-state interrupts where the device has them: a virtio-user port in vhost-user server mode
+	 * accepts a new connection (the switch restarted) only from its LSC interrupt handler */
+	if (info->dev_flags != NULL && (*info->dev_flags & RTE_ETH_DEV_INTR_LSC))
+		conf.intr_conf.lsc = 1;
+	if (o->nb_rxq > 1) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info->flow_type_rss_offloads;
+		if (conf.rx_adv_conf.rss_conf.rss_hf == 0)
+			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
+	}
+	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	ret = rte_eth_dev_configure(port_id, o->nb_rxq, o->nb_txq, &conf);
+	if (ret < 0) {
+		fprintf(stderr, "zlgen: cannot configure port %u: %s\n", port_id, rte_strerror(-ret));
+		return -1;
+	}
+	ret = rte_eth_dev_adjust_nb_rx_tx_desc(port_id, rxd, txd);
+	if (ret < 0) {
+		fprintf(stderr, "zlgen: cannot adjust descriptors of port %u: %s\n", port_id, rte_strerror(-ret));
+		return -1;
+	}
+	for (q = 0; q < o->nb_rxq; q++) {
+		ret = rte_eth_rx_queue_setup(port_id, q, *rxd, (unsigned int)p->socket, NULL, p->pool);
+		if (ret < 0) {
+			fprintf(stderr, "zlgen: cannot set up RX queue %u of port %u: %s\n", q, port_id, rte_strerror(-ret));
+			return -1;
+		}
+	}
+	txconf = info->default_txconf;
+	txconf.offloads = conf.txmode.offloads;
+	for (q = 0; q < o->nb_txq; q++) {
+		ret = rte_eth_tx_queue_setup(port_id, q, *txd, (unsigned int)p->socket, &txconf);
+		if (ret < 0) {
+			fprintf(stderr, "zlgen: cannot set up TX queue %u of port %u: %s\n", q, port_id, rte_strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Sets up and starts port port_id into p with options o; returns 0, or -1 after one line on stderr. */
 static int
 port_init(struct zl_port *p, uint16_t port_id, const struct zl_port_opts *o)
 {
-	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
-	struct rte_eth_txconf txconf;
-	char pool_name[RTE_MEMPOOL_NAMESIZE];
 	/*
 	 * Frames up to max_frame, plain or in VXLAN (ZL_VXLAN_LEN more): a stream of
 	 * max_frame sent or received through a tunnel fits one mbuf. 64 B of slack:
@@ -48,9 +147,8 @@ port_init(struct zl_port *p, uint16_t port_id, const struct zl_port_opts *o)
 	uint32_t wire_max = o->max_frame + ZL_VXLAN_LEN;
 	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(wire_max + 64, 64);
 	uint32_t nb_mbufs = o->nb_mbufs ? o->nb_mbufs : pool_size(o, rte_lcore_count());
-	uint32_t mtu = wire_max - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
-	uint32_t max_mtu;
-	uint16_t q, rxd = o->nb_rxd, txd = o->nb_txd;
+	uint16_t rxd = o->nb_rxd, txd = o->nb_txd;
+	uint32_t mtu;
 	int ret;
 
 	memset(p, 0, sizeof(*p));
@@ -70,73 +168,9 @@ port_init(struct zl_port *p, uint16_t port_id, const struct zl_port_opts *o)
 			port_id, p->name, info.max_rx_queues, info.max_tx_queues, o->nb_rxq, o->nb_txq);
 		return -1;
 	}
-	/* the largest MTU the device accepts, from its MTU and frame-length limits */
-	max_mtu = info.max_mtu;
-	if (info.max_rx_pktlen > RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN &&
-			info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN < max_mtu)
-		max_mtu = info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
-	if (mtu > max_mtu) {
-		printf("zlgen: note: port %u (%s) reports a largest frame of %u B; set up with MTU %u instead of %u "
-			"(virtual devices often carry larger frames than they report)\n",
-			port_id, p->name, info.max_rx_pktlen, max_mtu, mtu);
-		mtu = max_mtu;
-	}
-	if (mtu < RTE_ETHER_MIN_MTU)
-		mtu = RTE_ETHER_MIN_MTU;
-
-	snprintf(pool_name, sizeof(pool_name), "zl_pool_%u", port_id);
-	p->pool = rte_pktmbuf_pool_create(pool_name, nb_mbufs, MEMPOOL_CACHE, 0, (uint16_t)room, p->socket);
-	if (p->pool == NULL) {
-		fprintf(stderr, "zlgen: cannot create mempool of %u mbufs x %u B for port %u: %s "
-			"(reserve more hugepages, or lower --max-frame, queues or descriptors)\n",
-			nb_mbufs, room, port_id, rte_strerror(rte_errno));
+	mtu = port_mtu(p, &info, wire_max);
+	if (port_pool(p, nb_mbufs, room) < 0 || port_queues(p, &info, o, mtu, &rxd, &txd) < 0)
 		return -1;
-	}
-	printf("zlgen: port %u (%s, %s): mempool %u mbufs x %u B data room = %.1f MiB on socket %d\n",
-		port_id, p->name, p->driver, nb_mbufs, room,
-		(double)nb_mbufs * rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + room, 0, NULL) /
-		(1024.0 * 1024.0), p->socket);
-
-	memset(&conf, 0, sizeof(conf));
-	conf.rxmode.mtu = mtu;
-	/* link-state interrupts where the device has them: a virtio-user port in vhost-user server mode
-	 * accepts a new connection (the switch restarted) only from its LSC interrupt handler */
-	if (info.dev_flags != NULL && (*info.dev_flags & RTE_ETH_DEV_INTR_LSC))
-		conf.intr_conf.lsc = 1;
-	if (o->nb_rxq > 1) {
-		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
-		if (conf.rx_adv_conf.rss_conf.rss_hf == 0)
-			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
-	}
-	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
-		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
-	ret = rte_eth_dev_configure(port_id, o->nb_rxq, o->nb_txq, &conf);
-	if (ret < 0) {
-		fprintf(stderr, "zlgen: cannot configure port %u: %s\n", port_id, rte_strerror(-ret));
-		return -1;
-	}
-	ret = rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rxd, &txd);
-	if (ret < 0) {
-		fprintf(stderr, "zlgen: cannot adjust descriptors of port %u: %s\n", port_id, rte_strerror(-ret));
-		return -1;
-	}
-	for (q = 0; q < o->nb_rxq; q++) {
-		ret = rte_eth_rx_queue_setup(port_id, q, rxd, (unsigned int)p->socket, NULL, p->pool);
-		if (ret < 0) {
-			fprintf(stderr, "zlgen: cannot set up RX queue %u of port %u: %s\n", q, port_id, rte_strerror(-ret));
-			return -1;
-		}
-	}
-	txconf = info.default_txconf;
-	txconf.offloads = conf.txmode.offloads;
-	for (q = 0; q < o->nb_txq; q++) {
-		ret = rte_eth_tx_queue_setup(port_id, q, txd, (unsigned int)p->socket, &txconf);
-		if (ret < 0) {
-			fprintf(stderr, "zlgen: cannot set up TX queue %u of port %u: %s\n", q, port_id, rte_strerror(-ret));
-			return -1;
-		}
-	}
 	ret = rte_eth_dev_start(port_id);
 	if (ret < 0) {
 		fprintf(stderr, "zlgen: cannot start port %u: %s\n", port_id, rte_strerror(-ret));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit and fuzz tests of the control protocol handler (ctl.c, trial.c),
+ * Unit and fuzz tests of the control protocol handler (ctl*.c, trial*.c),
  * without EAL: no ports are probed and no worker runs. The one worker's
  * handshakes are simulated by the test where a trial has to finish.
  */
