@@ -89,8 +89,6 @@ def test_outage_table(run):
 def test_report_and_explain_of_the_events_file(run, tmp_path, capsys):
     """The file as written: report draws a timeline per event whose loss panel holds the frames the outages
     hold; explain tells the vnf-restart's worst repeat with its ledger."""
-    from matplotlib.patches import StepPatch
-
     from zeroloss.cli.main import main
     from zeroloss.report.eventsreport import event_figure
 
@@ -101,9 +99,10 @@ def test_report_and_explain_of_the_events_file(run, tmp_path, capsys):
     assert page.count("<svg") == 3 and "vnf-restart: repeat" in page and "OVS" in page
     (worst, n), = [(t, n) for t, n in ev.worst(rec) if t.event == "vnf-restart"]
     assert n == 2 and worst.lost == max(t.lost for t in rec.trials if t.event == "vnf-restart")
-    loss = event_figure(worst, n).axes[-1]
-    assert sum(int(p.get_data().values.sum()) for p in loss.patches if isinstance(p, StepPatch)) == \
-        sum(o.lost for o in worst.outages)
+    fig = event_figure(worst, n)
+    assert fig is not None
+    loss = fig.rows[-1]  # the loss panel: one stairs per direction, the frames lost per interval
+    assert sum(int(sum(a.args[0])) for a in loss.artists if a.kind == "stairs") == sum(o.lost for o in worst.outages)
     capsys.readouterr()
     assert main(["explain", path]) == 0
     out = capsys.readouterr().out
