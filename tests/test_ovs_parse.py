@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from zeroloss.drivers.dut.ovs import OvsSettings, parse_map
+from zeroloss.drivers.dut.ovs import OvsSettings
+from zeroloss.drivers.dut.ovsports import parse_map
 from zeroloss.drivers.dut.ovsstats import (
     parse_coverage_drops,
     parse_dpctl_config,
@@ -70,7 +71,7 @@ def test_datapath_port_state_reads_only_its_own_port(tmp_path):
 
 
 def test_interface_statistics_csv():
-    from zeroloss.drivers.dut.ovs import parse_interface_statistics
+    from zeroloss.drivers.dut.ovsread import parse_interface_statistics
 
     text = ('g0,"ovs_tx_failure_drops=3 ovs_tx_retries=0 rx_bytes=100 rx_packets=2 tx_dropped=3"\n'
             'br0,"collisions=0 rx_bytes=0"\nv0,""\n')

@@ -17,7 +17,7 @@ from zeroloss.host.rxqorder import parse_dpif_show
 from zeroloss.host.ssh import SshTarget
 from zeroloss.loss.ledger import STAT_KEYS
 
-from ..dut.ovs import parse_interface_statistics, vsctl_names
+from ..dut.ovsread import parse_interface_statistics, vsctl_names
 from ..dut.ovsstats import (
     CT_STATS_MAX,
     CT_STATS_READ,
@@ -182,7 +182,7 @@ class LabDut:
         return self.appctl("ofproto/trace", bridge, match)
 
     def other_config(self) -> dict[str, str]:
-        from ..dut.ovs import parse_map
+        from ..dut.ovsports import parse_map
 
         if not self.ovs:
             return {}
