@@ -297,7 +297,8 @@ def test_a_bench_s_pollers_are_held_for_the_probe_and_let_run_whatever_happens(t
     from zeroloss.core.config import RunConfig
     from zeroloss.drivers.bench.softbench import SoftBench
     from zeroloss.drivers.proc import ManagedProcess, check_alive, proc_state
-    from zeroloss.targets.bench import ExternalTarget, P2pTarget
+    from zeroloss.targets.kinds.external import ExternalTarget
+    from zeroloss.targets.kinds.testpmd import P2pTarget
     from zeroloss.targets.pollers import pollers_held
 
     log = []

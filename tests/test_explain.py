@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from zeroloss.cli.progress import Progress
-from zeroloss.loss.ledger import p2p_paths
 from zeroloss.report.explain import analyse
 from zeroloss.results.records import TrialEntry
+from zeroloss.targets.kinds.testpmd import p2p_paths
 
 FIX = Path(__file__).parent / "fixtures" / "ledger"
 

@@ -21,10 +21,11 @@ from hypothesis import strategies as st
 
 from zeroloss.cli.main import build_parser, main
 from zeroloss.cli.runflags import run_overrides
-from zeroloss.core import config, cores
+from zeroloss.core import config
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.results import schema
 from zeroloss.results.records import VERSION
+from zeroloss.targets import registry
 
 FIX = Path(__file__).parent / "fixtures"
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -292,7 +293,7 @@ def load_like_run(argv: list[str]) -> config.RunConfig | None:
     overrides.update(dict(args.set or []))
     try:
         cfg = config.load(Path(args.config) if args.config else None, overrides)
-        cores.check_cores(cfg, online={0, 1}, usable={0, 1})
+        registry.check_cores(cfg, online={0, 1}, usable={0, 1})
     except ZeroLossError as e:
         assert "\n" not in str(e), str(e)
         return None

@@ -283,7 +283,9 @@ def test_dpdk_pollers_are_the_lcore_threads():
 
 def test_rings_per_core_of_the_bench_targets():
     from zeroloss.core.config import RunConfig
-    from zeroloss.targets.bench import P2pTarget, ovs_rings, ovs_spec, smallest_rings, wire_ring
+    from zeroloss.targets.bench import smallest_rings, wire_ring
+    from zeroloss.targets.kinds.ovs import ovs_rings, ovs_spec
+    from zeroloss.targets.kinds.testpmd import P2pTarget
     assert wire_ring("memif", 14) == 16384 and wire_ring("vhost", 14) == 4096 and wire_ring("vhost", 10) == 1024
     assert smallest_rings(({0, 1}, 4096), ({1}, 256), ({2}, 0)) == {0: 4096, 1: 256}
     # testpmd forwards on 0 (its main lcore 1 reads commands), zlgen polls 1: both drain a memif ring

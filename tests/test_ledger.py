@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from zeroloss.loss.diagnose import diagnose, pmd_load
-from zeroloss.loss.ledger import counter_delta, external_paths, ledger, p2p_paths, queue_spread
+from zeroloss.loss.ledger import counter_delta, ledger, queue_spread
 from zeroloss.report.explain import analyse
+from zeroloss.targets.kinds.external import external_paths
+from zeroloss.targets.kinds.testpmd import p2p_paths
 
 FIX = Path(__file__).parent / "fixtures" / "ledger"
 CASES = ["mtu", "vnf-stop", "meter", "overload"]

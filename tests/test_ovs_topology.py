@@ -13,7 +13,8 @@ from zeroloss.core.errors import ZeroLossError
 from zeroloss.drivers.bench.ovsbench import OvsBenchSpec, bond_members, flows, ovs_paths
 from zeroloss.drivers.bench.ovsfirewall import emits_side
 from zeroloss.targets.base import by_direction
-from zeroloss.targets.bench import bench_streams, source_prefix
+from zeroloss.targets.bench import bench_streams
+from zeroloss.targets.kinds.ovs import source_prefix
 
 
 def walk(spec: OvsBenchSpec, start: str, vlan: int) -> list[tuple[str, int]]:

@@ -4,16 +4,14 @@ starts anything (streams, lanes, cores, how zlgen's ceiling is measured). No pro
 from __future__ import annotations
 
 from zeroloss.core.config import RunConfig
-from zeroloss.results.resultfile import ResultFile
-from zeroloss.runs.run import targets
-from zeroloss.targets.bench import ExternalTarget, OvsTarget, P2pTarget
-
-HOST = {"hostname": "h"}
+from zeroloss.targets.kinds.external import ExternalTarget
+from zeroloss.targets.kinds.ovs import OvsTarget
+from zeroloss.targets.kinds.testpmd import P2pTarget
+from zeroloss.targets.registry import Needs, targets
 
 
 def made(cfg: RunConfig, tmp_path) -> list[tuple[list[int], object]]:
-    rf = ResultFile.create(tmp_path / "r.json", cfg.to_dict(), HOST)
-    return [(frames, make(frames)) for frames, make in targets(cfg, rf)]
+    return [(frames, make(frames)) for frames, make in targets(cfg, Needs())]
 
 
 def test_p2p_sizes_go_to_one_target_per_wire_in_the_order_given(tmp_path):
@@ -44,7 +42,6 @@ def test_an_external_dut_has_no_loopback_and_its_top_is_the_users(tmp_path):
 
 def test_only_the_sizes_left_are_given_to_a_target(tmp_path):
     cfg = RunConfig(frame_sizes=[64, 128])
-    rf = ResultFile.create(tmp_path / "r.json", cfg.to_dict(), HOST)
-    ((frames, make),) = list(targets(cfg, rf))
+    ((frames, make),) = list(targets(cfg, Needs()))
     t = make([128])
     assert isinstance(t, P2pTarget) and t.spec.max_frame == 1518 and frames == [64, 128]

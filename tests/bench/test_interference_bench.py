@@ -8,7 +8,8 @@ import time
 from zeroloss.core.config import RunConfig
 from zeroloss.drivers.dut.ovsstats import pmd_perf, pmd_perf_delta
 from zeroloss.drivers.probe.interference import delta, snapshot
-from zeroloss.targets.bench import OvsTarget, P2pTarget
+from zeroloss.targets.kinds.ovs import OvsTarget
+from zeroloss.targets.kinds.testpmd import P2pTarget
 
 
 def _trial(target, rate_pps: float = 100_000):

@@ -243,7 +243,7 @@ def test_zlgen_joined_to_itself_is_generator_bound():
     from zeroloss.drivers.bench.workspace import Workspace
     from zeroloss.runs.run import STRATEGIES
     from zeroloss.runs.trial import TrialRunner, flat_out
-    from zeroloss.targets.bench import LoopbackTarget
+    from zeroloss.targets.loopback import LoopbackTarget
 
     cfg = RunConfig(frame_sizes=[64], flows=64, drain_ms=100, pdr_loss_pct=-1)
     with Workspace() as ws, SoftBench(BenchSpec(dut="none", link="memif", gap_us=5000), ws) as lb:

@@ -29,7 +29,7 @@ def test_bench_ladders():
 def test_bench_settings_reach_ovs():
     """A tuned key becomes OVS's other_config or a dpctl command on the bench."""
     from zeroloss.drivers.dut.ovs import OvsSettings
-    from zeroloss.targets.bench import ovs_spec
+    from zeroloss.targets.kinds.ovs import ovs_spec
 
     cfg = load(None, {"topology": "ovs-p2p", "ovs_smc_enable": True, "ovs_emc_insert_inv_prob": 0,
                       "ovs_ct_maxconns": 50000})

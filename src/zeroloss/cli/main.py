@@ -125,7 +125,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from zeroloss.cli.lab import check_lab_file
     from zeroloss.cli.progress import Progress
     from zeroloss.core import config as config_mod
-    from zeroloss.core.cores import check_cores
     from zeroloss.drivers.proc import ComponentDied
     from zeroloss.drivers.session import BENCH, ResultLock
     from zeroloss.host import hostinfo
@@ -134,6 +133,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from zeroloss.results.resultfile import ResultFile
     from zeroloss.results.verdict import verdict
     from zeroloss.runs.run import Run, interrupted_state
+    from zeroloss.targets.registry import check_cores  # the cores the settings' kind of DUT names
 
     overrides = run_overrides(args)
     overrides.update(dict(args.set or []))
@@ -243,9 +243,9 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
 
 def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
     from zeroloss.cli.progress import Progress
-    from zeroloss.core.cores import check_cores
     from zeroloss.runs.campaign import campaign_table, run_campaign
     from zeroloss.runs.run import Run, interrupted_state
+    from zeroloss.targets.registry import check_cores  # the cores the settings' kind of DUT names
 
     progress = Progress(quiet=args.quiet)
 
@@ -313,8 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_soak_flags(t, _set_value)
     t.set_defaults(func=_cmd_trial)
 
+    from zeroloss.cli.runflags import field_help
     from zeroloss.cli.tune import register as register_tune
-    from zeroloss.core.config import RunConfig, field_help
+    from zeroloss.core.config import RunConfig
 
     keys = "\n".join(f"  {k}: {v}" for k, v in field_help().items())
     r = sub.add_parser(

@@ -56,6 +56,27 @@ def field_default(f: dataclasses.Field) -> Any:
     return f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
 
 
+def choices(f: dataclasses.Field) -> tuple[tuple[str, ...] | None, str]:
+    """The field's choices and help: the config's, but for dut the DUT kinds' (targets/registry.py)."""
+    if f.name == "dut":
+        from zeroloss.targets import registry
+
+        return registry.duts(), registry.dut_help()
+    m = f.metadata
+    return (tuple(m["choices"]) if m["choices"] else None), m["help"]
+
+
+def field_help() -> dict[str, str]:
+    """Help text per key, with unit and range, for --help (core.config.field_help, dut's from its kinds)."""
+    from zeroloss.core.config import field_help as config_help
+
+    out = config_help()
+    (f,) = flag_fields(["dut"])
+    values, words = choices(f)
+    out["dut"] = f"{words} [{'|'.join(values or ())}]"
+    return out
+
+
 def flag_help(f: dataclasses.Field, default: Any = dataclasses.MISSING, scope: str = "") -> str:
     """The flag's help: the field's help, then its unit, range and default in brackets (argparse-escaped)."""
     m = f.metadata
@@ -64,7 +85,7 @@ def flag_help(f: dataclasses.Field, default: Any = dataclasses.MISSING, scope: s
         parts.append(f"{number_text(m['lo'])}..{number_text(m['hi'])}" + (" each" if _kind(f).startswith("list")
                                                                            else ""))
     parts.append("default " + default_text(field_default(f) if default is dataclasses.MISSING else default))
-    text = f"{scope + ': ' if scope else ''}{m['help']} [{', '.join(parts)}]"
+    text = f"{scope + ': ' if scope else ''}{choices(f)[1]} [{', '.join(parts)}]"
     return text.replace("%", "%%")
 
 
@@ -73,7 +94,7 @@ def _metavar(f: dataclasses.Field) -> str | None:
     m, kind = f.metadata, _kind(f)
     if m["metavar"]:
         return m["metavar"]
-    if m["choices"]:
+    if choices(f)[0]:
         return None
     one = UNIT_METAVARS.get(m["unit"]) or ("N" if kind in ("int", "list[int]") else "VALUE")
     return f"{one},{one},..." if kind.startswith("list") else one
@@ -94,8 +115,9 @@ def add_run_flag(parser: argparse.ArgumentParser, name: str, *, flag: str = "", 
             kw["action"] = "append"
         else:
             kw["type"] = _TYPES.get((kind, m["unit"])) or _KIND_TYPES[kind]
-        if m["choices"]:
-            kw["choices"] = list(m["choices"])
+        values = choices(f)[0]
+        if values:
+            kw["choices"] = list(values)
         kw["metavar"] = _metavar(f)
     return parser.add_argument(flag or m["flag"], **kw)
 

@@ -37,11 +37,11 @@ def is_soak(args: argparse.Namespace) -> bool:
 def soak_trial(args: argparse.Namespace) -> int:
     """zeroloss trial as a soak: loss and rate every interval, loss events, the file written every interval."""
     from zeroloss.core import config as config_mod
-    from zeroloss.core.cores import check_cores
     from zeroloss.drivers.session import BENCH
     from zeroloss.results.fmt import soak_line, soak_table
     from zeroloss.results.soak import read as read_soak
     from zeroloss.runs.soak import soak, soak_target
+    from zeroloss.targets.registry import check_cores  # the cores the settings' kind of DUT names
 
     if args.imix:
         raise ZeroLossError("--imix is not available in a soak (--interval, -o, --lab, --topology) yet",

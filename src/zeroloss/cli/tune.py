@@ -54,13 +54,13 @@ def register(sub, set_value) -> None:
 def cmd_tune(args: argparse.Namespace) -> int:
     from zeroloss.cli.progress import Progress
     from zeroloss.core import config as config_mod
-    from zeroloss.core.cores import check_cores
     from zeroloss.drivers.dpdk import hugepages
     from zeroloss.drivers.session import BENCH, ResultLock
     from zeroloss.host import hostinfo
     from zeroloss.results.resultfile import ResultFile
     from zeroloss.runs.run import Run, interrupted_state
     from zeroloss.runs.tune import loop
+    from zeroloss.targets.registry import check_cores  # the cores the settings' kind of DUT names
 
     host = hostinfo.collect()
     if args.resume:

@@ -9,24 +9,29 @@ from pathlib import Path
 from .config import RunConfig, _shown
 from .errors import ZeroLossError
 
+# the settings that name host cores, in the order they are checked: OVS's masks, the lcore lists, testpmd's main
+# lcore (a kind of DUT names more: an OVS bench's VM pins, targets/kinds/ovs)
+CORE_KEYS = ("ovs_pmd_cpu_mask", "ovs_lcore_mask", "gen_lcores", "dut_lcores", "dut_main_lcore")
 
-def check_cores(cfg: RunConfig, online: set[int] | None = None, usable: set[int] | None = None) -> None:
+
+def check_cores(cfg: RunConfig, keys: tuple[str, ...] = CORE_KEYS, online: set[int] | None = None,
+                usable: set[int] | None = None) -> None:
     """Refuses a CPU mask (ovs_pmd_cpu_mask, ovs_lcore_mask), lcore list (gen_lcores, dut_lcores: DPDK -l syntax
     such as 0,1 or 0-3) or dut_main_lcore that names a core this host does not have (online) or this process may
-    not use (its CPU affinity), in one line. Checked before a run starts, never on reading a result: a file made
-    on another host names that host's cores. online and usable default to this host's."""
+    not use (its CPU affinity), in one line. keys: the settings to check (the DUT kind's core_keys, which adds a
+    VM's pins where one may run: targets/registry.check_cores). Checked before a run starts, never on reading a
+    result: a file made on another host names that host's cores. online and usable default to this host's."""
     online = _online_cores() if online is None else online
     usable = os.sched_getaffinity(0) if usable is None else usable
     checks: list[tuple[str, str, list[tuple[int, int]]]] = []
-    for key in ("ovs_pmd_cpu_mask", "ovs_lcore_mask"):
-        text = getattr(cfg, key)
-        checks.append((key, text, [(b, b) for b in sorted(mask_set(text))]))  # RunConfig checked the hex
-    # the VM's pins count only where it may run
-    vm = cfg.topology in ("pvp", "pvvp") and cfg.vnf not in ("process", "container")
-    for key in ("gen_lcores", "dut_lcores", *(("vnf_vcpus", "vnf_emulator_cpus") if vm else ())):
-        text = getattr(cfg, key)
-        checks.append((key, text, _core_ranges(key, text)))
-    checks.append(("dut_main_lcore", str(cfg.dut_main_lcore), [(cfg.dut_main_lcore, cfg.dut_main_lcore)]))
+    for key in keys:
+        value = getattr(cfg, key)
+        if key.endswith("_mask"):
+            checks.append((key, value, [(b, b) for b in sorted(mask_set(value))]))  # RunConfig checked the hex
+        elif isinstance(value, int):
+            checks.append((key, str(value), [(value, value)]))
+        else:
+            checks.append((key, value, _core_ranges(key, value)))
     for key, text, ranges in checks:
         for lo, hi in ranges:
             core = next((c for c in range(lo, min(hi, lo + len(online) + 1) + 1) if c not in online), None)

@@ -1,7 +1,8 @@
 """The loss ledger: where along the path each lost frame died, hop by hop. Pure arithmetic on counter deltas.
 
-A path is the list of hops one direction's frames cross, from zlgen's TX to zlgen's RX (built by the
-bench that knows the topology). Each hop reads its own counters from the trial's counter deltas:
+A path is the list of hops one direction's frames cross, from zlgen's TX to zlgen's RX (built by the DUT's kind,
+targets/kinds/, which knows the topology). Each hop reads its own counters from the trial's counter deltas, by its
+kind's reader (loss/readers.py):
 
     counters = {"gen":   {"dirs": {"0": {offered, tx, refused, rx_unique, late, duplicate}}, "ports": [ethdev...]},
                 "ovs":   {"ports": {name: {...}}, "meters": {"br0/1": {packets_in, dropped}}, "coverage": {...}},
@@ -24,8 +25,10 @@ the switch hop (kind `ovs_stage`, in = out + its drops), the switch hop keeping 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
+
+from .readers import STAT_KEYS as STAT_KEYS  # the ethdev counters a ledger reads (labdut)
+from .readers import read
 
 REASONS = {
     "rx_missed": "RX queue full: the poller did not empty it in time (missed)",
@@ -45,8 +48,6 @@ REASONS = {
     "late": "a previous trial's frames, arrived during this one",
     "duplicate": "received twice",
 }
-
-STAT_KEYS = ("ipackets", "opackets", "imissed", "ierrors", "oerrors", "rx_nombuf")
 
 
 def counter_delta(after: Any, before: Any) -> Any:
@@ -72,207 +73,12 @@ def counter_delta(after: Any, before: Any) -> Any:
     return None
 
 
-def _sum(rows: list[dict[str, Any]], key: str) -> int:
-    return sum(r.get(key, 0) for r in rows)
-
-
-def _drop(reason: str, frames: int, counter: str) -> dict[str, Any]:
-    return {"reason": reason, "frames": frames, "counter": counter}
-
-
-class _Hop:
-    """One hop's reading: what it saw arrive (own_in, when it can tell), what it let out, its drops."""
-
-    def __init__(self, own_in: int | None, out: int | None, drops: list[dict[str, Any]] | None = None,
-                 extra: list[dict[str, Any]] | None = None, evidence: dict[str, Any] | None = None):
-        self.own_in, self.out = own_in, out
-        self.drops = [d for d in drops or [] if d["frames"]]
-        self.extra = [d for d in extra or [] if d["frames"]]
-        self.evidence = evidence or {}
-
-
-def _ovs_ports(c: dict[str, Any], names: list[str]) -> list[dict[str, Any]] | None:
-    ports = (c.get("ovs") or {}).get("ports")
-    if ports is None or any(n not in ports for n in names):
-        return None
-    return [ports[n] for n in names]
-
-
-def _proc_port(c: dict[str, Any], proc: str, port: int) -> dict[str, Any] | None:
-    rows = (c.get("procs") or {}).get(proc)
-    return rows[port] if rows and port < len(rows) and rows[port] else None
-
-
-def _gen_dir(c: dict[str, Any], side: int) -> dict[str, Any] | None:
-    return ((c.get("gen") or {}).get("dirs") or {}).get(str(side))
-
-
-def _read_gen_tx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
-    """zlgen's TX: what the generator offered on the path's side."""
-    g = _gen_dir(c, h["side"])
-    return _Hop(g["offered"], g["offered"]) if g else _Hop(None, None)
-
-
-def _sender_drops(c: dict[str, Any], sender: dict[str, Any], names: str) -> list[dict[str, Any]]:
-    """Frames the sender into an OVS RX port could not hand over (a full virtual queue): that port's rx_missed."""
-    if "gen" in sender:
-        g = _gen_dir(c, sender["gen"])
-        return [_drop("rx_missed", g["refused"], f"zlgen tx_refused into {names}")] if g else []
-    pin, pout = _proc_port(c, sender["proc"], sender["in"]), _proc_port(c, sender["proc"], sender["out"])
-    if pin and pout:
-        return [_drop("rx_missed", pin["ipackets"] - pout["opackets"],
-                      f"{sender['label']} ipackets[{sender['in']}] - opackets[{sender['out']}]")]
-    return []
-
-
-def _read_ovs_rx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
-    """OVS receiving on its ports (bond members summed): the sender's refusals and the ports' RX drops. A port
-    without counters (OVS 3.1 reports none for a dpdkvhostuser server port) still gets what zlgen counted itself:
-    the frames its full ring refused."""
-    rows = _ovs_ports(c, h["ports"])
-    names = "+".join(h["ports"])
-    if rows is None:
-        refused = _sender_drops(c, h["sender"], names) if "gen" in h["sender"] else []
-        return _Hop(None, None, [d for d in refused if d["frames"]])
-    drops = _sender_drops(c, h["sender"], names)
-    qos = _sum(rows, "ovs_rx_qos_drops")
-    drops.append(_drop("rx_qos", qos, f"{names} ovs_rx_qos_drops"))
-    drops.append(_drop("rx_dropped", max(0, _sum(rows, "rx_dropped") - qos), f"{names} rx_dropped"))
-    drops.append(_drop("rx_errors", _sum(rows, "rx_errors"), f"{names} rx_errors"))
-    out = _sum(rows, "rx_packets")
-    return _Hop(out + sum(d["frames"] for d in drops), out, drops, evidence=_queues(rows, "rx"))
-
-
-def _read_ovs_switch(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
-    """OVS switching between its ports: meter drops, then the datapath drop counters take what is left."""
-    rin, rout = _ovs_ports(c, h["in_ports"]), _ovs_ports(c, h["out_ports"])
-    if rin is None or rout is None:
-        return _Hop(None, None)
-    own_in = _sum(rin, "rx_packets")
-    out = _sum(rout, "tx_packets") + _sum(rout, "tx_dropped")
-    drops = []
-    for meter in h.get("meters") or ([h["meter"]] if h.get("meter") else []):
-        m = ((c.get("ovs") or {}).get("meters") or {}).get(meter)
-        if m is not None:
-            drops.append(_drop("meter", m["dropped"], f"meter {meter} band packet_count"))
-    rest = own_in - out - sum(d["frames"] for d in drops)
-    stages = h.get("stages") or []
-    for name in sorted(budget):  # datapath drop counters are per switch, shared by both directions
-        take = min(max(rest, 0), budget[name])
-        if take:
-            owner = next((i for i, st in enumerate(stages) if name.startswith(tuple(st.get("counters") or ()))),
-                         None)
-            if owner is None and name.startswith(tuple(h.get("_owned") or ())):
-                continue  # a stage of another segment owns it (the tunnel's decap, not this direction's encap)
-            drop = _drop("datapath", take, f"coverage {name}")
-            drops.append(drop if owner is None else {**drop, "stage": owner})
-            budget[name] -= take
-            rest -= take
-    return _Hop(own_in, out, drops)
-
-
-_OVS_TX_DROPS = (("tx_failure", "ovs_tx_failure_drops"), ("tx_mtu", "ovs_tx_mtu_exceeded_drops"),
-                ("tx_qos", "ovs_tx_qos_drops"))
-
-
-def _read_ovs_tx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
-    """OVS transmitting on its ports: the counted TX drops, and tx_dropped beyond them."""
-    rows = _ovs_ports(c, h["ports"])
-    if rows is None:
-        return _Hop(None, None)
-    names = "+".join(h["ports"])
-    counted = {r: _sum(rows, k) for r, k in _OVS_TX_DROPS}
-    drops = [_drop(r, counted[r], f"{names} {k}") for r, k in _OVS_TX_DROPS]
-    tx_dropped = _sum(rows, "tx_dropped")
-    drops.append(_drop("tx_dropped", max(0, tx_dropped - sum(counted.values())), f"{names} tx_dropped"))
-    ev = {"tx_retries": _sum(rows, "ovs_tx_retries"), **_queues(rows, "tx")}
-    return _Hop(_sum(rows, "tx_packets") + tx_dropped, _sum(rows, "tx_packets"), drops, evidence=ev)
-
-
-def _read_proc_rx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
-    """A DPDK process receiving on a port: zlgen's refusals into it and the port's RX drops."""
-    p = _proc_port(c, h["proc"], h["port"])
-    if p is None:
-        return _Hop(None, None)
-    where = f"{h['label']} port {h['port']}"
-    g = _gen_dir(c, h["sender"]["gen"]) if "gen" in h.get("sender", {}) else None
-    drops = [_drop("rx_missed", g["refused"], f"zlgen tx_refused into {where}")] if g else []
-    drops += [_drop("rx_missed", p.get("imissed", 0), f"{where} imissed"),
-              _drop("rx_nombuf", p.get("rx_nombuf", 0), f"{where} rx_nombuf"),
-              _drop("rx_errors", p.get("ierrors", 0), f"{where} ierrors")]
-    own_in = p["ipackets"] + sum(d["frames"] for d in drops)
-    return _Hop(own_in, p["ipackets"], drops, evidence={"q_ipackets": p.get("q_ipackets", [])})
-
-
-def _read_proc_tx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
-    """A DPDK process forwarding from one port out of another: what it received and did not send was refused."""
-    pin, pout = _proc_port(c, h["proc"], h["in_port"]), _proc_port(c, h["proc"], h["out_port"])
-    if pin is None or pout is None:
-        return _Hop(None, None)
-    refused = pin["ipackets"] - pout["opackets"]
-    return _Hop(pin["ipackets"], pout["opackets"], [
-        _drop("tx_refused", refused, f"{h['label']} ipackets[{h['in_port']}] - opackets[{h['out_port']}]")])
-
-
-def _read_gen_rx(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
-    """zlgen's RX: the unique frames of the path's streams, its ports' RX drops, late and duplicate frames."""
-    g = _gen_dir(c, h["from"])  # the counts of the streams sent from the path's TX side
-    ports = [p for i, p in enumerate((c.get("gen") or {}).get("ports") or []) if i % 2 == h["side"]]
-    if g is None:
-        return _Hop(None, None)
-    drops = [_drop("rx_missed", _sum(ports, "imissed"), "zlgen imissed"),
-             _drop("rx_nombuf", _sum(ports, "rx_nombuf"), "zlgen rx_nombuf")]
-    extra = [_drop("late", g.get("late", 0), "zlgen late"), _drop("duplicate", g.get("duplicate", 0),
-                                                                    "zlgen duplicate")]
-    own_in = None
-    if ports and all("ipackets" in p for p in ports):
-        own_in = _sum(ports, "ipackets") - _sum(ports, "rx_foreign") + sum(d["frames"] for d in drops)
-    return _Hop(own_in, g["rx_unique"], drops, extra)
-
-
-def _read_vf(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
-    """An SR-IOV VF as its PF counts it (counters['vfs'][vf], host/sriov.vf_counters): vf_rx takes frames from the
-    NIC's switch to the VF (its rx_dropped: no descriptor free), vf_tx sends the VNF's frames on (its tx_dropped:
-    spoof check, VLAN or TX errors). A count the driver does not give reads as unknown."""
-    v = (c.get("vfs") or {}).get(h["vf"])
-    side = "rx" if h["kind"] == "vf_rx" else "tx"
-    if not v or f"{side}_packets" not in v:
-        return _Hop(None, None)
-    drops = [_drop(f"vf_{side}_dropped", v[f"{side}_dropped"], f"{h['label']} {side}_dropped")] \
-        if f"{side}_dropped" in v else []
-    if "gen" in h.get("sender", {}):  # a virtual cable (refused is loss): frames its full ring refused
-        drops = _sender_drops(c, h["sender"], h["label"]) + drops
-    return _Hop(v[f"{side}_packets"] + sum(d["frames"] for d in drops), v[f"{side}_packets"], drops)
-
-
-_READERS: dict[str, Callable[[dict[str, Any], dict[str, Any], dict[str, int]], _Hop]] = {
-    "gen_tx": _read_gen_tx, "ovs_rx": _read_ovs_rx, "ovs_switch": _read_ovs_switch, "ovs_tx": _read_ovs_tx,
-    "proc_rx": _read_proc_rx, "proc_tx": _read_proc_tx, "gen_rx": _read_gen_rx, "vf_rx": _read_vf, "vf_tx": _read_vf}
-
-
-def _read(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> _Hop:
-    """One hop's reading from the trial's counter deltas, by its kind ('dut': a device we have no counters of)."""
-    reader = _READERS.get(h["kind"])
-    return reader(h, c, budget) if reader else _Hop(None, None)
-
-
-def _queues(rows: list[dict[str, Any]], side: str) -> dict[str, Any]:
-    """Per-queue packets of a port (vhost counters rx_qN_good_packets), summed over bond members."""
-    q: dict[int, int] = {}
-    for r in rows:
-        for k, v in r.items():
-            if k.startswith(f"{side}_q") and k.endswith("_good_packets"):
-                n = int(k[len(side) + 2:-len("_good_packets")])
-                q[n] = q.get(n, 0) + v
-    return {f"{side}_queues": [q[i] for i in sorted(q)]} if q else {}
-
-
 def path_ledger(path: list[dict[str, Any]], c: dict[str, Any], budget: dict[str, int] | None = None,
                 owned: tuple[str, ...] = ()) -> dict[str, Any]:
     """One direction's ledger along its path: every hop with in, out, drops and unexplained, and totals. owned: the
     drop counters some switch stage owns (only a segment with that stage takes them)."""
     budget = budget if budget is not None else {}
-    reads = [_read({**h, "_owned": owned} if owned and h["kind"] == "ovs_switch" else h, c, budget) for h in path]
+    reads = [read({**h, "_owned": owned} if owned and h["kind"] == "ovs_switch" else h, c, budget) for h in path]
     seen = [r.own_in is not None or r.out is not None for r in reads]
     # a hop that has no counters passes on what the next hop saw arrive: the gap is its unexplained
     for k, r in enumerate(reads):
@@ -327,31 +133,6 @@ def ledger(paths: list[dict[str, Any]], c: dict[str, Any]) -> list[dict[str, Any
                                 for n in st.get("counters") or ()))
     return [{"direction": p["direction"], "tx_side": p["tx_side"], "rx_side": p["rx_side"],
              **path_ledger(p["hops"], c, budget, owned)} for p in paths]
-
-
-def p2p_paths(label: str = "DUT (testpmd)") -> list[dict[str, Any]]:
-    """zlgen port 0 <-> a DPDK forwarder (procs['dut'], ports 0 and 1) <-> zlgen port 1."""
-    out = []
-    for tx in (0, 1):
-        rx = 1 - tx
-        out.append({"direction": "AB"[tx] + "->" + "AB"[rx], "tx_side": tx, "rx_side": rx, "hops": [
-            {"kind": "gen_tx", "name": f"zlgen tx port {tx}", "where": "zlgen", "side": tx},
-            {"kind": "proc_rx", "name": f"{label} rx port {tx}", "where": f"{label} port {tx}", "proc": "dut",
-             "port": tx, "label": label, "sender": {"gen": tx}},
-            {"kind": "proc_tx", "name": f"{label} tx port {rx}", "where": f"{label} port {rx}", "proc": "dut",
-             "in_port": tx, "out_port": rx, "label": label},
-            {"kind": "gen_rx", "name": f"zlgen rx port {rx}", "where": "zlgen", "side": rx, "from": tx}]})
-    return out
-
-
-def external_paths() -> list[dict[str, Any]]:
-    """zlgen -> a device under test we have no counters of -> zlgen."""
-    return [{"direction": "AB"[tx] + "->" + "AB"[1 - tx], "tx_side": tx, "rx_side": 1 - tx, "hops": [
-        {"kind": "gen_tx", "name": f"zlgen tx side {'AB'[tx]}", "where": "zlgen", "side": tx},
-        {"kind": "dut", "name": "DUT (no counters)", "where": "DUT"},
-        {"kind": "gen_rx", "name": f"zlgen rx side {'AB'[1 - tx]}", "where": "zlgen", "side": 1 - tx,
-         "from": tx}]}
-        for tx in (0, 1)]
 
 
 def summary(led: dict[str, Any]) -> dict[str, Any]:

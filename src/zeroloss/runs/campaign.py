@@ -13,7 +13,7 @@ from typing import Any
 from zeroloss import __version__
 from zeroloss.core import yamlio
 from zeroloss.core.codec import JsonObject
-from zeroloss.core.config import RunConfig, load, stored, yaml_load
+from zeroloss.core.config import RunConfig, stored, yaml_load
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.fileio import now_iso, patch_state_in_place, write_json_atomic
 from zeroloss.core.frames import by_size
@@ -31,6 +31,7 @@ from zeroloss.results.resultfile import (
     records,
     resolve_own_link,
 )
+from zeroloss.targets import registry
 
 FORMAT = "zeroloss-campaign"
 VERSION = 1
@@ -87,7 +88,7 @@ def expand(spec: dict, overrides: dict[str, Any]) -> list[dict]:
                 continue
             settings = {**(spec.get("base") or {}), **(case.get("set") or {}), **extra, **overrides}
             try:
-                cfg = load(None, settings)
+                cfg = registry.load(None, settings)  # the settings and their kind of DUT checked
             except ZeroLossError as e:
                 raise ZeroLossError(f"campaign case {name!r}: {e}") from e
             out.append({"name": name, "settings": settings, "config": cfg})

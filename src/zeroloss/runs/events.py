@@ -1,8 +1,9 @@
 """`zeroloss events`: loss under change. Per event and repeat, one fixed-rate trial at a fraction of the NDR with
-zlgen's 10 ms interval counters; the event is applied at t_event and undone at t_undo (drivers/bench/events.py on the
-bench's OVS, drivers/lab/labevents.py on a lab node), every stage's counters read around the trial (the ledger of the
-lost frames), the outages placed on the trial's timeline (zeroloss.core.outage). A repeat without any event (baseline)
-shows that at this load nothing else is lost. The events file (results/events.py) is written after every trial.
+zlgen's 10 ms interval counters; the event is applied at t_event and undone at t_undo (the DUT kind's events,
+targets/registry.Events: drivers/bench/events.py on the bench's OVS, drivers/lab/labevents.py on a lab node), every
+stage's counters read around the trial (the ledger of the lost frames), the outages placed on the trial's timeline
+(zeroloss.core.outage). A repeat without any event (baseline) shows that at this load nothing else is lost. The
+events file (results/events.py) is written after every trial.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from zeroloss.core.fileio import now_iso, write_json_atomic
 from zeroloss.core.frames import line_rate_pps
 from zeroloss.core.model import StreamResult, TrialResult
 from zeroloss.core.search import SearchConfig, binary_search
-from zeroloss.drivers.bench.events import Event, bench_event, unfit
-from zeroloss.drivers.bench.ovsbench import OvsBench
+from zeroloss.drivers.bench.events import Event
 from zeroloss.loss.diagnose import analyse
 from zeroloss.loss.ledger import counter_delta
 from zeroloss.results.events import (
     BASELINE,
+    EVENTS,
     EventAction,
     EventDirection,
     EventsRecord,
@@ -33,8 +34,8 @@ from zeroloss.results.events import (
     OutageRecord,
     summarise,
 )
+from zeroloss.targets import registry
 from zeroloss.targets.base import Target, by_direction, gen_counters, guarded
-from zeroloss.targets.bench import OvsTarget
 
 from .trial import TrialRunner, flat_out
 
@@ -72,23 +73,18 @@ def max_duration_s(interval_ms: int) -> float:
 
 def check(cfg: RunConfig, plan: Plan) -> None:
     """Everything a user can get wrong, as one line, before anything starts."""
-    lab = bool(cfg.lab)
-    if not lab and cfg.topology not in ("ovs-p2p", "pvp", "pvvp"):
-        raise ZeroLossError(f"events are changes to OVS: topology {cfg.topology} has none",
-                            "use --topology ovs-p2p, pvp or pvvp, or --lab FILE")
-    if lab and not cfg.allow_dut_changes:
-        raise ZeroLossError("events change the lab node's OVS: zeroloss only observes a lab node unless allowed",
-                            "add --allow-dut-changes (every change is undone after its trial and at the end)")
+    events = registry.as_events(registry.kind_of(cfg))  # a kind of DUT without events: why, and the fix
+    events.allowed(cfg)
     if len(cfg.frame_sizes) != 1 or not isinstance(cfg.frame_sizes[0], int):
         raise ZeroLossError("events run at one frame size", "give one --frame-size (e.g. 64)")
     if not plan.events:
         raise ZeroLossError("no event to run", "give --event NAME (or all)")
-    if lab:
-        from zeroloss.drivers.lab.labfile import load, missing_command
-
-        labfile = load(cfg.lab)
     for name in plan.events:
-        why = unfit(name, cfg.topology, cfg.bond, lab) or (missing_command(labfile, name) if lab else None)
+        if name not in EVENTS:
+            raise ZeroLossError(f"unknown event '{name}': use {', '.join(EVENTS)} or all")
+        if name not in events.names:
+            raise ZeroLossError(f"event {name} is not made on this DUT; its events: {', '.join(events.names)}")
+        why = events.unfit(name, cfg)
         if why:
             raise ZeroLossError(why)
     if not 0 < plan.duration_s <= max_duration_s(plan.interval_ms):  # also refuses nan and inf
@@ -250,6 +246,7 @@ class EventsRun:
         self.warn_out = warn
         self.rec = EventsRecord(created=now_iso(), host=host, config=cfg.to_dict(), plan=plan.to_json(),
                                 frame=self.frame)
+        self.events = registry.as_events(registry.kind_of(cfg))  # the kind's events (check() has said it has some)
 
     def save(self, **changes: Any) -> None:
         self.rec = self.rec.with_(updated=now_iso(), **changes)
@@ -261,36 +258,17 @@ class EventsRun:
             self.warn_out(text)
 
     def target(self) -> Target:
-        if self.cfg.lab:
-            from zeroloss.targets.lab import LabTarget
-
-            return LabTarget(self.cfg, [self.frame], self.warn, has_host_facts=True)
-        return OvsTarget(self.cfg, [self.frame])
+        """The settings' target at the events' frame size, as the run makes it (targets/registry.py)."""
+        return registry.target(self.cfg, self.frame, registry.Needs(self.warn, host_facts_known=True))
 
     def event(self, target: Target, name: str) -> Event:
-        if self.cfg.lab:
-            from zeroloss.drivers.lab.labevents import lab_event
-            from zeroloss.targets.lab import LabTarget
-
-            assert isinstance(target, LabTarget) and target.s is not None
-            return lab_event(target.s.dut, name)
-        assert isinstance(target, OvsTarget) and isinstance(target.bench, OvsBench)
-        return bench_event(target.bench, name)
-
-    def _check_lab(self, target: Target) -> None:
-        """Before any traffic: the node has what the events need (a bond on the path, the restart commands)."""
-        from zeroloss.drivers.lab.labevents import check as check_lab_events
-        from zeroloss.targets.lab import LabTarget
-
-        assert isinstance(target, LabTarget) and target.s is not None
-        check_lab_events(target.s.dut, self.plan.events)
+        return self.events.make(target, name)
 
     def execute(self) -> EventsRecord:
         self.save()
         try:
             with self.target() as target:
-                if self.cfg.lab:
-                    self._check_lab(target)
+                self.events.check(target, self.plan.events)  # before traffic: the DUT has what they need
                 place = {**target.placement(), **target.prepare(self.frame)}
                 self.save(placement=place)
                 rate = self._rate(target)

@@ -1,6 +1,6 @@
-"""`zeroloss run`: one per-frame loop over a target (targets/base.py: the bench's P2P and OVS topologies, an external
-DUT, a lab node): the generator's ceiling, the DUT's MRR, then a zero-loss search per frame size, every trial
-saved to the result file before the next one starts."""
+"""`zeroloss run`: one per-frame loop over the targets its settings' kind of DUT makes (targets/registry.py: the
+bench's P2P and OVS topologies, an external DUT, a lab node): the generator's ceiling, the DUT's MRR, then a
+zero-loss search per frame size, every trial saved to the result file before the next one starts."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 
 from zeroloss.core import frames as frames_
-from zeroloss.core.config import OVS_TOPOLOGIES, RunConfig
+from zeroloss.core.config import RunConfig
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.latency import Histogram, mark_lost, parse_bounds, parse_loads
 from zeroloss.core.search import Outcome, SearchConfig, SearchResult, TrialFn, TrialRecord, binary_search
-from zeroloss.drivers.bench.softbench import BenchSpec, SoftBench
-from zeroloss.drivers.bench.workspace import Workspace
 from zeroloss.drivers.probe import coreprobe
 from zeroloss.drivers.proc import ComponentDied
 from zeroloss.loss.ledger import queue_spread
@@ -35,8 +33,9 @@ from zeroloss.results.records import (
 from zeroloss.results.resultfile import ResultFile
 from zeroloss.results.verdict import SearchJudgement, judge_search
 from zeroloss.targets.base import Loopback, Target, guarded
-from zeroloss.targets.bench import ExternalTarget, LoopbackTarget, OvsTarget, P2pTarget
+from zeroloss.targets.loopback import LoopbackTarget, loopback_bench
 from zeroloss.targets.pollers import pollers_held
+from zeroloss.targets.registry import Needs, targets
 
 from .b2b import B2bRun, b2b_done
 from .trial import CEILING_S, TrialRunner, flat_out
@@ -65,7 +64,7 @@ CEILING_METHODS = {
              "process, nothing in between; zlgen also does the vhost side's copies there, so this is a lower "
              "bound of its ceiling on the DUT's vhost-user ports",
 }
-__all__ = ["CEILING_S", "MRR_MARGIN", "STRATEGIES", "Run", "TrialRunner", "groups", "interrupted_state"]
+__all__ = ["CEILING_S", "MRR_MARGIN", "STRATEGIES", "Run", "TrialRunner", "interrupted_state"]
 
 
 def meter_burst(flags: tuple[str, ...], trials: list[TrialEntry], trial_s: float,
@@ -87,42 +86,6 @@ def meter_burst(flags: tuple[str, ...], trials: list[TrialEntry], trial_s: float
             "take the meter off the path to measure the data path)")
 
 
-def link_for(cfg: RunConfig, frame: int) -> str:
-    """memif up to 1518 B; vhost-user above (memif reports a 1518 B maximum and copies jumbo frames slowly)."""
-    if cfg.link != "auto":
-        return cfg.link
-    return "memif" if frames_.largest(frame) <= 1518 else "vhost"  # a mix: its largest frame
-
-
-def groups(cfg: RunConfig) -> list[tuple[str, list[int]]]:
-    """Frame sizes grouped by the wire they need, in the order given (one bench per group)."""
-    out: list[tuple[str, list[int]]] = []
-    for frame in cfg.frame_sizes:
-        link = link_for(cfg, frame)
-        if out and out[-1][0] == link:
-            out[-1][1].append(frame)
-        else:
-            out.append((link, [frame]))
-    return out
-
-
-def targets(cfg: RunConfig, rf: ResultFile) -> Iterator[tuple[list[int], Callable[[list[int]], Target]]]:
-    """The run's targets in order, each with the frame sizes it measures (one target per group of sizes that
-    share a bench) and how to make it for the sizes left to measure."""
-    if cfg.dut == "lab":
-        from zeroloss.targets.lab import LabTarget
-
-        yield list(cfg.frame_sizes), lambda frames: LabTarget(cfg, frames, rf.warn,
-                                                              "lab_host" in rf.run.place())
-    elif cfg.dut == "external":
-        yield list(cfg.frame_sizes), lambda frames: ExternalTarget(cfg, frames)
-    elif cfg.topology in OVS_TOPOLOGIES:
-        yield list(cfg.frame_sizes), lambda frames: OvsTarget(cfg, frames)
-    else:
-        for link, frames in groups(cfg):
-            yield frames, lambda todo, link=link: P2pTarget(cfg, link, todo)
-
-
 class Run:
     """One `zeroloss run`: owns the result file and reports progress through a callback."""
 
@@ -134,7 +97,8 @@ class Run:
         self._disturbed_run, self._cores_waited_out = 0, False  # the core probe's watch (_cores_after_trial)
 
     def execute(self) -> None:
-        for frames, make in targets(self.cfg, self.rf):
+        needs = Needs(self.rf.warn, "lab_host" in self.rf.run.place())
+        for frames, make in targets(self.cfg, needs):  # made by the settings' kind of DUT (targets/registry.py)
             todo = self._todo(frames)
             if todo:
                 self.measure(make(todo), todo)
@@ -263,10 +227,7 @@ class Run:
         need = [f for f, c in stored.items() if c is None or c.how != "loopback"]
         out = {f: c.pps for f, c in stored.items() if c is not None and f not in need}
         if need:
-            spec = BenchSpec(dut="none", link=loop.link, max_frame=loop.max_frame, depth=loop.depth,
-                             gen_lcores=self.cfg.gen_lcores, dut_rxq=self.cfg.dut_rxq, gap_us=self.cfg.pace_gap_us,
-                             wires=loop.members)
-            with Workspace() as ws, SoftBench(spec, ws) as lb:
+            with loopback_bench(self.cfg, loop) as lb:
                 for f in need:
                     self.progress("ceiling", {"frame": f, "link": loop.link, "how": "loopback"})
                     pps = guarded(lb.check, lambda f=f: flat_out(LoopbackTarget(self.cfg, lb, loop.members), f,

@@ -1,5 +1,5 @@
-"""`zeroloss trial --interval` (soak): one fixed rate for a duration through any run target (target.Target: the
-bench's testpmd P2P and OVS topologies, a lab node), the one loop for the bench and the lab.
+"""`zeroloss trial --interval` (soak): one fixed rate for a duration through any run target its kind of DUT makes
+(targets/registry.py: the bench's testpmd P2P and OVS topologies, a lab node), the one loop for the bench and the lab.
 
 Every interval: what each direction sent and received meanwhile (zlgen's live counters) and the DUT's counters
 (the target's Probe), saved to the soak file before the next interval. Loss events are the intervals with confirmed
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zeroloss.core.config import OVS_TOPOLOGIES, RunConfig
+from zeroloss.core.config import RunConfig
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.fileio import write_json_atomic
 from zeroloss.core.model import line_rate_pps
@@ -24,6 +24,7 @@ from zeroloss.drivers.proc import ComponentDied
 from zeroloss.loss.diagnose import analyse
 from zeroloss.loss.ledger import counter_delta
 from zeroloss.results.soak import KIND, VERSION, loss_events
+from zeroloss.targets import registry
 from zeroloss.targets.base import Probe, Target, by_direction, gen_counters, guarded
 
 KEEP = 3  # the latest interval readings kept besides those an event's ledger needs
@@ -51,20 +52,12 @@ def patient(health: Callable[[], None]) -> Callable[[], None]:
 
 
 def soak_target(cfg: RunConfig, frame: int, warn: Callable[[str], None]) -> Target:
-    """The run target a soak's settings name, as `zeroloss run` makes it (runner.targets) for one frame size."""
-    from zeroloss.targets.bench import OvsTarget, P2pTarget
-
-    if cfg.dut == "lab":
-        from zeroloss.targets.lab import LabTarget
-
-        return LabTarget(cfg, [frame], warn, has_host_facts=True)
-    if cfg.dut == "external":
-        raise ZeroLossError("a soak needs a DUT it can read: the bench's topologies or --lab FILE",
-                            "drop --dut external")
-    if cfg.topology in OVS_TOPOLOGIES:
-        return OvsTarget(cfg, [frame])
-    link = cfg.link if cfg.link != "auto" else ("memif" if frame <= 1518 else "vhost")  # as runner.link_for
-    return P2pTarget(cfg, link, [frame])
+    """The run target a soak's settings name, as `zeroloss run` makes it (targets/registry.py) for one frame size;
+    one line when its kind of DUT cannot soak."""
+    kind = registry.kind_of(cfg)
+    if kind.soak is not None:
+        raise ZeroLossError(*kind.soak)
+    return registry.target(cfg, frame, registry.Needs(warn, host_facts_known=True))
 
 
 def direction_key(s: Stream) -> str:

@@ -19,7 +19,7 @@ from zeroloss.core.search import Kind
 from zeroloss.drivers.bench.ovsbench import OvsBench, OvsBenchSpec
 from zeroloss.drivers.bench.workspace import Workspace
 from zeroloss.runs.trial import TrialRunner, flat_out
-from zeroloss.targets.bench import AttachedOvs
+from zeroloss.targets.kinds.ovs import AttachedOvs
 
 from .jumbocheck import set_mtu
 

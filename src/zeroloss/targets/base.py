@@ -1,10 +1,11 @@
 """What `zeroloss run` measures through: one interface for every kind of DUT, one entry per kind.
 
 As testpmd keeps one table of forwarding engines behind one loop, the run keeps one per-frame loop (runs/run.py)
-over a Target: the software bench's testpmd P2P and its OVS topologies (targets/bench.py), a DUT the user runs
-(external, targets/bench.py) and a lab node over SSH (targets/lab.py). A target says what it starts, the streams of
-a trial, what it reads around each trial (its Probe: counters, paths, state, health) and where it runs
-(placement). Also here: the arithmetic over a trial's streams that every target and the lab's soak share.
+over a Target, made by its DUT's kind (targets/registry.py, one module per kind in targets/kinds/): the software
+bench's testpmd P2P and its OVS topologies, a DUT the user runs (external) and a lab node over SSH. A target says
+what it starts, the streams of a trial, what it reads around each trial (its Probe: counters, paths, state,
+health) and where it runs (placement). Also here: the arithmetic over a trial's streams that every target and the
+lab's soak share.
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from types import TracebackType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.model import TrialResult
 from zeroloss.core.stream import Stream
-from zeroloss.drivers.gen import ZlgenClient
 from zeroloss.drivers.probe.interference import ThreadRef
 from zeroloss.drivers.probe.telemetry import Snapshot
-from zeroloss.loss.ledger import STAT_KEYS
+from zeroloss.loss.readers import STAT_KEYS
+
+if TYPE_CHECKING:  # a kind's module is light at import time (targets/registry.py): zlgen's client when started
+    from zeroloss.drivers.gen import ZlgenClient
 
 T = TypeVar("T")
 

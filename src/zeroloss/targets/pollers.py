@@ -24,7 +24,7 @@ from zeroloss.drivers.bench.softbench import SoftBench
 from zeroloss.drivers.proc import ManagedProcess, freeze
 
 from .base import Target
-from .bench import _Bench
+from .bench import BenchTarget
 
 
 def hold(proc: ManagedProcess) -> Callable[[], None]:
@@ -46,7 +46,7 @@ def hold(proc: ManagedProcess) -> Callable[[], None]:
 def pollers_held(target: Target) -> Iterator[bool]:
     """The target's polling processes stopped for the block, zlgen first, let run again in reverse order; yields
     whether it held any (False: a target whose pollers are not the run's to stop, e.g. an external DUT)."""
-    bench = target.bench if isinstance(target, _Bench) else None
+    bench = target.bench if isinstance(target, BenchTarget) else None
     with ExitStack() as stack:
         if isinstance(bench, SoftBench):
             if bench.gen is not None:

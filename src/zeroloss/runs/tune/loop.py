@@ -25,6 +25,7 @@ from zeroloss.core.frames import Frame, key, order
 from zeroloss.results.campaigns import TuneRecord, TuneStep
 from zeroloss.results.records import Ceiling, RunRecord
 from zeroloss.results.resultfile import ResultFile
+from zeroloss.targets import registry
 
 from ..campaign import CampaignFile
 from . import decide as dec
@@ -65,7 +66,7 @@ def create(path: Path, base: JsonObject, target: tuple[str, float], budget_min: 
         if node is None:
             raise ZeroLossError("zeroloss tune on a lab node needs the node's settings read first")
     settings = {**base, "repeat": max(int(base.get("repeat", 1) or 1), MIN_REPEAT)}
-    load(None, settings)  # checked now: one line before anything starts
+    registry.load(None, settings)  # checked now (with its kind of DUT): one line before anything starts
     spec = {"name": "tune", "description": f"zeroloss tune to {target_text(target)}", "base": settings}
     cf = CampaignFile.create(path, spec, host, {})
     cf.set_tune(TuneRecord(target=tuple(target), budget_min=budget_min, max_steps=max_steps, noise_pct=noise_pct,
@@ -224,7 +225,7 @@ def _next(cf: CampaignFile, t: TuneRecord, target: tuple[str, float], cpus: int,
         settings = (labknobs.with_sets(current_settings, c.sets) if c.sets
                     else {**current_settings, c.key: c.new})
         try:
-            check(load(None, settings))
+            check(registry.load(None, settings))
         except ZeroLossError as e:
             skipped_now.append({"key": c.key, "new": c.new, "why": e.message})
             continue

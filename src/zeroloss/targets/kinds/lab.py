@@ -1,5 +1,6 @@
-"""A lab node as the run's target: zlgen on the lab's ports, the node's OVS and VNFs read over SSH, the paths
-found by ofproto/trace before each frame size (target.Target)."""
+"""A lab node as the run's target (`zeroloss run --lab FILE`): zlgen on the lab's ports, the node's OVS and VNFs
+read over SSH, the paths found by ofproto/trace before each frame size. Its events are made through the node's own
+commands (drivers/lab/labevents.py); its settings are someone else's, changed only by --dut-set."""
 
 from __future__ import annotations
 
@@ -7,17 +8,21 @@ import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from zeroloss.core.config import RunConfig
-from zeroloss.core.frames import largest, stream_size
+from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.frames import Frame, largest, stream_size
 from zeroloss.core.stream import Stream
-from zeroloss.drivers.dut.ovsstats import pmd_perf
-from zeroloss.drivers.gen import ZlgenClient
-from zeroloss.drivers.lab.labfile import load
-from zeroloss.drivers.lab.labrun import LabSession, host_facts, lab_streams, session
-from zeroloss.drivers.lab.labtelemetry import NodeTelemetry
+from zeroloss.results.events import EVENTS
 
-from .base import Probe, Target
+from ..base import Probe, Target
+from ..registry import Events, Kind, Needs, register
+
+if TYPE_CHECKING:
+    from zeroloss.drivers.bench.events import Event
+    from zeroloss.drivers.gen import ZlgenClient
+    from zeroloss.drivers.lab.labrun import LabSession
 
 
 def _console(line: str) -> None:
@@ -30,8 +35,10 @@ class LabTarget(Target):
 
     link = "lab"
 
-    def __init__(self, cfg: RunConfig, frames: list[int], warn: Callable[[str], None], has_host_facts: bool,
+    def __init__(self, cfg: RunConfig, frames: list[Frame], warn: Callable[[str], None], has_host_facts: bool,
                  note: Callable[[str], None] | None = None):
+        from zeroloss.drivers.lab.labfile import load
+
         self.cfg = cfg
         self.note = note or _console  # each change made to the node and each undone, as it happens
         self.lab = load(cfg.lab)
@@ -51,6 +58,8 @@ class LabTarget(Target):
         return self.s.link_bps if self.s else None
 
     def __enter__(self) -> LabTarget:
+        from zeroloss.drivers.lab.labrun import session
+
         cfg = self.cfg
         with ExitStack() as stack:
             self.s = stack.enter_context(session(self.lab, max(map(largest, self.frames)), cfg.pace_gap_us,
@@ -69,6 +78,9 @@ class LabTarget(Target):
         return self.s.client
 
     def probe(self) -> Probe:
+        from zeroloss.drivers.dut.ovsstats import pmd_perf
+        from zeroloss.drivers.lab.labtelemetry import NodeTelemetry
+
         s = self.s
         assert s is not None
         return Probe(s.paths, s.dut.counters, s.dut.state, s.context(), s.health,
@@ -76,12 +88,16 @@ class LabTarget(Target):
                      telemetry=NodeTelemetry(s.dut), derive=s.dut.derive)
 
     def streams(self, frame: int, rate_pps: float) -> list[Stream]:
+        from zeroloss.drivers.lab.labrun import lab_streams
+
         assert self.s is not None
         return lab_streams(self.lab, self.s.macs, stream_size(frame), rate_pps, self.lab.flows or self.cfg.flows,
                            list(self.cfg.flow_fields))
 
     def placement(self) -> dict[str, dict]:
         """The node's inventory and audit, read once per result file (zeroloss host audit --host)."""
+        from zeroloss.drivers.lab.labrun import host_facts
+
         return {} if self.has_host_facts else {"lab_host": host_facts(self.lab)}
 
     def prepare(self, frame: int) -> dict[str, dict]:
@@ -97,3 +113,57 @@ class LabTarget(Target):
     def finish(self) -> dict[str, dict]:
         assert self.s is not None
         return {"lab": {**self._place, "dut_readings": self.s.dut.readings}}
+
+
+def _make(cfg: RunConfig, link: str, frames: list[Frame], needs: Needs) -> LabTarget:
+    return LabTarget(cfg, frames, needs.warn, needs.host_facts_known, needs.note)
+
+
+# -- its events: every event through the node's own commands (drivers/lab/labevents.py) -------------------------
+
+def _allowed(cfg: RunConfig) -> None:
+    if not cfg.allow_dut_changes:
+        raise ZeroLossError("events change the lab node's OVS: zeroloss only observes a lab node unless allowed",
+                            "add --allow-dut-changes (every change is undone after its trial and at the end)")
+
+
+def _unfit(name: str, cfg: RunConfig) -> str | None:
+    """A restart event needs the lab file's command for it (the node's bonds are known once connected)."""
+    from zeroloss.drivers.lab.labfile import load, missing_command
+
+    return missing_command(load(cfg.lab), name)
+
+
+def _every(cfg: RunConfig) -> tuple[str, ...]:
+    """`--event all` on a node: every event the lab file has commands for; bond events only when named (a bond is
+    the node's)."""
+    from zeroloss.drivers.lab.labfile import load, missing_command
+
+    labfile = load(cfg.lab)
+    return tuple(n for n in EVENTS if missing_command(labfile, n) is None and not n.startswith("bond-"))
+
+
+def _session(target: Target) -> LabSession:
+    assert isinstance(target, LabTarget) and target.s is not None
+    return target.s
+
+
+def _check(target: Target, names: tuple[str, ...]) -> None:
+    """Before any traffic: the node has what the events need (a bond on the path, the restart commands)."""
+    from zeroloss.drivers.lab.labevents import check
+
+    check(_session(target).dut, names)
+
+
+def _event(target: Target, name: str) -> Event:
+    from zeroloss.drivers.lab.labevents import lab_event
+
+    return lab_event(_session(target).dut, name)
+
+
+KIND = register(Kind(
+    name="lab", duts=("lab",), topologies=None, order=30,
+    help="lab (a compute node described by a lab file, read over SSH; implied by lab)", make=_make,
+    events=Events(names=tuple(EVENTS), unfit=_unfit, check=_check, make=_event, allowed=_allowed, every=_every),
+    knobs=frozenset({"drain_ms"}), ours=False,
+))
