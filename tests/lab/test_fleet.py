@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.host.fleet import _message, deviations, exit_code, fleet_text, safe_name, ssh_environment
+from zeroloss.host.fleet import deviations, exit_code, fleet_text, safe_name
+from zeroloss.host.fleetrun import _message, ssh_environment
 from zeroloss.host.inventory import collect
 from zeroloss.host.ovsstate import read_captured
 from zeroloss.host.plan import Intent, make_plan

@@ -19,14 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import shlex
-import signal
-import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from zeroloss.core.cpuset import format_list, parse_list, to_mask
@@ -36,48 +31,13 @@ from zeroloss.core.text import table
 
 from . import remote
 from .audit import SEVERITIES, Context, Finding, run
+from .fleetrun import Collected, run_playbook, ssh_config_path
 from .inventory import Inventory
 from .plan import Intent, Plan, make_plan
 from .planmem import HUGEPAGE_1G_KB
 from .ssh import unreachable_hint
 
-PLAYBOOK = Path(__file__).resolve().parents[3] / "ansible" / "collect.yml"
-COLLECT_TASK = "Run the collector"  # the playbook task whose stdout is collect.py's document (name prefix)
 FLEET_FORMAT = 1  # 1: fleet.json {format, inventory, limit, ssh_config, intent, hosts, exit_code}; HOST.json below
-RUN_TIMEOUT_S = 900
-ANSIBLE_SSH_ARGS = "-C -o ControlMaster=auto -o ControlPersist=60s"  # Ansible's default ssh_args (ssh connection)
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-@dataclass
-class Collected:
-    """One host's outcome of the playbook: ok with collect.py's stdout, unreachable or failed with Ansible's message."""
-    host: str
-    status: str  # ok | unreachable | failed
-    stdout: str = ""
-    message: str = ""
-
-
-def _runner():
-    try:
-        import ansible_runner
-    except ImportError:
-        raise ZeroLossError("ansible-runner is not installed", "pip install 'ansible-core>=2.16,<2.19' "
-                            "'ansible-runner>=2.3' into zeroloss's venv") from None
-    return ansible_runner
-
-
-def _message(res: dict) -> str:
-    text = res.get("msg") or res.get("stderr") or res.get("stdout") or res.get("module_stderr") or "failed"
-    text = ANSI.sub("", str(text))
-    if "REMOTE HOST IDENTIFICATION HAS CHANGED" in text:
-        return ("its SSH host key has changed (REMOTE HOST IDENTIFICATION HAS CHANGED): refused; if the host was "
-                "reinstalled, check its new key and replace the line in known_hosts (ssh-keygen -R HOST)")
-    if "host key is known" in text:  # OpenSSH: No ED25519 host key is known for HOST and you have requested strict...
-        return ("its SSH host key is unknown (not in known_hosts): refused; check it and add it, or let zeroloss add "
-                "keys never seen with --accept-new-host-keys")
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[-1][:300] if lines else "failed"
 
 
 def ovs_unread(note: str) -> Finding:
@@ -88,87 +48,6 @@ def ovs_unread(note: str) -> Finding:
                    note, "zeroloss: the OVS rules need ovs-vsctl/ovs-appctl answers from the running OVS",
                    "start OVS (ovs-vswitchd and ovsdb-server), or give --ovs-rundir DIR (the folder holding db.sock "
                    "there); --ovs-state none audits the host without OVS")
-
-
-def ssh_environment(accept_new_host_keys: bool = False) -> dict[str, str]:
-    """Ansible's settings that make ssh check host keys as OpenSSH does: Ansible's own checking on, and
-    StrictHostKeyChecking first among ssh's arguments (ssh keeps an option's first value), before the
-    ANSIBLE_SSH_ARGS of the environment (or Ansible's default ssh_args)."""
-    strict = "accept-new" if accept_new_host_keys else "yes"
-    rest = os.environ.get("ANSIBLE_SSH_ARGS") or ANSIBLE_SSH_ARGS
-    return {"ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_SSH_ARGS": f"-o StrictHostKeyChecking={strict} {rest}"}
-
-
-def ssh_config_path(ssh_config: str) -> str:
-    """--ssh-config as an absolute path (ansible-playbook runs in another folder); one line when it is missing."""
-    path = Path(ssh_config).expanduser().resolve()
-    if not path.is_file():
-        raise ZeroLossError(f"no ssh config file {ssh_config}", "give --ssh-config an existing ssh client config")
-    return str(path)
-
-
-def run_playbook(inventory: str, workdir: Path, limit: str | None = None, ssh_config: str | None = None,
-                 ovs_rundir: str | None = None, progress: Callable[[str], None] | None = None,
-                 accept_new_host_keys: bool = False) -> list[Collected]:
-    """Runs ansible/collect.yml on the inventory's hosts; every host it tried, in inventory order of the events.
-    Host keys are checked (a changed key refused; an unknown one refused unless accept_new_host_keys)."""
-    if not PLAYBOOK.is_file():
-        raise ZeroLossError(f"the playbook {PLAYBOOK} is missing", "run zeroloss from its source checkout")
-    if "," not in inventory and not Path(inventory).exists():
-        raise ZeroLossError(f"no Ansible inventory {inventory}", "give an inventory file (INI or YAML) or 'h1,h2,'")
-    runner = _runner()
-    bindir = str(Path(sys.executable).parent)  # ansible-playbook sits next to the venv's python
-    envvars = {"PATH": os.pathsep.join([bindir, os.environ.get("PATH", "")]), "ANSIBLE_NOCOLOR": "1",
-               "ANSIBLE_RETRY_FILES_ENABLED": "0", **ssh_environment(accept_new_host_keys)}
-    extravars = {"zeroloss_collector": str(remote.COLLECTOR)}
-    if ovs_rundir:
-        extravars["zeroloss_ovs_rundir"] = ovs_rundir
-    if ssh_config:
-        extravars["ansible_ssh_common_args"] = f"-F {shlex.quote(ssh_config_path(ssh_config))}"
-    inv = inventory if "," in inventory else str(Path(inventory).resolve())
-    workdir.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Collected] = {}
-
-    def on_event(event: dict) -> bool:
-        data = event.get("event_data") or {}
-        host, kind, res = data.get("host"), event.get("event"), data.get("res") or {}
-        if not host:
-            return True
-        if kind == "runner_on_unreachable":
-            results[host] = Collected(host, "unreachable", message=_message(res))
-        elif kind == "runner_on_failed" and not data.get("ignore_errors"):
-            results[host] = Collected(host, "failed", message=f"{data.get('task', 'a task')}: {_message(res)}")
-        elif kind == "runner_on_ok" and str(data.get("task", "")).startswith(COLLECT_TASK):
-            results[host] = Collected(host, "ok", stdout=str(res.get("stdout", "")))
-        else:
-            return True
-        if progress:
-            progress(f"{host}: {results[host].status}")
-        return True
-
-    # ansible-runner turns SIGINT/SIGTERM into a cancel that kills ansible-playbook's process group; its handlers
-    # stay installed after the run, so ours (the CLI's SIGTERM -> KeyboardInterrupt) are put back
-    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        r = runner.run(private_data_dir=str(workdir), playbook=str(PLAYBOOK), inventory=inv, limit=limit,
-                       extravars=extravars, envvars=envvars, quiet=True, event_handler=on_event,
-                       timeout=RUN_TIMEOUT_S)
-    finally:
-        for sig, handler in handlers.items():
-            if handler is not None:
-                signal.signal(sig, handler)
-    if r.status == "canceled":
-        raise KeyboardInterrupt
-    if r.status == "timeout":
-        raise ZeroLossError(f"the Ansible run did not end in {RUN_TIMEOUT_S} s ({len(results)} host(s) done)",
-                            "use --limit for fewer hosts at a time, or find the host that hangs")
-    if not results:
-        tail = [ln for ln in ANSI.sub("", r.stdout.read()).splitlines() if ln.strip()] if r.stdout else []
-        why = next((ln for ln in reversed(tail) if "ERROR" in ln or "WARNING" in ln or "skipping" in ln),
-                   tail[-1] if tail else f"ansible-playbook ended {r.status} (rc {r.rc})")
-        raise ZeroLossError(f"Ansible collected no host from {inventory}{f' (--limit {limit})' if limit else ''}: "
-                            f"{why.strip()}", "check the inventory with: ansible-inventory -i INV --graph")
-    return sorted(results.values(), key=lambda c: c.host)
 
 
 # -- the plan against the node ----------------------------------------------------------------------------------
