@@ -8,12 +8,16 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.drivers.dpdk.telemetry import Telemetry
 from zeroloss.drivers.dut.ovs import Ovs, OvsSettings
 from zeroloss.drivers.lab.labdut import LabDut
 from zeroloss.drivers.lab.labfile import Lab
+
+if TYPE_CHECKING:
+    from zeroloss.drivers.lab.labrun import LabSession
 
 
 def _times(fn: Callable[[], object], n: int) -> list[float]:
@@ -55,7 +59,7 @@ def bench_lab(lab: Lab, readings: int = 50, trials: int = 5, trial_s: float = 0.
               progress: Callable[[str], None] = lambda _: None) -> dict:
     """Median and p90 ms of a counters reading and a state reading, remote (one SSH session) and local, and the
     wall time of short trials without readings, with the remote ones and with the local ones."""
-    from zeroloss.drivers.lab.labrun import lab_streams, session
+    from zeroloss.drivers.lab.labrun import session
 
     with session(lab, 1518, 1000, 25.0) as s:
         dut = s.dut
@@ -74,33 +78,7 @@ def bench_lab(lab: Lab, readings: int = 50, trials: int = 5, trial_s: float = 0.
                 local_state = _times(lambda: (dut_snapshot_local(lab, dut)), max(5, readings // 5))
             finally:
                 close()
-        streams = lab_streams(lab, s.macs, 64, 10_000, 64, ["src_ip", "dst_ip"])
-        s.client.configure(streams)
-
-        def trial() -> None:
-            s.client.run_trial(duration_s=trial_s, drain_ms=100)
-
-        def with_remote() -> None:
-            dut.counters()
-            trial()
-            dut.counters()
-            dut.state()
-
-        runs = {"none": trial, "remote": with_remote}
-        if reader is not None:
-            read, close = _local_reader(lab, dut)
-
-            def with_local() -> None:
-                read()
-                trial()
-                read()
-                dut_snapshot_local(lab, dut)
-
-            runs["local"] = with_local
-        progress(f"trials: {trials} of {trial_s:g} s without readings, with remote and with local readings")
-        walls = {k: statistics.median(_times(fn, trials)) for k, fn in runs.items()}
-        if reader is not None:
-            close()
+        walls = _trial_walls(s, lab, reader is not None, trials, trial_s, progress)
         logins = len(dut.agents)
         requests = sum(a.requests for a in dut.agents.values())
     out = {"readings": readings, "ssh_logins": logins, "requests": requests,
@@ -112,6 +90,43 @@ def bench_lab(lab: Lab, readings: int = 50, trials: int = 5, trial_s: float = 0.
         out.update({"local_ms": _summary(local), "local_state_ms": _summary(local_state)})
         out["ratio"] = out["remote_ms"]["median"] / max(out["local_ms"]["median"], 1e-9)
     return out
+
+
+def _trial_walls(s: LabSession, lab: Lab, local: bool, trials: int, trial_s: float,
+                 progress: Callable[[str], None]) -> dict[str, float]:
+    """The median wall time (ms) of short trials without readings, with the remote readings around each and, with
+    local, with the bench's own readings of the same OVS and VNFs."""
+    from zeroloss.drivers.lab.labrun import lab_streams
+
+    dut = s.dut
+    streams = lab_streams(lab, s.macs, 64, 10_000, 64, ["src_ip", "dst_ip"])
+    s.client.configure(streams)
+
+    def trial() -> None:
+        s.client.run_trial(duration_s=trial_s, drain_ms=100)
+
+    def with_remote() -> None:
+        dut.counters()
+        trial()
+        dut.counters()
+        dut.state()
+
+    runs = {"none": trial, "remote": with_remote}
+    if local:
+        read, close = _local_reader(lab, dut)
+
+        def with_local() -> None:
+            read()
+            trial()
+            read()
+            dut_snapshot_local(lab, dut)
+
+        runs["local"] = with_local
+    progress(f"trials: {trials} of {trial_s:g} s without readings, with remote and with local readings")
+    walls = {k: statistics.median(_times(fn, trials)) for k, fn in runs.items()}
+    if local:
+        close()
+    return walls
 
 
 def dut_snapshot_local(lab: Lab, dut: LabDut) -> None:
