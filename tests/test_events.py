@@ -11,9 +11,10 @@ import pytest
 
 from zeroloss.core.config import RunConfig
 from zeroloss.core.errors import ZeroLossError
-from zeroloss.drivers.bench.events import active_member, flow_lines, mask_cores, pmd_cores, unfit, wider_mask
+from zeroloss.drivers.bench.events import active_member, flow_lines, mask_cores, pmd_cores, wider_mask
 from zeroloss.results import events as ev
 from zeroloss.runs.events import Plan, check, rebase
+from zeroloss.targets.kinds.ovs import unfit
 
 ZL = [sys.executable, "-m", "zeroloss.cli"]
 
@@ -75,13 +76,13 @@ def test_rebase_adds_what_a_restarted_part_counted_before_the_event():
 
 
 def test_which_events_a_topology_can_have():
-    assert unfit("vnf-restart", "pvp", "none", False) is None
-    assert "ovs-p2p has no VNF" in unfit("vnf-restart", "ovs-p2p", "none", False)
-    assert "--bond" in unfit("bond-down", "pvp", "none", False)
-    assert unfit("bond-up", "pvp", "active-backup", False) is None
-    assert unfit("ovs-restart", "pvp", "none", True) is None  # the lab file's command: tests/test_lab_events_unit.py
-    assert unfit("mtu", "pvp", "none", True) is None
-    assert "unknown event" in unfit("reboot", "pvp", "none", False)
+    # the OVS kind's events (targets/kinds/ovs); a lab's: tests/test_lab_events_unit.py; unknown: test_registry.py
+    pvp = RunConfig(topology="pvp")
+    assert unfit("vnf-restart", pvp) is None
+    assert "ovs-p2p has no VNF" in unfit("vnf-restart", RunConfig(topology="ovs-p2p"))
+    assert "--bond" in unfit("bond-down", pvp)
+    assert unfit("bond-up", RunConfig(topology="pvp", bond="active-backup", bridges=2)) is None
+    assert unfit("mtu", pvp) is None and unfit("ovs-restart", pvp) is None
 
 
 def test_masks_members_and_flows():

@@ -22,7 +22,7 @@ def _cmd_events(args: argparse.Namespace) -> int:
     from zeroloss.core import config as config_mod
     from zeroloss.drivers.session import BENCH, ResultLock
     from zeroloss.host import hostinfo
-    from zeroloss.results.events import EVENTS, table, to_json_summary
+    from zeroloss.results.events import table, to_json_summary
     from zeroloss.runs.events import EventsRun, Plan, check
 
     overrides = run_overrides(args)
@@ -32,18 +32,11 @@ def _cmd_events(args: argparse.Namespace) -> int:
     overrides["frame_sizes"] = [args.frame_size]
     cfg = config_mod.load(Path(args.config) if args.config else None, overrides)
     names = args.event or ["all"]
-    if "all" in names:
-        lab = bool(cfg.lab)
-        from zeroloss.results.events import unfit
+    if "all" in names:  # what the settings' kind of DUT makes of it (a lab: the events its file has commands for)
+        from zeroloss.targets.registry import Events, kind_of
 
-        if lab:  # every event the lab file has commands for; bond events only when named (a bond is the node's)
-            from zeroloss.drivers.lab.labfile import load, missing_command
-
-            labfile = load(cfg.lab)
-            names = [n for n in EVENTS if unfit(n, cfg.topology, cfg.bond, lab) is None
-                     and missing_command(labfile, n) is None and not n.startswith("bond-")]
-        else:
-            names = [n for n in EVENTS if unfit(n, cfg.topology, cfg.bond, lab) is None]
+        events = kind_of(cfg).events
+        names = list(events.chosen(cfg)) if isinstance(events, Events) else []  # none: check() says why
     plan = Plan(events=tuple(dict.fromkeys(names)), repeat=args.repeat, load_pct=args.load, duration_s=args.duration,
                 t_event_s=args.at, t_undo_s=args.undo_at if args.undo_at is not None else 2 * args.at,
                 rate_pps=args.rate, ndr_from=args.ndr_from, baseline=not args.no_baseline)

@@ -34,25 +34,8 @@ EVENTS = {
     "flows-10k": "10 000 OpenFlow rules the traffic does not match added, then deleted",
     "mtu": "mtu_request of a VNF port raised by 100 bytes, then back",
 }
-# every event on a lab node too, through the node's own commands (drivers/lab/labevents.py); the restarts run the
-# commands the lab file names under these keys
-LAB_EVENTS = tuple(EVENTS)
-
-
-def unfit(name: str, topology: str, bond: str, lab: bool) -> str | None:
-    """Why the event cannot happen on this DUT (one line with the fix), or None. On a lab node, whether the lab file
-    has the event's command is lab.labfile.missing_command's to say."""
-    if name not in EVENTS:
-        return f"unknown event '{name}': use {', '.join(EVENTS)} or all"
-    if lab:
-        if name not in LAB_EVENTS:
-            return f"event {name} is not made on a lab node; lab events: {', '.join(LAB_EVENTS)}"
-        return None
-    if name.startswith("bond-") and bond == "none":
-        return f"event {name} needs bonded generator ports: add --bond active-backup (or balance-slb)"
-    if name == "vnf-restart" and topology == "ovs-p2p":
-        return "event vnf-restart: ovs-p2p has no VNF; use --topology pvp or pvvp"
-    return None
+# which a kind of DUT can make, and on which settings, is the kind's (targets/registry.Events): the bench's OVS
+# (targets/kinds/ovs), a lab node through its own commands (targets/kinds/lab.py)
 
 
 @dataclass(frozen=True, kw_only=True)

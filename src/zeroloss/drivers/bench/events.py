@@ -23,11 +23,8 @@ import time
 from abc import ABC, abstractmethod
 
 from zeroloss.core.errors import ZeroLossError
-from zeroloss.results.events import EVENTS, LAB_EVENTS, unfit
 
 from .ovsbench import BONDS, OvsBench, bond_members
-
-__all__ = ["EVENTS", "LAB_EVENTS", "Event", "bench_event", "unfit"]
 
 FLOWS = 10_000
 FLOW_COOKIE = "0x7a1e7000"  # the rules flows-10k adds, deleted by this cookie
@@ -287,7 +284,7 @@ class Mtu(BenchEvent):
 
 
 def bench_event(bench: OvsBench, name: str) -> Event:
-    """The bench's event of that name (unfit() has said it can happen on this topology)."""
+    """The bench's event of that name (the OVS kind's unfit, targets/kinds/ovs, has said it can happen here)."""
     if name.startswith("bond-"):
         return BondMember(bench, name)
     kinds: dict[str, type[BenchEvent]] = {"rxq-rebalance": RxqRebalance, "pmd-mask": PmdMask,

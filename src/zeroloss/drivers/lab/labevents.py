@@ -404,7 +404,7 @@ def check(dut: LabDut, names: list[str] | tuple[str, ...]) -> None:
 
 
 def lab_event(dut: LabDut, name: str) -> Event:
-    """The lab's event of that name (results.events.unfit has said it is a lab event)."""
+    """The lab's event of that name (the lab kind's events, targets/kinds/lab.py, name it)."""
     if name.startswith("bond-"):
         return LabBond(dut, name)
     kinds: dict[str, type[LabEvent]] = {"rxq-rebalance": LabRebalance, "pmd-mask": LabPmdMask,

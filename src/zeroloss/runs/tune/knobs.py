@@ -21,22 +21,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from zeroloss.core.config import OVS_TOPOLOGIES, RunConfig
+from zeroloss.core.config import RunConfig
 from zeroloss.core.cores import core_list
 from zeroloss.core.cpuset import format_list, parse_mask
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.frames import largest
 from zeroloss.core.ovsfacts import CT_MAXCONNS, FLOW_LIMIT
 from zeroloss.host.memory import tripleo_socket_mem
+from zeroloss.targets.kinds.ovs.vnfs import ring_max
+from zeroloss.targets.registry import kind_of
 
 MAX_QUEUES = 4          # RX queues per port the ladder goes to (the bench has 2 to 4 cores)
 MAX_DESC = 4096         # OVS's NIC_PORT_MAX_Q_SIZE
 OVS_TX_RETRIES = 8      # OVS's tx-retries-max default (VHOST_ENQ_RETRY_DEF); -1 in RunConfig
-RING_MAX_VM = 1024      # QEMU's virtio-net takes 256, 512 or 1024
 # hugepage memory the bench gives zlgen and each process VNF besides OVS (bench.ovsbench GEN_MB, VNF_MB; a test
 # keeps them equal): OVS's socket memory may take the rest of the host's hugepages
 GEN_MB = VNF_MB = 256
-VNFS = {"p2p": 0, "ovs-p2p": 0, "pvp": 1, "pvvp": 2}
 
 
 Finding = dict[str, Any]  # one finding of the diagnosis (loss/diagnose.py), as decide.findings_of merges them
@@ -64,7 +64,7 @@ class Host:
 # -- the ladders: the values to try from cfg's, in order -------------------------------------------------------
 
 def _ring(cfg: RunConfig, h: Host) -> list[int]:
-    top = 4096 if cfg.vnf == "process" else RING_MAX_VM
+    top = ring_max(cfg.vnf)  # the deepest ring every VNF kind it may be takes (auto: perhaps a VM, 1024)
     return [v for v in (1024, 4096) if cfg.vnf_ring < v <= top]
 
 
@@ -78,13 +78,15 @@ def _vnf_queues(cfg: RunConfig, h: Host) -> list[int]:
 
 def used_cpus(cfg: RunConfig) -> set[int]:
     """CPUs the bench already runs a polling thread on: OVS's PMDs, zlgen, testpmd (the DUT, or the process VNF,
-    which the bench places on dut_lcores' default 0,1) and a VM's vCPUs and emulator threads."""
+    which the bench places on dut_lcores' default 0,1) and a VM's vCPUs and emulator threads (the pins its kind of
+    DUT names; vnf auto may be a process, whose pins are not taken)."""
     used = set(parse_mask(cfg.ovs_pmd_cpu_mask))
     for key in ("gen_lcores", "dut_lcores"):
         used.update(core_list(key, getattr(cfg, key)))
-    if cfg.vnf == "vm" and cfg.topology in ("pvp", "pvvp"):
-        used.update(core_list("vnf_vcpus", cfg.vnf_vcpus))
-        used.update(core_list("vnf_emulator_cpus", cfg.vnf_emulator_cpus))
+    if cfg.vnf == "vm":
+        for key in kind_of(cfg).core_keys(cfg):
+            if key.startswith("vnf_"):
+                used.update(core_list(key, getattr(cfg, key)))
     return used
 
 
@@ -123,7 +125,7 @@ def ovs_mtu(cfg: RunConfig) -> int:
 def ovs_hugepages_mb(cfg: RunConfig, hugepages_mb: int) -> int:
     """What of the host's hugepages OVS's socket memory may take: the rest after zlgen and the VNFs."""
     per_vnf = cfg.vnf_memory_mb if cfg.vnf == "vm" else VNF_MB
-    return hugepages_mb - GEN_MB - per_vnf * VNFS[cfg.topology]
+    return hugepages_mb - GEN_MB - per_vnf * kind_of(cfg).vnfs(cfg)
 
 
 def _socket_mem(cfg: RunConfig, h: Host) -> list[int]:
@@ -182,17 +184,13 @@ def _drain(cfg: RunConfig, h: Host) -> list[int]:
 # -- the knobs ---------------------------------------------------------------------------------------------------
 
 ANY_VNF = ("auto", "vm", "process")
-OVS = OVS_TOPOLOGIES
-VNF = ("pvp", "pvvp")
 
 
 @dataclass(frozen=True)
 class Knob:
-    key: str
+    key: str                                    # where it exists is its DUT kind's to say (Kind.knobs)
     name: str
     ladder: Callable[[RunConfig, Host], list[Any]]
-    topologies: tuple[str, ...]                 # where the setting exists
-    duts: tuple[str, ...] = ("testpmd",)        # testpmd: the bench; a lab node's knobs are labknobs
     vnfs: tuple[str, ...] = ANY_VNF             # the VNF kinds it applies to
     when: Callable[[RunConfig], bool] = lambda cfg: True
 
@@ -201,28 +199,32 @@ def _pmds(cfg: RunConfig) -> int:
     return len(parse_mask(cfg.ovs_pmd_cpu_mask))
 
 
+def _has_vnf(cfg: RunConfig) -> bool:  # a VNF's setting: where the kind runs VNFs (pvp, pvvp)
+    return kind_of(cfg).vnfs(cfg) > 0
+
+
 KNOBS = {k.key: k for k in (
-    Knob("vnf_ring", "VNF virtio ring size", _ring, VNF),
-    Knob("ovs_tx_retries_max", "OVS vhost tx-retries-max", _retries, OVS),
-    Knob("vnf_vcpus", "VNF cores (vCPUs)", _add_cpu("vnf_vcpus"), VNF, vnfs=("vm",)),
-    Knob("dut_rxq", "RX queues per port", _rxq, ("p2p", *OVS)),
-    Knob("vnf_queues", "VNF queue pairs (guest multiqueue)", _vnf_queues, VNF),
-    Knob("ovs_pmd_cpu_mask", "OVS PMD cores (pmd-cpu-mask)", _pmd_mask, OVS),
+    Knob("vnf_ring", "VNF virtio ring size", _ring, when=_has_vnf),
+    Knob("ovs_tx_retries_max", "OVS vhost tx-retries-max", _retries),
+    Knob("vnf_vcpus", "VNF cores (vCPUs)", _add_cpu("vnf_vcpus"), vnfs=("vm",), when=_has_vnf),
+    Knob("dut_rxq", "RX queues per port", _rxq),
+    Knob("vnf_queues", "VNF queue pairs (guest multiqueue)", _vnf_queues, when=_has_vnf),
+    Knob("ovs_pmd_cpu_mask", "OVS PMD cores (pmd-cpu-mask)", _pmd_mask),
     # queue placement only matters with two PMDs or more
-    Knob("ovs_rxq_assign", "OVS pmd-rxq-assign", _rxq_assign, OVS, when=lambda c: _pmds(c) > 1),
+    Knob("ovs_rxq_assign", "OVS pmd-rxq-assign", _rxq_assign, when=lambda c: _pmds(c) > 1),
     # no descriptor knob: OVS reads n_rxq_desc/n_txq_desc on NIC (type dpdk) ports only, and every bench port is
     # vhost-user (netdev_dpdk_vhost_client_set_config reads neither); on a lab node's NICs they are labknobs'
-    Knob("ovs_socket_mem_mb", "OVS dpdk-socket-mem", _socket_mem, OVS),
-    Knob("meter_pps", "OpenFlow meter rate", _meter, OVS),
-    Knob("dut_lcores", "DUT forwarding cores (testpmd -l)", _add_cpu("dut_lcores"), ("p2p",)),
-    Knob("drain_ms", "drain time before counting", _drain, ("p2p", *OVS), ("testpmd", "lab", "external")),
-    Knob("ovs_smc_enable", "OVS smc-enable (signature-match cache)", _smc, OVS),
-    Knob("ovs_emc_insert_inv_prob", "OVS emc-insert-inv-prob", _emc_prob, OVS),
-    Knob("ovs_flow_limit", "OVS flow-limit (datapath flows)", _flow_limit, OVS),
-    Knob("ovs_revalidators", "OVS n-revalidator-threads", _revalidators, OVS),
-    Knob("ovs_ct_maxconns", "OVS conntrack maxconns", _ct_maxconns, OVS),
-    Knob("ovs_ct_zone_limit", "OVS conntrack zone limit", _ct_zone_limit, OVS),
-    Knob("ovs_underlay_mtu", "OVS underlay port MTU (tunnel)", _underlay_mtu, OVS,
+    Knob("ovs_socket_mem_mb", "OVS dpdk-socket-mem", _socket_mem),
+    Knob("meter_pps", "OpenFlow meter rate", _meter),
+    Knob("dut_lcores", "DUT forwarding cores (testpmd -l)", _add_cpu("dut_lcores")),
+    Knob("drain_ms", "drain time before counting", _drain),
+    Knob("ovs_smc_enable", "OVS smc-enable (signature-match cache)", _smc),
+    Knob("ovs_emc_insert_inv_prob", "OVS emc-insert-inv-prob", _emc_prob),
+    Knob("ovs_flow_limit", "OVS flow-limit (datapath flows)", _flow_limit),
+    Knob("ovs_revalidators", "OVS n-revalidator-threads", _revalidators),
+    Knob("ovs_ct_maxconns", "OVS conntrack maxconns", _ct_maxconns),
+    Knob("ovs_ct_zone_limit", "OVS conntrack zone limit", _ct_zone_limit),
+    Knob("ovs_underlay_mtu", "OVS underlay port MTU (tunnel)", _underlay_mtu,
          when=lambda c: getattr(c, "tunnel", "none") != "none"),
 )}
 
@@ -369,9 +371,8 @@ def site(f: Finding, vnf_ports: set[str] | None = None) -> str:
 
 
 def applies(knob: Knob, cfg: RunConfig) -> bool:
-    """Whether the knob's setting means something for this configuration."""
-    return (cfg.topology in knob.topologies and cfg.dut in knob.duts and cfg.vnf in knob.vnfs
-            and knob.when(cfg))
+    """Whether the knob's setting means something for this configuration: its kind of DUT has it (Kind.knobs)."""
+    return knob.key in kind_of(cfg).knobs and cfg.vnf in knob.vnfs and knob.when(cfg)
 
 
 def one_line(f: Finding) -> str:
@@ -415,7 +416,7 @@ def first_untried(knob: Knob, cfg: RunConfig, host: Host, tried: set[tuple[str, 
         if value == old or (knob.key, value) in tried:
             continue
         try:
-            dataclasses.replace(cfg, **{knob.key: value})
+            kind_of(dataclasses.replace(cfg, **{knob.key: value}))  # the settings' checks and their kind's
         except ZeroLossError:
             continue
         return value
@@ -433,8 +434,9 @@ def _hops(fs: list[Finding]) -> str:
 
 
 def _isolation(fs: list[Finding], cfg: RunConfig) -> str:
+    ovs = "ovs_pmd_cpu_mask" in kind_of(cfg).knobs  # the bench's OVS: its PMDs poll
     cores = (f"OVS's PMD CPUs {format_list(parse_mask(cfg.ovs_pmd_cpu_mask))} and the VNF's"
-             if cfg.topology in OVS else f"testpmd's CPUs {cfg.dut_lcores}")
+             if ovs else f"testpmd's CPUs {cfg.dut_lcores}")
     return (f"isolcpus/nohz_full/rcu_nocbs for the polling cores ({cores}): a poller that loses its core for a few "
             f"ms overflows its ring ({_hops(fs)}); not a bench setting: `zeroloss host plan --format cmdline` writes "
             f"the kernel arguments, `zeroloss host audit` checks them")
@@ -459,7 +461,7 @@ def _socket(fs: list[Finding], cfg: RunConfig) -> str:
 
 
 def _descriptors(fs: list[Finding], cfg: RunConfig) -> str | None:
-    if cfg.dut == "lab":
+    if not kind_of(cfg).ours:
         return None  # a knob there
     return ("on a physical (type dpdk) port, n_rxq_desc=n_txq_desc=4096 absorb bursts (Dell/Intel whitepaper); the "
             "bench's ports are vhost-user, where OVS ignores both: `zeroloss host plan --descriptors 4096`, "
@@ -467,7 +469,7 @@ def _descriptors(fs: list[Finding], cfg: RunConfig) -> str | None:
 
 
 def _mtu(fs: list[Finding], cfg: RunConfig) -> str | None:
-    if cfg.dut == "lab":
+    if not kind_of(cfg).ours:
         return None  # a knob there
     need = ovs_mtu(cfg)
     ports = ", ".join(dict.fromkeys(str(f.get("where", "?")) for f in fs))
@@ -477,7 +479,7 @@ def _mtu(fs: list[Finding], cfg: RunConfig) -> str | None:
 
 
 def _lab_vnf(fs: list[Finding], cfg: RunConfig) -> str | None:
-    if cfg.dut != "lab":
+    if kind_of(cfg).ours:
         return None  # the bench's VNF settings are knobs
     return (f"the VNF's own rings and cores ({_hops(fs)}) are the VM's, which tune does not change on a node: "
             f"virtio ring size in nova.conf [libvirt] rx_queue_size = tx_queue_size = 1024, a flavor with "
@@ -487,7 +489,7 @@ def _lab_vnf(fs: list[Finding], cfg: RunConfig) -> str | None:
 
 
 def _lab_meter(fs: list[Finding], cfg: RunConfig) -> str | None:
-    if cfg.dut != "lab":
+    if kind_of(cfg).ours:
         return None  # a knob on the bench
     return (f"an OpenFlow meter polices the path below the target ({_hops(fs)}): the flows are the controller's, "
             f"so tune leaves them; ovs-ofctl -O OpenFlow13 dump-meters BRIDGE shows its rate")
