@@ -39,11 +39,19 @@ def test_the_settings_choose_their_kind():
     assert lab.dut == "lab" and kind_of(lab).name == "lab" and not kind_of(lab).ours
 
 
+TODAY = ["testpmd (started by zeroloss)", "external (yours, no counters)",
+         "lab (a compute node described by a lab file, read over SSH; implied by lab)"]
+
+
 def test_dut_choices_and_help_are_the_kinds():
-    assert registry.duts() == ("testpmd", "external", "lab")
-    assert registry.dut_help() == (
-        "device under test: testpmd (started by zeroloss), external (yours, no counters) or lab (a compute node "
-        "described by a lab file, read over SSH; implied by lab)")
+    """Today's three in their words and order (the help as the config's field said it), then any kind added since."""
+    assert registry.duts()[:3] == ("testpmd", "external", "lab")
+    words = TODAY + [next(k.help for k in registry.kinds() if d in k.duts and k.help) for d in registry.duts()[3:]]
+    assert registry.dut_help() == "device under test: " + ", ".join(words[:-1]) + " or " + words[-1]
+    if len(registry.duts()) == 3:
+        assert registry.dut_help() == (
+            "device under test: testpmd (started by zeroloss), external (yours, no counters) or lab (a compute node "
+            "described by a lab file, read over SSH; implied by lab)")
 
 
 def test_an_unknown_dut_is_refused_in_one_line_with_the_choices(tmp_path):
@@ -52,7 +60,8 @@ def test_an_unknown_dut_is_refused_in_one_line_with_the_choices(tmp_path):
     cfg = load(f, {})  # the config takes any word: the kinds decide
     with pytest.raises(ZeroLossError) as e:
         registry.check_cores(cfg)
-    assert str(e.value) == "config: dut must be one of testpmd, external, lab, got 'ovs'"
+    assert str(e.value) == f"config: dut must be one of {', '.join(registry.duts())}, got 'ovs'"
+    assert str(e.value).startswith("config: dut must be one of testpmd, external, lab")
 
 
 def test_the_vm_pins_are_checked_only_where_a_vm_may_run():
