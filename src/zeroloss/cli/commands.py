@@ -1,5 +1,5 @@
-"""The sub-commands that read or study rather than run a search: `check` (the jumbo and ledger checks), `explain`
-and `bench`. Errors a user can cause are ZeroLossError, printed by cli.main as one line."""
+"""The sub-commands that read or check rather than run a search: `check` (the jumbo and ledger checks) and `explain`
+(`bench` is cli/bench.py). Errors a user can cause are ZeroLossError, printed by cli.main as one line."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import argparse
 import json
 import sys
 from typing import TYPE_CHECKING
-
-from zeroloss.core.errors import ZeroLossError
 
 if TYPE_CHECKING:
     from zeroloss.results.events import EventsRecord
@@ -181,84 +179,4 @@ def cmd_explain(args: argparse.Namespace) -> int:
             if args.frame is None or search.frame == args.frame:
                 lines = b2b_lines(search)
                 print("\n" + "\n".join(lines) if lines else "", end="\n" if lines else "")
-    return 0
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    if args.lab:
-        from zeroloss.drivers.lab.labfile import load
-        from zeroloss.studies.labbench import bench_lab, table
-
-        lab = load(args.lab)
-        r = bench_lab(lab, readings=args.readings,
-                      progress=lambda m: None if args.json else print(m, file=sys.stderr, flush=True))
-        lines = [json.dumps(r, indent=2)] if args.json else [table(r, lab.dut.target)]
-    elif args.tune:
-        import time
-        from pathlib import Path
-
-        from zeroloss.studies.tunebench import tune_bench
-
-        lines = tune_bench(args.frames, args.trial, args.validation, args.granularity, args.budget,
-                           Path(f"results/bench-tune-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
-    elif args.neutron:
-        import time
-        from pathlib import Path
-
-        from zeroloss.studies import neutronbench
-
-        try:
-            parts = neutronbench.parse_parts(args.parts)
-        except ValueError as e:
-            raise ZeroLossError(f"--parts '{args.parts}': {e}", f"use some of {', '.join(neutronbench.PARTS)}") \
-                from None
-        lines = neutronbench.neutron_bench(parts, args.trial, args.validation, args.granularity, args.budget,
-                                           Path(args.dir or f"results/bench-neutron-{time.strftime('%Y%m%d-%H%M%S')}"),
-                                           json_out=args.json)
-    elif args.vnf:
-        import time
-        from pathlib import Path
-
-        from zeroloss.studies.vnfbench import vnf_bench
-
-        lines = vnf_bench(args.frames, args.trial, args.validation, args.granularity,
-                          Path(f"results/bench-vnf-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json)
-    elif args.search:
-        import time
-        from pathlib import Path
-
-        from zeroloss.studies.searchbench import parse_cases, parse_strategies, search_bench
-
-        args.cases = args.cases or "p2p:64,p2p:1518,p2p:9000,pvp:64"
-        try:
-            cases = parse_cases(args.cases)
-        except ValueError:
-            raise ZeroLossError(f"--cases '{args.cases}' is not TOPOLOGY:SIZE,... (e.g. p2p:64,pvp:64)") from None
-        try:
-            strategies = parse_strategies(args.strategies)
-        except ValueError as e:
-            raise ZeroLossError(f"--strategies '{args.strategies}': {e}") from None
-        lines = search_bench(cases, args.repeats or 3, args.trial, args.validation, args.granularity,
-                             Path(f"results/bench-search-{time.strftime('%Y%m%d-%H%M%S')}"), json_out=args.json,
-                             strategies=strategies)
-    elif args.noisy:
-        import time
-        from pathlib import Path
-
-        from zeroloss.studies import noisybench
-
-        try:
-            cases = noisybench.parse_cases(args.cases or ",".join(noisybench.CASES))
-        except ValueError as e:
-            raise ZeroLossError(f"--cases '{args.cases}': {e}", f"use some of {', '.join(noisybench.CASES)}") \
-                from None
-        lines = noisybench.noisy_bench(cases, args.repeats or 5, args.meter_pps, args.trial, args.validation,
-                                       args.granularity, Path(f"results/bench-noisy-{time.strftime('%Y%m%d-%H%M%S')}"),
-                                       json_out=args.json)
-    else:
-        from zeroloss.studies.genbench import run_benchmarks
-
-        lines = run_benchmarks(seconds=args.seconds, repeats=args.repeats or 3, json_out=args.json)
-    for line in lines:
-        print(line, flush=True)
     return 0

@@ -4,26 +4,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zeroloss.cli.argtypes import number, rate, whole_number
 from zeroloss.cli.runflags import add_run_flags, run_overrides
 from zeroloss.core.errors import ZeroLossError
+
+if TYPE_CHECKING:
+    from zeroloss.core.config import RunConfig
+    from zeroloss.runs.events import Plan
 
 RUN_FLAGS = ("flows", "topology", "bond", "firewall", "tunnel", "vnf_ring", "vnf", "cnf_launch", "vnf_link", "lab",
              "allow_dut_changes", "forward_mode", "drain_ms", "trial_s", "validation_s", "granularity_pct",
              "link_speed_gbps")
 
 
-def _cmd_events(args: argparse.Namespace) -> int:
-    import time
-    from pathlib import Path
-
+def _settings(args: argparse.Namespace) -> tuple[RunConfig, Plan]:
+    """The run settings at the one frame size and the plan of events, checked (a broken lab file named before the
+    bench is taken)."""
     from zeroloss.cli.lab import check_lab_file
     from zeroloss.core import config as config_mod
-    from zeroloss.drivers.session import BENCH, ResultLock
-    from zeroloss.host import hostinfo
-    from zeroloss.results.events import table, to_json_summary
-    from zeroloss.runs.events import EventsRun, Plan, check
+    from zeroloss.runs.events import Plan, check
 
     overrides = run_overrides(args)
     overrides.update(dict(args.set or []))
@@ -42,13 +46,22 @@ def _cmd_events(args: argparse.Namespace) -> int:
                 rate_pps=args.rate, ndr_from=args.ndr_from, baseline=not args.no_baseline)
     check(cfg, plan)
     check_lab_file(cfg.lab)
+    return cfg, plan
+
+
+def _path(args: argparse.Namespace) -> Path:
+    """The events file, its folder made before the bench is taken."""
     path = Path(args.output or f"results/events-{time.strftime('%Y%m%d-%H%M%S')}.json")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ZeroLossError(f"cannot make the folder of the events file {path}: {e.strerror or e}",
                             "give -o a path in a folder you can write") from None
+    return path
 
+
+def _progress(args: argparse.Namespace) -> Callable[[str, dict], None]:
+    """One line on stderr per quick search and per trial done (none with --json or --quiet)."""
     def progress(kind: str, data: dict) -> None:
         if args.json or args.quiet:
             return
@@ -61,8 +74,19 @@ def _cmd_events(args: argparse.Namespace) -> int:
             print(f"  {t.event} {t.repeat}: lost {t.lost:,} frames, outage {t.outage_ms:,.1f} ms{where}",
                   file=sys.stderr, flush=True)
 
+    return progress
+
+
+def _cmd_events(args: argparse.Namespace) -> int:
+    from zeroloss.drivers.session import BENCH, ResultLock
+    from zeroloss.host import hostinfo
+    from zeroloss.results.events import table, to_json_summary
+    from zeroloss.runs.events import EventsRun
+
+    cfg, plan = _settings(args)
+    path = _path(args)
     with ResultLock(path), BENCH:
-        run = EventsRun(cfg, plan, path, hostinfo.collect(), progress,
+        run = EventsRun(cfg, plan, path, hostinfo.collect(), _progress(args),
                         warn=lambda w: print(f"warning: {w}", file=sys.stderr))
         try:
             rec = run.execute()

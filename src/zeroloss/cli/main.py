@@ -14,7 +14,9 @@ from pathlib import Path
 from zeroloss import __version__
 from zeroloss.cli import commands
 from zeroloss.cli.argtypes import check_frame, frame_key, rate, whole_number
-from zeroloss.cli.runflags import add_run_flag, add_run_flags, run_overrides
+from zeroloss.cli.bench import cmd_bench
+from zeroloss.cli.run import cmd_campaign, cmd_run
+from zeroloss.cli.runflags import add_run_flag, add_run_flags
 from zeroloss.core.errors import ZeroLossError
 
 _positive_int = whole_number(1)
@@ -118,161 +120,6 @@ def _set_value(text: str) -> tuple[str, object]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    import time
-    from pathlib import Path
-
-    from zeroloss.cli.lab import check_lab_file
-    from zeroloss.cli.progress import Progress
-    from zeroloss.core import config as config_mod
-    from zeroloss.drivers.proc import ComponentDied
-    from zeroloss.drivers.session import BENCH, ResultLock
-    from zeroloss.host import hostinfo
-    from zeroloss.results import latencyload
-    from zeroloss.results.fmt import queue_lines, run_table
-    from zeroloss.results.resultfile import ResultFile
-    from zeroloss.results.verdict import verdict
-    from zeroloss.runs.run import Run, interrupted_state
-    from zeroloss.targets.registry import check_cores  # the cores the settings' kind of DUT names
-
-    overrides = run_overrides(args)
-    overrides.update(dict(args.set or []))
-    host = hostinfo.collect()
-    if args.resume:
-        given = [k for k, v in overrides.items() if v is not None]
-        if given or args.config:
-            drop = ", ".join(given) or "--config"
-            raise ZeroLossError(f"--resume takes its settings from the result file; drop {drop}")
-        path = Path(args.resume)
-    else:
-        cfg = config_mod.load(Path(args.config) if args.config else None, overrides)
-        check_cores(cfg)
-        check_lab_file(cfg.lab)  # a broken lab file is its fault, not "the bench is in use"
-        path = Path(args.output or f"results/zeroloss-{time.strftime('%Y%m%d-%H%M%S')}.json")
-    with ResultLock(path), BENCH:  # one writer per result file, one zeroloss on the bench
-        if args.resume:
-            rf = ResultFile.load(path)
-            rf.check_host(host)
-            if rf.run.state == "complete":
-                raise ZeroLossError(f"{args.resume} is complete: nothing to resume")
-            cfg = config_mod.stored(rf.run.config)
-            check_cores(cfg)
-            rf.set_state("running")
-        else:
-            rf = ResultFile.create(path, cfg.to_dict(), host)
-        progress = Progress(quiet=args.quiet, granularity_pct=cfg.granularity_pct)
-        try:
-            with interrupted_state(rf):
-                Run(cfg, rf, progress).execute()
-        except (KeyboardInterrupt, ComponentDied, ZeroLossError) as e:
-            if not args.resume and not rf.run.ceilings and not any(s.trials for s in rf.run.searches):
-                rf.discard()  # ended before any measurement (no sudo, the node unreachable): nothing to continue
-                if isinstance(e, KeyboardInterrupt):
-                    print("zeroloss: interrupted before the first trial; no result file written", file=sys.stderr)
-                    return 130
-                raise
-            if isinstance(e, KeyboardInterrupt):
-                print(f"zeroloss: interrupted; the finished trials are in {rf.path}; continue with: "
-                      f"zeroloss run --resume {rf.path}", file=sys.stderr)
-                return 130
-            if isinstance(e, ComponentDied):
-                raise ZeroLossError(f"{e} (trials so far: {rf.path}; continue with: zeroloss run --resume "
-                                    f"{rf.path})") from e
-            raise ZeroLossError(f"{e} (trials so far: {rf.path})") from e
-    run = rf.run
-    sign_off = verdict(run)
-    code = sign_off.exit_code  # 0 pass (or no requirement), 2 fail, 3 inconclusive: results/verdict.py
-    if args.json:
-        keys = ("frame", "repeat", "link", "ceiling_pps", "line_rate_pps", "result")
-        searches = [{k: d[k] for k in keys} for d in (s.to_json() for s in run.searches)]
-        print(json.dumps({"verdict": sign_off.to_dict(), "result_file": str(rf.path), "searches": searches,
-                          "latency_vs_load": latencyload.to_json(run), "warnings": list(run.all_warnings())},
-                         indent=2))
-        return code
-    print(run_table(run))
-    if loads := latencyload.load_table(run):
-        print()
-        print(loads)
-    lines = queue_lines(run)
-    if lines:
-        print()
-        print("\n".join(lines))
-    for w in run.all_warnings():
-        print(f"warning: {w}", file=sys.stderr)
-    print(f"\nresult file: {rf.path}\nHTML report: zeroloss report {rf.path}")
-    if code:
-        print(f"zeroloss: {sign_off.line}", file=sys.stderr)
-    return code
-
-
-def _cmd_campaign(args: argparse.Namespace) -> int:
-    import time
-    from pathlib import Path
-
-    from zeroloss.cli.lab import check_lab_file
-    from zeroloss.drivers.session import BENCH, ResultLock
-    from zeroloss.host import hostinfo
-    from zeroloss.runs.campaign import CampaignFile, builtin_names, expand, read
-
-    if args.list or not (args.campaign or args.resume):
-        print("built-in campaigns: " + ", ".join(builtin_names()))
-        return 0 if args.list else 2
-    host = hostinfo.collect()
-    if args.resume:
-        if args.campaign or args.set or args.output:
-            raise ZeroLossError("--resume takes the campaign and its settings from the result file; "
-                                "give only the file")
-        path = Path(args.resume)
-    else:
-        spec = read(args.campaign)
-        overrides = dict(args.set or [])
-        cases = expand(spec, overrides)
-        for lab in sorted({c["config"].lab for c in cases if "config" in c and c["config"].lab}):
-            check_lab_file(lab)  # before the bench is taken, as run does
-        path = Path(args.output or f"results/campaign-{spec['name']}-{time.strftime('%Y%m%d-%H%M%S')}.json")
-    with ResultLock(path), BENCH:  # one writer per campaign file, one zeroloss on the bench
-        if args.resume:
-            cf = CampaignFile.load(path, host)
-            cf.set_state("running")
-            camp = cf.record
-            cases = expand(camp.definition or {}, camp.overrides or {})
-        else:
-            cf = CampaignFile.create(path, spec, host, overrides)
-        return _campaign(args, cf, cases, host)
-
-
-def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:
-    from zeroloss.cli.progress import Progress
-    from zeroloss.runs.campaign import campaign_table, run_campaign
-    from zeroloss.runs.run import Run, interrupted_state
-    from zeroloss.targets.registry import check_cores  # the cores the settings' kind of DUT names
-
-    progress = Progress(quiet=args.quiet)
-
-    def one(name, cfg, rf) -> None:
-        progress("case", {"name": name})
-        check_cores(cfg)
-        with interrupted_state(rf):
-            Run(cfg, rf, progress).execute()
-
-    try:
-        run_campaign(cf, cases, host, one)
-    except KeyboardInterrupt:
-        cf.end("interrupted")
-        print(f"zeroloss: interrupted; the finished trials are in {cf.path}; continue with: "
-              f"zeroloss campaign --resume {cf.path}", file=sys.stderr)
-        return 130
-    except ZeroLossError as e:
-        cf.end("failed")
-        raise ZeroLossError(f"{e} (trials so far: {cf.path})") from e
-    if args.json:
-        print(json.dumps(cf.to_json(), indent=1))
-        return 0
-    print(campaign_table(cf.record))
-    print(f"\nresult file: {cf.path}\nHTML report: zeroloss report {cf.path}")
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="zeroloss",
@@ -334,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--resume", metavar="FILE", help="continue a cut run from its result file")
     r.add_argument("--json", action="store_true", help="print machine-readable results only")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    r.set_defaults(func=_cmd_run)
+    r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("campaign", help="run a list or cross of run settings (a campaign file or a built-in)",
                        description="Runs `zeroloss run` once per case of a campaign (YAML: base settings, cases, "
@@ -350,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "cases are kept, the cut one continues from its last trial")
     c.add_argument("--json", action="store_true", help="print the whole result document as JSON")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    c.set_defaults(func=_cmd_campaign)
+    c.set_defaults(func=cmd_campaign)
 
     register_tune(sub, _set_value)
 
@@ -442,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_flag(b, "trial_s", dest="trial", default=1.0, scope=scope)
     add_run_flag(b, "validation_s", dest="validation", default=run_defaults.validation_s, scope=scope)
     add_run_flag(b, "granularity_pct", dest="granularity", default=run_defaults.granularity_pct, scope=scope)
-    b.set_defaults(func=commands.cmd_bench)
+    b.set_defaults(func=cmd_bench)
     from zeroloss.cli.host import register as register_host
     from zeroloss.cli.lab import register as register_lab
     from zeroloss.cli.report import register as register_report

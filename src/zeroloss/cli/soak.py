@@ -10,10 +10,14 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zeroloss.cli.argtypes import check_frame
 from zeroloss.cli.runflags import add_run_flag, run_overrides
 from zeroloss.core.errors import ZeroLossError
+
+if TYPE_CHECKING:
+    from zeroloss.core.config import RunConfig
 
 # the run settings `trial` takes as `run` does (the others through --set KEY=VALUE)
 MAX_DURATION_S = 86400  # zlgen's longest trial (start's duration_s, gen/PROTOCOL.md)
@@ -34,13 +38,9 @@ def is_soak(args: argparse.Namespace) -> bool:
     return bool(args.lab or args.interval is not None or args.output or args.set or run_overrides(args))
 
 
-def soak_trial(args: argparse.Namespace) -> int:
-    """zeroloss trial as a soak: loss and rate every interval, loss events, the file written every interval."""
+def _settings(args: argparse.Namespace) -> tuple[RunConfig, float]:
+    """The soak's run settings (the trial's flags, the run flags, --set; a lab's) and its interval, checked."""
     from zeroloss.core import config as config_mod
-    from zeroloss.drivers.session import BENCH
-    from zeroloss.results.fmt import soak_line, soak_table
-    from zeroloss.results.soak import read as read_soak
-    from zeroloss.runs.soak import soak, soak_target
     from zeroloss.targets.registry import check_cores  # the cores the settings' kind of DUT names
 
     if args.imix:
@@ -65,17 +65,35 @@ def soak_trial(args: argparse.Namespace) -> int:
         overrides.update({"dut": "lab", "lab": args.lab})
     cfg = config_mod.load(None, overrides).effective()
     check_cores(cfg)
+    return cfg, interval
+
+
+def _out(args: argparse.Namespace) -> Path:
+    """The soak file, its folder made (and a lab file read) before the bench is taken."""
     out = Path(args.output or f"results/soak-{time.strftime('%Y%m%d-%H%M%S')}.json")
     try:  # before the bench is taken
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ZeroLossError(f"cannot make the folder of the soak file {out}: {e.strerror or e}",
                             "give -o a path in a folder you can write") from None
-    warnings: list[str] = []
     if args.lab:
         from zeroloss.drivers.lab.labfile import load
 
         load(args.lab)  # a broken lab file is one line before the bench is taken
+    return out
+
+
+def soak_trial(args: argparse.Namespace) -> int:
+    """zeroloss trial as a soak: loss and rate every interval, loss events, the file written every interval."""
+    from zeroloss.drivers.session import BENCH
+    from zeroloss.results.fmt import soak_line, soak_table
+    from zeroloss.results.soak import read as read_soak
+    from zeroloss.runs.soak import soak, soak_target
+
+    cfg, interval = _settings(args)
+    out = _out(args)
+    warnings: list[str] = []
+
     def progress(row: dict) -> None:
         if args.json:
             return

@@ -8,11 +8,15 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zeroloss.cli.runflags import add_run_flags, run_overrides
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.campaigns import TuneRecord, TuneStep
+
+if TYPE_CHECKING:
+    from zeroloss.core.config import RunConfig
+    from zeroloss.results.resultfile import ResultFile
 
 
 def register(sub, set_value) -> None:
@@ -51,50 +55,57 @@ def register(sub, set_value) -> None:
     t.set_defaults(func=cmd_tune)
 
 
+def _start(args: argparse.Namespace) -> tuple[RunConfig | None, tuple[str, float] | None, Path]:
+    """The settings to start from and the target (None, None with --resume: they are the tune file's), and the
+    tune file's path; a broken lab file is named before the bench is taken."""
+    from zeroloss.core import config as config_mod
+    from zeroloss.runs.tune import loop
+    from zeroloss.targets.registry import check_cores  # the cores the settings' kind of DUT names
+
+    if args.resume:
+        if args.target or args.config or args.set or args.output or args.steps is not None or run_overrides(args):
+            raise ZeroLossError("--resume takes the target and settings from the tune file; give only the file")
+        return None, None, Path(args.resume)
+    if not args.target:
+        raise ZeroLossError("zeroloss tune needs --target", "e.g. --target 100% or --target 1.2M")
+    target = loop.parse_target(args.target)
+    if args.budget <= 0 or not 0 <= args.noise <= 50 or (args.steps is not None and args.steps < 1):
+        raise ZeroLossError("--budget must be more than 0 minutes, --steps at least 1 and --noise within 0..50 %")
+    overrides = {**dict(args.set or []), **run_overrides(args)}
+    # tune decides on NDRs: its runs skip latency vs load (4 more trials per search) unless --set asks for it
+    overrides.setdefault("latency_loads", "none")
+    base = config_mod.load(Path(args.config) if args.config else None, overrides)
+    if base.lab and not base.allow_dut_changes:
+        raise ZeroLossError("zeroloss tune changes the lab node's OVS settings (each restored after its step)",
+                            "add --allow-dut-changes")
+    if base.lab:  # a broken lab file is named before the bench is taken (it is not "the bench is in use")
+        from zeroloss.drivers.lab.labfile import load as load_lab
+
+        load_lab(base.lab)
+    check_cores(base)
+    return base, target, Path(args.output or f"results/tune-{time.strftime('%Y%m%d-%H%M%S')}.json")
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     from zeroloss.cli.progress import Progress
-    from zeroloss.core import config as config_mod
     from zeroloss.drivers.dpdk import hugepages
     from zeroloss.drivers.session import BENCH, ResultLock
     from zeroloss.host import hostinfo
-    from zeroloss.results.resultfile import ResultFile
     from zeroloss.runs.run import Run, interrupted_state
     from zeroloss.runs.tune import loop
     from zeroloss.targets.registry import check_cores  # the cores the settings' kind of DUT names
 
     host = hostinfo.collect()
-    if args.resume:
-        if args.target or args.config or args.set or args.output or args.steps is not None or run_overrides(args):
-            raise ZeroLossError("--resume takes the target and settings from the tune file; give only the file")
-        path = Path(args.resume)
-    else:
-        if not args.target:
-            raise ZeroLossError("zeroloss tune needs --target", "e.g. --target 100% or --target 1.2M")
-        target = loop.parse_target(args.target)
-        if args.budget <= 0 or not 0 <= args.noise <= 50 or (args.steps is not None and args.steps < 1):
-            raise ZeroLossError("--budget must be more than 0 minutes, --steps at least 1 and --noise within 0..50 %")
-        overrides = {**dict(args.set or []), **run_overrides(args)}
-        # tune decides on NDRs: its runs skip latency vs load (4 more trials per search) unless --set asks for it
-        overrides.setdefault("latency_loads", "none")
-        base = config_mod.load(Path(args.config) if args.config else None, overrides)
-        if base.lab and not base.allow_dut_changes:
-            raise ZeroLossError("zeroloss tune changes the lab node's OVS settings (each restored after its step)",
-                                "add --allow-dut-changes")
-        if base.lab:  # a broken lab file is named before the bench is taken (it is not "the bench is in use")
-            from zeroloss.drivers.lab.labfile import load as load_lab
-
-            load_lab(base.lab)
-        check_cores(base)
-        path = Path(args.output or f"results/tune-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    base, target, path = _start(args)
     progress = Progress(quiet=args.quiet)
 
-    def run_case(name: str, cfg: config_mod.RunConfig, rf: ResultFile) -> None:
+    def run_case(name: str, cfg: RunConfig, rf: ResultFile) -> None:
         progress("case", {"name": name})
         with interrupted_state(rf):
             Run(cfg, rf, progress).execute()
 
     with ResultLock(path), BENCH:
-        if args.resume:
+        if base is None:
             cf = loop.resume(path, host)
         else:
             cf = loop.create(path, base.to_dict(), target, args.budget, args.noise, host, args.steps,
