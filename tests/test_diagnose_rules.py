@@ -15,9 +15,9 @@ import pytest
 from zeroloss.host.sriov import parse_ip_link, vf_counters
 from zeroloss.loss import diagnose, rules_ovs, rules_pmd, rules_proc, rules_vf
 from zeroloss.loss.diagnose import findings
-from zeroloss.loss.ledger import REASONS, counter_delta, ledger
-from zeroloss.loss.records import Finding
-from zeroloss.loss.rulebase import RISKS, RULES, Ctx, Explanation, Rule, explain, risk, rule
+from zeroloss.loss.ledger import REASONS, counter_delta, ledgers
+from zeroloss.loss.records import Finding, Hop, Ledger
+from zeroloss.loss.rulebase import RISKS, RULES, Ctx, Drop, Explanation, Rule, explain, risk, rule
 from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import records
 
@@ -52,10 +52,10 @@ def ledger_fixture(name: str) -> dict:
     return json.loads((FIX / "ledger" / f"{name}.json").read_text())
 
 
-def recorded(doc: dict) -> tuple[list[dict], dict, dict, dict]:
+def recorded(doc: dict) -> tuple[list[Ledger], dict, dict, dict]:
     """A recorded ledger fixture's ledger, counters, DUT state and context, as `zeroloss run` diagnoses them."""
     ctx = {**doc["context"], "frame": doc["frame"], "rate_pps": doc["rate_pps"]}
-    leds = ledger([p for p in doc["paths"] if p["tx_side"] in doc["sides"]], doc["counters"])
+    leds = ledgers([p for p in doc["paths"] if p["tx_side"] in doc["sides"]], doc["counters"])
     return leds, doc["counters"], doc["dut_state"], ctx
 
 
@@ -75,14 +75,14 @@ def seen_pairs() -> set[tuple[str, str]]:
     leds = [led for f in sorted((FIX / "ledger").glob("*.json")) for led in recorded(json.loads(f.read_text()))[0]]
     for f in sorted([*FIX.glob("*.json"), *FIX.glob("*.json.gz"), *FIX.glob("events/*.json")]):
         leds += ledgers_in(json.loads(gzip.open(f).read() if f.suffix == ".gz" else f.read_text()))
-    return {(d["reason"], h["kind"]) for led in leds for h in led["hops"] for d in h["drops"]}
+    return {(d.reason, h.kind) for led in map(Ledger.of, leds) for h in led.hops for d in h.drops}
 
 
 def chain_order(rules: list[tuple[str, tuple[str, ...], tuple[str, ...]]], reason: str, kind: str) -> list[str]:
     return [n for n, reasons, kinds in rules if reason in reasons and (not kinds or kind in kinds)]
 
 
-def first_rule(hop: dict, drop: dict, x: Ctx) -> Rule | None:
+def first_rule(hop: Hop, drop: Drop, x: Ctx) -> Rule | None:
     """The rule that explains a drop (None: the generic line)."""
     return next((r for r in RULES if r.matches(hop, drop) and r.explain(hop, drop, x) is not None), None)
 
@@ -119,23 +119,23 @@ def test_a_rule_registered_here_is_used_without_editing_the_engine(registry):
     hop = {"name": "DUT rx port 0", "where": "port 0", "kind": "proc_rx", "counters": True, "unexplained": 0,
            "drops": [{"reason": "rx_errors", "frames": 7, "counter": "ierrors"}]}
     led = {"direction": "0->1", "tx_side": 0, "lost": 7, "hops": [hop]}
-    (before,) = findings([led], {}, {}, {})
+    (before,) = findings([Ledger.from_json(led)], {}, {}, {})
     assert before.cause == "DUT rx port 0: ierrors" and before.reason == "rx_errors"  # the generic line
 
     @rule(reasons=("rx_errors",), kinds=("proc_rx",))
     def bad_frames(hop, drop, x):
-        return Explanation("the NIC saw bad frames", [f"{drop['counter']}: {drop['frames']}"], ["check the cable"],
+        return Explanation("the NIC saw bad frames", [f"{drop.counter}: {drop.frames}"], ["check the cable"],
                            reason="rx_bad_frames")
 
     @rule(reasons=("rx_missed",), kinds=("proc_rx",))
     def late_for_rx_missed(hop, drop, x):  # after rules_proc's: never asked
         raise AssertionError("a later rule for an explained drop is not asked")
 
-    (after,) = findings([led], {}, {}, {})
+    (after,) = findings([Ledger.from_json(led)], {}, {}, {})
     assert (after.reason, after.cause, after.evidence, after.remedies, after.share_pct) == \
         ("rx_bad_frames", "the NIC saw bad frames", ("ierrors: 7",), ("check the cable",), 100.0)
     hop["drops"] = [{"reason": "rx_missed", "frames": 7, "counter": "imissed"}]
-    assert findings([led], {}, {}, {})[0].cause.endswith("the DUT's forwarding core did not keep up")
+    assert findings([Ledger.from_json(led)], {}, {}, {})[0].cause.endswith("the DUT's forwarding core did not keep up")
 
 
 def test_a_rule_that_returns_none_passes_the_drop_on(registry):
@@ -143,9 +143,9 @@ def test_a_rule_that_returns_none_passes_the_drop_on(registry):
     def never(hop, drop, x):
         return None
 
-    hop = {"name": "h", "where": "w", "kind": "dut", "counters": True, "unexplained": 0,
-           "drops": [{"reason": "made_up", "frames": 1, "counter": "c"}]}
-    assert explain(hop, hop["drops"][0], Ctx({}, None, {})) == Explanation("h: c")
+    hop = Hop.from_json({"name": "h", "where": "w", "kind": "dut", "counters": True, "unexplained": 0,
+                         "drops": [{"reason": "made_up", "frames": 1, "counter": "c"}]})
+    assert explain(hop, hop.drops[0], Ctx({}, None, {})) == Explanation("h: c")
 
 
 def test_a_trial_wide_risk_registered_here_follows_the_drops(registry):
@@ -169,8 +169,8 @@ def test_rules_ovs_on_the_recorded_meter_mtu_and_vnf_stop_trials():
         doc = ledger_fixture(name)
         leds, c, state, ctx = recorded(doc)
         x = Ctx(c, state, ctx)
-        (hop,) = [h for led in leds for h in led["hops"] if h["name"] == doc["hop"]]
-        drop = next(d for d in hop["drops"] if d["reason"] == doc["reason"])
+        (hop,) = [h for led in leds for h in led.hops if h.name == doc["hop"]]
+        drop = next(d for d in hop.drops if d.reason == doc["reason"])
         assert first_rule(hop, drop, x).explain is fn, name
         top = findings(leds, c, state, ctx)[0]
         assert (top.hop, top.reason) == (doc["hop"], doc["reason"]) and top.cause == fn(hop, drop, x).cause
@@ -205,11 +205,11 @@ def test_rules_proc_on_a_recorded_testpmd_trial():
     t = s.trials[0]
     ctx = {**(s.ledger_context or {}), "frame": s.frame, "rate_pps": t.rate_pps}
     x = Ctx(t.counters, t.dut_state, ctx)
-    used = {(d["reason"], h["kind"]): first_rule(h, d, x).explain for led in t.ledger for h in led["hops"]
-            for d in h["drops"]}
+    leds = [Ledger.of(led) for led in t.ledger]
+    used = {(d.reason, h.kind): first_rule(h, d, x).explain for led in leds for h in led.hops for d in h.drops}
     assert used == {("rx_missed", "proc_rx"): rules_proc.rx_missed_proc,
                     ("tx_refused", "proc_tx"): rules_proc.generator_bound}
-    found = {(f.hop, f.reason): f for f in findings(t.ledger, t.counters, t.dut_state, ctx)}
+    found = {(f.hop, f.reason): f for f in findings(leds, t.counters, t.dut_state, ctx)}
     rx = found[("DUT (testpmd) rx port 0", "rx_missed")]
     assert rx.cause.endswith("found its RX ring full: the DUT's forwarding core did not keep up")
     assert "generator-bound" in found[("DUT (testpmd) tx port 0", "tx_refused")].cause
@@ -224,9 +224,9 @@ def test_rules_vf_on_the_recorded_i40e_tx_dropped_reading():
     assert vf_tx["tx_dropped"] == 2
     hops = [{"name": "VF 0 tx", "where": "0000:02:02.0", "kind": "vf_tx", "counters": True, "unexplained": 0,
              "drops": [{"reason": "vf_tx_dropped", "frames": vf_tx["tx_dropped"], "counter": "vf tx_dropped"}]}]
-    led = {"direction": "0->1", "tx_side": 0, "lost": 2, "hops": hops}
+    led = Ledger.from_json({"direction": "0->1", "tx_side": 0, "lost": 2, "hops": hops})
     x = Ctx({}, {}, {"vnfs": ["cnf1"]})
-    assert first_rule(hops[0], hops[0]["drops"][0], x).explain is rules_vf.vf_tx_dropped
+    assert first_rule(led.hops[0], led.hops[0].drops[0], x).explain is rules_vf.vf_tx_dropped
     (f,) = findings([led], {}, {}, {"vnfs": ["cnf1"]})
     assert (f.reason, f.frames, f.share_pct) == ("vf_tx_dropped", 2, 100.0)
     assert f.cause.startswith("the NIC dropped frames cnf1 sent by VF 0000:02:02.0: MAC anti-spoofing")
@@ -242,7 +242,7 @@ def test_findings_write_the_keys_the_result_files_have():
     down = {"side": 0, "port": 0, "member": None, "event": "link-down", "refused": 5}
     hop = {"name": "zlgen tx 0", "where": "port 0", "kind": "gen_tx", "counters": True, "unexplained": 0,
            "drops": [{"reason": "tx_refused", "frames": 5, "counter": "zlgen tx_refused 0"}]}
-    (f,) = findings([{"tx_side": 0, "lost": 5, "hops": [hop]}], {}, {}, {"link_down": down})
+    (f,) = findings([Ledger.from_json({"tx_side": 0, "lost": 5, "hops": [hop]})], {}, {}, {"link_down": down})
     assert list(f.to_json()) == ["hop", "where", "reason", "frames", "counter", "remedies", "cause", "evidence",
                                  "share_pct"]
     assert Finding.from_json(drop_f).to_json() == drop_f

@@ -13,29 +13,30 @@ A new rule is one decorated function in a rule module: nothing here names it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 # importing the rule modules registers their rules (and rules_pmd's trial-wide risks). Rules of different modules
 # never explain the same reason on the same hop kind, so the order of these modules does not change a finding;
 # within a module, the rules for one reason are tried in the order they are written.
 from . import rules_ovs, rules_pmd, rules_proc, rules_vf  # noqa: F401
-from .ledger import ledger
-from .records import Finding
+from .ledger import ledgers
+from .records import Finding, Ledger
 from .rulebase import RISKS, Ctx, Drop, Hop, JsonObject, explain, pmd_load
 
-__all__ = ["analyse", "diagnose", "findings", "pmd_load"]
+__all__ = ["analyse", "analysis", "diagnose", "findings", "pmd_load"]
 
 
 def _explained(hop: Hop, drop: Drop, x: Ctx) -> Finding:
     """The finding of a hop's drop: the first rule's explanation of it (rulebase.explain)."""
     why = explain(hop, drop, x)
-    return Finding(hop=hop["name"], where=hop["where"],
-                   reason=why.reason if why.reason is not None else str(drop["reason"]),
-                   frames=drop["frames"], counter=drop["counter"], cause=why.cause, evidence=tuple(why.evidence),
+    return Finding(hop=hop.name, where=hop.where, reason=why.reason if why.reason is not None else drop.reason,
+                   frames=drop.frames, counter=drop.counter, cause=why.cause, evidence=tuple(why.evidence),
                    remedies=tuple(why.remedies))
 
 
 def _link_down(hop: Hop, frames: int, down: JsonObject) -> Finding:
     """zlgen's refusals into the port whose link an event took down (runs/events.py: link_down): the generator's."""
-    return Finding(hop=hop["name"], where=hop["where"], reason="link_down", frames=frames,
+    return Finding(hop=hop.name, where=hop.where, reason="link_down", frames=frames,
                    counter="zlgen tx_refused", remedies=(),
                    cause=f"{down['event']} took the link of {down['member'] or 'the port'} down (zlgen port "
                          f"{down['port']}): zlgen, not a bonded peer, kept offering into it and its wire refused the "
@@ -46,10 +47,10 @@ def _link_down(hop: Hop, frames: int, down: JsonObject) -> Finding:
 
 def _unexplained(hop: Hop, x: Ctx) -> Finding:
     """The frames a hop lost that no counter explains, and the likeliest reason no counter saw them."""
-    extra = sum(d["frames"] for d in hop.get("extra", []))
+    extra = sum(d.frames for d in hop.late)
     remedies: tuple[str, ...] = ("a longer drain (--set drain_ms=1000) if frames were in flight",)
-    if not hop["counters"]:
-        cause = f"no counters from {hop['where']} (its process did not answer: stopped or paused?)"
+    if not hop.counters:
+        cause = f"no counters from {hop.where} (its process did not answer: stopped or paused?)"
     elif extra:
         cause = (f"{extra} frame(s) of a previous trial (late) or sent twice reached zlgen here and hide "
                  f"as many of this trial's frames, still in flight when the drain ended")
@@ -63,52 +64,52 @@ def _unexplained(hop: Hop, x: Ctx) -> Finding:
     else:
         cause = ("no counter explains them: frames still in flight after the drain, or a stage that "
                  "does not count what it drops")
-    return Finding(hop=hop["name"], where=hop["where"], reason="unexplained", frames=hop["unexplained"],
+    return Finding(hop=hop.name, where=hop.where, reason="unexplained", frames=hop.unexplained or 0,
                    counter="", cause=cause, evidence=(), remedies=remedies)
 
 
 Merged = dict[tuple[str, str], Finding]  # by (hop name, reason): the first drop's finding, the frames of all
 
 
-def _merge_drops(merged: Merged, led: JsonObject, hop: Hop, x: Ctx) -> None:
+def _merge_drops(merged: Merged, led: Ledger, hop: Hop, x: Ctx) -> None:
     """A hop's drops into the findings, one per (hop, reason). When an event took a link down (ctx link_down), the
     refusals of zlgen's port into it, up to what that port refused, are the generator's (link_down)."""
     down = x.ctx.get("link_down") or {}
-    for drop in hop["drops"]:
-        if down and led.get("tx_side") == down["side"] and drop["counter"].startswith("zlgen tx_refused"):
-            n = min(drop["frames"], down["refused"])
-            drop = {**drop, "frames": drop["frames"] - n}
+    for drop in hop.drops:
+        if down and led.tx_side == down["side"] and drop.counter.startswith("zlgen tx_refused"):
+            n = min(drop.frames, down["refused"])
+            drop = drop.with_(frames=drop.frames - n)
             if n:
-                merged[(hop["name"], "link_down")] = _link_down(hop, n, down)
-            if not drop["frames"]:
+                merged[(hop.name, "link_down")] = _link_down(hop, n, down)
+            if not drop.frames:
                 continue
-        key = (hop["name"], drop["reason"])
+        key = (hop.name, drop.reason)
         if key in merged:
-            merged[key] = merged[key].with_(frames=merged[key].frames + drop["frames"])
+            merged[key] = merged[key].with_(frames=merged[key].frames + drop.frames)
         else:
             merged[key] = _explained(hop, drop, x)
 
 
 def _merge_unexplained(merged: Merged, hop: Hop, x: Ctx) -> None:
     """A hop's unexplained frames into the findings, one per hop."""
-    key = (hop["name"], "unexplained")
+    key = (hop.name, "unexplained")
     if key in merged:
-        merged[key] = merged[key].with_(frames=merged[key].frames + hop["unexplained"])
+        merged[key] = merged[key].with_(frames=merged[key].frames + (hop.unexplained or 0))
     else:
         merged[key] = _unexplained(hop, x)
 
 
-def findings(ledgers: list[JsonObject], c: JsonObject, state: JsonObject | None, ctx: JsonObject) -> list[Finding]:
+def findings(ledgers: Sequence[Ledger], c: JsonObject, state: JsonObject | None, ctx: JsonObject) -> list[Finding]:
     """Findings for a trial, the DUT's largest first, then the generator's, then the trial-wide risks. ctx: frame,
     rate_pps, flows, queues, vnf_ring, pmd_cpu_mask, vnfs, tunnel, link_down ({side, port, member, event, refused}:
     a link an event took down, whose refusals are the generator's)."""
     x = Ctx(c, state or {}, ctx)
-    lost = sum(max(0, led["lost"]) for led in ledgers)
+    lost = sum(max(0, led.lost) for led in ledgers)
     merged: Merged = {}
     for led in ledgers:
-        for hop in led["hops"]:
+        for hop in led.hops:
             _merge_drops(merged, led, hop, x)
-            if hop["unexplained"]:
+            if hop.unexplained:
                 _merge_unexplained(merged, hop, x)
     # the DUT's findings first, largest first; then the generator's (frames it offered into a downed link)
     ordered = sorted(merged.values(), key=lambda f: (f.reason == "link_down", -abs(f.frames)))
@@ -119,15 +120,23 @@ def findings(ledgers: list[JsonObject], c: JsonObject, state: JsonObject | None,
     return out
 
 
-def diagnose(ledgers: list[JsonObject], c: JsonObject, state: JsonObject | None,
+def diagnose(ledgers: Sequence[Ledger | JsonObject], c: JsonObject, state: JsonObject | None,
              ctx: JsonObject) -> list[JsonObject]:
-    """The findings of a trial (findings()) as the result files hold them."""
-    return [f.to_json() for f in findings(ledgers, c, state, ctx)]
+    """The findings of a trial (findings()) as the result files hold them; ledgers as records or as the files hold
+    them."""
+    return [f.to_json() for f in findings([Ledger.of(led) for led in ledgers], c, state, ctx)]
+
+
+def analysis(paths: list[JsonObject], c: JsonObject, state: JsonObject | None, ctx: JsonObject,
+             sides: set[int]) -> tuple[list[Ledger], list[Finding]]:
+    """Ledger of each direction the trial sent (loss/ledger.py), and the findings when something was lost."""
+    leds = ledgers([p for p in paths if p["tx_side"] in sides], c)
+    lossy = any(d.lost > 0 or d.unexplained for d in leds)
+    return leds, (findings(leds, c, state, ctx) if lossy else [])
 
 
 def analyse(paths: list[JsonObject], c: JsonObject, state: JsonObject | None, ctx: JsonObject,
             sides: set[int]) -> tuple[list[JsonObject], list[JsonObject]]:
-    """Ledger of each direction the trial sent (loss/ledger.py), and the findings when something was lost."""
-    leds = ledger([p for p in paths if p["tx_side"] in sides], c)
-    lossy = any(d["lost"] > 0 or d["unexplained"] for d in leds)
-    return leds, (diagnose(leds, c, state, ctx) if lossy else [])
+    """analysis() as the files that keep ledgers untyped hold it (soak, events)."""
+    leds, found = analysis(paths, c, state, ctx, sides)
+    return [led.to_json() for led in leds], [f.to_json() for f in found]

@@ -29,6 +29,8 @@ from typing import Any
 
 from .readers import STAT_KEYS as STAT_KEYS  # the ethdev counters a ledger reads (labdut)
 from .readers import read
+from .records import Drop, Hop, Ledger
+from .records import largest_drop as largest_drop  # (results/soak.py, results/events.py)
 
 REASONS = {
     "rx_missed": "RX queue full: the poller did not empty it in time (missed)",
@@ -74,7 +76,8 @@ def counter_delta(after: Any, before: Any) -> Any:
 
 
 def path_ledger(path: list[dict[str, Any]], c: dict[str, Any], budget: dict[str, int] | None = None,
-                owned: tuple[str, ...] = ()) -> dict[str, Any]:
+                owned: tuple[str, ...] = (), direction: str = "", tx_side: int | None = None,
+                rx_side: int | None = None) -> Ledger:
     """One direction's ledger along its path: every hop with in, out, drops and unexplained, and totals. owned: the
     drop counters some switch stage owns (only a segment with that stage takes them)."""
     budget = budget if budget is not None else {}
@@ -84,46 +87,47 @@ def path_ledger(path: list[dict[str, Any]], c: dict[str, Any], budget: dict[str,
     for k, r in enumerate(reads):
         if r.out is None and k + 1 < len(reads) and reads[k + 1].own_in is not None:
             r.out = reads[k + 1].own_in
-    hops = []
+    hops: list[Hop] = []
     prev_out: int | None = None
     for k, (h, r) in enumerate(zip(path, reads, strict=True)):
         hop_in = prev_out if k and prev_out is not None else r.own_in
-        counted = sum(d["frames"] for d in r.drops)
+        drops = [Drop.from_json(d) for d in r.drops]
+        counted = sum(d.frames for d in drops)
         unexplained = hop_in - r.out - counted if hop_in is not None and r.out is not None else None
-        own = [d for d in r.drops if "stage" not in d]
-        entry = {**h, "where": h.get("where", ""), "in": hop_in, "out": r.out, "drops": own, "extra": r.extra,
-                 "unexplained": unexplained, "counters": seen[k], **({"evidence": r.evidence} if r.evidence else {})}
-        entry.pop("stages", None)
-        hops.append(entry)
+        hop = Hop.on_path(h, in_=hop_in, out=r.out, drops=tuple(d for d in drops if d.stage is None),
+                          late=tuple(Drop.from_json(d) for d in r.extra), unexplained=unexplained,
+                          counters=seen[k], evidence=r.evidence or None)
         if h.get("stages"):
-            hops += _stage_hops(entry, h["stages"], r.drops, seen[k])
+            hops += _stage_hops(hop, h["stages"], drops, seen[k])
+        else:
+            hops.append(hop)
         prev_out = r.out
-    sent, received = hops[0]["in"] or 0, hops[-1]["out"] or 0
-    counted = sum(d["frames"] for hop in hops for d in hop["drops"])
-    return {"sent": sent, "received": received, "lost": sent - received, "counted": counted,
-            "unexplained": sent - received - counted, "hops": hops}
+    sent, received = hops[0].in_ or 0, hops[-1].out or 0
+    counted = sum(d.frames for hop in hops for d in hop.drops)
+    return Ledger(direction=direction, tx_side=tx_side, rx_side=rx_side, sent=sent, received=received,
+                  lost=sent - received, counted=counted, unexplained=sent - received - counted, hops=tuple(hops))
 
 
-def _stage_hops(entry: dict[str, Any], stages: list[dict[str, Any]], drops: list[dict[str, Any]],
-                seen: bool) -> list[dict[str, Any]]:
-    """A switch hop's stages as hops after it: each passes on what it got less its own drops. The switch hop's out
-    becomes what its stages got (its in less its own drops and unexplained), so the chain of in/out still holds."""
+def _stage_hops(hop: Hop, stages: list[dict[str, Any]], drops: list[Drop], seen: bool) -> list[Hop]:
+    """A switch hop and its stages as hops after it: each passes on what it got less its own drops. The switch hop's
+    out becomes what its stages got (its in less its own drops and unexplained), so the chain of in/out still
+    holds."""
     running = None
-    if entry["in"] is not None and entry["unexplained"] is not None:
-        running = entry["in"] - sum(d["frames"] for d in entry["drops"]) - entry["unexplained"]
-        entry["out"] = running
-    out = []
+    if hop.in_ is not None and hop.unexplained is not None:
+        running = hop.in_ - sum(d.frames for d in hop.drops) - hop.unexplained
+        hop = hop.with_(out=running)
+    out = [hop]
     for i, st in enumerate(stages):
-        mine = [{k: v for k, v in d.items() if k != "stage"} for d in drops if d.get("stage") == i]
-        lost = sum(d["frames"] for d in mine)
+        mine = tuple(Drop(reason=d.reason, frames=d.frames, counter=d.counter) for d in drops if d.stage == i)
+        lost = sum(d.frames for d in mine)
         hop_in, running = running, None if running is None else running - lost
-        out.append({**{k: v for k, v in st.items() if k != "counters"}, "kind": "ovs_stage", "in": hop_in,
-                    "out": running, "drops": mine, "extra": [], "unexplained": None if hop_in is None else 0,
-                    "counters": seen})
+        out.append(Hop.on_path({**{k: v for k, v in st.items() if k != "counters"}, "kind": "ovs_stage"},
+                               in_=hop_in, out=running, drops=mine, late=(),
+                               unexplained=None if hop_in is None else 0, counters=seen))
     return out
 
 
-def ledger(paths: list[dict[str, Any]], c: dict[str, Any]) -> list[dict[str, Any]]:
+def ledgers(paths: list[dict[str, Any]], c: dict[str, Any]) -> list[Ledger]:
     """The ledger of every direction of a trial. paths: [{"direction", "tx_side", "rx_side", "hops"}]."""
     cov = (c.get("ovs") or {}).get("coverage") or {}
     # meter drops are counted by the meters themselves; the other drop counters explain switch drops
@@ -131,13 +135,12 @@ def ledger(paths: list[dict[str, Any]], c: dict[str, Any]) -> list[dict[str, Any
               and k != "datapath_drop_meter"}
     owned = tuple(dict.fromkeys(n for p in paths for h in p["hops"] for st in h.get("stages") or ()
                                 for n in st.get("counters") or ()))
-    return [{"direction": p["direction"], "tx_side": p["tx_side"], "rx_side": p["rx_side"],
-             **path_ledger(p["hops"], c, budget, owned)} for p in paths]
+    return [path_ledger(p["hops"], c, budget, owned, p["direction"], p["tx_side"], p["rx_side"]) for p in paths]
 
 
-def summary(led: dict[str, Any]) -> dict[str, Any]:
-    """A direction's ledger in five numbers (kept with the direction in the result file)."""
-    return {k: led[k] for k in ("sent", "received", "lost", "counted", "unexplained")}
+def ledger(paths: list[dict[str, Any]], c: dict[str, Any]) -> list[dict[str, Any]]:
+    """ledgers() as the result files hold them (JSON)."""
+    return [led.to_json() for led in ledgers(paths, c)]
 
 
 def queue_spread(q_counts: list[int], nb_queues: int) -> tuple[list[float], str | None]:
@@ -153,19 +156,3 @@ def queue_spread(q_counts: list[int], nb_queues: int) -> tuple[list[float], str 
         return shares, (f"RX queue {q} takes {top:.0%} of the traffic over {nb_queues} queues: flows do not "
                         f"spread; step more header fields (flow_fields) or use more flows")
     return shares, None
-
-
-def largest_drop(ledgers: list[dict[str, Any]] | None, unexplained: bool = False) -> tuple[int, str, str] | None:
-    """The largest drop of some directions' ledgers: (frames, hop name, reason), the first of equals; with
-    unexplained, a hop's unexplained frames count as a drop of reason 'unexplained'. None when nothing was dropped."""
-    best: tuple[int, str, str] | None = None
-    for led in ledgers or []:
-        for hop in led.get("hops") or []:
-            drops = [(int(d.get("frames") or 0), d.get("reason", "?")) for d in hop.get("drops") or []]
-            if unexplained and isinstance(hop.get("unexplained"), int):
-                drops.append((hop["unexplained"], "unexplained"))
-            for n, reason in drops:
-                if n > 0 and (best is None or n > best[0]):
-                    best = (n, hop.get("name", "?"), reason)
-    return best
-

@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 
 from zeroloss.core.ovsfacts import cache_stats, parse_dpctl_config, parse_pmd_rxq
 
+from .records import Drop as Drop  # one of a hop's drops: reason, frames, counter
 from .records import Finding
+from .records import Hop as Hop  # a hop of a ledger direction (loss/ledger.py)
 
 JsonObject = dict[str, Any]
-Hop = JsonObject   # a hop of a ledger direction, as loss/ledger.py writes it
-Drop = JsonObject  # one of its drops: reason, frames, counter
 
 T = TypeVar("T")
 
@@ -89,11 +89,11 @@ class Ctx:
 
 def queue_evidence(hop: Hop, side: str) -> list[str]:
     """How a hop's frames spread over its RX or TX queues (side 'rx' or 'tx'), when it has two or more."""
-    q = (hop.get("evidence") or {}).get(f"{side}_queues") or []
+    q = (hop.evidence or {}).get(f"{side}_queues") or []
     total = sum(q)
     if len(q) < 2 or not total:
         return []
-    return [f"{hop['where']} {side.upper()} queues: " + ", ".join(f"q{i} {100 * n / total:.0f} %" for i, n in
+    return [f"{hop.where} {side.upper()} queues: " + ", ".join(f"q{i} {100 * n / total:.0f} %" for i, n in
                                                                    enumerate(q))]
 
 
@@ -118,7 +118,7 @@ class Rule:
     explain: Explain
 
     def matches(self, hop: Hop, drop: Drop) -> bool:
-        return drop["reason"] in self.reasons and (not self.kinds or hop["kind"] in self.kinds)
+        return drop.reason in self.reasons and (not self.kinds or hop.kind in self.kinds)
 
 
 RULES: list[Rule] = []
@@ -139,7 +139,7 @@ def explain(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
             found = r.explain(hop, drop, x)
             if found is not None:
                 return found
-    return Explanation(f"{hop['name']}: {drop['counter']}")
+    return Explanation(f"{hop.name}: {drop.counter}")
 
 
 Risk = Callable[[Ctx], list[Finding]]

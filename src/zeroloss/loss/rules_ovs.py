@@ -63,11 +63,11 @@ def rx_missed_ovs(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
 
 
 def _rx_overflow(hop: Hop, x: Ctx) -> Explanation:
-    ports = hop["ports"]
-    names = hop["where"]
+    ports = hop.path("ports")
+    names = hop.where
     ev, busiest = _pmd_evidence(ports, x.rxq, x.load)
     ev += queue_evidence(hop, "rx")
-    sender = hop.get("sender") or {}
+    sender = hop.path("sender") or {}
     who = f"{sender['label']}'s TX into it" if "proc" in sender else "the frames sent to it"
     iface = ports[0]
     remedies = [f"more PMD cores: ovs-vsctl set Open_vSwitch . other_config:pmd-cpu-mask={_mask_plus_one(x.mask)} "
@@ -118,10 +118,10 @@ def more_rx_queues(iface: str, n: int, x: Ctx) -> str:
 @rule(reasons=("tx_failure",))
 def tx_failure(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """OVS's vhost TX found a virtqueue full after its retries: the guest (or zlgen) behind it did not drain it."""
-    port = hop["where"]
-    retries = (hop.get("evidence") or {}).get("tx_retries", 0)
+    port = hop.where
+    retries = (hop.evidence or {}).get("tx_retries", 0)
     ev = [f"OVS retried {retries} time(s) on {port} before dropping (options:tx-retries-max, default 8)"]
-    if hop.get("receiver") == "zlgen":
+    if hop.path("receiver") == "zlgen":
         return Explanation(f"zlgen did not drain its RX virtqueue behind {port}: the generator's receive side is "
                            f"the bottleneck (generator-bound), not OVS", ev, [
                                "more generator cores: --set gen_lcores=1-2 (one per port) or a lower rate",
@@ -134,8 +134,9 @@ def tx_failure(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
                  "tx_queue_size=1024 (a VM), net_virtio_user queue_size=1024 (a container or process)"
                  + (f" (this run: {ring}; bench: --set vnf_ring=1024)" if ring else "")),
                 "more cores for the VNF's forwarding threads, isolated from OVS's PMDs",
-                "multiqueue: " + _virtio_queues(hop["ports"][0], 2 * x.queues),
-                f"more retries absorb short guest stalls (adds latency): ovs-vsctl set Interface {hop['ports'][0]} "
+                "multiqueue: " + _virtio_queues(hop.path("ports")[0], 2 * x.queues),
+                "more retries absorb short guest stalls (adds latency): ovs-vsctl set Interface "
+                f"{hop.path('ports')[0]} "
                 f"options:tx-retries-max=32"]
     if ring and int(ring) >= 1024:
         remedies = remedies[1:] + remedies[:1]
@@ -149,9 +150,9 @@ def tx_vring_down(hop: Hop, drop: Drop, x: Ctx) -> Explanation | None:
     virtqueue was not running. OVS 3.1 drops to a vhost device that is not running or whose queue the guest has
     not enabled (netdev-dpdk's vhost send path) and counts it in tx_dropped only. A VM whose vCPUs are stopped
     (virsh suspend, QMP stop, the stop-and-copy of a live migration) has its vhost-user device stopped by QEMU."""
-    if hop.get("receiver") != "vnf":
+    if hop.path("receiver") != "vnf":
         return None
-    port = hop["where"]
+    port = hop.where
     procs = x.c.get("procs") or {}
     ev = [f"{k}: telemetry did not answer after the trial (stopped or paused)" for k in x.ctx.get("vnfs", [])
           if k not in procs]
@@ -160,16 +161,16 @@ def tx_vring_down(hop: Hop, drop: Drop, x: Ctx) -> Explanation | None:
         "keep the VM running while traffic flows: check 'virsh domstate' (paused? a snapshot or live migration "
         "in progress?) and 'virsh domjobinfo'",
         "the guest's DPDK application must keep its virtio ports started (testpmd: 'show port info all')",
-        f"ovs-vsctl get Interface {hop['ports'][0]} status shows the vhost device's state"])
+        f"ovs-vsctl get Interface {hop.path('ports')[0]} status shows the vhost device's state"])
 
 
 @rule(reasons=("tx_mtu",))
 def tunnel_mtu(hop: Hop, drop: Drop, x: Ctx) -> Explanation | None:
     """Oversize drops on a tunnel's underlay port: the inner frame plus the VXLAN headers (50 B) exceed its MTU."""
-    if not (hop.get("underlay") or hop.get("tunnel") or x.ctx.get("tunnel") not in (None, "", "none")):
+    if not (hop.path("underlay") or hop.path("tunnel") or x.ctx.get("tunnel") not in (None, "", "none")):
         return None
     frame = largest(x.ctx.get("frame") or 0)  # a mix: its largest frame
-    ports = hop["ports"]
+    ports = hop.path("ports")
     mtus = {p: x.mtus.get(p) for p in ports}
     inner = frame - 18
     need = inner + VXLAN_OVERHEAD
@@ -178,7 +179,7 @@ def tunnel_mtu(hop: Hop, drop: Drop, x: Ctx) -> Explanation | None:
     shown = ", ".join(f"{p} MTU {m}" for p, m in mtus.items() if m is not None) or "MTU unknown"
     return Explanation(
         f"{frame} B frames encapsulated in VXLAN ({inner} B inner packet + {VXLAN_OVERHEAD} B of outer headers = "
-        f"{need} B) are larger than underlay port {hop['where']} can send ({shown})",
+        f"{need} B) are larger than underlay port {hop.where} can send ({shown})",
         [shown, f"datapath tunnel push/pop drops: {x.coverage.get('datapath_drop_tunnel_push_error', 0)}/"
                 f"{x.coverage.get('datapath_drop_tunnel_pop_error', 0)}"],
         [f"ovs-vsctl set Interface {p} mtu_request={need} (the underlay's MTU: the inner MTU + {VXLAN_OVERHEAD})"
@@ -191,11 +192,11 @@ def tunnel_mtu(hop: Hop, drop: Drop, x: Ctx) -> Explanation | None:
 def tx_mtu(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """Frames larger than a port can send: its MTU + 18 B."""
     frame = largest(x.ctx.get("frame") or 0)  # a mix's largest frame is the one the MTU stops
-    ports = hop["ports"]
+    ports = hop.path("ports")
     mtus = {p: x.mtus.get(p) for p in ports}
     shown = ", ".join(f"{p} MTU {m}" for p, m in mtus.items() if m is not None) or "MTU unknown"
     need = max(1500, frame - 18)
-    return Explanation(f"{frame} B frames are larger than port {hop['where']} can send ({shown}: at most MTU + 18 B)",
+    return Explanation(f"{frame} B frames are larger than port {hop.where} can send ({shown}: at most MTU + 18 B)",
                        [shown], [f"ovs-vsctl set Interface {p} mtu_request={need}" for p in ports] +
                        ["every port on the path and the guest's own MTU need it too (ip link set dev IF mtu "
                         f"{need} in the VM)"])
@@ -207,8 +208,8 @@ PMD_BATCH = 32  # frames an OVS PMD hands its pipeline (and a meter) at once: NE
 @rule(reasons=("meter",))
 def meter(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """An OpenFlow meter's drop band: its rate polices the direction, or its burst_size is below the PMD's batches."""
-    bridge, _, mid = (hop.get("meter") or "?/?").partition("/")
-    conf: JsonObject = ((x.state.get("meters") or {}).get(hop.get("meter") or "") or {})
+    bridge, _, mid = (hop.path("meter") or "?/?").partition("/")
+    conf: JsonObject = ((x.state.get("meters") or {}).get(hop.path("meter") or "") or {})
     rate: Any = conf.get("rate")  # numbers as OVS's meter and the context give them (None when unknown)
     burst: Any = conf.get("burst_size")
     offered: Any = x.ctx.get("rate_pps")
@@ -219,11 +220,11 @@ def meter(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
         ev.append(f"offered {offered:,.0f} pps on this direction")
     take_off = (f"or take it off the path: remove meter:{mid} from the flow's actions (ovs-ofctl -O OpenFlow13 "
                 f"dump-flows {bridge})")
-    if _burst_bound(rate, burst, unit, offered, drop["frames"], (x.c.get("gen") or {}).get("window_s")):
+    if _burst_bound(rate, burst, unit, offered, drop.frames, (x.c.get("gen") or {}).get("window_s")):
         new_burst = max(2 * burst, 2 * PMD_BATCH)
         over = offered > rate
         excess = f"{offered - rate:,.0f} pps over it" if over else "the offered rate is within it"
-        ev.append(f"the meter dropped {drop['frames']:,} frames, more than its rate explains ({excess}): frames "
+        ev.append(f"the meter dropped {drop.frames:,} frames, more than its rate explains ({excess}): frames "
                   f"reach it in batches (up to {PMD_BATCH} per PMD poll) larger than its burst_size {burst}")
         rate_new = int(offered * 1.1) if over else rate
         return Explanation(f"OpenFlow meter {mid} on bridge {bridge} drops bursts above its burst_size {burst}"
@@ -266,11 +267,11 @@ DATAPATH = {"datapath_drop_upcall_error": "the flow miss could not be handed to 
 def datapath(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """Frames OVS dropped inside a bridge, by the datapath's coverage counter; an upcall error in an upcall storm
     is the storm's (rules_pmd.py)."""
-    name = drop["counter"].split()[-1]
-    storm = drop["counter"].endswith("upcall_error") and upcall_storm(x)
-    bridge = hop["where"].split("->")[0]
-    port = hop["in_ports"][0]
-    return Explanation(f"OVS dropped frames inside {hop['where']}: {DATAPATH.get(name, name)}",
+    name = drop.counter.split()[-1]
+    storm = drop.counter.endswith("upcall_error") and upcall_storm(x)
+    bridge = hop.where.split("->")[0]
+    port = hop.path("in_ports")[0]
+    return Explanation(f"OVS dropped frames inside {hop.where}: {DATAPATH.get(name, name)}",
                        [f"coverage counter {name}"],
                        [f"trace one frame: ovs-appctl ofproto/trace {bridge} in_port={port}",
                         f"look at the rules and their counters: ovs-ofctl -O OpenFlow13 dump-flows {bridge}"],
@@ -280,7 +281,7 @@ def datapath(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
 @rule(reasons=("rx_qos", "tx_qos"))
 def qos(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """An ingress policer (rx_qos) or an egress QoS (tx_qos) on a port."""
-    port = hop["ports"][0]
-    return Explanation(f"QoS on {hop['where']} dropped frames above its rate", [],
-                       [f"ovs-vsctl set Interface {port} ingress_policing_rate=0" if drop["reason"] == "rx_qos"
+    port = hop.path("ports")[0]
+    return Explanation(f"QoS on {hop.where} dropped frames above its rate", [],
+                       [f"ovs-vsctl set Interface {port} ingress_policing_rate=0" if drop.reason == "rx_qos"
                         else f"ovs-vsctl clear Port {port} qos"])

@@ -10,7 +10,7 @@ from .rulebase import Ctx, Drop, Explanation, Hop, queue_evidence, rule
 @rule(reasons=("rx_nombuf",))
 def nombuf(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """A port with no mbuf to receive into: its mempool ran dry."""
-    return Explanation(f"{hop['where']} ran out of mbufs to receive into (mempool exhausted)", [],
+    return Explanation(f"{hop.where} ran out of mbufs to receive into (mempool exhausted)", [],
                        ["more mbufs for that process (testpmd --total-num-mbufs) or more socket memory",
                         "for OVS: dpdk-socket-mem at least the formula for its MTUs ('zeroloss host plan')"])
 
@@ -27,7 +27,7 @@ def generator_bound(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
 @rule(reasons=("rx_missed",), kinds=("proc_rx",))
 def rx_missed_proc(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """A DPDK DUT's (testpmd's, a VNF's) RX ring overflowed: its forwarding core did not keep up."""
-    return Explanation(f"{hop['where']} found its RX ring full: the DUT's forwarding core did not keep up",
+    return Explanation(f"{hop.where} found its RX ring full: the DUT's forwarding core did not keep up",
                        queue_evidence(hop, "rx"),
                        [f"more RX queues and cores for the DUT: --set dut_rxq={2 * x.queues} --set dut_lcores=...",
                         "deeper RX descriptors (testpmd --rxd=4096)"])

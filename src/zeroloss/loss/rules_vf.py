@@ -14,7 +14,7 @@ def _vnf_of_vf(x: Ctx) -> str:
 def vf_rx_dropped(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """A VF's RX drops (its PF's rx_dropped for it: the VSI's rx_discards on i40e/ice, the vport's rx_dropped on
     mlx5): the NIC's switch had a frame for the VF and no free descriptor in the VF's RX ring."""
-    vf, vnf = hop["where"], _vnf_of_vf(x)
+    vf, vnf = hop.where, _vnf_of_vf(x)
     return Explanation(
         f"VF {vf} had no free RX descriptor for the frames the NIC delivered: {vnf} did not drain its RX ring "
         "in time (its forwarding core too slow or stalled, too few RX queues or descriptors, or no mbufs to refill "
@@ -32,7 +32,7 @@ def vf_tx_dropped(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """A VF's TX drops (its PF's tx_dropped for it: i40e's VSI tx_errors, ice's tx_errors, mlx5's vport drops): the
     NIC refused frames the VNF sent, mostly by anti-spoofing (a source MAC or VLAN the VF may not use) or a VF
     whose link is down."""
-    vf, vnf = hop["where"], _vnf_of_vf(x)
+    vf, vnf = hop.where, _vnf_of_vf(x)
     return Explanation(
         f"the NIC dropped frames {vnf} sent by VF {vf}: MAC anti-spoofing (a source MAC not the VF's while "
         "spoof checking is on: e.g. forward io keeps the generator's MAC), a VLAN tag the VF's port VLAN or VLAN "

@@ -6,22 +6,36 @@ from a result file, so a file written by an older zeroloss is explained with tod
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from zeroloss.core.codec import JsonObject
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.frames import Frame, by_size
 from zeroloss.core.frames import text as frame_text
 from zeroloss.core.latency import SHOWN, lost_tail, value_text
 from zeroloss.drivers.probe.telemetry import summary_lines as telemetry_lines
-from zeroloss.loss.diagnose import analyse, pmd_load
+from zeroloss.loss.diagnose import analyse, analysis, pmd_load
 from zeroloss.loss.ledger import REASONS
+from zeroloss.loss.records import Finding, Ledger, finding_of
 from zeroloss.results import schema
 from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.fmt import table
 from zeroloss.results.records import LoadDirection, RunRecord, SearchEntry, TrialEntry
 
-__all__ = ["analyse", "select", "trial_analysis", "trial_text"]
+__all__ = ["analyse", "select", "trial_analysis", "trial_records", "trial_text"]
+
+LedgerLike = Ledger | Mapping[str, Any]  # a record, or the JSON of a file that keeps ledgers untyped (soak, events)
+FindingLike = Finding | Mapping[str, Any]
 
 
-def trial_analysis(s: SearchEntry, t: TrialEntry, source: object = "") -> tuple[list, list]:
+def trial_analysis(s: SearchEntry, t: TrialEntry, source: object = "") -> tuple[list[JsonObject], list[JsonObject]]:
+    """trial_records() as the result files hold them (explain --json)."""
+    leds, found = trial_records(s, t, source)
+    return [led.to_json() for led in leds], [f.to_json() for f in found]
+
+
+def trial_records(s: SearchEntry, t: TrialEntry, source: object = "") -> tuple[list[Ledger], list[Finding]]:
     """Ledger and findings of a stored trial, recomputed from its counters when the file has them. The trial's
     counters and DUT state are checked against the full trial shape first (reading a file checks them only
     lightly: results/schema.py TRIAL_READ), so a damaged one is refused in one line naming it."""
@@ -31,9 +45,9 @@ def trial_analysis(s: SearchEntry, t: TrialEntry, source: object = "") -> tuple[
     if t.counters is not None and s.paths:
         sides = {d.port for d in t.dirs()}
         ctx = {**(s.ledger_context or {}), "frame": s.frame, "rate_pps": t.rate_pps}
-        return analyse(s.paths, t.counters, t.dut_state, ctx, sides)
+        return analysis(s.paths, t.counters, t.dut_state, ctx, sides)
     if t.ledger is not None:
-        return t.ledger, t.diagnosis or []
+        return [Ledger.of(led) for led in t.ledger], [finding_of(f) for f in t.diagnosis or []]
     raise ZeroLossError(f"{frame_text(s.frame)} trial {t.index + 1} was recorded without per-hop counters "
                         f"(replayed on resume, or written by an older zeroloss)")
 
@@ -45,16 +59,16 @@ def _n(v: int | None) -> str:
 HOP_HEADERS = ["hop", "in", "out", "dropped", "reason: counter"]
 
 
-def hop_rows(led: dict, compact: bool) -> list[list[str]]:
+def hop_rows(led: LedgerLike, compact: bool) -> list[list[str]]:
     """A direction's hops with what each dropped and by which counter; compact: only the hops that dropped or
     could not account for frames."""
     rows = []
-    for hop in led["hops"]:
-        cells = [hop["name"] + ("" if hop["counters"] else " (no counters)"), _n(hop["in"]), _n(hop["out"])]
-        items = [(d["frames"], f"{d['reason']}: {d['counter']}") for d in hop["drops"]]
-        items += [(-d["frames"], f"{d['reason']} (extra frames): {d['counter']}") for d in hop["extra"]]
-        if hop["unexplained"]:
-            items.append((hop["unexplained"], "unexplained" + ("" if hop["counters"] else ": no counters")))
+    for hop in Ledger.of(led).hops:
+        cells = [hop.name + ("" if hop.counters else " (no counters)"), _n(hop.in_), _n(hop.out)]
+        items = [(d.frames, f"{d.reason}: {d.counter}") for d in hop.drops]
+        items += [(-d.frames, f"{d.reason} (extra frames): {d.counter}") for d in hop.late]
+        if hop.unexplained:
+            items.append((hop.unexplained, "unexplained" + ("" if hop.counters else ": no counters")))
         if not items and not compact:
             rows.append([*cells, "", ""])
         for i, (frames, why) in enumerate(items):
@@ -62,27 +76,27 @@ def hop_rows(led: dict, compact: bool) -> list[list[str]]:
     return rows
 
 
-def direction_text(led: dict, compact: bool = False) -> list[str]:
+def direction_text(led: LedgerLike, compact: bool = False) -> list[str]:
     """A direction's ledger as a table; compact: only the hops that dropped or could not account for frames."""
-    head = (f"direction {led['direction']}: sent {_n(led['sent'])}, received {_n(led['received'])}, lost "
-            f"{_n(led['lost'])}")
-    if led["lost"] == 0 and not led["unexplained"]:
+    d = Ledger.of(led)
+    head = f"direction {d.direction}: sent {_n(d.sent)}, received {_n(d.received)}, lost {_n(d.lost)}"
+    if d.lost == 0 and not d.unexplained:
         return [head + ": nothing lost"]
-    share = f" ({100 * led['unexplained'] / led['lost']:.2f} % of lost)" if led["lost"] > 0 else ""
-    head += f"; counted {_n(led['counted'])}, unexplained {_n(led['unexplained'])}{share}"
-    body = table(HOP_HEADERS, hop_rows(led, compact))
+    share = f" ({100 * d.unexplained / d.lost:.2f} % of lost)" if d.lost > 0 else ""
+    head += f"; counted {_n(d.counted)}, unexplained {_n(d.unexplained)}{share}"
+    body = table(HOP_HEADERS, hop_rows(d, compact))
     return [head, *("  " + line for line in body.splitlines())]
 
 
-def findings_text(diag: list[dict], limit: int | None = None) -> list[str]:
+def findings_text(diag: Sequence[FindingLike], limit: int | None = None) -> list[str]:
     out = []
-    for f in diag[:limit]:
-        share = f"{f['share_pct']:5.1f} %" if f["frames"] else "  risk "
-        what = REASONS.get(f["reason"], f["reason"].replace("_", " "))
-        out.append(f"  [{share}] {f['hop']}: {what} ({f['frames']:,} frames)")
-        out.append(f"      cause: {f['cause']}")
-        out += [f"      seen:  {e}" for e in f["evidence"]]
-        out += [f"      fix:   {r}" for r in f["remedies"]]
+    for f in map(finding_of, diag[:limit]):
+        share = f"{f.share_pct:5.1f} %" if f.frames else "  risk "
+        what = REASONS.get(f.reason, f.reason.replace("_", " "))
+        out.append(f"  [{share}] {f.hop}: {what} ({f.frames:,} frames)")
+        out.append(f"      cause: {f.cause}")
+        out += [f"      seen:  {e}" for e in f.evidence]
+        out += [f"      fix:   {r}" for r in f.remedies]
     return out
 
 
@@ -129,15 +143,16 @@ def latency_lines(t: TrialEntry) -> list[str]:
     return out
 
 
-def trial_text(frame: Frame, t: TrialEntry, leds: list, diag: list, limit: int | None = None,
-               compact: bool = False) -> str:
+def trial_text(frame: Frame, t: TrialEntry, leds: Sequence[LedgerLike], diag: Sequence[FindingLike],
+               limit: int | None = None, compact: bool = False) -> str:
     """A trial's ledger, direction by direction, then its diagnosis."""
-    lost = sum(d["lost"] for d in leds)
-    sent = sum(d["sent"] for d in leds)
+    typed = [Ledger.of(led) for led in leds]
+    lost = sum(d.lost for d in typed)
+    sent = sum(d.sent for d in typed)
     pct = f" ({100 * lost / sent:.4f} %)" if sent else ""
     lines = [f"{frame_text(frame)} trial {t.index + 1} ({t.kind}, {t.rate_pps:,.0f} pps per "
              f"direction, {t.duration_s:g} s, {t.verdict}): lost {lost:,} of {sent:,} frames{pct}"]
-    for led in leds:
+    for led in typed:
         lines += direction_text(led, compact)
     lines += latency_lines(t)
     load = pmd_load(t.counters or {})
@@ -194,14 +209,15 @@ def b2b_lines(s: SearchEntry) -> list[str]:
     return lines
 
 
-def failed_burst_text(asked: int, ledger: list[dict]) -> str:
+def failed_burst_text(asked: int, ledger: Sequence[LedgerLike]) -> str:
     """The longest burst that lost frames, in the ledger's numbers: the frames asked per direction and, per
     direction, the frames offered. A burst runs until the frames asked are taken, so when the DUT's full RX ring
     refused some, they were offered on top (and counted lost): offered is then more than asked (runs/b2b.py)."""
-    lost = sum(d["lost"] for d in ledger)
-    offered = ", ".join(f"{d['direction']} {d['sent']:,}" for d in ledger)
+    typed = [Ledger.of(led) for led in ledger]
+    lost = sum(d.lost for d in typed)
+    offered = ", ".join(f"{d.direction} {d.sent:,}" for d in typed)
     text = f"the longest burst that lost frames: {asked:,} frames asked per direction, offered {offered}"
-    if any(d["sent"] > asked for d in ledger):
+    if any(d.sent > asked for d in typed):
         text += (" (a burst runs until the frames asked are taken: each frame the DUT's full RX ring refused was "
                  "offered on top and counted lost)")
     return text + f"; lost {lost:,}" + (" in both directions" if len(ledger) == 2 else "")

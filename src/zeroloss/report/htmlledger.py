@@ -4,14 +4,15 @@ qualify the numbers, and the loss ledger of the lossy trials, hop by hop, with t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from html import escape
-from typing import Any
 
 from zeroloss.core import frames
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.loss.ledger import REASONS
+from zeroloss.loss.records import Ledger, finding_of
 from zeroloss.report import plots, telemetryplots
-from zeroloss.report.explain import HOP_HEADERS, hop_rows, trial_analysis
+from zeroloss.report.explain import HOP_HEADERS, FindingLike, LedgerLike, hop_rows, trial_records
 from zeroloss.report.htmlbase import _table
 from zeroloss.results.fmt import FLAG_TEXT
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
@@ -62,7 +63,7 @@ def _ledger_html(search: SearchEntry, trial: TrialEntry) -> str:
     head = (f"{frames.text(search.frame)}, search {search.repeat + 1}, trial {trial.index + 1} ({trial.kind}, "
             f"{trial.rate_pps:,.0f} pps per direction, {trial.duration_s:g} s, {trial.verdict})")
     try:
-        leds, diag = trial_analysis(search, trial)  # loss/ledger.py's and loss/diagnose.py's JSON
+        leds, diag = trial_records(search, trial)
     except ZeroLossError as e:
         summary = "; ".join(f"{d.port}->{d.rx_port}: " + ", ".join(f"{k} {v:,}" for k, v in (d.ledger or {}).items())
                             for d in trial.dirs())
@@ -70,24 +71,24 @@ def _ledger_html(search: SearchEntry, trial: TrialEntry) -> str:
     return f'<h4 class="lossy-trial">{escape(head)}</h4>' + ledger_html(leds, diag)
 
 
-def ledger_html(leds: list[dict[str, Any]], diag: list[dict[str, Any]]) -> str:
-    """Ledgers per direction, hop by hop (loss/ledger.py's JSON), and the findings with their fixes
-    (loss/diagnose.py's)."""
+def ledger_html(leds: Sequence[LedgerLike], diag: Sequence[FindingLike]) -> str:
+    """Ledgers per direction, hop by hop (loss/ledger.py), and the findings with their fixes (loss/diagnose.py);
+    records, or the JSON of a file that keeps them untyped (events)."""
     parts = []
-    for led in leds:
-        lost, unexpl = led["lost"], led["unexplained"]
-        parts.append(f"<p>Direction {escape(str(led['direction']))}: sent {led['sent']:,}, received "
-                     f"{led['received']:,}, lost {lost:,}, counted {led['counted']:,}, unexplained {unexpl:,}</p>")
+    for led in map(Ledger.of, leds):
+        lost, unexpl = led.lost, led.unexplained
+        parts.append(f"<p>Direction {escape(str(led.direction))}: sent {led.sent:,}, received "
+                     f"{led.received:,}, lost {lost:,}, counted {led.counted:,}, unexplained {unexpl:,}</p>")
         if lost == 0 and not unexpl:
             continue
         parts.append(_table(HOP_HEADERS, hop_rows(led, compact=True), "ledger", left=1))
-        parts.append(f"<details><summary>the whole path, {len(led['hops'])} hops</summary>"
+        parts.append(f"<details><summary>the whole path, {len(led.hops)} hops</summary>"
                      + _table(HOP_HEADERS, hop_rows(led, compact=False), "path", left=1) + "</details>")
-    for f in diag:
-        share = f"{f['share_pct']:.1f} %" if f["frames"] else "risk"
-        what = REASONS.get(f["reason"], f["reason"].replace("_", " "))
-        items = "".join(f"<li>seen: {escape(e)}</li>" for e in f["evidence"])
-        items += "".join(f"<li>fix: <code>{escape(r)}</code></li>" for r in f["remedies"])
-        parts.append(f'<div class="warn finding"><b>[{share}] {escape(f["hop"])}: {escape(what)}</b> '
-                     f"({f['frames']:,} frames): {escape(f['cause'])}<ul class=\"fix\">{items}</ul></div>")
+    for f in map(finding_of, diag):
+        share = f"{f.share_pct:.1f} %" if f.frames else "risk"
+        what = REASONS.get(f.reason, f.reason.replace("_", " "))
+        items = "".join(f"<li>seen: {escape(e)}</li>" for e in f.evidence)
+        items += "".join(f"<li>fix: <code>{escape(r)}</code></li>" for r in f.remedies)
+        parts.append(f'<div class="warn finding"><b>[{share}] {escape(f.hop)}: {escape(what)}</b> '
+                     f"({f.frames:,} frames): {escape(f.cause)}<ul class=\"fix\">{items}</ul></div>")
     return "".join(parts)

@@ -14,8 +14,8 @@ from zeroloss.core.search import Direction, Kind, Outcome
 from zeroloss.drivers.dut.ovsstats import pmd_perf_delta
 from zeroloss.drivers.probe.interference import Interference, delta, ring_ms, snapshot
 from zeroloss.drivers.probe.telemetry import trial_record
-from zeroloss.loss.diagnose import analyse
-from zeroloss.loss.ledger import counter_delta, summary
+from zeroloss.loss.diagnose import analysis
+from zeroloss.loss.ledger import counter_delta
 from zeroloss.results.records import TrialEntry
 from zeroloss.targets.base import Target, by_direction, gen_counters, guarded
 
@@ -174,8 +174,8 @@ class TrialRunner:
         state = self.probe.state() if self.probe.state else None
         ctx = {**self.probe.context, "frame": self.frame, "rate_pps": rate_pps, "flows": self.cfg.flows}
         groups = by_direction(r)
-        leds, diag = analyse(self.probe.paths, c, state, ctx, {tx for tx, _ in groups})
-        by_side = {led["tx_side"]: led for led in leds}
+        leds, diag = analysis(self.probe.paths, c, state, ctx, {tx for tx, _ in groups})
+        by_side = {led.tx_side: led for led in leds}
         directions = []
         for (port, rx_port), group in groups.items():
             lat, hist = direction_latency(group, self.refused_is_loss)  # every stream (queue) merged
@@ -185,10 +185,11 @@ class TrialRunner:
                                # zlgen's longest lateness behind its TX schedule: its own stall
                                "pace_max_late_ns": max(s.pace_max_late_ns for s in group),
                                "pace_max_backlog": max(s.pace_max_backlog for s in group),
-                               "reordered": sum(s.reordered for s in group), "ledger": summary(by_side[port]),
+                               "reordered": sum(s.reordered for s in group), "ledger": by_side[port].summary(),
                                "latency_ns": lat, **({"latency_hist": hist.to_json()} if hist else {})})
         detail: dict = {"trial_id": r.trial, "tx_window_s": r.tx_window_s, "directions": directions,
-                        "counters": c, "ledger": leds, "diagnosis": diag}
+                        "counters": c, "ledger": [led.to_json() for led in leds],
+                        "diagnosis": [f.to_json() for f in diag]}
         if state is not None:
             detail["dut_state"] = state
         return detail
