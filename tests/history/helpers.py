@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
+import statistics
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ from sqlalchemy import func, select
 from zeroloss.history.db import Database
 from zeroloss.history.models import B2b, Document, Outage, Point, Run, Series
 
+REAL = Path(__file__).resolve().parent / "data" / "meter_pvp_v3.json.gz"  # test_history_trend's docstring
 TABLES = {"documents": Document, "runs": Run, "series": Series, "points": Point, "b2b": B2b, "outages": Outage}
 
 
@@ -44,3 +48,25 @@ def soak_doc() -> dict[str, Any]:
                              "directions": {"A->B": 50}},
                             {"start_s": 4.0, "end_s": 5.0, "first": 4, "last": 4, "lost": 20,
                              "directions": {"A->B": 20}}]}
+
+
+def real_level() -> tuple[float, float]:
+    """The mean and sample standard deviation of REAL's three NDRs."""
+    ndrs = [s["result"]["ndr"]["rate_pps"] for s in read_doc(REAL)["searches"]]
+    return statistics.mean(ndrs), statistics.stdev(ndrs)
+
+
+def synthetic_history(folder: Path, runs: int, step_at: int | None, step: float, seed: int = 7) -> list[Path]:
+    """runs result files a day apart made from REAL, each search's NDR drawn with REAL's level and spread; from
+    step_at on, the level is lower by step (a share)."""
+    doc, (mean, sd) = read_doc(REAL), real_level()
+    rnd, start, out = random.Random(seed), datetime(2026, 10, 1, 2, 0), []
+    for i in range(runs):
+        level = mean * (1 - step) if step_at is not None and i >= step_at else mean
+        when = (start + timedelta(days=i)).strftime("%Y-%m-%dT%H:%M:%S+0000")
+        searches = [{**s, "result": {**s["result"], "ndr": {**s["result"]["ndr"],
+                                                              "rate_pps": float(round(rnd.gauss(level, sd)))}}}
+                    for s in doc["searches"]]
+        out.append(write_doc(folder / f"night-{i:03d}.json",
+                             {**doc, "created": when, "updated": when, "searches": searches}))
+    return out

@@ -9,39 +9,15 @@ start time moved on and its three NDRs drawn from a normal distribution with tha
 from __future__ import annotations
 
 import random
-import statistics
-from datetime import datetime, timedelta
-from pathlib import Path
 
 from zeroloss.cli.main import main
 from zeroloss.history.db import open_db
 from zeroloss.history.ingest import ingest
 from zeroloss.history.trend import Filter, classify, trends
 
-from .conftest import HERE
-from .helpers import read_doc, write_doc
-
-REAL = HERE / "data" / "meter_pvp_v3.json.gz"
-
-
-def _level() -> tuple[float, float]:
-    ndrs = [s["result"]["ndr"]["rate_pps"] for s in read_doc(REAL)["searches"]]
-    return statistics.mean(ndrs), statistics.stdev(ndrs)
-
-
-def _history(folder: Path, runs: int, step_at: int | None, step: float, seed: int = 7) -> list[Path]:
-    """runs result files a day apart; from step_at on, the level is lower by step (a share)."""
-    doc, (mean, sd) = read_doc(REAL), _level()
-    rnd, start, out = random.Random(seed), datetime(2026, 10, 1, 2, 0), []
-    for i in range(runs):
-        level = mean * (1 - step) if step_at is not None and i >= step_at else mean
-        when = (start + timedelta(days=i)).strftime("%Y-%m-%dT%H:%M:%S+0000")
-        searches = [{**s, "result": {**s["result"], "ndr": {**s["result"]["ndr"],
-                                                              "rate_pps": float(round(rnd.gauss(level, sd)))}}}
-                    for s in doc["searches"]]
-        out.append(write_doc(folder / f"night-{i:03d}.json",
-                             {**doc, "created": when, "updated": when, "searches": searches}))
-    return out
+from .helpers import REAL, read_doc, write_doc
+from .helpers import real_level as _level
+from .helpers import synthetic_history as _history
 
 
 def test_the_real_spread_is_what_the_synthetic_runs_use():

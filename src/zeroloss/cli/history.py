@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zeroloss.cli.argtypes import number, whole_number
@@ -13,7 +14,7 @@ from zeroloss.core.errors import ZeroLossError
 
 if TYPE_CHECKING:
     from zeroloss.history.db import Database
-    from zeroloss.history.trend import Filter
+    from zeroloss.history.trend import Filter, Trend
 
 CHECK_FAILED = 2  # check: a series regressed (1 is an error, as for every command)
 
@@ -54,13 +55,25 @@ def _filter(args: argparse.Namespace) -> Filter:
     return Filter(node=args.node, topology=args.topology, frame=args.frame)
 
 
+def _window(args: argparse.Namespace) -> int | None:
+    """--window: the newest runs of a series classified (trend.WINDOW when not given; 0: all)."""
+    from zeroloss.history.trend import WINDOW
+
+    return WINDOW if args.window is None else (args.window or None)
+
+
 def _cmd_trend(args: argparse.Namespace) -> int:
     from zeroloss.history.text import trend_text
     from zeroloss.history.trend import trends
 
-    found = trends(_open(args, create=False), _filter(args), args.metric)
+    if args.html and args.json:
+        raise ZeroLossError("--html and --json both asked for", "give one of them")
+    db = _open(args, create=False)
+    found = trends(db, _filter(args), args.metric, _window(args))
     if args.changed:
         found = [t for t in found if len(t.groups) > 1]
+    if args.html:
+        return _write_page(args, db.shown, found)
     if args.json:
         print(json.dumps({"series": [t.to_json() for t in found]}, indent=1))
         return 0
@@ -71,11 +84,24 @@ def _cmd_trend(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_page(args: argparse.Namespace, shown: str, found: list[Trend]) -> int:
+    """trend --html FILE: the trend page written, one line printed."""
+    from zeroloss.core.fileio import write_text_atomic
+    from zeroloss.report.historypage import render_history
+
+    text = render_history(found, shown, args.last)
+    write_text_atomic(args.html, text, mode=0o644)
+    nodes = len({t.node for t in found})
+    print(f"wrote {args.html} ({len(text.encode()) / 1024:,.0f} KiB, {nodes} node(s), {len(found)} series, "
+          "self-contained: open it in any browser)")
+    return 0
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from zeroloss.history.text import check_text
     from zeroloss.history.trend import trends
 
-    found = trends(_open(args, create=False), _filter(args), args.metric)
+    found = trends(_open(args, create=False), _filter(args), args.metric, _window(args))
     failed = [(t, c) for t in found if (c := t.regression(args.last)) is not None]
     if args.json:
         print(json.dumps({"series": len(found), "last": args.last, "regressions": [
@@ -101,6 +127,9 @@ def _series_filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topology", metavar="NAME", help="only this topology's series (p2p, ovs-p2p, pvp, pvvp)")
     p.add_argument("--frame", metavar="SIZE", help="only this frame size's series (bytes, or an IMIX's label)")
     p.add_argument("--metric", choices=["ndr", "pdr"], default="ndr", help="the rate followed (default ndr)")
+    p.add_argument("--window", type=whole_number(0), default=None, metavar="N",
+                   help="classify each series' newest N runs (default 200; 0: all of them, which takes time "
+                        "quadratic in a series' runs)")
 
 
 def register(sub: Any) -> None:
@@ -126,6 +155,11 @@ def register(sub: Any) -> None:
                                   "performance; each change with its size in % and the run that started it.")
     _series_filters(t)
     t.add_argument("--changed", action="store_true", help="only the series with a change")
+    t.add_argument("--html", type=Path, metavar="FILE",
+                   help="write the trend page instead: per node its series' table and each series' NDR over time "
+                        "with its groups and changes drawn (one self-contained HTML file)")
+    t.add_argument("--last", type=whole_number(1), default=3, metavar="N",
+                   help="with --html: mark the series `history check --last N` fails (default 3)")
     _common(t)
     t.set_defaults(func=_cmd_trend)
     c = hs.add_parser("check", help="exit 2 when a series' newest runs start a regression beyond its spread "

@@ -31,10 +31,13 @@ def change_text(c: Change) -> str:
 def trend_text(t: Trend) -> str:
     """A series: its title, one line per group (runs, when, level ± its standard deviation), its changes."""
     unit = "pps" if t.metric == "ndr" else "pps PDR"
-    lines = [f"{t.title}: {len(t.samples)} run(s), {len(t.groups)} group(s)"]
+    runs = f"{len(t.samples)} run(s)" if not t.skipped else \
+        f"{len(t.samples) + t.skipped} run(s), the newest {len(t.samples)} classified"
+    lines = [f"{t.title}: {runs}, {len(t.groups)} group(s)"]
     for g in t.groups:
         first, last = t.samples[g.start], t.samples[g.end]
-        runs = f"run {g.start + 1}" if g.start == g.end else f"runs {g.start + 1}-{g.end + 1}"
+        a, b = g.start + 1 + t.skipped, g.end + 1 + t.skipped
+        runs = f"run {a}" if a == b else f"runs {a}-{b}"
         lines.append(f"  {runs:<12} {when(first.started)} .. {when(last.started)}  {si(g.avg, unit)} "
                      f"± {_pct(g.stdev, g.avg)}")
     lines += [f"  {change_text(c)}" for c in t.changes()]

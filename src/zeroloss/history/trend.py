@@ -4,7 +4,9 @@ minimum description length; each group after the first starts a change, a regres
 size in % of the group before and the run that started it (and what versions changed at that run).
 
 A run measured with repeats enters as its repeats (jumpavg takes a run's samples together), a run once as its NDR;
-a run that found no NDR is left out of its series.
+a run that found no NDR is left out of its series. jumpavg's classification takes time quadratic in the runs it is
+given (2.5 s for 1,000 runs, 10 s for 2,000 on this bench's host): a series is classified over its newest `window`
+runs (WINDOW by default; None: all of them), its older runs left out of the trend (Trend.skipped counts them).
 
 The nightly check: a series regressed when its last group started within its newest `last` runs and lies below
 the last group that started before them by more than the series' spread (the larger of those groups' standard
@@ -26,6 +28,7 @@ from sqlalchemy import select
 from zeroloss.history.db import Database
 from zeroloss.history.models import Point, Run, Series
 
+WINDOW = 200  # the newest runs of a series classified (0.1 s per series; docs/history.md)
 VERSIONS = ("zeroloss_version", "zlgen_version", "dpdk_version", "ovs_version", "kernel")
 METRICS = ("ndr", "pdr")
 
@@ -75,6 +78,7 @@ class Trend:
     metric: str
     samples: list[Sample] = field(default_factory=list)
     groups: list[Group] = field(default_factory=list)
+    skipped: int = 0  # older runs left out of the window (samples and groups count from the first one kept)
 
     @property
     def title(self) -> str:
@@ -121,7 +125,7 @@ class Trend:
             return None if t is None else t.isoformat() + "Z"
 
         return {"node": self.node, "topology": self.topology, "frame": self.frame, "settings": self.settings,
-                "metric": self.metric, "runs": len(self.samples),
+                "metric": self.metric, "runs": len(self.samples), "older_runs_left_out": self.skipped,
                 "groups": [{"first_run": self.samples[g.start].label, "last_run": self.samples[g.end].label,
                             "runs": g.end - g.start + 1, "from": when(self.samples[g.start].started),
                             "to": when(self.samples[g.end].started), "avg_pps": g.avg, "stdev_pps": g.stdev,
@@ -161,8 +165,9 @@ def _rows(db: Database, want: Filter) -> list[Any]:
         return list(conn.execute(q))
 
 
-def trends(db: Database, want: Filter = Filter(), metric: str = "ndr") -> list[Trend]:
-    """Every series the filter keeps, with its samples in time order and jumpavg's groups."""
+def trends(db: Database, want: Filter = Filter(), metric: str = "ndr", window: int | None = WINDOW) -> list[Trend]:
+    """Every series the filter keeps, with its samples in time order (its newest `window` runs; None: all) and
+    jumpavg's groups."""
     by: dict[int, Trend] = {}
     for r in _rows(db, want):
         value = r.ndr_pps if metric == "ndr" else r.pdr_pps
@@ -173,6 +178,8 @@ def trends(db: Database, want: Filter = Filter(), metric: str = "ndr") -> list[T
         t.samples.append(Sample(r.label, r.started, float(value), repeats if len(repeats) > 1 else (),
                                 r.spread_pps if metric == "ndr" else None, {k: getattr(r, k) for k in VERSIONS}))
     for t in by.values():
+        if window is not None and len(t.samples) > window:
+            t.skipped, t.samples = len(t.samples) - window, t.samples[-window:]
         t.groups = classify([s.repeats or s.value for s in t.samples])
     return sorted(by.values(), key=lambda t: (t.node, t.topology or "", _frame_order(t.frame), t.title))
 

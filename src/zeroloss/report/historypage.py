@@ -1,0 +1,168 @@
+"""`zeroloss history trend --html FILE`: the trend page of a results history (history/trend.py), one section per
+node: a table of its series (runs, groups, level, last change, whether the nightly check fails it), then per series
+its NDR over time with jumpavg's groups drawn (each group's average as a line over its runs, its standard deviation
+as a band) and each change marked at the run that started it with its size in %. One self-contained HTML file, its
+figures drawn by the report's own SVG renderer (canvas.py, svgdraw.py), as the run report (report/html.py)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from html import escape
+
+from zeroloss import __version__
+from zeroloss.core.text import si
+from zeroloss.history.text import change_text, when
+from zeroloss.history.trend import Group, Trend
+from zeroloss.report.canvas import Axes, Figure
+from zeroloss.report.htmlbase import CSS, _table
+from zeroloss.report.plots import svg_inline
+
+RUN_COLOR = "#1f77b4"
+GROUP_COLOR = {"normal": "#7f7f7f", "regression": "#d62728", "progression": "#2ca02c"}
+DAY = 86400.0
+# date tick steps in days: an hour to a year; the first that gives at most MAX_TICKS ticks is taken
+STEPS = (1 / 24, 3 / 24, 6 / 24, 12 / 24, 1.0, 2.0, 7.0, 14.0, 28.0, 91.0, 182.0, 364.0)
+MAX_TICKS = 8
+
+
+def _unit(level: float) -> tuple[float, str]:
+    return (1e6, "Mpps") if level >= 1e6 else (1e3, "kpps")
+
+
+def _xs(t: Trend) -> tuple[list[float], bool]:
+    """Each run's place on the x axis: its start in days since 1970 (UTC) when every run has one, else its number
+    in the series; and whether they are dates."""
+    if t.samples and all(s.started is not None for s in t.samples):
+        return [s.started.replace(tzinfo=UTC).timestamp() / DAY for s in t.samples if s.started], True
+    return [float(k + 1 + t.skipped) for k in range(len(t.samples))], False
+
+
+def _date_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    """Ticks at whole hours or days (UTC) between lo and hi (days), at most MAX_TICKS, labelled as dates."""
+    step = next((s for s in STEPS if (hi - lo) / s <= MAX_TICKS), STEPS[-1])
+    first = math.ceil(lo / step - 1e-9) * step
+    pos = [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
+    fmt = "%m-%d %H:%M" if step < 1 else ("%Y-%m-%d" if hi - lo > 300 else "%m-%d")
+    return pos, [datetime.fromtimestamp(p * DAY, UTC).strftime(fmt) for p in pos]
+
+
+def _group_span(xs: Sequence[float], g: Group) -> tuple[float, float]:
+    """Where a group's band runs: from its first run to its last, half a step wider on each side (a group of one
+    run is a band too), never past the middle between it and its neighbours."""
+    a, b = xs[g.start], xs[g.end]
+    left = (a - xs[g.start - 1]) / 2 if g.start > 0 else (xs[1] - xs[0]) / 2 if len(xs) > 1 else 0.5
+    right = (xs[g.end + 1] - b) / 2 if g.end + 1 < len(xs) else (b - xs[-2]) / 2 if len(xs) > 1 else 0.5
+    return a - left, b + right
+
+
+def _groups(ax: Axes, t: Trend, xs: Sequence[float], scale: float) -> None:
+    """Each group's band (average ± standard deviation) and average, coloured by what started it."""
+    shown: set[str] = set()
+    for g in t.groups:
+        xa, xb = _group_span(xs, g)
+        col = GROUP_COLOR.get(g.comment, GROUP_COLOR["normal"])
+        lo, hi = (g.avg - g.stdev) / scale, (g.avg + g.stdev) / scale
+        label = None if g.comment in shown else f"group ({g.comment}): average ± standard deviation"
+        shown.add(g.comment)
+        ax.fill_between([xa, xb], [hi, hi], [lo, lo], color=col, alpha=0.18, linewidth=0, label=label)
+        ax.plot([xa, xb], [g.avg / scale, g.avg / scale], color=col, linewidth=2)
+
+
+def _changes(ax: Axes, t: Trend, xs: Sequence[float], scale: float) -> None:
+    """Each change: a dashed line at the run that started it, its size in % and that run's name beside it (on
+    the left of the line when it is in the right half of the figure)."""
+    lo, hi = min(xs), max(xs)
+    for c in t.changes():
+        x, g = xs[c.at], next(g for g in t.groups if g.start == c.at)
+        col = GROUP_COLOR.get(c.kind, GROUP_COLOR["normal"])
+        ax.axvline(x, color=col, linestyle="--", linewidth=1)
+        text = f"{c.size_pct:+.2f} % at {c.label}"
+        dx = -(len(text) * 0.6 * 6.94 + 4) if hi > lo and (x - lo) / (hi - lo) > 0.5 else 4
+        ax.annotate(text, (x, g.avg / scale), xytext=(dx, 4), textcoords="offset points", fontsize="x-small",
+                    color=col)
+
+
+def series_figure(t: Trend) -> Figure:
+    """A series' NDR (or PDR) over time: each run's value (its repeats as small dots), jumpavg's groups as bands
+    with their averages, each change marked with its size in % and the run that started it."""
+    xs, dated = _xs(t)
+    scale, unit = _unit(max((s.value for s in t.samples), default=1.0))
+    fig = Figure(figsize=(9, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    _groups(ax, t, xs, scale)
+    reps = [(x, r / scale) for x, s in zip(xs, t.samples, strict=True) for r in s.repeats]
+    if reps:
+        ax.scatter([x for x, _ in reps], [y for _, y in reps], s=5, color="#555555", alpha=0.5, label="repeats")
+    ax.plot(xs, [s.value / scale for s in t.samples], "o", color=RUN_COLOR, markersize=3,
+            label=f"run's {t.metric.upper()}" + (" (mean of its repeats)" if reps else ""))
+    _changes(ax, t, xs, scale)
+    if xs:
+        pad = (max(xs) - min(xs)) * 0.02 or 0.5
+        ax.set_xlim(min(xs) - pad, max(xs) + pad)
+        if dated:
+            ax.set_xticks(*_date_ticks(min(xs) - pad, max(xs) + pad))
+    ax.set_xlabel("run start (UTC)" if dated else "run of the series")
+    ax.set_ylabel(f"{t.metric.upper()}, {unit}")
+    ax.grid(alpha=0.3)
+    fig.legend(fontsize="x-small", loc="outside lower center", ncols=3)
+    return fig
+
+
+def _row(t: Trend, last: int) -> tuple[list[str], str]:
+    """A series' row of its node's table, and its class (fail: `history check --last last` fails it)."""
+    g = t.groups[-1] if t.groups else None
+    changes = t.changes()
+    c = changes[-1] if changes else None
+    failed = t.regression(last) is not None
+    level = f"{si(g.avg, 'pps')} ± {100 * g.stdev / g.avg:.2f} %" if g and g.avg else "-"
+    settings = ", ".join(f"{k}={v}" for k, v in sorted(t.settings.items())) or "defaults"
+    frame = f"{t.frame} B" if t.frame.isdigit() else t.frame
+    runs = str(len(t.samples)) + (f" (+{t.skipped} older)" if t.skipped else "")
+    return ([t.topology or "-", frame, settings, runs, str(len(t.groups)), level,
+             change_text(c) if c else "-", "REGRESSION" if failed else "ok"], "fail" if failed else "")
+
+
+def _node_section(node: str, found: list[Trend], k: int, last: int) -> str:
+    rows = [_row(t, last) for t in found]
+    parts = [f'<section id="node-{k}"><h2>{escape(node)}</h2>',
+             _table(["topology", "frame", "settings", "runs", "groups", "last group", "last change",
+                     f"check --last {last}"], [r for r, _ in rows], "series", [c for _, c in rows], left=3)]
+    for n, t in enumerate(found):
+        parts.append(f'<h3 id="node-{k}-{n}">{escape(t.title)}</h3>')
+        parts.append(f'<div class="fig">{svg_inline(series_figure(t), f"h{k}-{n}")}</div>')
+        first, newest = (t.samples[0], t.samples[-1]) if t.samples else (None, None)
+        span = f"{when(first.started)} .. {when(newest.started)} UTC" if first and newest else "-"
+        older = f"; {t.skipped} older run(s) left out of the classification" if t.skipped else ""
+        parts.append(f'<p class="meta">{len(t.samples)} run(s), {span}{older}.</p>')
+        changes = t.changes()
+        if changes:
+            parts.append('<ul class="fix">' + "".join(f"<li>{escape(change_text(c))}</li>" for c in changes)
+                         + "</ul>")
+    return "".join(parts) + "</section>"
+
+
+def render_history(found: list[Trend], db_shown: str, last: int = 3, title: str | None = None) -> str:
+    """The trend page: per node its series' table and each series' figure (module docstring)."""
+    title = title or "zeroloss history: trends per node"
+    nodes: dict[str, list[Trend]] = {}
+    for t in found:
+        nodes.setdefault(t.node, []).append(t)
+    runs = sum(len(t.samples) + t.skipped for t in found)
+    meta = (f"Made by zeroloss {__version__} on {time.strftime('%Y-%m-%d %H:%M %Z')} from {db_shown}: "
+            f"{len(nodes)} node(s), {len(found)} series, {runs:,} points. Each series' runs in time order are split "
+            "into groups of equal performance by FD.io CSIT's jumpavg (minimum description length); each group after "
+            "the first starts a regression (red) or a progression (green), marked at the run that started it with "
+            "its size in % of the group before. Rates are frames per second per direction. A series fails the "
+            f"nightly check (zeroloss history check --last {last}) when its last group started within its newest "
+            f"{last} runs below the group before by more than its spread.")
+    nav = "".join(f'<a href="#node-{k}">{escape(n)}</a>' for k, n in enumerate(nodes))
+    body = [f"<h1>{escape(title)}</h1>", f'<p class="meta">{escape(meta)}</p>', f"<nav>{nav}</nav>"]
+    if not found:
+        body.append('<p class="ok">No series matches.</p>')
+    body += [_node_section(n, ts, k, last) for k, (n, ts) in enumerate(nodes.items())]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"generator\" content=\"zeroloss {__version__}\"><title>{escape(title)}</title>"
+            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
