@@ -8,4 +8,5 @@ and the trend of each series found by FD.io CSIT's jumpavg. `zeroloss history` (
 - ingest.py: one file stored in one transaction, once.
 - trend.py: the series, their groups of equal performance and the changes between them; the nightly check.
 - text.py: trends and checks as text.
+- pgtemp.py: a throw-away PostgreSQL 15 server (pg_ctl in a temporary folder) for the tests and the benchmark.
 """
