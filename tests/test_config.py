@@ -77,6 +77,14 @@ def test_hex_masks_and_lcore_lists_given_as_numbers_are_text(tmp_path):
         load(None, {"ovs_pmd_cpu_mask": -4})
 
 
+def test_text_keys_are_the_cpu_masks_and_lcore_lists():
+    """core.configfile names the settings YAML keeps as text (it cannot import RunConfig: core.config imports it);
+    they must be every RunConfig field named like a CPU mask or lcore list, and only those."""
+    from zeroloss.core.configfile import TEXT_KEYS
+
+    assert TEXT_KEYS == {n for n in RunConfig.__dataclass_fields__ if n.endswith(("_mask", "_lcores", "_cpus"))}
+
+
 @pytest.mark.parametrize("text, message", [
     (b"flows: 10 # caf\xe9\n", "c.yaml: not valid YAML (at character 15: invalid continuation byte)"),
     ("a: " + "[" * 3000 + "]" * 3000 + "\n", "c.yaml: nested too deeply"),

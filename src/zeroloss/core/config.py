@@ -1,25 +1,39 @@
-"""`zeroloss run` settings: defaults, YAML file, flags; every value checked, faults named in one line."""
+"""`zeroloss run` settings: defaults, YAML file, flags; every value checked, faults named in one line.
+The checks are core.configcheck's, the YAML reading core.configfile's; their names are importable from here too."""
 
 from __future__ import annotations
 
 import dataclasses
-import reprlib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from . import frames
+from .configcheck import (
+    BOND_MODES,
+    FIREWALLS,
+    TUNNELS,
+    _check,
+    _kind,
+    _shown,
+    _shown_path,
+    check_neutron,
+    check_ovs_topology,
+    number_text,
+    require_map,
+)
+from .configfile import TEXT_KEYS, setting, yaml_load
 from .errors import ZeroLossError
 from .frames import Frame
 from .latency import parse_bounds, parse_loads
 from .model import MAX_FRAME, MIN_FRAME
 
+__all__ = ["BOND_MODES", "DEFAULT_SIZES", "FIREWALLS", "FLOW_FIELDS", "OVS_TOPOLOGIES", "TEXT_KEYS", "TOPOLOGIES",
+           "TUNNELS", "VNF_RINGS", "RunConfig", "_shown", "check_neutron", "check_ovs_topology", "field_help", "load",
+           "number_text", "require_map", "setting", "stored", "yaml_load"]
+
 TOPOLOGIES = ("p2p", "ovs-p2p", "pvp", "pvvp")
 OVS_TOPOLOGIES = TOPOLOGIES[1:]
-# balance-tcp needs LACP, which zlgen does not speak (OVS's fallback would be active-backup anyway)
-BOND_MODES = ("none", "active-backup", "balance-slb")
-FIREWALLS = ("none", "conntrack")  # Neutron's openvswitch firewall driver (conntrack) or port security off
-TUNNELS = ("none", "vxlan")
 DEFAULT_SIZES = (64, 128, 256, 512, 1024, 1280, 1518, 4096, 8192, 9000)
 FLOW_FIELDS = ("src_ip", "dst_ip", "src_port", "dst_port")
 VNF_RINGS = (256, 512, 1024, 2048, 4096)
@@ -211,11 +225,31 @@ class RunConfig:
                               flag="--strict-rfc2544")
 
     def __post_init__(self) -> None:
+        self._check_fields()
+        self._check_cross()
+        self._check_ovs()
+        object.__setattr__(self, "frame_sizes", frames.keys(self.frame_sizes))  # a mix's label in its stable form
+        object.__setattr__(self, "require_ndr", require_map(self.require_ndr, self.frame_sizes))
+        if self.search == "mlr" and self.validation_s < self.trial_s:
+            raise ZeroLossError(f"config: with search mlr, validation_s ({self.validation_s}) is the final trial "
+                                f"duration and must be >= trial_s ({self.trial_s})")
+        if self.mlr_duration_sum_s and self.mlr_duration_sum_s < self.validation_s:
+            raise ZeroLossError(f"config: mlr_duration_sum_s ({self.mlr_duration_sum_s}) must be 0 or >= validation_s "
+                                f"({self.validation_s})")
+        if not self.flow_fields and self.flows > 1:
+            raise ZeroLossError("flows > 1 needs at least one of flow_fields: " + ", ".join(FLOW_FIELDS))
+
+    def _check_fields(self) -> None:
+        """Each value on its own (type, range, choices), the latency texts, and PDR's loss against NDR's."""
         for f in fields(self):
             _check(f, getattr(self, f.name))
         parse_bounds(self.max_latency), parse_loads(self.latency_loads)  # a fault named in one line
         if self.pdr_loss_pct >= 0 and self.pdr_loss_pct < self.ndr_loss_pct:
             raise ZeroLossError(f"pdr_loss_pct ({self.pdr_loss_pct}) must be >= ndr_loss_pct ({self.ndr_loss_pct})")
+
+    def _check_cross(self) -> None:
+        """The settings that must agree: the DUT with the lab file and ports, the flows with UDP's ports, the VNF
+        with its link and ring."""
         if self.lab and self.dut == "testpmd":  # the default: a lab file says where the DUT is
             object.__setattr__(self, "dut", "lab")
         if self.lab and self.dut not in ("lab", "testpmd"):
@@ -244,6 +278,9 @@ class RunConfig:
         if self.vnf == "vm" and self.vnf_ring not in (256, 512, 1024):
             raise ZeroLossError(f"config: a VM's virtio ring cannot hold {self.vnf_ring} descriptors: QEMU's "
                                 f"virtio-net takes 256, 512 or 1024", "use --vnf-ring 1024, or --vnf process for 4096")
+
+    def _check_ovs(self) -> None:
+        """OVS's values (rings, memory, CPU masks) and what its topology can be built of; no OVS setting without OVS."""
         for key in ("ovs_rxd", "ovs_txd"):
             v = getattr(self, key)
             if v & (v - 1):
@@ -269,16 +306,6 @@ class RunConfig:
             raise ZeroLossError(f"bridges, vlan, bond, meter_pps, firewall and tunnel are OVS settings; topology "
                                 f"{self.topology} "
                                 "has no OVS", "use --topology ovs-p2p, pvp or pvvp")
-        object.__setattr__(self, "frame_sizes", frames.keys(self.frame_sizes))  # a mix's label in its stable form
-        object.__setattr__(self, "require_ndr", require_map(self.require_ndr, self.frame_sizes))
-        if self.search == "mlr" and self.validation_s < self.trial_s:
-            raise ZeroLossError(f"config: with search mlr, validation_s ({self.validation_s}) is the final trial "
-                                f"duration and must be >= trial_s ({self.trial_s})")
-        if self.mlr_duration_sum_s and self.mlr_duration_sum_s < self.validation_s:
-            raise ZeroLossError(f"config: mlr_duration_sum_s ({self.mlr_duration_sum_s}) must be 0 or >= validation_s "
-                                f"({self.validation_s})")
-        if not self.flow_fields and self.flows > 1:
-            raise ZeroLossError("flows > 1 needs at least one of flow_fields: " + ", ".join(FLOW_FIELDS))
 
     def effective(self) -> RunConfig:
         """The settings with the strict RFC 2544 preset applied (it overrides durations and loss)."""
@@ -302,122 +329,6 @@ def stored(doc_config: dict) -> RunConfig:
             raise ZeroLossError(f"the result file's config has a key this zeroloss does not know: {_shown(key)}",
                                 "continue it with the zeroloss that wrote it, or start the run again")
     return RunConfig(**{"search": "binary", "warmup_s": 0.0, "latency_loads": "none", **doc_config})
-
-
-def require_map(value: Any, sizes: list[Frame]) -> dict[Frame, float] | None:
-    """--require-ndr as {frame key: % of line rate}: None, one number for every size, a YAML map, or the
-    command-line text "25" / "64:10,9000:50" / "64:10,imix:5" (imix: the run's one mix, whatever its label)."""
-    if value is None or value == {}:
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            if ":" not in text:
-                value = float(text)
-            else:
-                value = {k: float(v) for k, _, v in (part.rpartition(":") for part in text.split(",") if part.strip())}
-        except ValueError:
-            raise ZeroLossError(f"config: require_ndr {_shown(value)} is neither a percentage nor SIZE:PCT pairs",
-                                "e.g. --require-ndr 25 or --require-ndr 64:10,1518:50,imix:30") from None
-    if isinstance(value, bool):
-        raise ZeroLossError(f"config: require_ndr must be a percentage or a map of frame size to percentage, "
-                            f"got {_shown(value)}")
-    if isinstance(value, int | float):
-        value = {s: float(value) for s in sizes}
-    if not isinstance(value, dict):
-        raise ZeroLossError(f"config: require_ndr must be a percentage or a map of frame size to percentage, "
-                            f"got {_shown(value)}")
-    mixes = [s for s in sizes if isinstance(s, str)]
-    out: dict[Frame, float] = {}
-    for k, v in value.items():
-        try:
-            size = frames.key(k)
-        except ZeroLossError:
-            raise ZeroLossError(f"config: require_ndr key {_shown(k)} is not a frame size") from None
-        if size == frames.IMIX and size not in sizes and len(mixes) == 1:
-            size = mixes[0]  # imix names the run's one mix
-        if size not in sizes:
-            raise ZeroLossError(f"config: require_ndr names {frames.text(size)}, which is not in frame_sizes",
-                                "add it to frame_sizes or drop it from require_ndr")
-        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v <= 100:
-            raise ZeroLossError(f"config: require_ndr for {frames.text(size)} must be a percentage in (0, 100], "
-                                f"got {_shown(v)}")
-        out[size] = float(v)
-    return out
-
-
-def check_ovs_topology(bridges: int, vlan: int, bond: str) -> None:
-    """What an OVS bench topology can be built of."""
-    if vlan >= 0 and bridges != 2:
-        raise ZeroLossError("VLAN translation needs two bridges", "set bridges: 2")
-    if bond not in BOND_MODES:
-        raise ZeroLossError(f"bond mode '{bond}' is not available on the bench",
-                            "use active-backup or balance-slb (balance-tcp needs LACP, which zlgen does not speak)")
-    if bond != "none" and bridges != 2:
-        raise ZeroLossError("bonding needs two bridges (the bond sits on br-phy, as dpdkbond0 in the references)",
-                            "set bridges: 2")
-
-
-def check_neutron(topology: str, bridges: int, vlan: int, bond: str, meter_pps: int, firewall: str,
-                  tunnel: str) -> None:
-    """What the Neutron options (firewall, tunnel) combine with on an OVS bench."""
-    if firewall not in FIREWALLS or tunnel not in TUNNELS:
-        raise ZeroLossError(f"firewall '{firewall}' / tunnel '{tunnel}' is not available on the bench",
-                            f"firewall: {', '.join(FIREWALLS)}; tunnel: {', '.join(TUNNELS)}")
-    if tunnel != "none" and (bridges != 1 or vlan >= 0 or bond != "none" or meter_pps):
-        raise ZeroLossError(f"tunnel {tunnel} builds its own bridges (br-int, br-tun, br-phy): bridges, vlan, bond "
-                            "and meter_pps do not combine with it", "drop bridges, vlan, bond and meter_pps")
-    if firewall != "none" and topology == "ovs-p2p" and bridges == 2 and tunnel == "none":
-        raise ZeroLossError("firewall on ovs-p2p with two bridges: br-int holds no tenant port to protect",
-                            "use bridges: 1, --tunnel vxlan, or --topology pvp")
-
-
-def number_text(x: float) -> str:
-    """A number as messages and help show it: 2, not 2.0; 0.5 as 0.5."""
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def _check(f: dataclasses.Field, value: Any) -> None:
-    meta, name = f.metadata, f.name
-    kind = f.type if isinstance(f.type, str) else f.type.__name__
-    rng = f"{number_text(meta['lo'])}..{number_text(meta['hi'])}" if meta["lo"] is not None else ""
-    unit = f" {meta['unit']}" if meta["unit"] else ""
-
-    def bad(what: str) -> ZeroLossError:
-        return ZeroLossError(f"config: {name} {what}, got {_shown(value)}")
-
-    if kind.startswith("list"):
-        if not isinstance(value, list | tuple):
-            raise bad("must be a list")
-        items = list(value)
-        inner = kind[5:-1]
-        for v in items:
-            if inner == "Frame" and isinstance(v, str):  # an IMIX's label (frame sizes are checked below)
-                frames.key(v)
-                continue
-            if inner in ("int", "Frame") and (not isinstance(v, int) or isinstance(v, bool)):
-                raise bad("must be a list of whole numbers")
-            if inner == "str" and not isinstance(v, str):
-                raise bad("must be a list of strings")
-            if meta["choices"] and v not in meta["choices"]:
-                raise bad(f"may only hold {', '.join(map(str, meta['choices']))}")
-            if meta["lo"] is not None and not meta["lo"] <= v <= meta["hi"]:
-                raise ZeroLossError(f"config: {name} must hold values in {rng}{unit}, got {_shown(v)}")
-        return
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise bad("must be true or false")
-        return
-    if kind == "int" and (not isinstance(value, int) or isinstance(value, bool)):
-        raise bad(f"must be a whole number{' in ' + rng + unit if rng else ''}")
-    if kind == "float" and (not isinstance(value, int | float) or isinstance(value, bool)):
-        raise bad(f"must be a number{' in ' + rng + unit if rng else ''}")
-    if kind == "str" and not isinstance(value, str):
-        raise bad("must be a string")
-    if meta["choices"] and value not in meta["choices"]:
-        raise bad(f"must be one of {', '.join(map(str, meta['choices']))}")
-    if meta["lo"] is not None and not meta["lo"] <= value <= meta["hi"]:
-        raise bad(f"must be in {rng}{unit}")
 
 
 def field_help() -> dict[str, str]:
@@ -460,64 +371,3 @@ def load(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
             values[key] = hex(v) if key.endswith("_mask") else str(v)
     return RunConfig(**values)
 
-
-# settings whose text looks like a number but is not one: CPU masks (0x6 is hex text for OVS) and lcore lists
-TEXT_KEYS = frozenset(f.name for f in fields(RunConfig) if f.name.endswith(("_mask", "_lcores", "_cpus")))
-
-
-def setting(text: str, where: str = "--set") -> tuple[str, Any]:
-    """KEY=VALUE with a YAML value, as --set takes it (a CPU mask or lcore list stays the text given: 0x4 is
-    '0x4'); one line naming `where`, the key and the fault otherwise."""
-    key, sep, value = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ZeroLossError(f"{text!r} is not KEY=VALUE")
-    return key, yaml_load(value, f"{where} {key if key.isprintable() else repr(key)}", key)
-
-
-def yaml_load(text: bytes | str, where: str, key: str | None = None) -> Any:
-    """YAML text as Python values through the bounded loader (yamlio: size, nesting, aliases), or one line naming
-    `where` and the fault. The values of TEXT_KEYS (anywhere in the document, or the whole document when `key` is
-    one) stay the text they were written as: an unquoted 0x6 is '0x6', not the number 6, and 10 is the mask '10' as
-    OVS reads it."""
-    from . import yamlio
-
-    return yamlio.load(text, where, lambda node: _keep_text(node, key in TEXT_KEYS))
-
-
-def _keep_text(node: Any, whole: bool) -> None:
-    """Marks the number scalars under TEXT_KEYS (or all of them: whole) as text, before YAML converts them."""
-    import yaml
-
-    stack, seen = [(node, whole)], set()
-    while stack:
-        n, text = stack.pop()
-        if (id(n), text) in seen:  # an alias: the node it names is walked once
-            continue
-        seen.add((id(n), text))
-        if isinstance(n, yaml.ScalarNode):
-            if text and n.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
-                n.tag = "tag:yaml.org,2002:str"
-        elif isinstance(n, yaml.SequenceNode):
-            stack += [(item, text) for item in n.value]
-        elif isinstance(n, yaml.MappingNode):
-            stack += [(v, text or isinstance(k, yaml.ScalarNode) and k.value in TEXT_KEYS) for k, v in n.value]
-
-
-_repr = reprlib.Repr()
-_repr.maxstring = _repr.maxother = 40
-
-
-def _shown(value: Any) -> str:
-    """A value as messages show it: its repr, cut short, on one line."""
-    return _repr.repr(value)
-
-
-def _shown_path(path: Path | str) -> str:
-    text = str(path)
-    return text if text.isprintable() else repr(text)
-
-
-def _kind(x: Any) -> str:
-    return {type(None): "empty", bool: "true or false", int: "a number", float: "a number", str: "a string",
-            list: "a list", dict: "a mapping"}.get(type(x), type(x).__name__)
