@@ -129,3 +129,15 @@ def test_a_kind_is_one_registration(probe_kind):
         registry.register(replace(probe_kind, name="p2p-again", duts=("testpmd",), topologies=("p2p",)))
     with pytest.raises(ValueError, match="has a reader already"):
         readers.add_reader("proc_rx", _reader)
+
+
+@pytest.mark.parametrize("overrides, expect", [
+    ({"dut": "external"}, "dut external needs ports: the two ports as EAL device arguments"),
+    ({"dut": "lab"}, "dut lab needs a lab file"),
+])
+def test_a_kinds_own_needs_are_its_check(overrides, expect):
+    """What one kind needs of the settings is checked by that kind where the settings meet it, not by every
+    RunConfig (a stored config of another kind never asks for ports)."""
+    cfg = load(None, overrides)
+    with pytest.raises(ZeroLossError, match=expect):
+        registry.kind_of(cfg)

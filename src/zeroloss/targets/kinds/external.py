@@ -8,6 +8,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from zeroloss.core.config import RunConfig
+from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.frames import Frame, largest
 from zeroloss.drivers.probe.telemetry import local_reader
 
@@ -77,13 +78,19 @@ class ExternalTarget(BenchTarget):
                              "dpdk": self.client.hello()["dpdk"]}}
 
 
+def _check(cfg: RunConfig) -> None:
+    if len(cfg.ports) != 2:
+        raise ZeroLossError("dut external needs ports: the two ports as EAL device arguments",
+                            "e.g. --port 0000:3b:00.0 --port 0000:3b:00.1")
+
+
 def _make(cfg: RunConfig, link: str, frames: list[Frame], needs: Needs) -> ExternalTarget:
     return ExternalTarget(cfg, frames)
 
 
 KIND = register(Kind(
     name="external", duts=("external",), topologies=None, order=20, help="external (yours, no counters)",
-    make=_make,
+    make=_make, check=_check,
     soak=("a soak needs a DUT it can read: the bench's topologies or --lab FILE", "drop --dut external"),
     events=("events are changes to OVS: dut external has none",
             "drop --dut external and use --topology ovs-p2p, pvp or pvvp, or --lab FILE"),

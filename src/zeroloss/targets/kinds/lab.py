@@ -161,9 +161,15 @@ def _event(target: Target, name: str) -> Event:
     return lab_event(_session(target).dut, name)
 
 
+def _check_settings(cfg: RunConfig) -> None:
+    if not cfg.lab:
+        raise ZeroLossError("dut lab needs a lab file", "give --lab FILE")
+
+
 KIND = register(Kind(
     name="lab", duts=("lab",), topologies=None, order=30,
     help="lab (a compute node described by a lab file, read over SSH; implied by lab)", make=_make,
+    check=_check_settings,
     events=Events(names=tuple(EVENTS), unfit=_unfit, check=_check, make=_event, allowed=_allowed, every=_every),
     knobs=frozenset({"drain_ms"}), ours=False,
 ))
