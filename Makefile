@@ -19,13 +19,13 @@ check: build
 # every test: C unit tests of zlgen, then Python unit, lab and bench integration tests
 test: setup
 	meson test -C gen/build --print-errorlogs
-	$(VENV)/pytest -q tests
+	$(VENV)/pytest -q --durations=15 tests
 
 test-c: build
 	meson test -C gen/build --print-errorlogs
 
 test-py:
-	$(VENV)/pytest -q tests
+	$(VENV)/pytest -q --durations=15 tests
 
 bench: setup
 	$(VENV)/zeroloss bench
