@@ -10,7 +10,7 @@ import pytest
 
 from zeroloss.cli.main import main
 from zeroloss.results.fmt import soak_line, soak_table
-from zeroloss.results.soak import confirmed, event_lines, loss_events, lossy_runs, read, summary_lines
+from zeroloss.results.soak import IntervalRow, confirmed, event_lines, loss_events, lossy_runs, read, summary_lines
 
 
 def test_frames_in_flight_at_an_edge_are_never_loss_and_the_sum_is_the_exact_total():
@@ -33,10 +33,10 @@ def rows(shorts: list[int]) -> list[dict]:
 
 
 def test_a_loss_event_has_its_span_in_seconds_and_frames_per_direction():
-    (e,) = loss_events(rows([2, 3, 2, 503, 502, 500]), {"A->B": 500})
+    (e,) = loss_events([IntervalRow.from_json(r) for r in rows([2, 3, 2, 503, 502, 500])], {"A->B": 500})
     assert (e["start_s"], e["end_s"], e["first"], e["last"], e["lost"]) == (3.0, 4.0, 3, 3, 500 - 2)
     assert e["directions"] == {"A->B": 498}
-    assert loss_events(rows([2, 3, 2, 3]), {"A->B": 0}) == []  # in flight only
+    assert loss_events([IntervalRow.from_json(r) for r in rows([2, 3, 2, 3])], {"A->B": 0}) == []  # in flight only
 
 
 def soak_v2() -> dict:

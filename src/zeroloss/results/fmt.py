@@ -9,6 +9,7 @@ from zeroloss.core.frames import text as frame_text
 from zeroloss.core.latency import lost_reaches
 from zeroloss.core.model import TrialResult
 from zeroloss.core.text import si, table
+from zeroloss.results.soak import SoakRecord
 
 __all__ = ["port_table", "queue_lines", "run_table", "si", "soak_line", "soak_table", "table", "trial_table"]
 
@@ -129,13 +130,13 @@ def _queue_cells(trial: TrialEntry, nb: int) -> list[str]:
         if sum(q):
             cells.append(f"port {p}: " + " ".join(f"q{i} {100 * c / sum(q):.0f}%" for i, c in enumerate(q)))
     for led in trial.ledger or []:
-        for hop in led["hops"]:
-            ev = hop.get("evidence") or {}
+        for hop in led.hops:
+            ev = hop.evidence or {}
             q = (ev.get("q_ipackets") or ev.get("rx_queues") or [])[:nb]
             total = sum(q)
             if total:
                 shares = " ".join(f"q{i} {100 * c / total:.0f}%" for i, c in enumerate(q))
-                cells.append(f"{hop['where']}: {shares}")
+                cells.append(f"{hop.where}: {shares}")
     return cells
 
 
@@ -168,16 +169,17 @@ def soak_line(row: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
-def soak_table(doc: dict[str, Any]) -> str:
-    """A soak's totals per direction and where its frames were lost."""
-    res = doc["result"]
-    lines = [f"fixed-rate trial: {doc['frame']} B at {doc['rate_pps']:,.0f} pps per direction "
-             f"({doc['line_rate_pct']:.2f} % of line rate), {doc['duration_s']:g} s, "
-             f"{len(doc['intervals'])} interval(s) of {doc['interval_s']:g} s"]
-    worst = max((d.get("short", 0) for row in doc["intervals"] for d in row["directions"].values()), default=0)
+def soak_table(soak: SoakRecord | dict[str, Any]) -> str:
+    """A soak's totals per direction and where its frames were lost (its record, or its document as runs/soak.py
+    returns it)."""
+    rec = soak if isinstance(soak, SoakRecord) else SoakRecord.from_json(soak)
+    lines = [f"fixed-rate trial: {rec.frame} B at {rec.rate_pps or 0:,.0f} pps per direction "
+             f"({rec.line_rate_pct or 0:.2f} % of line rate), {rec.duration_s:g} s, "
+             f"{len(rec.intervals)} interval(s) of {rec.interval_s:g} s"]
+    worst = max((d.short or 0 for row in rec.intervals for d in row.directions.values()), default=0)
     lines.append(f"{'direction':<10}{'sent':>14}{'refused':>12}{'received':>14}{'lost':>10}{'loss %':>12}"
                  f"{'achieved pps':>16}")
-    for d in res["directions"]:  # tx: offered, the refused frames (lost too) included
+    for d in rec.totals():  # tx: offered, the refused frames (lost too) included
         key = "AB"[d["tx_side"]] + "->" + "AB"[d["rx_side"]]
         pct = 100 * d["lost"] / d["tx"] if d["tx"] else 0.0
         refused = d.get("refused", 0)
@@ -185,7 +187,18 @@ def soak_table(doc: dict[str, Any]) -> str:
                      f"{d['achieved_pps']:>16,.0f}")
     lines.append(f"largest shortfall during the trial: {worst:,} frame(s) sent and not yet received (lost or in "
                  f"flight; 'short' per interval)")
-    for led in doc.get("ledger", []):
+    lines += _ledger_lines(rec.ledger or [])
+    for f in rec.diagnosis or []:
+        if "frames" in f:
+            lines.append(f"diagnosis: {f['frames']:,} frame(s) at {f['hop']}: {f['cause']}")
+            lines += [f"  fix: {r}" for r in f.get("remedies", [])[:2]]
+    return "\n".join(lines)
+
+
+def _ledger_lines(ledger: list[dict[str, Any]]) -> list[str]:
+    """Each drop of a soak's hop ledger, and the frames lost where no counter saw them."""
+    lines = []
+    for led in ledger:
         for hop in led["hops"]:
             for drop in hop["drops"]:
                 lines.append(f"  {led['direction']}: {drop['frames']:,} lost at {hop['name']}: {drop['reason']} "
@@ -193,8 +206,4 @@ def soak_table(doc: dict[str, Any]) -> str:
             if hop.get("unexplained"):
                 lines.append(f"  {led['direction']}: {hop['unexplained']:,} lost at {hop['name']} where no counter "
                              f"saw them")
-    for f in doc.get("diagnosis", []):
-        if "frames" in f:
-            lines.append(f"diagnosis: {f['frames']:,} frame(s) at {f['hop']}: {f['cause']}")
-            lines += [f"  fix: {r}" for r in f.get("remedies", [])[:2]]
-    return "\n".join(lines)
+    return lines

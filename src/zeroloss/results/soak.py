@@ -14,44 +14,89 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
-from zeroloss.core.codec import JsonObject, Record, RecordError
+from zeroloss.core.codec import Json, JsonObject, Record, RecordError
 from zeroloss.core.errors import ZeroLossError
+from zeroloss.core.fileio import write_json_atomic
 from zeroloss.loss.ledger import largest_drop
 
 KIND = "zeroloss-soak"
 VERSION = 2
 MERGE_GAP = 1  # intervals without loss between two with loss that still make one event
+# the keys a soak file has from its first write (SoakRecord.new), the others added as the soak goes
+_NEW_KEYS = ("kind", "version", "state", "target", "lab_file", "frame", "duration_s", "interval_s", "intervals",
+             "loss_events", "warnings", "config")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirectionRow(Record):
+    """One direction in one interval: frames sent (the wire took), refused (it did not), received, the shortfall
+    since the start (sent + refused where the target counts them lost - received: loss or frames in flight), the
+    rates, and the interval's own loss (negative when the previous interval's in-flight frames came in it)."""
+
+    tx: int | None = None
+    refused: int | None = 0  # version 2
+    rx: int | None = None
+    short: int | None = None  # version 2
+    tx_pps: float | None = None
+    rx_pps: float | None = None
+    lost: int | None = None
+    loss_pct: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntervalRow(Record):
+    """One interval: when it ended (seconds from the start), zlgen's state then, and each direction's figures."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"state"})  # zlgen's status may not say
+
+    t_s: float | None = None
+    state: str | None = None
+    directions: dict[str, DirectionRow] = field(default_factory=dict)  # {"A->B": ..., "B->A": ...}
 
 
 @dataclass(frozen=True, kw_only=True)
 class SoakRecord(Record):
-    """A soak file as stored (soakrun.soak writes it)."""
+    """A soak file as stored (runs/soak.py writes it through `write`); its fields in the order the file has them."""
 
     kind: str = KIND
     version: int = 1
     state: str = "running"
     target: str | None = None  # the run target's link: memif, vhost, ovs-p2p, pvp, pvvp, lab (version 2)
-    started_at: float | None = None  # the time traffic started (epoch seconds; version 2)
     lab_file: str | None = None
     frame: int = 0
     duration_s: float = 0.0
     interval_s: float = 0.0
+    intervals: tuple[IntervalRow, ...] = ()
+    loss_events: tuple[JsonObject, ...] = ()  # version 2: see events()
+    warnings: tuple[str, ...] = ()
+    config: JsonObject | None = None  # {topology, dut, flows, bidirectional, drain_ms}
     rate_pps: float | None = None
     line_rate_pps: float | None = None
     line_rate_pct: float | None = None
-    intervals: tuple[JsonObject, ...] = ()  # {t_s, state, directions: {"A->B": {tx, rx, tx_pps, rx_pps, lost, ...}}}
-    warnings: tuple[str, ...] = ()
     placement: JsonObject | None = None
+    learning: JsonObject | None = field(default=None, repr=False)
+    started_at: float | None = None  # the time traffic started (epoch seconds; version 2)
     result: JsonObject | None = None  # {directions: [{tx_side, rx_side, tx, rx, lost, achieved_pps}], tx_window_s}
     ledger: list[JsonObject] | None = None
     diagnosis: list[JsonObject] | None = None
+    counters: JsonObject | None = None
+    dut_state: JsonObject | None = None
+    dut_readings: Json = None  # a lab node's readings during the soak, as its target gives them
     error: str | None = None
-    learning: JsonObject | None = field(default=None, repr=False)
-    loss_events: tuple[JsonObject, ...] = ()  # version 2: see events()
+
+    @classmethod
+    def new(cls, *, lab_file: str | None, frame: int, duration_s: float, interval_s: float, warnings: list[str],
+            config: JsonObject) -> SoakRecord:
+        """A soak's record before its target is entered: what a file says from its first write (target and lab
+        file null until known)."""
+        return cls(version=VERSION, target=None, lab_file=lab_file, frame=frame, duration_s=duration_s,
+                   interval_s=interval_s, warnings=tuple(warnings), config=config,
+                   keys=frozenset(_NEW_KEYS))
 
     def events(self) -> list[JsonObject]:
         """The loss events: as stored (version 2), or found from the rows of a version 1 file (no ledgers)."""
@@ -61,18 +106,16 @@ class SoakRecord(Record):
 
     def directions(self) -> list[str]:
         """The directions the intervals name, in order (e.g. A->B, B->A)."""
-        return sorted({k for row in self.intervals for k in (row.get("directions") or {})})
+        return sorted({k for row in self.intervals for k in row.directions})
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """One flat row per interval and direction: time, rates, frames sent (the wire took), refused (the wire
         did not take; lost too where the target counts them so, so lost may pass sent), received, lost and
         loss %."""
         for row in self.intervals:
-            for key, d in sorted((row.get("directions") or {}).items()):
-                yield {"t_s": row.get("t_s"), "direction": key, "tx_pps": d.get("tx_pps"),
-                       "rx_pps": d.get("rx_pps"), "tx": d.get("tx"), "refused": d.get("refused", 0),
-                       "rx": d.get("rx"), "lost": d.get("lost"), "loss_pct": d.get("loss_pct"),
-                       "short": d.get("short")}
+            for key, d in sorted(row.directions.items()):
+                yield {"t_s": row.t_s, "direction": key, "tx_pps": d.tx_pps, "rx_pps": d.rx_pps, "tx": d.tx,
+                       "refused": d.refused, "rx": d.rx, "lost": d.lost, "loss_pct": d.loss_pct, "short": d.short}
 
     def totals(self) -> list[JsonObject]:
         """Each direction's totals at the end (exact; the intervals' edges count frames in flight)."""
@@ -118,17 +161,17 @@ def lossy_runs(lost: list[int], merge_gap: int = MERGE_GAP) -> list[tuple[int, i
     return runs
 
 
-def loss_events(rows: list[dict[str, Any]], final: dict[str, int] | None,
-                merge_gap: int = MERGE_GAP) -> list[dict[str, Any]]:
+def loss_events(rows: Sequence[IntervalRow], final: dict[str, int] | None,
+                merge_gap: int = MERGE_GAP) -> list[JsonObject]:
     """The loss events of a soak's interval rows: runs of intervals with confirmed loss in any direction, merged
     across gaps of up to merge_gap intervals; each with its time span (start of its first interval, end of its
     last, seconds from the start), its first and last row index, and frames lost in total and per direction.
     An interval has loss when its confirmed loss is above the frames a reading finds in flight (in_flight_margin).
     final: each direction's exact shortfall at the end (the trial's totals), when known."""
-    keys = sorted({k for row in rows for k in (row.get("directions") or {})})
+    keys = sorted({k for row in rows for k in row.directions})
     per_dir, lossy = {}, [False] * len(rows)
     for key in keys:
-        shorts = [int(((row.get("directions") or {}).get(key) or {}).get("short") or 0) for row in rows]
+        shorts = [int((d.short if (d := row.directions.get(key)) is not None else 0) or 0) for row in rows]
         steps = per_dir[key] = confirmed(shorts, None if final is None else final.get(key, 0))
         margin = in_flight_margin(shorts, steps)
         lossy = [was or n > margin for was, n in zip(lossy, steps, strict=True)]
@@ -136,7 +179,7 @@ def loss_events(rows: list[dict[str, Any]], final: dict[str, int] | None,
     out = []
     for first, last in lossy_runs(any_lost, merge_gap):
         dirs = {k: sum(per_dir[k][first:last + 1]) for k in keys if sum(per_dir[k][first:last + 1])}
-        out.append({"start_s": float(rows[first - 1]["t_s"]) if first else 0.0, "end_s": float(rows[last]["t_s"]),
+        out.append({"start_s": float(rows[first - 1].t_s or 0) if first else 0.0, "end_s": float(rows[last].t_s or 0),
                     "first": first, "last": last, "lost": sum(dirs.values()), "directions": dirs})
     return out
 
@@ -171,6 +214,12 @@ def top_drop(ledger: list[JsonObject] | None) -> str:
     return f"{best[0]:,} at {best[1]}: {best[2]}" if best else ""
 
 
+def write(path: Path, rec: SoakRecord) -> None:
+    """The soak file, whole: atomic, 0600 (a lab's addresses and the node's state), never through a planted link
+    (fileio.write_json_atomic)."""
+    write_json_atomic(path, rec.to_json())
+
+
 def is_soak(doc: object) -> bool:
     return isinstance(doc, dict) and doc.get("kind") == KIND
 
@@ -180,20 +229,26 @@ def read(doc: dict[str, Any], path: object) -> SoakRecord:
     try:
         rec = SoakRecord.from_json(doc)
     except RecordError as e:
+        if e.at.startswith("intervals"):
+            _check_rows(doc.get("intervals"), path)
         raise ZeroLossError(f"{path}: {e}", "the soak file is damaged: run the soak again") from None
     if not isinstance(rec.frame, int) or rec.frame <= 0:
         raise ZeroLossError(f"{path}: frame: is not a frame size", "the soak file is damaged: run the soak again")
-    for i, row in enumerate(rec.intervals):
-        dirs = row.get("directions")
-        if not isinstance(dirs, dict) or not all(isinstance(d, dict) for d in dirs.values()):
-            raise ZeroLossError(f"{path}: intervals[{i}].directions: is not an object of directions",
-                                "the soak file is damaged: run the soak again")
     for i, ev in enumerate(rec.loss_events):
         if not isinstance(ev, dict) or not all(isinstance(ev.get(k), int | float) for k in ("start_s", "end_s",
                                                                                           "lost")):
             raise ZeroLossError(f"{path}: loss_events[{i}]: needs start_s, end_s and lost",
                                 "the soak file is damaged: run the soak again")
     return rec
+
+
+def _check_rows(rows: object, path: object) -> None:
+    """One line naming the first interval row whose directions are not an object of directions."""
+    for i, row in enumerate(rows if isinstance(rows, list) else []):
+        dirs = row.get("directions") if isinstance(row, dict) else None
+        if not isinstance(dirs, dict) or not all(isinstance(d, dict) for d in dirs.values()):
+            raise ZeroLossError(f"{path}: intervals[{i}].directions: is not an object of directions",
+                                "the soak file is damaged: run the soak again")
 
 
 def _side(side: object) -> str:
