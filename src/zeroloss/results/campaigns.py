@@ -4,9 +4,11 @@ campaign whose `tune` section records the steps of `zeroloss tune` (runs/tune/lo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from zeroloss.core.codec import Json, JsonObject, Record
+from zeroloss.core.fileio import write_json_atomic
 from zeroloss.results.records import RunRecord
 
 FORMAT = "zeroloss-campaign"
@@ -62,7 +64,8 @@ class TuneRecord(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class CampaignRecord(Record):
-    """A whole campaign (or tune) document."""
+    """A whole campaign (or tune) document; its fields in the order the file has them (runs/campaign.py writes
+    it through `write`)."""
 
     format: str = FORMAT
     version: int = VERSION
@@ -72,13 +75,13 @@ class CampaignRecord(Record):
     description: str | None = None
     columns: tuple[str, ...] | None = None
     created: str | None = None
-    updated: str | None = None
     state: str = "running"
     host: JsonObject | None = None
     definition: JsonObject | None = None
     overrides: JsonObject | None = None
     cases: tuple[CaseRecord, ...] = ()
     tune: TuneRecord | None = None
+    updated: str | None = None
     journal_seq: int | None = None
 
     def case(self, name: str) -> CaseRecord | None:
@@ -86,3 +89,8 @@ class CampaignRecord(Record):
 
     def measured(self) -> tuple[CaseRecord, ...]:
         return tuple(c for c in self.cases if c.run is not None)
+
+
+def write(path: Path, rec: CampaignRecord) -> None:
+    """The campaign (or tune) file, whole: indented JSON, written atomically (fileio.write_json_atomic)."""
+    write_json_atomic(path, rec.to_json())

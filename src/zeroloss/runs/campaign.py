@@ -15,11 +15,12 @@ from zeroloss.core import yamlio
 from zeroloss.core.codec import JsonObject
 from zeroloss.core.config import RunConfig, stored, yaml_load
 from zeroloss.core.errors import ZeroLossError
-from zeroloss.core.fileio import now_iso, patch_state_in_place, write_json_atomic
+from zeroloss.core.fileio import now_iso, patch_state_in_place
 from zeroloss.core.frames import by_size
 from zeroloss.core.frames import legend as mix_legend
 from zeroloss.core.frames import text as frame_text
-from zeroloss.results.campaigns import CampaignRecord, TuneRecord
+from zeroloss.results import campaigns
+from zeroloss.results.campaigns import CampaignRecord, CaseRecord, TuneRecord
 from zeroloss.results.journal import Journal
 from zeroloss.results.records import RunRecord
 from zeroloss.results.resultfile import VERSION as RUN_VERSION
@@ -109,25 +110,28 @@ def _check_count(spec: dict, lengths: list[int]) -> None:
 
 
 class CampaignFile:
-    """The campaign's result document; each case's run document lives inside it and saves it. The
-    campaign definition and the --set overrides are kept in it, so that --resume needs nothing else.
+    """The campaign's result document, kept as a CampaignRecord; each case's run document lives inside it and saves
+    it. The campaign definition and the --set overrides are kept in it, so that --resume needs nothing else.
     Readers read `record` (or `run_of`, `tune`); the campaign's own changes (`set_state`, `set_tune`) are written by
-    the next `save`, its runs' changes go through their ResultFile (`case`) and its journal."""
+    the next `save` (results/campaigns.write), its runs' changes go through their ResultFile (`case`) and its
+    journal."""
 
-    def __init__(self, path: Path, doc: JsonObject):
+    def __init__(self, path: Path, rec: CampaignRecord):
         self.path = path
-        self._doc = doc
-        self.journal = Journal(path, doc.get("journal_seq") or 0)  # its runs' trials, appended (results/journal.py)
+        self._rec = rec  # the cases whose runs are open below hold their runs as they were when opened
+        self._open: dict[str, ResultFile] = {}  # the runs of the cases started or resumed here, by case
+        self.journal = Journal(path, rec.journal_seq or 0)  # its runs' trials, appended (results/journal.py)
 
     @classmethod
     def create(cls, path: Path, spec: JsonObject, host: JsonObject, overrides: dict[str, Any]) -> CampaignFile:
         """A new campaign document (not written yet: the first `case` or `save` writes it)."""
         if path.exists():
             raise ZeroLossError(f"result file {path} exists", "pass --resume to continue it, or another --output")
-        return cls(path, {"format": FORMAT, "version": VERSION, "run_format_version": RUN_VERSION,
-                          "zeroloss": __version__, "name": spec["name"], "description": spec.get("description", ""),
-                          "columns": spec.get("columns", []), "created": now_iso(), "state": "running",
-                          "host": host, "definition": spec, "overrides": overrides, "cases": []})
+        return cls(path, CampaignRecord(format=FORMAT, version=VERSION, run_format_version=RUN_VERSION,
+                                        zeroloss=__version__, name=spec["name"],
+                                        description=spec.get("description", ""),
+                                        columns=tuple(spec.get("columns", [])), created=now_iso(), state="running",
+                                        host=host, definition=spec, overrides=overrides, cases=()))
 
     @classmethod
     def load(cls, path: Path, host: JsonObject) -> CampaignFile:
@@ -143,87 +147,87 @@ class CampaignFile:
             raise ZeroLossError(f"{path} was made by an older zeroloss (campaign format {doc.get('version')}, run "
                                 f"format {doc.get('run_format_version')}): it cannot be continued",
                                 "start the campaign again; report, compare and explain still read it")
-        schema.check(doc, schema.RESUME_CAMPAIGN, path)
-        if doc["state"] == "complete":
+        rec = records(CampaignRecord, schema.check(doc, schema.RESUME_CAMPAIGN, path), path)
+        if rec.state == "complete":
             raise ZeroLossError(f"{path} is complete: nothing to resume")
-        check_same_host(Path(path), doc["host"], host)
-        cf = cls(Path(path), doc)
+        check_same_host(Path(path), rec.host or {}, host)
+        cf = cls(Path(path), rec)
         cf.save()  # the journal folded in
         return cf
 
     @property
     def record(self) -> CampaignRecord:
         """The whole document as typed records (made at each call: its runs change through their ResultFile)."""
-        return records(CampaignRecord, self._doc, self.path)
+        if not self._open:
+            return self._rec
+        return self._rec.with_(cases=tuple(c.with_(run=self._open[c.name].run) if c.name in self._open else c
+                                           for c in self._rec.cases))
 
     @property
     def tune(self) -> TuneRecord | None:
         """The tune section of a tune file (runs/tune/loop.py), None in a campaign's file."""
-        t = self._doc.get("tune")
-        return None if t is None else records(TuneRecord, t, self.path)
+        return self._rec.tune
 
     def run_of(self, name: str) -> RunRecord | None:
         """The run of a case as typed records; None when no such case was started (or it was skipped)."""
-        entry = self._entry(name)
-        run = None if entry is None else entry.get("run")
-        return None if run is None else records(RunRecord, run, self.path)
+        if name in self._open:
+            return self._open[name].run
+        entry = self._rec.case(name)
+        return None if entry is None else entry.run
 
     def has_case(self, name: str) -> bool:
-        return self._entry(name) is not None
+        return self._rec.case(name) is not None
 
     def to_json(self) -> JsonObject:
         """The whole document as JSON (a copy), e.g. to print it."""
-        copy: JsonObject = json.loads(json.dumps(self._doc))
+        copy: JsonObject = json.loads(json.dumps(self.record.to_json()))
         return copy
 
     def set_state(self, state: str) -> None:
         """The campaign's state (running, complete, ...), written by the next save."""
-        self._doc["state"] = state
+        self._rec = self._rec.with_(state=state)
 
     def set_tune(self, tune: TuneRecord) -> None:
         """The tune section (runs/tune/loop.py keeps it as a record and stores each new one here), written by the next
         save."""
-        self._doc["tune"] = tune.to_json()
+        self._rec = self._rec.with_(tune=tune)
 
     def save(self) -> None:
         """The whole campaign document, every journal line of its runs folded in; then the journal goes."""
-        self._doc["updated"] = now_iso()
-        self._doc["journal_seq"] = self.journal.seq
-        write_json_atomic(self.path, self._doc)
+        self._rec = self._rec.with_(updated=now_iso(), journal_seq=self.journal.seq)
+        campaigns.write(self.path, self.record)
         self.journal.remove()
 
     def end(self, state: str) -> None:
         """The campaign's final state on an error or Ctrl-C; when the file cannot be rewritten (a full disk) it is
         patched in place where it fits, and no error replaces the one that ended the campaign."""
-        previous, self._doc["state"] = self._doc["state"], state
+        previous = self._rec.state
+        self.set_state(state)
         try:
             self.save()
         except ZeroLossError:
             patch_state_in_place(self.path, previous, state)
 
-    def _entry(self, name: str) -> JsonObject | None:
-        return next((c for c in self._doc["cases"] if c["name"] == name), None)
-
     def case(self, name: str, cfg: RunConfig | None, skip: str | None, host: JsonObject) -> ResultFile | None:
         """The run document of a case: the stored one when it was started before (to be resumed), a new one
         otherwise; None when the case is skipped or already complete."""
-        entry = self._entry(name)
+        entry = self._rec.case(name)
         if entry is not None:
-            run = entry.get("run")
-            if run is None or run["state"] == "complete":
+            if name in self._open:  # asked again: the same run document
+                return None if self._open[name].run.state == "complete" else self._open[name]
+            if entry.run is None or entry.run.state == "complete":
                 return None
-            run["state"] = "running"
-            return _Embedded(self, run, name)
-        entry = {"name": name}
-        self._doc["cases"].append(entry)
+            rf = self._open[name] = _Embedded(self, entry.run.with_(state="running").to_json(), name)
+            return rf
         if skip:
-            entry["skip"] = skip
+            self._rec = self._rec.with_(cases=(*self._rec.cases, CaseRecord(name=name, skip=skip)))
             self.save()
             return None
         assert cfg is not None, "a case that is not skipped has its settings (expand)"
-        entry["run"] = run = new_document(cfg.to_dict(), host)
+        self._rec = self._rec.with_(cases=(*self._rec.cases, CaseRecord(name=name)))
+        rf = self._open[name] = _Embedded(self, new_document(cfg.to_dict(), host), name)
         self.save()
-        return _Embedded(self, run, name)
+        return rf
 
 
 class _Embedded(ResultFile):
