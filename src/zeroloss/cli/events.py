@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zeroloss.cli import autoingest
 from zeroloss.cli.argtypes import number, rate, whole_number
 from zeroloss.cli.runflags import add_run_flags, run_overrides
 from zeroloss.core.errors import ZeroLossError
@@ -85,6 +86,7 @@ def _cmd_events(args: argparse.Namespace) -> int:
 
     cfg, plan = _settings(args)
     path = _path(args)
+    db = autoingest.database(args)
     with ResultLock(path), BENCH:
         run = EventsRun(cfg, plan, path, hostinfo.collect(), _progress(args),
                         warn=lambda w: print(f"warning: {w}", file=sys.stderr))
@@ -98,11 +100,12 @@ def _cmd_events(args: argparse.Namespace) -> int:
             raise ZeroLossError(f"{e} (trials so far: {path})") from e
     if args.json:
         print(to_json_summary(rec, str(path)))
-        return 0
-    print(table(rec))
-    for w in rec.warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    print(f"\nevents file: {path}")
+    else:
+        print(table(rec))
+        for w in rec.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        print(f"\nevents file: {path}")
+    autoingest.store(db, path, args.quiet)
     return 0
 
 
@@ -143,6 +146,7 @@ def register(sub, set_value) -> None:
     e.add_argument("--set", action="append", type=set_value, metavar="KEY=VALUE", help="any run setting by its key")
     add_run_flags(e, RUN_FLAGS)
     e.add_argument("--output", "-o", metavar="FILE", help="events file (default results/events-TIME.json)")
+    autoingest.add_flag(e, "the events file")
     e.add_argument("--json", action="store_true", help="print the summary and each trial's figures as JSON")
     e.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     e.set_defaults(func=_cmd_events)

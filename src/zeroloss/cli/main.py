@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from zeroloss import __version__
-from zeroloss.cli import commands
+from zeroloss.cli import autoingest, commands
 from zeroloss.cli.argtypes import check_frame, frame_key, rate, whole_number
 from zeroloss.cli.bench import cmd_bench
 from zeroloss.cli.run import cmd_campaign, cmd_run
@@ -71,6 +71,9 @@ def _cmd_trial(args: argparse.Namespace) -> int:
 
     if is_soak(args):
         return soak_trial(args)
+    if args.history is not None:
+        raise ZeroLossError("--history stores a soak's file: a trial without --interval, -o, --lab or a run setting "
+                            "writes none", "add --interval S, or drop --history")
     kind, args.rate = args.rate
     if kind == "pct":
         raise ZeroLossError("a rate in % of line rate needs the ports' speed: give it in a soak (--interval S, "
@@ -146,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the bench's topology (--topology, --vnf, ... as run takes them) or --lab (default 1)")
     t.add_argument("--output", "-o", metavar="FILE", help="soak: its file, written every interval "
                                                           "(default results/soak-TIME.json)")
+    autoingest.add_flag(t, "the soak file", scope="soak: ", config=False)
     t.add_argument("--duration", type=float, default=2.0, metavar="S", help="TX time in seconds (default 2)")
     t.add_argument("--drain-ms", type=int, default=500, metavar="MS",
                    help="receive for this long after TX stops, in ms (default 500)")
@@ -178,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="any setting by its key, e.g. --set dut_rxq=2 (YAML value syntax)")
     add_run_flags(r)  # every RunConfig field with a flag: help, unit, range and default from the field
     r.add_argument("--output", "-o", metavar="FILE", help="result file (default results/zeroloss-TIME.json)")
+    autoingest.add_flag(r, "the result file")
     r.add_argument("--resume", metavar="FILE", help="continue a cut run from its result file")
     r.add_argument("--json", action="store_true", help="print machine-readable results only")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -193,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--set", action="append", type=_set_value, metavar="KEY=VALUE",
                    help="a run setting applied to every case, e.g. --set trial_s=5")
     c.add_argument("--output", "-o", metavar="FILE", help="result file (default results/campaign-NAME-TIME.json)")
+    autoingest.add_flag(c, "the campaign file", config=False)
     c.add_argument("--resume", metavar="FILE", help="continue a cut campaign from its result file: finished "
                                                     "cases are kept, the cut one continues from its last trial")
     c.add_argument("--json", action="store_true", help="print the whole result document as JSON")

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zeroloss.cli import autoingest
 from zeroloss.cli.runflags import run_overrides
 from zeroloss.core.errors import ZeroLossError
 
@@ -27,10 +28,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     overrides.update(dict(args.set or []))
     host = hostinfo.collect()
     cfg, path = _run_settings(args, overrides)
+    db = autoingest.database(args)
     rf = _execute(args, cfg, path, host)
     if rf is None:
         return 130
-    return _print_run(args, rf)
+    code = _print_run(args, rf)
+    autoingest.store(db, rf.path, args.quiet)  # any verdict; a fault of the database is a warning, not the code
+    return code
 
 
 def _run_settings(args: argparse.Namespace, overrides: dict) -> tuple[RunConfig | None, Path]:
@@ -169,6 +173,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
         for lab in sorted({c["config"].lab for c in cases if "config" in c and c["config"].lab}):
             check_lab_file(lab)  # before the bench is taken, as run does
         path = Path(args.output or f"results/campaign-{spec['name']}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    db = autoingest.database(args)
     with ResultLock(path), BENCH:  # one writer per campaign file, one zeroloss on the bench
         if args.resume:
             cf = CampaignFile.load(path, host)
@@ -177,7 +182,10 @@ def cmd_campaign(args: argparse.Namespace) -> int:
             cases = expand(camp.definition or {}, camp.overrides or {})
         else:
             cf = CampaignFile.create(path, spec, host, overrides)
-        return _campaign(args, cf, cases, host)
+        code = _campaign(args, cf, cases, host)
+    if code == 0:  # not when interrupted (130): the campaign is cut, to be resumed
+        autoingest.store(db, cf.path, args.quiet)
+    return code
 
 
 def _campaign(args: argparse.Namespace, cf, cases, host: dict) -> int:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zeroloss.cli import autoingest
 from zeroloss.cli.argtypes import check_frame
 from zeroloss.cli.runflags import add_run_flag, run_overrides
 from zeroloss.core.errors import ZeroLossError
@@ -92,6 +93,7 @@ def soak_trial(args: argparse.Namespace) -> int:
 
     cfg, interval = _settings(args)
     out = _out(args)
+    db = autoingest.database(args)
     warnings: list[str] = []
 
     def progress(row: dict) -> None:
@@ -116,5 +118,7 @@ def soak_trial(args: argparse.Namespace) -> int:
         print(soak_table(doc))
         print("\n".join(event_lines(read_soak(doc, out))))
         print(f"\nresult file: {out}\nreport: zeroloss report {out}; explain: zeroloss explain {out}")
+    # lost frames or not; a soak file records no host: a bench soak is named after this host, a lab's after its node
+    autoingest.store(db, out, node=autoingest.bench_node() if db and not args.lab else None)
     lost = sum(d["lost"] for d in doc["result"]["directions"])
     return 0 if lost == 0 else 2

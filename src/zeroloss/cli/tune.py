@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from zeroloss.cli import autoingest
 from zeroloss.cli.runflags import add_run_flags, run_overrides
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.campaigns import TuneRecord, TuneStep
@@ -49,6 +50,7 @@ def register(sub, set_value) -> None:
                    help="smallest NDR change counted as an effect, %% of the NDR, when the spread is smaller "
                         "(default 2)")
     t.add_argument("--output", "-o", metavar="FILE", help="tune file (default results/tune-TIME.json)")
+    autoingest.add_flag(t, "the tune file")
     t.add_argument("--resume", metavar="FILE", help="continue a cut tune from its file")
     t.add_argument("--json", action="store_true", help="print the tune section as JSON")
     t.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -97,6 +99,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     host = hostinfo.collect()
     base, target, path = _start(args)
+    db = autoingest.database(args)
     progress = Progress(quiet=args.quiet)
 
     def run_case(name: str, cfg: RunConfig, rf: ResultFile) -> None:
@@ -128,6 +131,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     else:
         print(story(t))
         print(f"\ntune file: {cf.path}\nHTML report: zeroloss report {cf.path}")
+    autoingest.store(db, cf.path, args.quiet)  # the target met or not
     met = (t.stop or "").startswith("target met")
     return 0 if met else 2
 
