@@ -6,6 +6,7 @@ import re
 
 from zeroloss.cli.progress import Progress
 from zeroloss.core.config import RunConfig
+from zeroloss.loss.records import Ledger
 from zeroloss.report.explain import b2b_lines, failed_burst_text
 from zeroloss.report.html import b2b_table
 from zeroloss.results.records import B2bBurst, B2bRecord, B2bRepeat, GoalRecord, RunRecord, SearchEntry, SearchOutcome
@@ -27,7 +28,8 @@ def record(**more) -> B2bRecord:
     stdev sqrt((136² + 0 + 136²) / 2) = 136.0); the third one's longest losing burst asked 2,048 frames per direction
     and offered 26,080 and 27,040 (the refused frames on top)."""
     fail = B2bRepeat(longest=1600, shortest_fail=1616, fail_frames=2048,
-                     fail_ledger=[ledger("A->B", 26_080, 2048), ledger("B->A", 27_040, 2048)],
+                     fail_ledger=(Ledger.from_json(ledger("A->B", 26_080, 2048)),
+                                  Ledger.from_json(ledger("B->A", 27_040, 2048))),
                      bursts=(B2bBurst(frames=2048, sent=26_080, lost=24_992),))
     reps = (B2bRepeat(longest=1328, shortest_fail=1344), B2bRepeat(longest=1464, shortest_fail=1472), fail)
     base = dict(repeats_wanted=3, repeats=reps, max_frames=9_180_992, max_s=2.0, resolution_pct=1.0,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from zeroloss.core.latency import Histogram, bins_text, bucket_low
+from zeroloss.loss.records import TrialDetail
 from zeroloss.results import keep
 from zeroloss.results.records import VERSION, RunRecord, TrialEntry, merged_hist
 from zeroloss.results.resultfile import ResultFile, read_result
@@ -26,9 +27,9 @@ def _hist(nb: int) -> Histogram:
                                 "mean": 30_000}, buckets)
 
 
-def _trial(kind: str, lost: int) -> tuple[TrialEntry, dict]:
+def _trial(kind: str, lost: int) -> tuple[TrialEntry, TrialDetail]:
     """A stored ovs-p2p trial of the latency fixture, with 1,600-bucket histograms, as a live trial's entry and
-    TrialRunner.detail."""
+    detail (TrialRunner.measure)."""
     doc = json.loads(gzip.open(FIX / "result_v2_latency.json.gz").read())
     t = doc["searches"][0]["trials"][0]
     for d in t["outcome"]["directions"]:
@@ -38,12 +39,12 @@ def _trial(kind: str, lost: int) -> tuple[TrialEntry, dict]:
         d["latency_hist"], d["latency_ns"] = h.to_json(), h.percentiles()
     head = ("index", "rate_pps", "duration_s", "kind", "goal", "verdict", "loss_ratio", "passes", "outcome")
     entry = TrialEntry.from_json({**{k: t[k] for k in head}, "kind": kind})
-    return entry, {k: v for k, v in t.items() if k not in head}
+    return entry, TrialDetail.from_json({k: v for k, v in t.items() if k not in head})
 
 
 def _stored(kind: str, lost: int) -> dict:
     entry, detail = _trial(kind, lost)
-    return TrialEntry.from_json({**entry.to_json(), **keep.kept(entry, detail)}).to_json()
+    return entry.with_(**keep.kept(entry, detail)).to_json()
 
 
 def _size(doc: dict) -> int:
@@ -81,15 +82,15 @@ def test_the_file_is_written_compact_as_version_3_and_reads_back(tmp_path):
     rf = ResultFile.create(path, {"a": 1}, {"hostname": "h"})
     rf.start_search(64, 0, link="memif")
     entry, detail = _trial("search", 5)
-    rf.add_trial(64, 0, TrialEntry.from_json({**entry.to_json(), **keep.kept(entry, detail)}))
+    rf.add_trial(64, 0, entry.with_(**keep.kept(entry, detail)))
     rf.set_state("done")
     text = path.read_text()
     assert "\n" not in text and ": " not in text.split('"trials"')[0]
     doc = read_result(path)
     assert doc["version"] == VERSION == 3
     (t,) = RunRecord.from_json(doc).searches[0].trials
-    assert merged_hist(d.latency_hist for d in t.dirs()) == merged_hist(d["latency_hist"]
-                                                                       for d in detail["directions"])
+    assert merged_hist(d.latency_hist for d in t.dirs()) == merged_hist(d.latency_hist
+                                                                       for d in detail.directions)
 
 
 def test_stored_v3_run_reads_and_keeps_histograms_where_they_decide():

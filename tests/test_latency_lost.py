@@ -26,6 +26,7 @@ from zeroloss.core.latency import (
 )
 from zeroloss.core.model import Latency, StreamResult
 from zeroloss.core.search import Direction, Outcome
+from zeroloss.loss.records import TrialDetail, TrialDirection
 from zeroloss.results.latencyload import load_table
 from zeroloss.results.records import LoadDirection, LoadTrial
 from zeroloss.runs.run import Run, load_trial
@@ -134,8 +135,8 @@ def _load(pct: float, values: list[int], tx: int) -> LoadTrial:
     lat, hist = direction_latency(group)
     assert hist is not None
     out = Outcome((Direction(requested_pps=1000, achieved_pps=1000, tx=tx, rx=len(values), latency_ns=lat),))
-    detail = {"trial_id": 1, "directions": [{"port": 0, "rx_port": 1, "latency_ns": lat,
-                                             "latency_hist": hist.to_json()}]}
+    detail = TrialDetail(trial_id=1, directions=(TrialDirection(port=0, rx_port=1, latency_ns=lat,
+                                                                latency_hist=hist.to_json()),))
     return load_trial(pct, pct * 100, 1.0, out, detail)
 
 
@@ -179,12 +180,13 @@ def test_a_warm_trial_at_the_first_loads_rate_runs_before_the_loads_and_is_not_k
     calls: list[tuple[float, float]] = []
     lat, hist = direction_latency([_stream([1_000] * 100, tx=100)])
 
-    def measure(rate: float, duration: float) -> Outcome:
-        calls.append((rate, duration))
-        return Outcome((Direction(requested_pps=rate, achieved_pps=rate, tx=100, rx=100, latency_ns=lat),))
+    detail = TrialDetail(directions=(TrialDirection(latency_ns=lat, latency_hist=hist and hist.to_json()),))
 
-    runner = SimpleNamespace(measure=measure, detail={"directions": [{"latency_ns": lat,
-                                                                        "latency_hist": hist and hist.to_json()}]})
+    def measure(rate: float, duration: float) -> tuple[Outcome, TrialDetail]:
+        calls.append((rate, duration))
+        return Outcome((Direction(requested_pps=rate, achieved_pps=rate, tx=100, rx=100, latency_ns=lat),)), detail
+
+    runner = SimpleNamespace(measure=measure)
     saved: list[tuple] = []
     events: list[tuple[str, dict]] = []
     entry = SimpleNamespace(ndr=SimpleNamespace(rate_pps=1_000_000.0), latency_loads=None)

@@ -27,7 +27,7 @@ class Finding(Record):
     trial's lost frames (%), the counter that counted them, the cause, the evidence seen and the remedies."""
 
     hop: str
-    where: str
+    where: str = ""
     reason: str
     frames: int
     counter: str | None = None  # None: a trial-wide risk, no counter counted its frames
@@ -159,3 +159,42 @@ def largest_drop(ledgers: Iterable[Ledger | Mapping[str, Json]] | None,
 def finding_of(f: Finding | Mapping[str, Json]) -> Finding:
     """A finding as a record, also from the JSON of a file that keeps it untyped (soak, events)."""
     return f if isinstance(f, Finding) else Finding.from_json(f)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialDirection(Record):
+    """A trial's direction beyond the search's view: what zlgen saw, the ledger summary, latency."""
+
+    port: int = 0
+    rx_port: int = 1
+    tx_refused: int | None = None
+    pace_skipped: int | None = None
+    pace_restarts: int | None = None
+    pace_max_late_ns: int | None = None  # the generator's longest lateness behind its TX schedule
+    pace_max_backlog: int | None = None  # the most frames it caught up at once after a pause (trialrunner.burst)
+    reordered: int | None = None
+    ledger: JsonObject | None = None  # {sent, received, lost, counted, unexplained} (v1: other keys)
+    latency_ns: JsonObject | None = None  # {count, mean, min, max, p50, p90, p99, p99_9, p99_99}
+    # its streams' histograms merged (zeroloss.core.latency.Histogram.to_json: {count, min, max, mean, bins}; format 2:
+    # buckets); the percentiles above are this histogram's. Absent from a zlgen without bucket export (then the
+    # worst stream's), and from a trial kept as a summary (TrialEntry.kept)
+    latency_hist: JsonObject | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialDetail(Record):
+    """A live trial beyond the search's view (runs/trial.py TrialRunner.measure): zlgen's trial id and TX window,
+    each direction's counts, pacing, ledger summary and latency, every stage's counter deltas, the ledger of each
+    direction hop by hop, the findings when frames were lost, the DUT's state after it, the host's stalls of the
+    bench's threads and cores, and the DUT host's telemetry. Its fields are TrialEntry's of the same names
+    (results/keep.py keeps them in the result file)."""
+
+    trial_id: int | None = None
+    tx_window_s: float | None = None
+    directions: tuple[TrialDirection, ...] = ()
+    counters: JsonObject | None = None
+    ledger: tuple[Ledger, ...] = ()
+    diagnosis: tuple[Finding, ...] = ()
+    dut_state: JsonObject | None = None
+    interference: JsonObject | None = None
+    telemetry: JsonObject | None = None

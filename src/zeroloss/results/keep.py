@@ -16,14 +16,19 @@ It is marked `kept: "summary"`.
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, TypeVar
 
+from zeroloss.core.codec import Record
+from zeroloss.loss.records import TrialDetail
 from zeroloss.results.records import TrialEntry
 
 FULL_KINDS = frozenset({"validation"})
 SUMMARY = "summary"  # TrialEntry.kept of a trial stored without its full detail
-DROPPED = ("counters", "dut_state", "telemetry")  # a trial's keys only a full record keeps
+DROPPED = ("counters", "dut_state", "telemetry")  # a trial's fields only a full record keeps
 DROPPED_PER_DIRECTION = ("latency_hist",)
+R = TypeVar("R", bound=Record)
+_FIELDS = tuple(f.name for f in dataclasses.fields(TrialDetail) if f.name not in ("extra", "keys"))
 
 
 def keeps_full(entry: TrialEntry) -> bool:
@@ -31,16 +36,24 @@ def keeps_full(entry: TrialEntry) -> bool:
     return entry.kind in FULL_KINDS or any(d.lost > 0 for d in entry.outcome.directions)
 
 
-def summary(detail: dict[str, Any]) -> dict[str, Any]:
-    """A trial's detail (TrialRunner.detail) without what only a full record keeps, marked kept: summary."""
-    out = {k: v for k, v in detail.items() if k not in DROPPED}
-    if detail.get("directions") is not None:
-        out["directions"] = [{k: v for k, v in d.items() if k not in DROPPED_PER_DIRECTION}
-                             for d in detail["directions"]]
-    out["kept"] = SUMMARY
-    return out
+def summary(detail: TrialDetail) -> TrialDetail:
+    """A trial's detail (TrialRunner.measure) without what only a full record keeps."""
+    return _without(detail, DROPPED).with_(directions=tuple(_without(d, DROPPED_PER_DIRECTION)
+                                                            for d in detail.directions))
 
 
-def kept(entry: TrialEntry, detail: dict[str, Any]) -> dict[str, Any]:
-    """What of a live trial's detail the result file keeps with the search's record (entry)."""
-    return detail if keeps_full(entry) else summary(detail)
+def _without(rec: R, names: tuple[str, ...]) -> R:
+    """rec without these fields (None, and not written even when it was read with them)."""
+    changes: dict[str, Any] = {**dict.fromkeys(names), "keys": None if rec.keys is None else rec.keys - set(names)}
+    return dataclasses.replace(rec, **changes)
+
+
+def kept(entry: TrialEntry, detail: TrialDetail) -> dict[str, Any]:
+    """What of a live trial's detail the result file keeps with the search's record (entry): TrialEntry's fields
+    (entry.with_(**kept(...))), marked kept: summary when not the full detail. The findings as the files hold
+    them (TrialEntry.diagnosis)."""
+    full = keeps_full(entry)
+    d = detail if full else summary(detail)
+    out = {k: v for k in _FIELDS if (v := getattr(d, k)) is not None}
+    out["diagnosis"] = [f.to_json() for f in d.diagnosis]
+    return out if full else {**out, "kept": SUMMARY}

@@ -22,6 +22,8 @@ from zeroloss.core.frames import Frame, line_rate_pps, mean
 from zeroloss.core.latency import Histogram, mark_lost, merge
 from zeroloss.core.model import l1_bps, l2_bps
 from zeroloss.core.search.types import Direction, GoalResult, Outcome, SearchResult, TrialRecord
+from zeroloss.loss.records import Ledger
+from zeroloss.loss.records import TrialDirection as TrialDirection  # (moved to loss/records.py with TrialDetail)
 
 FORMAT = "zeroloss-result"
 VERSION = 3
@@ -84,26 +86,6 @@ class OutcomeRecord(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class TrialDirection(Record):
-    """A trial's direction beyond the search's view: what zlgen saw, the ledger summary, latency."""
-
-    port: int = 0
-    rx_port: int = 1
-    tx_refused: int | None = None
-    pace_skipped: int | None = None
-    pace_restarts: int | None = None
-    pace_max_late_ns: int | None = None  # the generator's longest lateness behind its TX schedule
-    pace_max_backlog: int | None = None  # the most frames it caught up at once after a pause (trialrunner.burst)
-    reordered: int | None = None
-    ledger: JsonObject | None = None  # {sent, received, lost, counted, unexplained} (v1: other keys)
-    latency_ns: JsonObject | None = None  # {count, mean, min, max, p50, p90, p99, p99_9, p99_99}
-    # its streams' histograms merged (zeroloss.core.latency.Histogram.to_json: {count, min, max, mean, bins}; format 2:
-    # buckets); the percentiles above are this histogram's. Absent from a zlgen without bucket export (then the
-    # worst stream's), and from a trial kept as a summary (TrialEntry.kept)
-    latency_hist: JsonObject | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
 class TrialEntry(Record):
     """One trial as stored: the search's record, then what every stage counted over it."""
 
@@ -122,8 +104,9 @@ class TrialEntry(Record):
     tx_window_s: float | None = None
     directions: tuple[TrialDirection, ...] | None = None
     counters: JsonObject | None = None
-    ledger: list[JsonObject] | None = None  # per direction, hop by hop (loss/ledger.py)
-    diagnosis: list[JsonObject] | None = None  # findings (loss/diagnose.py)
+    ledger: tuple[Ledger, ...] | None = None  # per direction, hop by hop (loss/ledger.py)
+    # findings (loss/diagnose.py), as the files hold them: runs/tune reads them so (loss/records.py Finding types them)
+    diagnosis: list[JsonObject] | None = None
     dut_state: JsonObject | None = None
     interference: JsonObject | None = None  # the host's stalls of the bench's threads and cores over the trial
     telemetry: JsonObject | None = None  # the DUT host's cores, interrupts, page faults, OVS PMDs (host/telemetry)
@@ -367,8 +350,8 @@ class B2bRepeat(Record):
     shortest_fail: int | None = None
     bursts: tuple[B2bBurst, ...] = ()
     fail_frames: int | None = None  # the longest burst that lost frames (asked, per direction), whose ledger follows
-    fail_ledger: list[JsonObject] | None = None  # per direction, hop by hop (loss/ledger.py); "sent": frames offered
-    fail_diagnosis: list[JsonObject] | None = None  # findings (loss/diagnose.py)
+    fail_ledger: tuple[Ledger, ...] | None = None  # per direction, hop by hop (loss/ledger.py); "sent": frames offered
+    fail_diagnosis: list[JsonObject] | None = None  # findings (loss/diagnose.py), as TrialEntry.diagnosis
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from zeroloss.core.config import RunConfig
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.search.b2b import B2bConfig, Burst, applicable, idle_s, longest_burst, stats
+from zeroloss.loss.records import TrialDetail
 from zeroloss.results.records import B2bBurst, B2bRecord, B2bRepeat
 from zeroloss.results.resultfile import ResultFile
 from zeroloss.targets.base import guarded
@@ -41,7 +42,7 @@ START_FRAMES = 64
 MAX_DRAIN_MS = 60_000  # zlgen's longest drain; a longer idle time is waited here
 
 
-def burst_trial(runner: TrialRunner, frames: int, drain_ms: int) -> tuple[Burst, dict]:
+def burst_trial(runner: TrialRunner, frames: int, drain_ms: int) -> tuple[Burst, TrialDetail]:
     """One burst of `frames` per direction at zlgen's maximum rate, split over each direction's streams, with the
     counters of every stage read before and after it: what the burst did and the trial's details (ledger). The burst
     is followed by drain_ms of receiving and idle (RFC 9004 §6.2), the part beyond zlgen's longest drain slept here."""
@@ -59,7 +60,7 @@ def burst_trial(runner: TrialRunner, frames: int, drain_ms: int) -> tuple[Burst,
     lost = max(d.lost if not d.anomalous else max(1, d.lost) for d in out.directions)
     rate = min(d.achieved_pps for d in out.directions)
     burst = Burst(sent=min(d.tx for d in out.directions), lost=lost, rate_pps=rate)
-    detail = guarded(health, lambda: runner._details(r, before, after, rate))  # the ledger of every stage
+    detail = guarded(health, lambda: runner.detail_of(r, before, after, rate))  # the ledger of every stage
     return burst, detail
 
 
@@ -123,7 +124,7 @@ class B2bRun:
         saved before the next, the longest burst that lost frames kept with its ledger."""
         replay = deque(rec.current or ())
         bursts: list[B2bBurst] = []
-        fail: dict = {}
+        failed: dict[int, TrialDetail] = {}  # the longest burst that lost frames so far: its frames, its detail
 
         def send(n: int) -> Burst:
             if replay and replay[0].frames == n:
@@ -134,16 +135,18 @@ class B2bRun:
             burst, detail = burst_trial(runner, n, drain_ms(n))
             bursts.append(B2bBurst(frames=n, sent=burst.sent, lost=burst.lost, rate_pps=round(burst.rate_pps, 1),
                                    verify=bool(bursts and bursts[-1].frames == n and bursts[-1].lost) or None,
-                                   trial_id=detail.get("trial_id")))
-            if not burst.passed and n > fail.get("frames", 0):
-                fail.update(frames=n, ledger=detail.get("ledger"), diagnosis=detail.get("diagnosis"))
+                                   trial_id=detail.trial_id))
+            if not burst.passed and n > max(failed, default=0):
+                failed.clear()
+                failed[n] = detail
             self.rf.set_b2b(frame, 0, rec.with_(current=tuple(bursts)))
             return burst
 
         res = longest_burst(scfg, send)
+        n, d = next(iter(failed.items()), (None, None))
         return B2bRepeat(longest=res.longest, at_limit=res.at_limit, shortest_fail=res.shortest_fail,
-                         bursts=tuple(bursts), fail_frames=fail.get("frames"), fail_ledger=fail.get("ledger"),
-                         fail_diagnosis=fail.get("diagnosis"))
+                         bursts=tuple(bursts), fail_frames=n, fail_ledger=None if d is None else d.ledger,
+                         fail_diagnosis=None if d is None else [f.to_json() for f in d.diagnosis])
 
 def summarise(rec: B2bRecord) -> B2bRecord:
     """RFC 9004 §6.4's calculations over the searches so far: the mean, minimum, maximum and standard deviation

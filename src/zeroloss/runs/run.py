@@ -17,6 +17,7 @@ from zeroloss.core.search import Outcome, SearchConfig, SearchResult, TrialFn, T
 from zeroloss.drivers.probe import coreprobe
 from zeroloss.drivers.proc import ComponentDied
 from zeroloss.loss.ledger import queue_spread
+from zeroloss.loss.records import TrialDetail, TrialDirection
 from zeroloss.results import keep
 from zeroloss.results.records import (
     Ceiling,
@@ -271,16 +272,17 @@ class Run:
                 entry = replay[rec.index]
             else:
                 # the full detail where it decides (a validation, a lossy trial), a summary elsewhere (keep.py)
-                entry = TrialEntry.from_json({**entry.to_json(), **keep.kept(entry, runner.detail)})
-                for led in runner.detail.get("ledger", []):
-                    if led["unexplained"]:
-                        self.rf.warn(f"{frame} B trial {rec.index + 1}: {led['unexplained']} frame(s) lost where no "
-                                     f"counter saw them (direction {led['direction']}; zeroloss explain shows where)")
-                    for hop in led["hops"]:
-                        ev = hop.get("evidence") or {}
+                assert runner.detail is not None  # a live trial's
+                entry = entry.with_(**keep.kept(entry, runner.detail))
+                for led in runner.detail.ledger:
+                    if led.unexplained:
+                        self.rf.warn(f"{frame} B trial {rec.index + 1}: {led.unexplained} frame(s) lost where no "
+                                     f"counter saw them (direction {led.direction}; zeroloss explain shows where)")
+                    for hop in led.hops:
+                        ev = hop.evidence or {}
                         _, warn = queue_spread(ev.get("q_ipackets") or ev.get("rx_queues") or [], cfg.dut_rxq)
                         if warn:
-                            self.rf.warn(f"{hop['name']}: {warn}")
+                            self.rf.warn(f"{hop.name}: {warn}")
             self.rf.add_trial(frame, rep, entry)
             saved.append(entry)
             self.progress("trial", {"frame": frame, "record": entry, "max_rate_pps": max_rate})
@@ -323,10 +325,10 @@ class Run:
             trial = next((t for t in stored if t.load_pct == pct and abs(t.rate_pps - rate) <= 0.5), None)
             if trial is None:
                 if warm:  # once, before the first load measured live
-                    out = runner.measure(rate, self.cfg.warmup_s)
+                    out, _ = runner.measure(rate, self.cfg.warmup_s)
                     self.progress("warmup", {"rate_pps": rate, "lost": sum(x.lost for x in out.directions)})
                     warm = False
-                trial = load_trial(pct, rate, duration, runner.measure(rate, duration), runner.detail)
+                trial = load_trial(pct, rate, duration, *runner.measure(rate, duration))
                 kept.append(trial)
                 self.rf.set_latency_loads(frame, rep, tuple(kept))
             else:
@@ -348,7 +350,7 @@ class Run:
         """One trial before the search (trafficgen's warm-up trial), never given to it: rings, page faults,
         flow caches and MAC tables are warm when the first counted trial starts. Kept in the search's entry."""
         rate = float(max(1, round(max_rate * self.cfg.warmup_pct / 100)))
-        out = runner.measure(rate, self.cfg.warmup_s)
+        out, _ = runner.measure(rate, self.cfg.warmup_s)
         self.rf.set_warmup(frame, rep, Warmup(rate_pps=rate, duration_s=self.cfg.warmup_s,
                                               outcome=OutcomeRecord.of(out)))
         self.progress("warmup", {"rate_pps": rate, "lost": sum(x.lost for x in out.directions)})
@@ -362,14 +364,14 @@ def loads_done(entry: SearchEntry, cfg: RunConfig) -> bool:
     return {t.load_pct for t in entry.latency_loads or ()} >= set(loads)
 
 
-def load_trial(pct: float, rate: float, duration: float, out: Outcome, detail: dict) -> LoadTrial:
+def load_trial(pct: float, rate: float, duration: float, out: Outcome, detail: TrialDetail) -> LoadTrial:
     """A latency-vs-load trial's record: per direction its frames and latency (TrialRunner's detail, same order).
     The latency is over the frames sent with the direction's lost frames (the search's count: tx - rx) at the top
     (latency.Histogram.percentile): the percentiles they reach are marked in latency_ns.lost_tail, never shown as
     the smaller figure of the frames that arrived."""
     dirs = []
-    for d, more in zip(out.directions, detail.get("directions") or [{}] * len(out.directions), strict=True):
-        lat, hist = more.get("latency_ns"), more.get("latency_hist")
+    for d, more in zip(out.directions, detail.directions or (TrialDirection(),) * len(out.directions), strict=True):
+        lat, hist = more.latency_ns, more.latency_hist
         if hist is not None:
             try:
                 h = replace(Histogram.from_json(hist), lost=max(0, d.lost))
@@ -378,9 +380,9 @@ def load_trial(pct: float, rate: float, duration: float, out: Outcome, detail: d
                 pass
         elif lat is not None and "lost" not in lat:
             lat = mark_lost(dict(lat), max(0, d.lost))
-        dirs.append(LoadDirection(port=more.get("port", 0), rx_port=more.get("rx_port", 1), tx=d.tx, rx=d.rx,
+        dirs.append(LoadDirection(port=more.port, rx_port=more.rx_port, tx=d.tx, rx=d.rx,
                                   achieved_pps=d.achieved_pps, latency_ns=lat, latency_hist=hist))
-    return LoadTrial(load_pct=pct, rate_pps=rate, duration_s=duration, trial_id=detail.get("trial_id"),
+    return LoadTrial(load_pct=pct, rate_pps=rate, duration_s=duration, trial_id=detail.trial_id,
                      directions=tuple(dirs), disturbed=out.disturbed)
 
 

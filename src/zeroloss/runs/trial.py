@@ -16,6 +16,7 @@ from zeroloss.drivers.probe.interference import Interference, delta, ring_ms, sn
 from zeroloss.drivers.probe.telemetry import trial_record
 from zeroloss.loss.diagnose import analysis
 from zeroloss.loss.ledger import counter_delta
+from zeroloss.loss.records import TrialDetail, TrialDirection
 from zeroloss.results.records import TrialEntry
 from zeroloss.targets.base import Target, by_direction, gen_counters, guarded
 
@@ -66,7 +67,7 @@ class TrialRunner:
         self.frame = frame
         self.probe = target.probe()
         self.replay = deque(replay)
-        self.detail: dict = {}
+        self.detail: TrialDetail | None = None  # the last live trial's, for the search's on_trial (runs/run.py)
         self.replaying = False
         self.lanes = target.lanes
         self.nb_streams = self.client.configure(target.streams(frame, 0))
@@ -80,7 +81,8 @@ class TrialRunner:
                 raise ZeroLossError(f"cannot resume: a stored trial of {self.frame} B is damaged "
                                     f"({type(e).__name__}: {e})", "start a new run") from e
         self.replaying = False
-        return self.measure(rate_pps, duration_s)
+        out, self.detail = self.measure(rate_pps, duration_s)
+        return out
 
     def _replayed(self, stored: TrialEntry, rate_pps: float, kind: Kind) -> Outcome:
         """A stored trial given back to the search, if it is the one the search asks for now."""
@@ -91,9 +93,9 @@ class TrialRunner:
         self.replaying = True
         return stored.outcome.outcome()
 
-    def measure(self, rate_pps: float, duration_s: float) -> Outcome:
+    def measure(self, rate_pps: float, duration_s: float) -> tuple[Outcome, TrialDetail]:
         """One live trial with the counters of every stage and the host's stalls of every poller read around it,
-        and every process of the bench checked before and after each step."""
+        and every process of the bench checked before and after each step: the search's view and the detail."""
         health = self.probe.health
         health()
         refs = guarded(health, self.probe.threads)
@@ -113,16 +115,16 @@ class TrialRunner:
         after = guarded(health, self.probe.counters)
         out = outcome_of(r, self.refused_is_loss)
         disturbed = self.disturbance(out, stalls, rate_pps) or self.burst(out, r)
-        self.detail = guarded(health, lambda: self._details(r, before, after, rate_pps))
-        self.detail["interference"] = {**stalls.to_json(), "stall_ms": stalls.stall_ms_by_core(),
-                                       "disturbed": disturbed}
+        detail = guarded(health, lambda: self.detail_of(r, before, after, rate_pps))
+        interference = {**stalls.to_json(), "stall_ms": stalls.stall_ms_by_core(), "disturbed": disturbed}
         if perf and perf_before is not None:  # each PMD's longest iteration: its own stalls, whatever caused them
             perf_after = guarded(health, perf)
-            self.detail["interference"]["pmd_perf"] = pmd_perf_delta(perf_before, perf_after)
+            interference["pmd_perf"] = pmd_perf_delta(perf_before, perf_after)
+        detail = detail.with_(interference=interference)
         if tel_before is not None and tel_after is not None:
-            self.detail["telemetry"] = trial_record(tel_before, tel_after, perf_before,
-                                                    perf_after if perf else None, self.detail.get("counters"))
-        return replace(out, disturbed=disturbed, gen_stalled=self.gen_stall(out, stalls, duration_s))
+            detail = detail.with_(telemetry=trial_record(tel_before, tel_after, perf_before,
+                                                         perf_after if perf else None, detail.counters))
+        return replace(out, disturbed=disturbed, gen_stalled=self.gen_stall(out, stalls, duration_s)), detail
 
     def disturbance(self, out: Outcome, stalls: Interference, rate_pps: float) -> str | None:
         """The sentence naming a core that stalled longer than its RX ring covers at this rate, when the trial lost
@@ -166,9 +168,10 @@ class TrialRunner:
         return (f"zlgen caught up {worst.pace_max_backlog} frames at once after a pause (stream {worst.id}), more "
                 f"than half the DUT's {ring}-slot RX ring holds")
 
-    def _details(self, r: TrialResult, before: dict, after: dict, rate_pps: float) -> dict:
-        """The trial's record beyond the search's view: counters of every stage over the trial, the ledger of
-        each direction hop by hop, the diagnosis when frames were lost, and the DUT's state."""
+    def detail_of(self, r: TrialResult, before: dict, after: dict, rate_pps: float) -> TrialDetail:
+        """The trial's record beyond the search's view: counters of every stage over the trial (before and after
+        it, as the probe read them), the ledger of each direction hop by hop, the diagnosis when frames were lost,
+        and the DUT's state."""
         c = counter_delta(after, before) or {}
         c["gen"] = gen_counters(r, self.refused_is_loss)
         state = self.probe.state() if self.probe.state else None
@@ -179,20 +182,15 @@ class TrialRunner:
         directions = []
         for (port, rx_port), group in groups.items():
             lat, hist = direction_latency(group, self.refused_is_loss)  # every stream (queue) merged
-            directions.append({"port": port, "rx_port": rx_port, "tx_refused": sum(s.tx_refused for s in group),
-                               "pace_skipped": sum(s.pace_skipped for s in group),
-                               "pace_restarts": sum(s.pace_restarts for s in group),
-                               # zlgen's longest lateness behind its TX schedule: its own stall
-                               "pace_max_late_ns": max(s.pace_max_late_ns for s in group),
-                               "pace_max_backlog": max(s.pace_max_backlog for s in group),
-                               "reordered": sum(s.reordered for s in group), "ledger": by_side[port].summary(),
-                               "latency_ns": lat, **({"latency_hist": hist.to_json()} if hist else {})})
-        detail: dict = {"trial_id": r.trial, "tx_window_s": r.tx_window_s, "directions": directions,
-                        "counters": c, "ledger": [led.to_json() for led in leds],
-                        "diagnosis": [f.to_json() for f in diag]}
-        if state is not None:
-            detail["dut_state"] = state
-        return detail
+            directions.append(TrialDirection(
+                port=port, rx_port=rx_port, tx_refused=sum(s.tx_refused for s in group),
+                pace_skipped=sum(s.pace_skipped for s in group), pace_restarts=sum(s.pace_restarts for s in group),
+                # zlgen's longest lateness behind its TX schedule: its own stall
+                pace_max_late_ns=max(s.pace_max_late_ns for s in group),
+                pace_max_backlog=max(s.pace_max_backlog for s in group), reordered=sum(s.reordered for s in group),
+                ledger=by_side[port].summary(), latency_ns=lat, latency_hist=hist.to_json() if hist else None))
+        return TrialDetail(trial_id=r.trial, tx_window_s=r.tx_window_s, directions=tuple(directions), counters=c,
+                           ledger=tuple(leds), diagnosis=tuple(diag), dut_state=state)
 
 
 def flat_out(target: Target, frame: int, seconds: float = CEILING_S) -> tuple[float, float]:

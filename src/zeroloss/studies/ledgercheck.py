@@ -72,11 +72,12 @@ def _measure(case: Case, bench: OvsBench, topology: str, frame: int, rate: float
             t.cancel()
             t.join()
     d = runner.detail
-    case.detail, case.frame, case.rate_pps = d, frame, rate
-    case.lost = sum(led["lost"] for led in d["ledger"])
-    case.attributed = sum(dr["frames"] for led in d["ledger"] for h in led["hops"] if h["name"] == case.hop
-                          for dr in h["drops"] if dr["reason"] == case.reason)
-    case.finding = next((f for f in d["diagnosis"] if f["hop"] == case.hop and f["reason"] == case.reason), {})
+    assert d is not None  # the trial ran live
+    case.detail, case.frame, case.rate_pps = d.to_json(), frame, rate
+    case.lost = sum(led.lost for led in d.ledger)
+    case.attributed = sum(dr.frames for led in d.ledger for h in led.hops if h.name == case.hop
+                          for dr in h.drops if dr.reason == case.reason)
+    case.finding = next((f.to_json() for f in d.diagnosis if f.hop == case.hop and f.reason == case.reason), {})
     return case
 
 
