@@ -41,7 +41,7 @@ from typing import Protocol
 
 
 class OvsBenchSpec(Protocol):
-    """What the firewall reads of the OVS bench's spec (bench.ovsbench.OvsBenchSpec)."""
+    """What the firewall reads of the OVS bench's spec (bench.ovsspec.OvsBenchSpec)."""
 
     @property
     def sg_prefix(self) -> str: ...
