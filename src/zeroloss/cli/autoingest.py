@@ -51,6 +51,10 @@ def database(args: argparse.Namespace) -> str | None:
         given = os.environ.get(ENV) or None
     if given is None or given.strip().lower() == OFF:
         return None
+    if given.strip().lower() != DEFAULT:
+        from zeroloss.history.db import parse_url
+
+        parse_url(given)  # a URL that cannot name a database is one line before anything runs (nothing opened yet)
     return given
 
 
