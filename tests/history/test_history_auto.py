@@ -332,7 +332,7 @@ def test_the_config_files_history_key_is_no_run_setting(no_bench, tmp_path, monk
 
 
 @pytest.mark.parametrize("given, expect", [("mysql://x@y/z", "is neither SQLite nor PostgreSQL"),
-                                           ("postgresql://[", "is not a database URL")])
+                                           ("postgresql://u@h:port/db", "is not a database URL")])
 def test_a_url_that_names_no_database_is_refused_before_anything_runs(given, expect, monkeypatch):
     """A --history that cannot name a database is one line when the command starts (store() would only warn at its
     end, after the whole run); nothing is opened to say so."""

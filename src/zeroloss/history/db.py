@@ -64,7 +64,7 @@ def parse_url(text: str) -> URL:
         return URL.create("sqlite", database=str(Path(text).expanduser()))
     try:
         url = make_url(text)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number (postgresql://u@h:x/db)
         raise ZeroLossError(f"'{text}' is not a database URL", "give a file path, sqlite:///PATH or "
                             "postgresql://USER@HOST/DB") from None
     if url.get_backend_name() == "postgresql":
