@@ -4,6 +4,7 @@ answers it, on the bench (RunConfig keys) and on a lab node (other_config / dpct
 from zeroloss.core.config import load
 from zeroloss.runs.tune import knobs as kn
 from zeroloss.runs.tune import labknobs as lk
+from zeroloss.runs.tune import sites
 
 
 def _f(reason: str, hop: str = "OVS g0 rx", where: str = "g0", frames: int = 1000) -> dict:
@@ -23,7 +24,7 @@ def test_bench_ladders():
     assert _bench("conntrack_full", ovs_ct_maxconns=20000) == [("ovs_ct_maxconns", 3000000)]
     assert _bench("conntrack_full", ovs_ct_zone_limit=1000) == [("ovs_ct_maxconns", 6000000),
                                                                 ("ovs_ct_zone_limit", 4000)]
-    assert kn.site(_f("tunnel_mtu")) == kn.TUNNEL_MTU and kn.site(_f("emc_thrash")) == kn.EMC
+    assert sites.site(_f("tunnel_mtu")) == sites.TUNNEL_MTU and sites.site(_f("emc_thrash")) == sites.EMC
 
 
 def test_bench_settings_reach_ovs():

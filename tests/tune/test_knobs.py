@@ -16,9 +16,11 @@ from zeroloss.core.config import RunConfig
 from zeroloss.core.cpuset import parse_mask
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.records import RunRecord
-from zeroloss.runs.tune import knobs
+from zeroloss.runs.tune import knobs, sites
+from zeroloss.runs.tune.advice import advice
 from zeroloss.runs.tune.decide import findings_of
-from zeroloss.runs.tune.knobs import KNOBS, TABLE, advice, candidates, site
+from zeroloss.runs.tune.knobs import KNOBS, candidates
+from zeroloss.runs.tune.sites import TABLE, site
 from zeroloss.targets.registry import kind_of
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -55,18 +57,18 @@ def keys(changes) -> list[str]:
 
 
 @pytest.mark.parametrize("f, expected", [
-    (VNF_TX, knobs.VNF_TX), (GEN_RX, knobs.OVS_RX_GEN), (VNF_OUT, knobs.OVS_RX_VNF), (VNF_RX, knobs.VNF_RX),
-    (DUT_RX, knobs.DUT_RX), (METER, knobs.METER), (MEMPOOL, knobs.MEMPOOL), (IMBALANCE, knobs.PMD),
-    (GEN_TX, knobs.GENERATOR), (MTU, knobs.TX_MTU), (UNEXPLAINED, knobs.UNEXPLAINED),
-    (finding("OVS bond-a (g0+g2) rx", "rx_missed"), knobs.OVS_RX_GEN),
-    (finding("zlgen rx g1", "rx_missed", where="zlgen"), knobs.GENERATOR),
-    (finding("OVS v0 tx", "tx_dropped", cause="while its virtqueue was not running"), knobs.VNF_DOWN),
-    (finding("OVS dpdk1 tx", "tx_dropped"), knobs.OVS_TX_NIC),
-    (finding("VNF 1 (testpmd) rx port 1", "rx_nombuf", where="vnf0"), knobs.PROC_MBUFS),
-    (finding("OVS g0 rx", "rx_qos"), knobs.QOS),
-    (finding("OVS br0 g0->v0", "datapath", where="br0"), knobs.DATAPATH),
-    (finding("OVS g0 rx", "rx_errors"), knobs.OTHER),
-    ({}, knobs.OTHER),
+    (VNF_TX, sites.VNF_TX), (GEN_RX, sites.OVS_RX_GEN), (VNF_OUT, sites.OVS_RX_VNF), (VNF_RX, sites.VNF_RX),
+    (DUT_RX, sites.DUT_RX), (METER, sites.METER), (MEMPOOL, sites.MEMPOOL), (IMBALANCE, sites.PMD),
+    (GEN_TX, sites.GENERATOR), (MTU, sites.TX_MTU), (UNEXPLAINED, sites.UNEXPLAINED),
+    (finding("OVS bond-a (g0+g2) rx", "rx_missed"), sites.OVS_RX_GEN),
+    (finding("zlgen rx g1", "rx_missed", where="zlgen"), sites.GENERATOR),
+    (finding("OVS v0 tx", "tx_dropped", cause="while its virtqueue was not running"), sites.VNF_DOWN),
+    (finding("OVS dpdk1 tx", "tx_dropped"), sites.OVS_TX_NIC),
+    (finding("VNF 1 (testpmd) rx port 1", "rx_nombuf", where="vnf0"), sites.PROC_MBUFS),
+    (finding("OVS g0 rx", "rx_qos"), sites.QOS),
+    (finding("OVS br0 g0->v0", "datapath", where="br0"), sites.DATAPATH),
+    (finding("OVS g0 rx", "rx_errors"), sites.OTHER),
+    ({}, sites.OTHER),
 ])
 def test_site_of_each_finding(f, expected):
     assert site(f) == expected

@@ -9,7 +9,7 @@ from zeroloss.core.config import RunConfig, load
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.records import SearchOutcome, TrialEntry
 from zeroloss.results.resultfile import ResultFile
-from zeroloss.runs.tune import knobs, loop
+from zeroloss.runs.tune import advice, loop
 from zeroloss.runs.tune.labknobs import Node, Port, candidates, sets_of, skipped, with_sets
 from zeroloss.runs.tune.render import render
 
@@ -65,7 +65,7 @@ def test_vnf_tx_failure_raises_tx_retries_from_the_nodes_value_on_that_port():
     assert changes([VNF_TX], n=zero, tried={("tx-retries-max", "8")}) == [
         ("tx-retries-max", {"Interface:vhu0:options:tx-retries-max": "32"})]
     # the VNF's own ring and cores are the VM's: advice, not a knob
-    assert any("rx_queue_size" in line for line in knobs.advice([VNF_TX], CFG, {"vhu0", "vhu1"}))
+    assert any("rx_queue_size" in line for line in advice.advice([VNF_TX], CFG, {"vhu0", "vhu1"}))
 
 
 def test_jumbo_frames_above_the_mtu_raise_every_port_of_the_path_at_once():
@@ -74,7 +74,7 @@ def test_jumbo_frames_above_the_mtu_raise_every_port_of_the_path_at_once():
     c = candidates([mtu], cfg, node(), set())[0]
     assert c.key == "mtu_request" and c.new == "8982"
     assert c.sets == {f"Interface:{p}:mtu_request": "8982" for p in ("dpdk0", "dpdk1", "vhu0", "vhu1")}
-    assert not any("mtu_request mismatch" in line for line in knobs.advice([mtu], cfg, {"vhu0"}))  # a knob here
+    assert not any("mtu_request mismatch" in line for line in advice.advice([mtu], cfg, {"vhu0"}))  # a knob here
     done = RunConfig(lab="lab.yaml", allow_dut_changes=True, frame_sizes=[64, 9000],
                      dut_set=[f"{k}={v}" for k, v in c.sets.items()])
     assert candidates([mtu], done, node(), set()) == []  # nothing left below the need

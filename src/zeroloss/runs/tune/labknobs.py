@@ -21,6 +21,7 @@ from zeroloss.core.cpuset import format_list, parse_list, parse_mask
 from zeroloss.core.ovsfacts import CT_MAXCONNS, FLOW_LIMIT, VXLAN_OVERHEAD
 
 from . import knobs as kn
+from . import sites as st
 
 NETDEV_DP = "netdev@ovs-netdev"
 
@@ -124,7 +125,7 @@ class Ctx:
     node: Node
     sets: dict[str, str]          # the step's dut_set entries
     cfg: RunConfig
-    finding: kn.Finding
+    finding: st.Finding
 
     def get(self, spec: str) -> str | None:
         return value(self.node, self.sets, spec)
@@ -269,47 +270,47 @@ SPARE_WHY = "list CPUs tune may give to PMDs in the lab file's dut.ovs.spare_cpu
 
 # site -> [(lab knob key, why)], best first; RunConfig keys (drain_ms) are the bench's knobs, measurement settings
 LAB_TABLE: dict[str, list[tuple[str, str]]] = {
-    kn.VNF_TX: [
+    st.VNF_TX: [
         ("tx-retries-max", "OVS drops after tx-retries-max retries on a full virtqueue (default 8): more retries "
                            "absorb short guest stalls, at some latency (OVS vhost-user docs; BRIEF §5)"),
     ],
-    kn.OVS_RX_GEN: [
+    st.OVS_RX_GEN: [
         ("pmd-cpu-mask", "OVS's PMD did not empty the NIC's RX queue in time: another PMD core adds polling cycles "
                          "(BRIEF §5: rx_missed = PMD too slow or too few queues)"),
-        ("n_rxq", f"more RX queues let the PMDs share the port's load ({kn.RXQ_WHY})"),
+        ("n_rxq", f"more RX queues let the PMDs share the port's load ({st.RXQ_WHY})"),
         ("n_rxq_desc", "deeper RX descriptors absorb bursts on a NIC port (Dell/Intel whitepaper: 2048 -> 4096)"),
         ("pmd-rxq-assign", "queues placed by measured load: group puts each on the least-loaded PMD (OVS pmd.rst)"),
     ],
-    kn.OVS_RX_VNF: [
+    st.OVS_RX_VNF: [
         ("pmd-cpu-mask", "OVS's PMD did not poll the VNF's TX virtqueue in time: another PMD core adds polling "
                          "cycles (BRIEF §5)"),
         ("pmd-rxq-assign", "queues placed by measured load: group puts each on the least-loaded PMD (OVS pmd.rst)"),
     ],
-    kn.OVS_TX_NIC: [
+    st.OVS_TX_NIC: [
         ("n_txq_desc", "OVS found the NIC's TX queue full: deeper TX descriptors absorb bursts (Dell/Intel "
                        "whitepaper: 2048 -> 4096)"),
     ],
-    kn.PMD: [
+    st.PMD: [
         ("pmd-rxq-assign", "one PMD busy while another idles: group assigns each queue to the least-loaded PMD by "
                            "measured cycles (OVS pmd.rst; BRIEF §6)"),
         ("n_rxq", "more RX queues per NIC port give the assignment something to spread"),
     ],
-    kn.TX_MTU: [
+    st.TX_MTU: [
         ("mtu_request", "frames above a port's MTU + 18 B are dropped at its TX (ovs_tx_mtu_exceeded_drops): every "
                         "port of the path needs the largest frame's MTU (the jumbo-frame whitepapers: MTU 9000 end "
                         "to end)"),
     ],
-    kn.QOS: [
+    st.QOS: [
         ("ingress_policing_rate", "an ingress policer on the path drops below the target: a policy the node's owner "
                                   "set, not a capacity; taken off for one step to show what the path carries"),
     ],
-    kn.UNEXPLAINED: [(k, w) for k, w in kn.TABLE[kn.UNEXPLAINED]],
-    kn.EMC: [("smc-enable", kn.TABLE[kn.EMC][0][1]), ("emc-insert-inv-prob", kn.TABLE[kn.EMC][1][1]),
-             ("pmd-cpu-mask", kn.TABLE[kn.EMC][2][1])],
-    kn.UPCALL: [("flow-limit", kn.TABLE[kn.UPCALL][0][1]), ("n-revalidator-threads", kn.TABLE[kn.UPCALL][1][1]),
-                ("pmd-cpu-mask", kn.TABLE[kn.UPCALL][2][1])],
-    kn.CONNTRACK: [("ct-maxconns", kn.TABLE[kn.CONNTRACK][0][1]), ("ct-zone-limit", kn.TABLE[kn.CONNTRACK][1][1])],
-    kn.TUNNEL_MTU: [("underlay-mtu", kn.TABLE[kn.TUNNEL_MTU][0][1])],
+    st.UNEXPLAINED: [(k, w) for k, w in st.TABLE[st.UNEXPLAINED]],
+    st.EMC: [("smc-enable", st.TABLE[st.EMC][0][1]), ("emc-insert-inv-prob", st.TABLE[st.EMC][1][1]),
+             ("pmd-cpu-mask", st.TABLE[st.EMC][2][1])],
+    st.UPCALL: [("flow-limit", st.TABLE[st.UPCALL][0][1]), ("n-revalidator-threads", st.TABLE[st.UPCALL][1][1]),
+                ("pmd-cpu-mask", st.TABLE[st.UPCALL][2][1])],
+    st.CONNTRACK: [("ct-maxconns", st.TABLE[st.CONNTRACK][0][1]), ("ct-zone-limit", st.TABLE[st.CONNTRACK][1][1])],
+    st.TUNNEL_MTU: [("underlay-mtu", st.TABLE[st.TUNNEL_MTU][0][1])],
 }
 
 
@@ -322,15 +323,15 @@ def _describe(sets: dict[str, str], node: Node, cur: dict[str, str]) -> tuple[st
     return "/".join(olds) + where, "/".join(news)
 
 
-def candidates(findings: list[kn.Finding], cfg: RunConfig, node: Node, tried: set[tuple[str, Any]]) -> list[kn.Change]:
+def candidates(findings: list[st.Finding], cfg: RunConfig, node: Node, tried: set[tuple[str, Any]]) -> list[kn.Change]:
     """The changes to try on the node, best first, as knobs.candidates: the largest finding's knobs first, one per
     key, each at its first untried value. A lab change's `sets` are its dut_set entries; its key is the knob."""
     vnf_ports = set(node.vnf_ports)
     cur = sets_of(cfg.dut_set)
     out: list[kn.Change] = []
     seen: set[str] = set()
-    for f in sorted(findings, key=kn.finding_size):
-        for key, why in LAB_TABLE.get(kn.site(f, vnf_ports), []):
+    for f in sorted(findings, key=st.finding_size):
+        for key, why in LAB_TABLE.get(st.site(f, vnf_ports), []):
             if key in seen:
                 continue
             if key in kn.KNOBS:  # a measurement setting (drain_ms): as on the bench
@@ -340,7 +341,7 @@ def candidates(findings: list[kn.Finding], cfg: RunConfig, node: Node, tried: se
                 new = kn.first_untried(knob, cfg, kn.Host(1, 0), tried)
                 if new is not None:
                     seen.add(key)
-                    out.append(kn.Change(key, getattr(cfg, key), new, knob.name, kn.one_line(f), why))
+                    out.append(kn.Change(key, getattr(cfg, key), new, knob.name, st.one_line(f), why))
                 continue
             lab_knob = LAB_KNOBS[key]
             for sets in lab_knob.ladder(Ctx(node, cur, cfg, f)):
@@ -348,15 +349,15 @@ def candidates(findings: list[kn.Finding], cfg: RunConfig, node: Node, tried: se
                 if (key, new) in tried or all(value(node, cur, s) == v for s, v in sets.items()):
                     continue
                 seen.add(key)
-                out.append(kn.Change(key, old, new, lab_knob.name, kn.one_line(f), why, sets))
+                out.append(kn.Change(key, old, new, lab_knob.name, st.one_line(f), why, sets))
                 break
     return out
 
 
-def skipped(findings: list[kn.Finding], node: Node) -> list[dict[str, Any]]:
+def skipped(findings: list[st.Finding], node: Node) -> list[dict[str, Any]]:
     """Knobs the findings call for that this node's file rules out: PMD cores without spare CPUs named."""
     vnf_ports = set(node.vnf_ports)
-    wants_pmd = any(kn.site(f, vnf_ports) in (kn.OVS_RX_GEN, kn.OVS_RX_VNF) for f in findings)
+    wants_pmd = any(st.site(f, vnf_ports) in (st.OVS_RX_GEN, st.OVS_RX_VNF) for f in findings)
     if wants_pmd and not node.spare_cpus:
         return [{"key": "pmd-cpu-mask", "new": "+1 CPU", "why": f"no spare CPU known: {SPARE_WHY}"}]
     return []

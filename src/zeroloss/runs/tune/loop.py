@@ -28,8 +28,8 @@ from zeroloss.results.resultfile import ResultFile
 from zeroloss.targets import registry
 
 from ..campaign import CampaignFile
+from . import advice, knobs, labknobs
 from . import decide as dec
-from . import knobs, labknobs
 from .render import target_text
 from .render import tuned_keys as tuned_keys  # loop.tuned_keys: the CLI's and the tests' name
 
@@ -203,7 +203,7 @@ def _next(cf: CampaignFile, t: TuneRecord, target: tuple[str, float], cpus: int,
     findings = dec.findings_of(current)
     cfg = load(None, t.current or {})
     node = labknobs.Node.from_dict(t.node) if t.node else None
-    t = t.with_(advice=tuple(knobs.advice(findings, cfg, set(node.vnf_ports) if node else None)))
+    t = t.with_(advice=tuple(advice.advice(findings, cfg, set(node.vnf_ports) if node else None)))
     below = {f: s for f, s in st.items() if not dec.target_met(s, target)}
     if not below:
         return t, f"target met: every frame size reached {target_text(target)}"
