@@ -177,6 +177,8 @@ def test_the_file_keeps_its_keys_in_order_and_holds_the_loss_event(clock, tmp_pa
     assert totals == {(0, 1): LOST, (1, 0): 0}
     rec = read(doc, "s.json")
     assert rec.events() == doc["loss_events"] and rec.intervals[2].directions["A->B"].lost == LOST
+    assert [(d.tx_side, d.lost) for d in rec.ends()] == [(0, LOST), (1, 0)] and rec.totals() == doc["result"][
+        "directions"]
 
 
 def test_ctrl_c_leaves_a_valid_file_marked_interrupted(clock, tmp_path):

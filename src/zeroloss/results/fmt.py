@@ -9,6 +9,7 @@ from zeroloss.core.frames import text as frame_text
 from zeroloss.core.latency import lost_reaches
 from zeroloss.core.model import TrialResult
 from zeroloss.core.text import si, table
+from zeroloss.loss.records import Ledger
 from zeroloss.results.soak import SoakRecord
 
 __all__ = ["port_table", "queue_lines", "run_table", "si", "soak_line", "soak_table", "table", "trial_table"]
@@ -179,12 +180,12 @@ def soak_table(soak: SoakRecord | dict[str, Any]) -> str:
     worst = max((d.short or 0 for row in rec.intervals for d in row.directions.values()), default=0)
     lines.append(f"{'direction':<10}{'sent':>14}{'refused':>12}{'received':>14}{'lost':>10}{'loss %':>12}"
                  f"{'achieved pps':>16}")
-    for d in rec.totals():  # tx: offered, the refused frames (lost too) included
-        key = "AB"[d["tx_side"]] + "->" + "AB"[d["rx_side"]]
-        pct = 100 * d["lost"] / d["tx"] if d["tx"] else 0.0
-        refused = d.get("refused", 0)
-        lines.append(f"{key:<10}{d['tx'] - refused:>14,}{refused:>12,}{d['rx']:>14,}{d['lost']:>10,}{pct:>12.6f}"
-                     f"{d['achieved_pps']:>16,.0f}")
+    for d in rec.ends():  # tx: offered, the refused frames (lost too) included
+        key = "AB"[d.tx_side] + "->" + "AB"[d.rx_side]
+        pct = 100 * d.lost / d.tx if d.tx else 0.0
+        refused = d.refused or 0
+        lines.append(f"{key:<10}{d.tx - refused:>14,}{refused:>12,}{d.rx:>14,}{d.lost:>10,}{pct:>12.6f}"
+                     f"{d.achieved_pps or 0:>16,.0f}")
     lines.append(f"largest shortfall during the trial: {worst:,} frame(s) sent and not yet received (lost or in "
                  f"flight; 'short' per interval)")
     lines += _ledger_lines(rec.ledger or [])
@@ -198,12 +199,10 @@ def soak_table(soak: SoakRecord | dict[str, Any]) -> str:
 def _ledger_lines(ledger: list[dict[str, Any]]) -> list[str]:
     """Each drop of a soak's hop ledger, and the frames lost where no counter saw them."""
     lines = []
-    for led in ledger:
-        for hop in led["hops"]:
-            for drop in hop["drops"]:
-                lines.append(f"  {led['direction']}: {drop['frames']:,} lost at {hop['name']}: {drop['reason']} "
-                             f"({drop['counter']})")
-            if hop.get("unexplained"):
-                lines.append(f"  {led['direction']}: {hop['unexplained']:,} lost at {hop['name']} where no counter "
-                             f"saw them")
+    for led in map(Ledger.of, ledger):
+        for hop in led.hops:
+            lines += [f"  {led.direction}: {drop.frames:,} lost at {hop.name}: {drop.reason} ({drop.counter})"
+                      for drop in hop.drops]
+            if hop.unexplained:
+                lines.append(f"  {led.direction}: {hop.unexplained:,} lost at {hop.name} where no counter saw them")
     return lines

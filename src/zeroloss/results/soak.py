@@ -60,6 +60,30 @@ class IntervalRow(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SoakTotal(Record):
+    """One direction's totals at the end (exact; the intervals' edges count frames in flight): tx is offered, the
+    refused frames included (lost too where the target counts them so)."""
+
+    tx_side: Json = None  # 0 or 1 (runs/soak.py), A or B (a lab's first files)
+    rx_side: Json = None
+    tx: int = 0
+    rx: int = 0
+    lost: int = 0
+    refused: int | None = 0
+    achieved_pps: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SoakResult(Record):
+    """The trial's end: each direction's totals, and zlgen's TX window."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"tx_window_s"})
+
+    directions: tuple[SoakTotal, ...] | None = None
+    tx_window_s: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class SoakRecord(Record):
     """A soak file as stored (runs/soak.py writes it through `write`); its fields in the order the file has them."""
 
@@ -81,7 +105,7 @@ class SoakRecord(Record):
     placement: JsonObject | None = None
     learning: JsonObject | None = field(default=None, repr=False)
     started_at: float | None = None  # the time traffic started (epoch seconds; version 2)
-    result: JsonObject | None = None  # {directions: [{tx_side, rx_side, tx, rx, lost, achieved_pps}], tx_window_s}
+    result: SoakResult | None = None
     ledger: list[JsonObject] | None = None
     diagnosis: list[JsonObject] | None = None
     counters: JsonObject | None = None
@@ -117,9 +141,13 @@ class SoakRecord(Record):
                 yield {"t_s": row.t_s, "direction": key, "tx_pps": d.tx_pps, "rx_pps": d.rx_pps, "tx": d.tx,
                        "refused": d.refused, "rx": d.rx, "lost": d.lost, "loss_pct": d.loss_pct, "short": d.short}
 
-    def totals(self) -> list[JsonObject]:
+    def ends(self) -> tuple[SoakTotal, ...]:
         """Each direction's totals at the end (exact; the intervals' edges count frames in flight)."""
-        return list((self.result or {}).get("directions") or [])
+        return (self.result.directions or ()) if self.result is not None else ()
+
+    def totals(self) -> list[JsonObject]:
+        """ends() as the file has them."""
+        return [d.to_json() for d in self.ends()]
 
 
 def confirmed(shorts: list[int], final: int | None = None) -> list[int]:
@@ -262,13 +290,13 @@ def summary_lines(rec: SoakRecord, label: str) -> list[str]:
     pct = f" ({rec.line_rate_pct:.2f} % of line rate)" if rec.line_rate_pct else ""
     out = [f"{label}: soak at {rate}{pct}, {rec.frame} B, {rec.duration_s:g} s in {rec.interval_s:g} s intervals, "
            f"{rec.state}" + (f": {rec.error}" if rec.error else "")]
-    for d in rec.totals():
-        tx, lost = int(d.get("tx", 0)), int(d.get("lost", 0))  # tx: offered, the refused frames included
-        refused = int(d.get("refused") or 0)
+    for d in rec.ends():
+        tx, lost = int(d.tx), int(d.lost)  # tx: offered, the refused frames included
+        refused = int(d.refused or 0)
         pct_lost = f" ({100 * lost / tx:.4f} %)" if tx else ""
-        out.append(f"  {_side(d.get('tx_side'))}->{_side(d.get('rx_side'))}: sent {tx - refused:,}"
+        out.append(f"  {_side(d.tx_side)}->{_side(d.rx_side)}: sent {tx - refused:,}"
                    + (f", refused {refused:,}" if refused else "")
-                   + f", received {int(d.get('rx', 0)):,}, lost {lost:,}{pct_lost}")
+                   + f", received {int(d.rx):,}, lost {lost:,}{pct_lost}")
     worst = max(rec.rows(), key=lambda r: r["lost"] or 0, default=None)
     if worst is not None and (worst["lost"] or 0) > 0:
         out.append(f"  worst interval: {worst['direction']} at {worst['t_s']:g} s lost {worst['lost']:,} frames "

@@ -26,7 +26,7 @@ from zeroloss.drivers.proc import ComponentDied
 from zeroloss.loss.diagnose import analyse
 from zeroloss.loss.ledger import counter_delta
 from zeroloss.results import soak as soakfile
-from zeroloss.results.soak import DirectionRow, IntervalRow, SoakRecord, loss_events
+from zeroloss.results.soak import DirectionRow, IntervalRow, SoakRecord, SoakResult, SoakTotal, loss_events
 from zeroloss.targets import registry
 from zeroloss.targets.base import Probe, Target, by_direction, gen_counters, guarded
 
@@ -322,11 +322,11 @@ def _final(run: SoakRun, target: Target, rd: Readings, k: int, t0: float, ctx: J
     for (tx, rx), g in groups.items():
         refused = sum(x.tx_refused for x in g) if target.refused_is_loss else 0
         sent, got = sum(x.tx_pkts for x in g), sum(x.rx_unique for x in g)
-        directions.append({"tx_side": tx, "rx_side": rx, "tx": sent + refused, "rx": got, "lost": sent + refused - got,
-                           "refused": refused, "achieved_pps": (sent + refused) / r.tx_window_s if r.tx_window_s
-                           else 0.0})
+        directions.append(SoakTotal(tx_side=tx, rx_side=rx, tx=sent + refused, rx=got, lost=sent + refused - got,
+                                    refused=refused, achieved_pps=(sent + refused) / r.tx_window_s if r.tx_window_s
+                                    else 0.0))
         final["AB"[tx] + "->" + "AB"[rx]] = sent + refused - got
-    run.change(result={"directions": directions, "tx_window_s": r.tx_window_s})
+    run.change(result=SoakResult(directions=tuple(directions), tx_window_s=r.tx_window_s))
     run.events(rd, ctx, final)  # exact now: the frames in flight at the last reading have arrived or are lost
     run.change(ledger=leds, diagnosis=diag, counters=c, dut_state=state, state="complete")
     place = {**(run.rec.placement or {}), **target.finish()}
