@@ -69,26 +69,26 @@ def test_a_generator_limited_size_is_inconclusive_with_its_bound_and_exit_3():
     # required 10 % of line rate (3.7 Mpps); the generator offered 5 Mpps before the search, 1 Mpps during it
     s = _search(1e6, [_trial(0, 5e6, "generator-failure"), _trial(1, 1e6, "pass", 2.0)], gen_limit=1e6)
     case = nb.hog_case("hog-gen", 1, _run(s, required={"64": 10.0}), 42.0)
-    size = case["sizes"]["64"]
-    assert size["status"] == "INCONCLUSIVE" and size["ndr"] == "≥ 2.69 %" and size["lower_bound"]
-    assert case["exit_code"] == 3 and case["status"] == "INCONCLUSIVE" and "generator" in case["line"]
-    assert case["generator_failure_share"] == pytest.approx(1 / 3) and case["hog_core"] == 1
+    size = case.sizes["64"]
+    assert size.status == "INCONCLUSIVE" and size.ndr == "≥ 2.69 %" and size.lower_bound
+    assert case.exit_code == 3 and case.status == "INCONCLUSIVE" and "generator" in case.line
+    assert case.generator_failure_share == pytest.approx(1 / 3) and case.hog_core == 1
 
 
 def test_a_clean_loss_below_the_requirement_is_a_fail_and_the_target_not_met():
     s = _search(1e6, [_trial(0, 2e6, "fail"), _trial(1, 1e6, "pass")], clean_fail=2e6)
     gen = nb.hog_case("hog-gen", 1, _run(s, required={"64": 10.0}), 30.0)
-    assert gen["sizes"]["64"]["status"] == "FAIL" and gen["exit_code"] == 2
-    doc = {"hog": [gen], "meter": []}
+    assert gen.sizes["64"].status == "FAIL" and gen.exit_code == 2
+    doc = nb.NoisyReport(hog=(gen,))
     assert nb.targets(doc) == [("0 sizes FAIL with the hog on the generator's core", "1 FAIL (64 B)", False)]
     err = nb.hog_case("hog-gen", 1, _run(), 3.0, error="zlgen died")
-    assert err["exit_code"] == 1 and err["line"] == "zlgen died"
-    assert nb.targets({"hog": [err], "meter": []})[0][2] is False  # a run that died shows nothing
+    assert err.exit_code == 1 and err.line == "zlgen died"
+    assert nb.targets(nb.NoisyReport(hog=(err,)))[0][2] is False  # a run that died shows nothing
 
 
 def test_the_requirement_is_nine_tenths_of_the_quiet_ndr_rounded_down():
-    quiet = {"sizes": {"64": {"ndr_line_rate_pct": 12.345}, "1518": {"ndr_line_rate_pct": 100.0},
-                       "9000": {"ndr_line_rate_pct": None}}}
+    quiet = nb.HogCase(sizes={"64": nb.SizeRow(ndr_line_rate_pct=12.345), "1518": nb.SizeRow(ndr_line_rate_pct=100.0),
+                              "9000": nb.SizeRow(ndr_line_rate_pct=None)})
     assert nb.required_from(quiet) == {64: 11.11, 1518: 90.0}
 
 
@@ -107,13 +107,14 @@ def test_meter_case_counts_searches_within_the_spread_and_the_retried_trials():
                 _search(29_850, [_trial(0, 31_000, "disturbed"), _trial(1, 29_850, "pass", 5.0)], repeat=1),
                 _search(29_000, [_trial(0, 31_000, "generator-failure"), _trial(1, 29_000, "pass", 5.0)], repeat=2)]
     c = nb.meter_case("pvp", "binary", _run(*searches), 99.0, 30_000, 1000, 5.0)
-    assert c["ndrs"] == [30_100, 29_850, 29_000] and c["within"] == 2
-    assert c["spread"] == pytest.approx(1100 / 29_650)
-    assert (c["trials"], c["disturbed"], c["generator_failures"], c["trial_s"]) == (6, 1, 1, 18.0)
-    assert c["search_wall_s"] == [12.0, 12.0, 12.0] and c["error"] is None
+    assert c.ndrs == (30_100, 29_850, 29_000) and c.within == 2
+    assert c.spread == pytest.approx(1100 / 29_650)
+    assert (c.trials, c.disturbed, c.generator_failures, c.trial_s) == (6, 1, 1, 18.0)
+    assert c.search_wall_s == (12.0, 12.0, 12.0) and c.error is None
+    assert c.to_json()["search_wall_s"] == [12.0, 12.0, 12.0] and c.to_json()["error"] is None  # --json's form
 
 
-def _meter(topo: str, strategy: str, ndrs: list[float]) -> dict:
+def _meter(topo: str, strategy: str, ndrs: list[float]) -> nb.MeterCase:
     run = _run(*(_search(n, [_trial(0, n, "pass", 5.0)], repeat=i) for i, n in enumerate(ndrs)))
     return nb.meter_case(topo, strategy, run, 60.0, 30_000, 1000, 5.0)
 
@@ -125,8 +126,8 @@ def test_targets_and_table_of_a_finished_bench():
                                          required={"64": 9.67}), 42.0)
     meter = [_meter("ovs-p2p", "binary", [30_000, 30_100, 29_990, 30_050, 30_000]),
              _meter("pvp", "binary", [30_000, 29_000, 30_000, 30_000, 30_000])]
-    doc = {"date": "2026-11-25 13:00:00 UTC", "hog": [quiet, gen], "meter": meter, "meter_pps": 30_000,
-           "meter_burst": 1000, "validation_s": 5.0, "out_dir": "results/bench-noisy-x", "wall_s": 600.0}
+    doc = nb.NoisyReport(date="2026-11-25 13:00:00 UTC", hog=(quiet, gen), meter=tuple(meter), meter_pps=30_000,
+                         meter_burst=1000, validation_s=5.0, out_dir="results/bench-noisy-x", wall_s=600.0)
     assert nb.targets(doc) == [
         ("meter searches within 1 % of the capacity in >= 90 % of searches", "9 of 10", True),
         ("spread <= 2 % per topology and strategy", "worst 3.36 %", False),
@@ -152,9 +153,8 @@ def test_bad_cases_are_one_line():
 
 
 def test_an_interrupted_bench_says_so_under_its_tables():
-    doc = {"date": "2026-11-25 13:00:00 UTC", "hog": [], "meter": [_meter("pvp", "mlr", [30_000])],
-           "meter_pps": 30_000, "meter_burst": 1000, "validation_s": 5.0, "out_dir": "d", "wall_s": 90.0,
-           "interrupted": True}
+    doc = nb.NoisyReport(date="2026-11-25 13:00:00 UTC", meter=(_meter("pvp", "mlr", [30_000]),), meter_pps=30_000,
+                         meter_burst=1000, validation_s=5.0, out_dir="d", wall_s=90.0, interrupted=True)
     lines = list(nb.render(doc))
     assert lines[-1] == "interrupted (Ctrl-C): only the cases that finished; wall time 1.5 min; result files in d"
     assert "target: spread <= 2 % per topology and strategy: worst -: NOT met" in lines  # one search: no spread

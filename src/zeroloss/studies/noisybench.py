@@ -26,10 +26,11 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
+from zeroloss.core.codec import Record
 from zeroloss.core.config import RunConfig
 from zeroloss.core.cores import core_list
 from zeroloss.core.errors import ZeroLossError
@@ -52,8 +53,88 @@ REQUIRED_SHARE = 0.9  # the hog runs require this share of the quiet run's NDR
 WITHIN = 0.01  # a meter search's miss counted as on target (the issue's 1 %)
 TARGET_WITHIN = 0.9  # the share of searches that must be within (the issue's 9 of 10)
 TARGET_SPREAD = 0.02
-METER_BURST = {f.name: f.default for f in fields(OvsBenchSpec)}["meter_burst"]
+METER_BURST = OvsBenchSpec.meter_burst  # the spec's default (a dataclass field's default is its class attribute)
 HOG = [sys.executable, "-c", "while True: pass"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SizeRow(Record):
+    """A frame size of a hog case: its verdict, NDR as shown and as % of line rate, and the requirement."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"ndr_line_rate_pct", "required_pct"})
+
+    status: str = ""
+    ndr: str = ""
+    ndr_line_rate_pct: float | None = None
+    lower_bound: bool = False
+    required_pct: float | None = None
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class HogCase(Record):
+    """One hog case as the report holds it (hog_case)."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"hog_core", "error"})
+
+    case: str = ""
+    hog_core: int | None = None
+    sizes: dict[str, SizeRow] = field(default_factory=dict)
+    generator_failure_share: float = 0.0
+    disturbed_share: float = 0.0
+    exit_code: int = 0
+    status: str = ""
+    line: str = ""
+    wall_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeterCase(Record):
+    """One topology and strategy's searches on the meter as the report holds them (meter_case)."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"spread", "error"})
+
+    topology: str = ""
+    strategy: str = ""
+    ndrs: tuple[float, ...] = ()
+    misses: tuple[float, ...] = ()
+    within: int = 0
+    spread: float | None = None
+    trials: int = 0
+    disturbed: int = 0
+    generator_failures: int = 0
+    trial_s: float = 0.0
+    search_wall_s: tuple[float, ...] = ()
+    wall_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target(Record):
+    target: str = ""
+    measured: str = ""
+    met: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoisyReport(Record):
+    """The document --json prints: the settings, the cases as they finished, the wall time and the targets."""
+
+    date: str = ""
+    cases: tuple[str, ...] = ()
+    repeats: int = 0
+    meter_pps: int = 0
+    meter_burst: int = METER_BURST
+    trial_s: float = 0.0
+    validation_s: float = 0.0
+    granularity_pct: float = 0.0
+    out_dir: str = ""
+    hog: tuple[HogCase, ...] = ()
+    meter: tuple[MeterCase, ...] = ()
+    wall_s: float | None = None
+    interrupted: bool | None = None
+    targets: tuple[Target, ...] | None = None
 
 
 def parse_cases(text: str) -> list[str]:
@@ -106,22 +187,22 @@ def time_shares(run: RunRecord) -> tuple[float, float]:
             sum(t.duration_s for t in trials if t.verdict == DISTURBED) / total)
 
 
-def hog_case(name: str, core: int | None, run: RunRecord, wall_s: float, error: str = "") -> dict[str, Any]:
+def hog_case(name: str, core: int | None, run: RunRecord, wall_s: float, error: str = "") -> HogCase:
     """One hog case as the report holds it: per size its verdict and NDR, the wasted shares, exit status, time."""
     gen, dist = time_shares(run)
     sign_off = verdict(run)
-    sizes = {str(f): {"status": v.status, "ndr": v.shown, "ndr_line_rate_pct": v.ndr_pct, "lower_bound": v.bound,
-                      "required_pct": v.required_pct, "reasons": list(v.reasons)}
+    sizes = {str(f): SizeRow(status=v.status, ndr=v.shown, ndr_line_rate_pct=v.ndr_pct, lower_bound=v.bound,
+                             required_pct=v.required_pct, reasons=v.reasons)
              for f, v in size_verdicts(run).items()}
-    return {"case": name, "hog_core": core, "sizes": sizes, "generator_failure_share": gen,
-            "disturbed_share": dist, "exit_code": 1 if error else sign_off.exit_code, "status": sign_off.status,
-            "line": error or sign_off.line, "wall_s": wall_s, "error": error or None}
+    return HogCase(case=name, hog_core=core, sizes=sizes, generator_failure_share=gen, disturbed_share=dist,
+                   exit_code=1 if error else sign_off.exit_code, status=sign_off.status,
+                   line=error or sign_off.line, wall_s=wall_s, error=error or None)
 
 
-def required_from(quiet: dict[str, Any]) -> dict[int, float]:
+def required_from(quiet: HogCase) -> dict[int, float]:
     """The hog runs' requirement: per size REQUIRED_SHARE of the quiet run's NDR (% of line rate), rounded down."""
-    return {int(f): int(REQUIRED_SHARE * v["ndr_line_rate_pct"] * 100) / 100 for f, v in quiet["sizes"].items()
-            if v["ndr_line_rate_pct"]}
+    return {int(f): int(REQUIRED_SHARE * v.ndr_line_rate_pct * 100) / 100 for f, v in quiet.sizes.items()
+            if v.ndr_line_rate_pct}
 
 
 def meter_miss(ndr_pps: float, meter_pps: float, burst: int, final_s: float) -> float:
@@ -132,43 +213,43 @@ def meter_miss(ndr_pps: float, meter_pps: float, burst: int, final_s: float) -> 
 
 
 def meter_case(topo: str, strategy: str, run: RunRecord, wall_s: float, meter_pps: float, burst: int,
-               final_s: float, error: str = "") -> dict[str, Any]:
+               final_s: float, error: str = "") -> MeterCase:
     """One topology and strategy's searches on the meter: NDRs, misses, spread, disturbed and retried, time."""
     done = list(run.finished())
     ndrs = [(s.ndr.rate_pps if s.ndr else None) or 0.0 for s in done]
     misses = [meter_miss(n, meter_pps, burst, final_s) for n in ndrs]
     found = [n for n in ndrs if n]
     trials = [t for s in run.searches for t in s.trials]
-    return {"topology": topo, "strategy": strategy, "ndrs": ndrs, "misses": misses,
-            "within": sum(m <= WITHIN for m in misses),
-            "spread": (max(found) - min(found)) / statistics.mean(found) if len(found) > 1 else None,
-            "trials": len(trials), "disturbed": sum(t.verdict == DISTURBED for t in trials),
-            "generator_failures": sum(t.verdict == GEN_FAIL for t in trials),
-            "trial_s": sum(t.duration_s for t in trials), "search_wall_s": [s.wall_s or 0.0 for s in done],
-            "wall_s": wall_s, "error": error or None}
+    return MeterCase(topology=topo, strategy=strategy, ndrs=tuple(ndrs), misses=tuple(misses),
+                     within=sum(m <= WITHIN for m in misses),
+                     spread=(max(found) - min(found)) / statistics.mean(found) if len(found) > 1 else None,
+                     trials=len(trials), disturbed=sum(t.verdict == DISTURBED for t in trials),
+                     generator_failures=sum(t.verdict == GEN_FAIL for t in trials),
+                     trial_s=sum(t.duration_s for t in trials), search_wall_s=tuple(s.wall_s or 0.0 for s in done),
+                     wall_s=wall_s, error=error or None)
 
 
-def targets(doc: dict[str, Any]) -> list[tuple[str, str, bool]]:
+def targets(doc: NoisyReport) -> list[tuple[str, str, bool]]:
     """The issue's targets the document can judge: (what, what was measured, met)."""
     out = []
-    meter = doc["meter"]
+    meter = doc.meter
     if meter:
-        n = sum(len(c["ndrs"]) for c in meter)
-        within = sum(c["within"] for c in meter)
+        n = sum(len(c.ndrs) for c in meter)
+        within = sum(c.within for c in meter)
         out.append((f"meter searches within {100 * WITHIN:g} % of the capacity in >= "
                     f"{100 * TARGET_WITHIN:g} % of searches", f"{within} of {n}",
                     bool(n) and within >= TARGET_WITHIN * n))
-        spreads = [c["spread"] for c in meter]
+        spreads = [c.spread for c in meter]
         worst = max((s for s in spreads if s is not None), default=None)
         out.append((f"spread <= {100 * TARGET_SPREAD:g} % per topology and strategy",
                     "worst " + ("-" if worst is None else f"{100 * worst:.2f} %"),
                     bool(spreads) and all(s is not None and s <= TARGET_SPREAD for s in spreads)))
-    gen = next((c for c in doc["hog"] if c["case"] == "hog-gen"), None)
+    gen = next((c for c in doc.hog if c.case == "hog-gen"), None)
     if gen is not None:
-        fails = [f for f, v in gen["sizes"].items() if v["status"] == FAIL]
+        fails = [f for f, v in gen.sizes.items() if v.status == FAIL]
         out.append(("0 sizes FAIL with the hog on the generator's core",
                     f"{len(fails)} FAIL" + (f" ({', '.join(fails)} B)" if fails else ""),
-                    not fails and not gen["error"]))
+                    not fails and not gen.error))
     return out
 
 
@@ -189,7 +270,7 @@ def _meter_config(topo: str, strategy: str, repeats: int, meter_pps: int, trial_
 
 
 def _hog_part(cases: list[str], trial_s: float, validation_s: float, granularity_pct: float, out_dir: Path,
-              host: dict) -> Iterator[dict[str, Any]]:
+              host: dict) -> Iterator[HogCase]:
     """The quiet run (always: the hog runs' requirement comes from its NDRs), then each chosen hog case."""
     base = _hog_config(HOG_FRAMES, trial_s, validation_s, granularity_pct, None)
     run, wall, error = _execute(base, out_dir / "quiet.json", host)
@@ -213,10 +294,9 @@ def noisy_bench(cases: list[str], repeats: int, meter_pps: int, trial_s: float, 
             _meter_config(topo, strategy, repeats, meter_pps, trial_s, validation_s, granularity_pct)
     out_dir.mkdir(parents=True, exist_ok=True)
     host = collect()
-    doc: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "cases": cases, "repeats": repeats, "meter_pps": meter_pps,
-        "meter_burst": METER_BURST, "trial_s": trial_s, "validation_s": validation_s,
-        "granularity_pct": granularity_pct, "out_dir": str(out_dir), "hog": [], "meter": []}
+    doc = NoisyReport(date=time.strftime("%Y-%m-%d %H:%M:%S %Z"), cases=tuple(cases), repeats=repeats,
+                      meter_pps=meter_pps, meter_burst=METER_BURST, trial_s=trial_s, validation_s=validation_s,
+                      granularity_pct=granularity_pct, out_dir=str(out_dir))
 
     def say(line: str) -> list[str]:
         if json_out:  # stdout is the one JSON document; a long bench still shows how far it is
@@ -224,22 +304,23 @@ def noisy_bench(cases: list[str], repeats: int, meter_pps: int, trial_s: float, 
             return []
         return [line]
 
-    head = (f"zeroloss bench --noisy, {doc['date']}: cases {', '.join(cases)}; trial {trial_s:g} s, validation "
+    head = (f"zeroloss bench --noisy, {doc.date}: cases {', '.join(cases)}; trial {trial_s:g} s, validation "
             f"{validation_s:g} s, granularity {granularity_pct:g} %; meter {meter_pps:,} pps per direction (burst "
             f"{METER_BURST} frames), {repeats} search(es) per strategy; result files in {out_dir}")
     yield from say(head)
     t0 = time.monotonic()
     cut = False
+    hogs: list[HogCase] = []
+    meters: list[MeterCase] = []
     try:
-        for line in _run_cases(doc, host, out_dir):
+        for line in _run_cases(doc, host, out_dir, hogs, meters):
             yield from say(line)
     except KeyboardInterrupt:
         cut = True  # the cases that finished still make the tables; the hog is gone (hog's finally)
-    doc["wall_s"] = time.monotonic() - t0
-    doc["interrupted"] = cut
-    doc["targets"] = [{"target": t, "measured": m, "met": ok} for t, m, ok in targets(doc)]
+    doc = doc.with_(hog=tuple(hogs), meter=tuple(meters), wall_s=time.monotonic() - t0, interrupted=cut)
+    doc = doc.with_(targets=tuple(Target(target=t, measured=m, met=ok) for t, m, ok in targets(doc)))
     if json_out:
-        yield json.dumps(doc, indent=2)
+        yield json.dumps(doc.to_json(), indent=2)
     else:
         yield ""
         yield from render(doc)
@@ -247,21 +328,22 @@ def noisy_bench(cases: list[str], repeats: int, meter_pps: int, trial_s: float, 
         raise KeyboardInterrupt
 
 
-def _run_cases(doc: dict[str, Any], host: dict, out_dir: Path) -> Iterator[str]:
-    """The document's cases, each added to it as it finishes; a progress line each."""
-    trial_s, validation_s, granularity_pct = doc["trial_s"], doc["validation_s"], doc["granularity_pct"]
-    cases, meter_pps = doc["cases"], doc["meter_pps"]
+def _run_cases(doc: NoisyReport, host: dict, out_dir: Path, hogs: list[HogCase],
+               meters: list[MeterCase]) -> Iterator[str]:
+    """The document's cases, each added to hogs or meters as it finishes; a progress line each."""
+    trial_s, validation_s, granularity_pct = doc.trial_s, doc.validation_s, doc.granularity_pct
+    cases, meter_pps = list(doc.cases), doc.meter_pps
     if any(c in HOG_CASES for c in cases):
         for case in _hog_part(cases, trial_s, validation_s, granularity_pct, out_dir, host):
-            doc["hog"].append(case)
-            yield f"  {case['case']}: exit {case['exit_code']}, {case['wall_s']:.0f} s: {case['line']}"
+            hogs.append(case)
+            yield f"  {case.case}: exit {case.exit_code}, {case.wall_s:.0f} s: {case.line}"
     for topo in (c for c in cases if c in METER_TOPOLOGIES):
         for strategy in STRATEGIES:
-            cfg = _meter_config(topo, strategy, doc["repeats"], meter_pps, trial_s, validation_s, granularity_pct)
+            cfg = _meter_config(topo, strategy, doc.repeats, meter_pps, trial_s, validation_s, granularity_pct)
             run, wall, error = _execute(cfg, out_dir / f"meter-{topo}-{strategy}.json", host)
             c = meter_case(topo, strategy, run, wall, meter_pps, METER_BURST, validation_s, error)
-            doc["meter"].append(c)
-            ndrs = ", ".join(f"{n:,.0f}" for n in c["ndrs"]) or "none"
+            meters.append(c)
+            ndrs = ", ".join(f"{n:,.0f}" for n in c.ndrs) or "none"
             yield f"  meter {topo} {strategy}: NDRs {ndrs} pps, {wall:.0f} s" + (f": {error}" * bool(error))
 
 
@@ -269,43 +351,50 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f} %"
 
 
-def render(doc: dict[str, Any]) -> Iterator[str]:
+def _hog_rows(doc: NoisyReport) -> Iterator[str]:
+    """The hog cases' table and lines."""
+    rows = []
+    for c in doc.hog:
+        sizes = "; ".join(f"{f} B {v.status} NDR {v.ndr}" + (f" (req. {v.required_pct:g} %)"
+                                                             if v.required_pct is not None else "")
+                          for f, v in c.sizes.items()) or "-"
+        rows.append([c.case, "-" if c.hog_core is None else str(c.hog_core), sizes,
+                     _pct(c.generator_failure_share), _pct(c.disturbed_share), str(c.exit_code), f"{c.wall_s:.0f}"])
+    yield ("hog: a short zeroloss run (p2p), quiet and with a busy loop pinned to the generator's, then the "
+           "DUT's core; NDR % of line rate (≥: a lower bound); shares of the trial time")
+    yield table(["case", "hog core", "per size: verdict, NDR", "gen. fail.", "disturbed", "exit", "wall s"], rows)
+    for c in doc.hog:
+        yield f"  {c.case}: {c.line}"
+
+
+def _meter_rows(doc: NoisyReport) -> Iterator[str]:
+    """The meter cases' capacity, table and errors."""
+    final = doc.validation_s
+    slack = doc.meter_burst / final
+    yield ""
+    yield (f"meter: {doc.meter_pps:,} pps per direction, burst {doc.meter_burst} frames; a final trial "
+           f"of {final:g} s passes up to {doc.meter_pps + slack:,.0f} pps, so the capacity is "
+           f"[{doc.meter_pps:,}, {doc.meter_pps + slack:,.0f}] pps and a miss is the NDR's distance "
+           "from it, % of the meter rate")
+    rows = [[c.topology, c.strategy, f"{c.within}/{len(c.ndrs)}", _pct(max(c.misses, default=None)),
+             _pct(c.spread), f"{statistics.mean(c.ndrs):,.0f}" if c.ndrs else "-",
+             f"{c.disturbed}/{c.generator_failures}/{c.trials}", f"{c.trial_s:.0f}", f"{c.wall_s:.0f}"]
+            for c in doc.meter]
+    yield table(["topology", "search", "within 1 %", "worst miss", "spread", "mean NDR pps",
+                 "disturbed/gen. fail./trials", "trial-s", "wall s"], rows)
+    for c in (c for c in doc.meter if c.error):
+        yield f"  {c.topology} {c.strategy}: {c.error}"
+
+
+def render(doc: NoisyReport) -> Iterator[str]:
     """The report's tables and targets from the document --json prints."""
-    yield f"zeroloss bench --noisy, {doc['date']}"
-    if doc["hog"]:
-        rows = []
-        for c in doc["hog"]:
-            sizes = "; ".join(f"{f} B {v['status']} NDR {v['ndr']}" + (f" (req. {v['required_pct']:g} %)"
-                                                                        if v["required_pct"] is not None else "")
-                              for f, v in c["sizes"].items()) or "-"
-            rows.append([c["case"], "-" if c["hog_core"] is None else str(c["hog_core"]), sizes,
-                         _pct(c["generator_failure_share"]), _pct(c["disturbed_share"]), str(c["exit_code"]),
-                         f"{c['wall_s']:.0f}"])
-        yield ("hog: a short zeroloss run (p2p), quiet and with a busy loop pinned to the generator's, then the "
-               "DUT's core; NDR % of line rate (≥: a lower bound); shares of the trial time")
-        yield table(["case", "hog core", "per size: verdict, NDR", "gen. fail.", "disturbed", "exit", "wall s"],
-                    rows)
-        for c in doc["hog"]:
-            yield f"  {c['case']}: {c['line']}"
-    if doc["meter"]:
-        final = doc["validation_s"]
-        slack = doc["meter_burst"] / final
-        yield ""
-        yield (f"meter: {doc['meter_pps']:,} pps per direction, burst {doc['meter_burst']} frames; a final trial "
-               f"of {final:g} s passes up to {doc['meter_pps'] + slack:,.0f} pps, so the capacity is "
-               f"[{doc['meter_pps']:,}, {doc['meter_pps'] + slack:,.0f}] pps and a miss is the NDR's distance "
-               "from it, % of the meter rate")
-        rows = [[c["topology"], c["strategy"], f"{c['within']}/{len(c['ndrs'])}",
-                 _pct(max(c["misses"], default=None)), _pct(c["spread"]),
-                 f"{statistics.mean(c['ndrs']):,.0f}" if c["ndrs"] else "-",
-                 f"{c['disturbed']}/{c['generator_failures']}/{c['trials']}", f"{c['trial_s']:.0f}",
-                 f"{c['wall_s']:.0f}"] for c in doc["meter"]]
-        yield table(["topology", "search", "within 1 %", "worst miss", "spread", "mean NDR pps",
-                     "disturbed/gen. fail./trials", "trial-s", "wall s"], rows)
-        for c in (c for c in doc["meter"] if c["error"]):
-            yield f"  {c['topology']} {c['strategy']}: {c['error']}"
+    yield f"zeroloss bench --noisy, {doc.date}"
+    if doc.hog:
+        yield from _hog_rows(doc)
+    if doc.meter:
+        yield from _meter_rows(doc)
     yield ""
     for what, measured, met in targets(doc):
         yield f"target: {what}: {measured}: {'met' if met else 'NOT met'}"
-    cut = "interrupted (Ctrl-C): only the cases that finished; " if doc.get("interrupted") else ""
-    yield f"{cut}wall time {doc.get('wall_s', 0) / 60:.1f} min; result files in {doc['out_dir']}"
+    cut = "interrupted (Ctrl-C): only the cases that finished; " if doc.interrupted else ""
+    yield f"{cut}wall time {(doc.wall_s or 0) / 60:.1f} min; result files in {doc.out_dir}"
