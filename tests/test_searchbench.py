@@ -50,7 +50,7 @@ def test_the_table_is_rendered_from_the_json_document():
                 "spread": spread}
     doc = {"cases": [case("rfc2544", [100.0, 104.0], [60.0, 40.0], 20, 2),
                      case("mlr", [101.0, 101.0], [20.0, 30.0], 10, 0)]}
-    table = "\n".join(render(doc))
+    table = "\n".join(render(searchbench.SearchReport.from_json(doc)))
     lines = table.splitlines()
     rfc = next(ln for ln in lines if "rfc2544" in ln and "p2p 64 B" in ln)
     mlr = next(ln for ln in lines if " mlr " in ln and "p2p 64 B" in ln)

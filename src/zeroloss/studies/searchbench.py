@@ -20,7 +20,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
+from zeroloss.core.codec import Record
 from zeroloss.core.config import RunConfig, load, setting
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.search.trials import GEN_FAIL
@@ -57,6 +59,38 @@ class Tally:
     def spread(self) -> float | None:
         found = [v for v in self.ndrs if v]
         return (max(found) - min(found)) / statistics.mean(found) if len(found) > 1 else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StrategyCase(Record):
+    """One case and strategy as the document holds it: per search its NDR, trial-seconds and wall time."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"spread"})
+
+    topology: str = ""
+    frame: int = 0
+    strategy: str = ""
+    ndrs: tuple[float, ...] = ()
+    trial_seconds: tuple[float, ...] = ()
+    wall_s: tuple[float, ...] = ()
+    trials: int = 0
+    generator_failures: int = 0
+    spread: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchReport(Record):
+    """The document --json prints (and render reads: SearchReport.from_json of it)."""
+
+    cases: tuple[StrategyCase, ...] = ()
+    repeats: int = 0
+    trial_s: float = 0.0
+    validation_s: float = 0.0
+    granularity_pct: float = 0.0
+    strategies: tuple[str, ...] = ()
+    out_dir: str = ""
+    finished: str = ""
+    interrupted: bool = False
 
 
 def parse_strategies(text: str) -> list[str]:
@@ -156,31 +190,32 @@ def search_bench(cases: list[tuple[str, int]], repeats: int, trial_s: float, val
                         yield line
     except KeyboardInterrupt:
         cut = True  # the searches that finished still make a table; the cut one's file says interrupted
-    report = [{"topology": topo, "frame": frame, "strategy": name, "ndrs": t.ndrs, "trial_seconds": t.trial_s,
-               "wall_s": t.wall_s, "trials": t.trials, "generator_failures": t.gen_failures, "spread": t.spread}
+    report = [StrategyCase(topology=topo, frame=frame, strategy=name, ndrs=tuple(t.ndrs),
+                           trial_seconds=tuple(t.trial_s), wall_s=tuple(t.wall_s), trials=t.trials,
+                           generator_failures=t.gen_failures, spread=t.spread)
               for (topo, frame, name), t in tallies.items()]
-    report.sort(key=lambda c: (cases.index((c["topology"], c["frame"])), strategies.index(c["strategy"])))
-    doc = {"cases": report, "repeats": repeats, "trial_s": trial_s, "validation_s": validation_s,
-           "granularity_pct": granularity_pct, "strategies": strategies, "out_dir": str(out_dir),
-           "finished": time.strftime("%Y-%m-%dT%H:%M:%S"), "interrupted": cut}
+    report.sort(key=lambda c: (cases.index((c.topology, c.frame)), strategies.index(c.strategy)))
+    doc = SearchReport(cases=tuple(report), repeats=repeats, trial_s=trial_s, validation_s=validation_s,
+                       granularity_pct=granularity_pct, strategies=tuple(strategies), out_dir=str(out_dir),
+                       finished=time.strftime("%Y-%m-%dT%H:%M:%S"), interrupted=cut)
     yield from _ending(doc, json_out)
     if cut:
         raise KeyboardInterrupt
 
 
-def _ending(doc: dict, json_out: bool) -> Iterator[str]:
+def _ending(doc: SearchReport, json_out: bool) -> Iterator[str]:
     """The bench's last lines: the JSON document, or the table, saying so when Ctrl-C cut the bench."""
     if json_out:
-        yield json.dumps(doc, indent=2)
+        yield json.dumps(doc.to_json(), indent=2)
         return
     yield ""
-    if doc["interrupted"]:
-        yield (f"interrupted: the table holds the {sum(len(c['ndrs']) for c in doc['cases'])} searches that "
-               f"finished (result files in {doc['out_dir']})")
+    if doc.interrupted:
+        yield (f"interrupted: the table holds the {sum(len(c.ndrs) for c in doc.cases)} searches that "
+               f"finished (result files in {doc.out_dir})")
     yield from render(doc)
 
 
-def render(doc: dict) -> Iterator[str]:
+def render(doc: SearchReport) -> Iterator[str]:
     """The comparison table of a finished bench (the document --json prints): per case and strategy the means
     per search, the generator failures and NDR spread over all its searches, and MLRsearch's trial-seconds
     as a share of each other strategy's."""
@@ -189,18 +224,18 @@ def render(doc: dict) -> Iterator[str]:
         return "-" if x is None else f"{100 * x:.1f} %"
 
     rows = []
-    by_case: dict[tuple[str, int], dict[str, dict]] = {}
-    for c in doc["cases"]:
-        by_case.setdefault((c["topology"], c["frame"]), {})[c["strategy"]] = c
+    by_case: dict[tuple[str, int], dict[str, StrategyCase]] = {}
+    for c in doc.cases:
+        by_case.setdefault((c.topology, c.frame), {})[c.strategy] = c
     for (topo, frame), entries in by_case.items():
         mlr = entries.get("mlr")
         for name, c in entries.items():
             ratio = "-" if mlr is None or name == "mlr" else \
-                f"{statistics.mean(mlr['trial_seconds']) / statistics.mean(c['trial_seconds']):.2f}"
-            rows.append([f"{topo} {frame} B", name, f"{c['trials'] / len(c['ndrs']):.1f}",
-                         f"{statistics.mean(c['trial_seconds']):.1f}", ratio, f"{statistics.mean(c['wall_s']):.1f}",
-                         pct(c["generator_failures"] / max(1, c["trials"])), pct(c["spread"]),
-                         f"{statistics.mean(c['ndrs']):,.0f}"])
+                f"{statistics.mean(mlr.trial_seconds) / statistics.mean(c.trial_seconds):.2f}"
+            rows.append([f"{topo} {frame} B", name, f"{c.trials / len(c.ndrs):.1f}",
+                         f"{statistics.mean(c.trial_seconds):.1f}", ratio, f"{statistics.mean(c.wall_s):.1f}",
+                         pct(c.generator_failures / max(1, c.trials)), pct(c.spread),
+                         f"{statistics.mean(c.ndrs):,.0f}"])
     yield "per search (means): trials, trial-seconds, wall time; over all searches: generator failures, NDR spread"
     yield table(["case", "search", "trials", "trial-s", "mlr trial-s / this", "wall s", "gen. fail.", "spread",
                  "NDR pps"], rows)
