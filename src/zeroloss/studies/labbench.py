@@ -7,9 +7,11 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zeroloss.core.codec import JsonObject, Record
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.drivers.dpdk.telemetry import Telemetry
 from zeroloss.drivers.dut.ovs import Ovs, OvsSettings
@@ -18,6 +20,49 @@ from zeroloss.drivers.lab.labfile import Lab
 
 if TYPE_CHECKING:
     from zeroloss.drivers.lab.labrun import LabSession
+
+
+@dataclass(frozen=True, kw_only=True)
+class Summary(Record):
+    """Milliseconds of a kind of reading: median, p90, min."""
+
+    median: float = 0.0
+    p90: float = 0.0
+    min: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Walls(Record):
+    """A value per way of running the short trials: without readings, with the remote ones, with the local ones."""
+
+    none: float = 0.0
+    remote: float = 0.0
+    local: float | None = None  # None: the lab's OVS and VNFs are not on this host
+
+
+@dataclass(frozen=True, kw_only=True)
+class Overhead(Record):
+    """What the remote and the local readings add to a short trial's wall time, % of it without readings."""
+
+    remote: float = 0.0
+    local: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LabReport(Record):
+    """What bench_lab measured: the document --json prints and `table` reads."""
+
+    readings: int = 0
+    ssh_logins: int = 0
+    requests: int = 0
+    remote_ms: Summary = field(default_factory=Summary)
+    remote_state_ms: Summary = field(default_factory=Summary)
+    trial_s: float = 0.0
+    trial_wall_ms: Walls = field(default_factory=Walls)
+    trial_overhead_pct: Overhead = field(default_factory=Overhead)
+    local_ms: Summary | None = None
+    local_state_ms: Summary | None = None
+    ratio: float | None = None  # remote / local median of the counters reading
 
 
 def _times(fn: Callable[[], object], n: int) -> list[float]:
@@ -56,7 +101,7 @@ def _local_reader(lab: Lab, dut: LabDut) -> tuple[Callable[[], dict], Callable[[
 
 
 def bench_lab(lab: Lab, readings: int = 50, trials: int = 5, trial_s: float = 0.5,
-              progress: Callable[[str], None] = lambda _: None) -> dict:
+              progress: Callable[[str], None] = lambda _: None) -> JsonObject:
     """Median and p90 ms of a counters reading and a state reading, remote (one SSH session) and local, and the
     wall time of short trials without readings, with the remote ones and with the local ones."""
     from zeroloss.drivers.lab.labrun import session
@@ -81,19 +126,25 @@ def bench_lab(lab: Lab, readings: int = 50, trials: int = 5, trial_s: float = 0.
         walls = _trial_walls(s, lab, reader is not None, trials, trial_s, progress)
         logins = len(dut.agents)
         requests = sum(a.requests for a in dut.agents.values())
-    out = {"readings": readings, "ssh_logins": logins, "requests": requests,
-           "remote_ms": _summary(remote), "remote_state_ms": _summary(remote_state),
-           "trial_s": trial_s, "trial_wall_ms": walls,
-           "trial_overhead_pct": {k: 100 * (v - walls["none"]) / walls["none"] for k, v in walls.items()
-                                  if k != "none"}}
-    if local is not None:
-        out.update({"local_ms": _summary(local), "local_state_ms": _summary(local_state)})
-        out["ratio"] = out["remote_ms"]["median"] / max(out["local_ms"]["median"], 1e-9)
-    return out
+    return report(readings, logins, requests, (remote, remote_state), trial_s, walls,
+                  None if local is None or local_state is None else (local, local_state)).to_json()
+
+
+def report(readings: int, logins: int, requests: int, remote: tuple[list[float], list[float]], trial_s: float,
+           walls: Walls, local: tuple[list[float], list[float]] | None) -> LabReport:
+    """The document of the readings' and trials' times (ms): remote and local as (counters, state) readings."""
+    rel = Overhead(remote=100 * (walls.remote - walls.none) / walls.none,
+                   local=None if walls.local is None else 100 * (walls.local - walls.none) / walls.none)
+    remote_ms = _summary(remote[0])
+    local_ms = None if local is None else _summary(local[0])
+    return LabReport(readings=readings, ssh_logins=logins, requests=requests, remote_ms=remote_ms,
+                     remote_state_ms=_summary(remote[1]), trial_s=trial_s, trial_wall_ms=walls, trial_overhead_pct=rel,
+                     local_ms=local_ms, local_state_ms=None if local is None else _summary(local[1]),
+                     ratio=None if local_ms is None else remote_ms.median / max(local_ms.median, 1e-9))
 
 
 def _trial_walls(s: LabSession, lab: Lab, local: bool, trials: int, trial_s: float,
-                 progress: Callable[[str], None]) -> dict[str, float]:
+                 progress: Callable[[str], None]) -> Walls:
     """The median wall time (ms) of short trials without readings, with the remote readings around each and, with
     local, with the bench's own readings of the same OVS and VNFs."""
     from zeroloss.drivers.lab.labrun import lab_streams
@@ -123,7 +174,7 @@ def _trial_walls(s: LabSession, lab: Lab, local: bool, trials: int, trial_s: flo
 
         runs["local"] = with_local
     progress(f"trials: {trials} of {trial_s:g} s without readings, with remote and with local readings")
-    walls = {k: statistics.median(_times(fn, trials)) for k, fn in runs.items()}
+    walls = Walls(**{k: statistics.median(_times(fn, trials)) for k, fn in runs.items()})
     if local:
         close()
     return walls
@@ -141,24 +192,27 @@ def dut_snapshot_local(lab: Lab, dut: LabDut) -> None:
         ovs.close_unixctl()
 
 
-def _summary(ms: list[float]) -> dict:
+def _summary(ms: list[float]) -> Summary:
     if not ms:
         raise ZeroLossError("no readings")
     s = sorted(ms)
-    return {"median": statistics.median(s), "p90": s[min(len(s) - 1, int(0.9 * len(s)))], "min": s[0]}
+    return Summary(median=statistics.median(s), p90=s[min(len(s) - 1, int(0.9 * len(s)))], min=s[0])
 
 
-def table(r: dict, target: str) -> str:
-    lines = [f"lab readings: {r['readings']} per kind, {r['ssh_logins']} SSH login(s), {r['requests']} requests",
+def table(doc: JsonObject, target: str) -> str:
+    """The text of bench_lab's document (LabReport)."""
+    r = LabReport.from_json(doc)
+    lines = [f"lab readings: {r.readings} per kind, {r.ssh_logins} SSH login(s), {r.requests} requests",
              f"{'reading':<34}{'remote (SSH) ms':>18}{'local (bench) ms':>18}{'remote/local':>14}"]
-    for key, name in (("", "OVS + VNF counters (per trial x2)"), ("_state", "OVS state (per trial x1)")):
-        rm = r[f"remote{key}_ms"]["median"]
-        lm = r.get(f"local{key}_ms", {}).get("median")
+    for remote, local, name in ((r.remote_ms, r.local_ms, "OVS + VNF counters (per trial x2)"),
+                                (r.remote_state_ms, r.local_state_ms, "OVS state (per trial x1)")):
+        rm = remote.median
+        lm = None if local is None else local.median
         lines.append(f"{name:<34}{rm:>18.2f}{(f'{lm:.2f}' if lm is not None else 'n/a'):>18}"
                      f"{(f'{rm / lm:.2f}' if lm else 'n/a'):>14}")
-    w = r["trial_wall_ms"]
-    lines.append(f"a {r['trial_s']:g} s trial (+0.1 s drain) takes {w['none']:.0f} ms without readings, "
-                 + ", ".join(f"{w[k]:.0f} ms with the {k} readings (+{r['trial_overhead_pct'][k]:.1f} %)"
-                             for k in ("remote", "local") if k in w))
+    w, pct = r.trial_wall_ms, r.trial_overhead_pct
+    ways = [("remote", w.remote, pct.remote)] + ([("local", w.local, pct.local)] if w.local is not None else [])
+    lines.append(f"a {r.trial_s:g} s trial (+0.1 s drain) takes {w.none:.0f} ms without readings, "
+                 + ", ".join(f"{wall:.0f} ms with the {k} readings (+{p:.1f} %)" for k, wall, p in ways))
     lines.append(f"node: {target}")
     return "\n".join(lines)
