@@ -136,10 +136,10 @@ def _probes(monkeypatch, clock, ratios):
 
 @pytest.fixture
 def clock(monkeypatch):
-    import zeroloss.runs.run
+    import zeroloss.runs.corewatch
 
     c = Clock()
-    monkeypatch.setattr(zeroloss.runs.run, "time", c)
+    monkeypatch.setattr(zeroloss.runs.corewatch, "time", c)
     return c
 
 

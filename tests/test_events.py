@@ -13,7 +13,7 @@ from zeroloss.core.config import RunConfig
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.drivers.bench.events import active_member, flow_lines, mask_cores, pmd_cores, wider_mask
 from zeroloss.results import events as ev
-from zeroloss.runs.events import Plan, check, rebase
+from zeroloss.runs.eventplan import Plan, check, rebase
 from zeroloss.targets.kinds.ovs import unfit
 
 ZL = [sys.executable, "-m", "zeroloss.cli"]

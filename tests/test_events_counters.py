@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from zeroloss.loss.ledger import counter_delta, ledger
-from zeroloss.runs.events import rebase, restarted
+from zeroloss.runs.eventplan import rebase, restarted
 
 FIXTURES = Path(__file__).parent / "fixtures" / "events"
 

@@ -8,7 +8,7 @@ from zeroloss.core.model import Intervals, StreamResult, TrialResult
 from zeroloss.core.outage import down_link
 from zeroloss.loss.diagnose import diagnose
 from zeroloss.results.events import EventDirection, EventTrial
-from zeroloss.runs.events import direction_intervals, down_window, find_outages, into_down_link
+from zeroloss.runs.eventtrial import direction_intervals, down_window, find_outages, into_down_link
 
 BASE = {"queue": 0, "flows": 1, "requested_pps": 1000, "achieved_pps": 1000.0, "tx_bytes": 0, "tx_nombuf": 0,
         "pace_restarts": 0, "pace_skipped": 0, "rx_bytes": 0, "lost": 0, "seq_gaps": 0, "reordered": 0,

@@ -17,7 +17,7 @@ from zeroloss.drivers.lab.labdut import LabDut
 from zeroloss.drivers.lab.labfile import EXAMPLE, missing_command, parse
 from zeroloss.loss.ledger import STAT_KEYS, counter_delta
 from zeroloss.results.events import EVENTS
-from zeroloss.runs.events import rebase
+from zeroloss.runs.eventplan import rebase
 from zeroloss.targets import registry
 from zeroloss.targets.kinds.lab import KIND as LAB
 

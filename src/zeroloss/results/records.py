@@ -5,25 +5,32 @@ The result document (format versions 1 and 2, results/resultfile.py) becomes a R
 make a stored number mean what its name says live here, beside the field: the NDR is the delivered rate
 (GoalRecord.from_search).
 
-Counters, ledgers, diagnoses, DUT states and paths keep the shape of the module that measures them (loss/ledger.py,
-loss/diagnose.py, the DUT's readers) and are held as JSON here; the schema (results/schema.py) checks what readers
-index of them.
+A trial's ledger is loss/records.py's Ledger records (hop by hop, loss/ledger.py). Counters, diagnoses, DUT states
+and paths keep the shape of the module that measures them (loss/diagnose.py, the DUT's readers) and are held as JSON
+here; the schema (results/schema.py) checks what readers index of them. The latency-vs-load trials' records are in
+results/loadrecords.py, the back-to-back frames' in results/b2brecords.py.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, cast
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from zeroloss.core.codec import JsonObject, Record
 from zeroloss.core.frames import Frame, line_rate_pps, mean
-from zeroloss.core.latency import Histogram, mark_lost, merge
 from zeroloss.core.model import l1_bps, l2_bps
 from zeroloss.core.search.types import Direction, GoalResult, Outcome, SearchResult, TrialRecord
 from zeroloss.loss.records import Ledger
 from zeroloss.loss.records import TrialDirection as TrialDirection  # (moved to loss/records.py with TrialDetail)
+
+from .b2brecords import B2bBurst as B2bBurst
+from .b2brecords import B2bRecord as B2bRecord
+from .b2brecords import B2bRepeat as B2bRepeat
+from .loadrecords import LoadDirection as LoadDirection
+from .loadrecords import LoadTrial as LoadTrial
+from .loadrecords import merged_hist as merged_hist
 
 FORMAT = "zeroloss-result"
 VERSION = 3
@@ -238,172 +245,6 @@ class Warmup(Record):
     rate_pps: float = 0.0
     duration_s: float = 0.0
     outcome: OutcomeRecord = field(default_factory=OutcomeRecord)
-
-
-@dataclass(frozen=True, kw_only=True)
-class LoadDirection(Record):
-    """One direction of a latency-vs-load trial: frames, and its latency over all its streams."""
-
-    port: int = 0
-    rx_port: int = 1
-    tx: int = 0
-    rx: int = 0
-    achieved_pps: float = 0.0
-    latency_ns: JsonObject | None = None  # percentiles of latency_hist (zeroloss.core.latency)
-    latency_hist: JsonObject | None = None  # the merged histogram (Histogram.to_json)
-
-    @property
-    def lost(self) -> int:
-        return self.tx - self.rx
-
-    def latency(self) -> dict[str, Any]:
-        """latency_ns over the frames sent, its lost frames at the top (LoadTrial.latency), also from a file written
-        before the lost tail was stored."""
-        return LoadTrial(directions=(self,)).latency()
-
-
-@dataclass(frozen=True, kw_only=True)
-class LoadTrial(Record):
-    """A fixed-rate trial at a share of the NDR (latency vs load, as NFVbench reports it), after the search."""
-
-    load_pct: float = 0.0  # % of the NDR
-    rate_pps: float = 0.0  # requested, per direction
-    duration_s: float = 0.0
-    trial_id: int | None = None
-    directions: tuple[LoadDirection, ...] = ()
-    disturbed: str | None = None  # a host stall the trial met (drivers/probe/interference.py)
-
-    @property
-    def tx(self) -> int:
-        return sum(d.tx for d in self.directions)
-
-    @property
-    def lost(self) -> int:
-        return sum(d.lost for d in self.directions)
-
-    @property
-    def loss_ratio(self) -> float:
-        """The worst direction's loss ratio."""
-        return max((d.lost / d.tx for d in self.directions if d.tx), default=0.0)
-
-    def histogram(self) -> Histogram | None:
-        """Every direction's histogram merged, with the frames each lost as the top (latency.Histogram.percentile:
-        a file before the lost tail is read the same way), or None when a direction kept none (or a damaged one)."""
-        if "_hist" not in self.__dict__:  # decoded once: the report asks for it per table, figure and CCDF
-            h = merged_hist(d.latency_hist for d in self.directions)
-            h = None if h is None else replace(h, lost=sum(max(0, d.lost) for d in self.directions))
-            object.__setattr__(self, "_hist", h)  # a memo beside the fields: to_json and == see fields only
-        return cast("Histogram | None", self.__dict__["_hist"])
-
-    def latency(self) -> dict[str, Any]:
-        """{count, min, mean, max, p50, p90, p99, p99_9, p99_99} ns of all directions merged, over the frames sent:
-        the ones the lost frames reach are listed in "lost_tail" and hold a lower bound; without histograms, the
-        worst direction's of each (an upper bound, marked the same way)."""
-        h = self.histogram()
-        if h is not None:
-            return h.percentiles()
-        lats = [d.latency_ns for d in self.directions if d.latency_ns]
-        if not lats:
-            return {}
-        keys = [k for k in lats[0] if k not in ("lost", "lost_tail")]
-        worst: dict[str, Any] = {k: max(x.get(k) or 0 for x in lats) for k in keys}
-        worst["count"] = sum(x.get("count") or 0 for x in lats)
-        return mark_lost(worst, sum(max(0, d.lost) for d in self.directions))
-
-
-def merged_hist(stored: Iterable[JsonObject | None]) -> Histogram | None:
-    """Stored histograms (Histogram.to_json) merged; None when one is missing or does not add up."""
-    hists = []
-    for doc in stored:
-        if doc is None:
-            return None
-        try:
-            hists.append(Histogram.from_json(doc))
-        except (ValueError, TypeError):
-            return None
-    return merge(hists) if hists else None
-
-
-@dataclass(frozen=True, kw_only=True)
-class B2bBurst(Record):
-    """One burst of a back-to-back search (core/search/b2b.py), in the order sent: frames asked for per direction, sent
-    and lost (the worst direction's), the rate it went out at; verify: a resend of a burst that lost frames.
-
-    sent counts the frames offered: a burst goes on until `frames` are taken, and a frame the DUT's full RX ring
-    refused counts as lost and sent, so a burst that lost frames that way sent more than `frames` (runs/b2b.py)."""
-
-    frames: int = 0
-    sent: int = 0
-    lost: int = 0
-    rate_pps: float = 0.0
-    verify: bool | None = None
-    trial_id: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class B2bRepeat(Record):
-    """One of a frame size's N back-to-back searches (RFC 9004 §6.3): its longest zero-loss burst, its bursts, and
-    the ledger of its longest burst that lost frames (where those frames were lost, hop by hop)."""
-
-    longest: int = 0
-    at_limit: bool = False  # the longest burst tried passed: a lower bound
-    shortest_fail: int | None = None
-    bursts: tuple[B2bBurst, ...] = ()
-    fail_frames: int | None = None  # the longest burst that lost frames (asked, per direction), whose ledger follows
-    fail_ledger: tuple[Ledger, ...] | None = None  # per direction, hop by hop (loss/ledger.py); "sent": frames offered
-    fail_diagnosis: list[JsonObject] | None = None  # findings (loss/diagnose.py), as TrialEntry.diagnosis
-
-
-@dataclass(frozen=True, kw_only=True)
-class B2bRecord(Record):
-    """A frame size's back-to-back frames benchmark (RFC 2544 §26.4, RFC 9004 §6.4): N searches' longest bursts,
-    their mean (the benchmark), minimum, maximum and standard deviation, and the DUT buffer time they imply.
-    applicable False with no repeats: the frame size was not tested (RFC 9004 §6.1, its throughput is the maximum
-    frame rate).
-
-    "Max Theoretical Frame Rate" (RFC 9004 §6.4) is, on a physical link, the line rate at the minimum inter-frame
-    gap. A burst here goes out as fast as zlgen sends (rate 0, frames mode), so the rate the buffer times divide by
-    is `max_rate_pps`, zlgen's measured ceiling on the path (rate_basis says which); the nominal line rate, zlgen's
-    loopback ceiling and the bursts' own rate are kept beside it."""
-
-    repeats_wanted: int = 0  # N
-    repeats: tuple[B2bRepeat, ...] = ()
-    current: tuple[B2bBurst, ...] | None = None  # the unfinished search's bursts so far (a resumed run replays them)
-    max_frames: int = 0  # the upper search limit, per direction (max_s at max_rate_pps; RFC 9004 §6.2, §7)
-    max_s: float | None = None
-    resolution_pct: float | None = None  # the search's step: % of the longest pass, at least 1 frame (RFC 9004 §7)
-    verify: int | None = None
-    idle_s: float | None = None  # RFC 9004 §6.2: least idle time after each burst's drain, longer for longer bursts
-    max_rate_pps: float | None = None  # the Max Theoretical Frame Rate the buffer times divide by (rate_basis)
-    rate_basis: str | None = None  # what max_rate_pps is on this path
-    burst_rate_pps: float | None = None  # median of the bursts' own rates (first to last TX, bursts >= 1024 frames)
-    loopback_pps: float | None = None  # zlgen's ceiling alone (its loopback), when measured
-    line_rate_pps: float | None = None  # the nominal link's frame rate at this size
-    throughput_pps: float | None = None  # Measured Throughput: the NDR of the frame size's searches (mean)
-    applicable: bool | None = None  # RFC 9004 §6.1: throughput below the maximum frame rate
-    mean: float | None = None
-    min: int | None = None
-    max: int | None = None
-    stdev: float | None = None
-    implied_buffer_s: float | None = None
-    corrected_buffer_s: float | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.repeats_wanted > 0 and len(self.repeats) >= self.repeats_wanted and self.mean is not None
-
-    @property
-    def at_limit(self) -> bool:
-        """Some search ended at or near the upper limit (RFC 9004 §6.2: the limit passed, so the result is a lower
-        bound, or the limit was its shortest losing burst): likely invalid, to be repeated with a higher b2b_max_s."""
-        return any(r.at_limit or (r.shortest_fail is not None and r.shortest_fail == self.max_frames)
-                   for r in self.repeats)
-
-    @property
-    def step(self) -> int | None:
-        """The largest final step of the searches, frames (RFC 9004 §7's step size): shortest fail - longest pass."""
-        steps = [r.shortest_fail - r.longest for r in self.repeats if r.shortest_fail is not None]
-        return max(steps) if steps else None
 
 
 @dataclass(frozen=True, kw_only=True)

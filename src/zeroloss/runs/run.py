@@ -6,22 +6,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 
 from zeroloss.core import frames as frames_
 from zeroloss.core.config import RunConfig
-from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.latency import Histogram, mark_lost, parse_bounds, parse_loads
 from zeroloss.core.search import Outcome, SearchConfig, SearchResult, TrialFn, TrialRecord, binary_search
-from zeroloss.drivers.probe import coreprobe
 from zeroloss.drivers.proc import ComponentDied
 from zeroloss.loss.ledger import queue_spread
 from zeroloss.loss.records import TrialDetail, TrialDirection
 from zeroloss.results import keep
 from zeroloss.results.records import (
     Ceiling,
-    CoreProbe,
     LatencyAtNdr,
     LoadDirection,
     LoadTrial,
@@ -39,6 +37,7 @@ from zeroloss.targets.pollers import pollers_held
 from zeroloss.targets.registry import Needs, targets
 
 from .b2b import B2bRun, b2b_done
+from .corewatch import CoreWatch
 from .trial import CEILING_S, TrialRunner, flat_out
 
 
@@ -54,10 +53,6 @@ STRATEGIES = {"binary": binary_search, "mlr": _mlr_search}
 # the search's top is at most this much above the DUT's MRR: a DUT that lost frames when zlgen sent flat out
 # forwards no more than that paced, give or take what its rings absorb
 MRR_MARGIN = 1.05
-# the core probe (_probe_cores): how often a shared reading is probed again while waiting for independent cores, and
-# how many disturbed or generator-failed trials in a row probe again mid-search
-PROBE_EVERY_S = 2.0
-DISTURBED_RUN = 3
 # how the generator's own ceiling is measured, per wire: stored with each ceiling in the result file
 CEILING_METHODS = {
     "memif": "zlgen alone: its two ports joined by one memif wire, nothing in between",
@@ -87,7 +82,7 @@ def meter_burst(flags: tuple[str, ...], trials: list[TrialEntry], trial_s: float
             "take the meter off the path to measure the data path)")
 
 
-class Run:
+class Run(CoreWatch):
     """One `zeroloss run`: owns the result file and reports progress through a callback."""
 
     def __init__(self, cfg: RunConfig, rf: ResultFile, progress: Callable[[str, dict], None]):
@@ -140,73 +135,6 @@ class Run:
     def _place(self, placements: dict[str, dict]) -> None:
         for key, info in placements.items():
             self.rf.set_placement(key, info)
-
-    def _probe_cores(self, frames: list[int], cores: set[int],
-                     hold: Callable[[], AbstractContextManager[object]] = nullcontext, trigger: str = "frame",
-                     after_trial: int | None = None, wait: bool = True) -> None:
-        """Whether the cores the bench's processes poll on run independently now (drivers/probe/coreprobe.py), probed
-        with its pollers held still (targets/pollers.py: cheaper than a bench restart, why there) before each frame size
-        and after a run of disturbed or generator-failed trials (_cores_after_trial): a hypervisor may run both
-        vCPUs of a small VM on one physical CPU for minutes and give them back later. While a reading says
-        shared, the probe runs again every PROBE_EVERY_S up to core_probe_wait_s (nothing is measured meanwhile);
-        then the sizes are measured anyway, kept with the last reading (a record per reading, with the sizes
-        measured after it: the verdict flags those cores-shared) and the run says so in one warning. A probe that
-        cannot run is a warning too: it never stops the run."""
-        if trigger == "frame":
-            self._disturbed_run, self._cores_waited_out = 0, False
-        if not self.cfg.core_probe or len(cores) < 2:
-            return
-        wait_s = self.cfg.core_probe_wait_s if wait else 0.0
-        started, attempts = time.monotonic(), 0
-        while True:
-            with hold():
-                try:
-                    reading = coreprobe.probe(sorted(cores))
-                except ZeroLossError as e:
-                    self.rf.warn(f"core probe: {e}")
-                    return
-            attempts += 1
-            waited = time.monotonic() - started
-            if not reading["shared"] or waited + PROBE_EVERY_S > wait_s:
-                break
-            if attempts == 1:
-                self.progress("cores", {"cores": sorted(cores), "line": f"{coreprobe.describe(reading)}; probing "
-                                        f"again every {PROBE_EVERY_S:g} s for up to {wait_s:g} s"})
-            time.sleep(PROBE_EVERY_S)
-        why = f"after {DISTURBED_RUN} disturbed or generator-failed trials: " if trigger == "disturbed" else ""
-        self.progress("cores", {"cores": sorted(cores), "line": why + coreprobe.describe(reading)})
-        more = {"trigger": trigger, "attempts": attempts, "waited_s": round(waited, 1),
-                **({"after_trial": after_trial} if after_trial is not None else {})}
-        self.rf.add_core_probe(CoreProbe.from_json({"frames": frames, **reading, **more}))
-        if reading["shared"]:
-            sizes = ", ".join(map(frames_.text, frames)) + (
-                f" from trial {after_trial + 2} on" if after_trial is not None else "")
-            never = (f"the host never gave independent cores in {waited:.0f} s ({attempts} probes); "
-                     if attempts > 1 else "")
-            self.rf.warn(f"{coreprobe.describe(reading)}: {never}{sizes} measured on them anyway, flagged "
-                         "cores-shared (an NDR measured there is the sharing's, not the data path's); pin the "
-                         "generator and the DUT to separate physical cores, or run again when the host gives them")
-            self._cores_waited_out = self._cores_waited_out or attempts > 1
-
-    def _cores_after_trial(self, target: Target, frame: int, entry: TrialEntry, replayed: bool) -> None:
-        """After DISTURBED_RUN disturbed, generator-failed or far short trials in a row (a pass zlgen delivered more
-        than gen_tolerance_pct below its aim: seen when the host took its core mid-search), the cores probed again
-        between two trials, as before a frame size: a host that took a core away mid-search shows as such a run,
-        and waiting for the core back beats retrying into it. No wait again once this size's wait ran out (a probe
-        only)."""
-        if replayed:
-            return
-        aim = entry.aim_pps if entry.aim_pps is not None else entry.rate_pps
-        got = min((d.achieved_pps for d in entry.outcome.directions), default=aim)
-        far = entry.verdict == "pass" and got < aim * (1 - self.cfg.gen_tolerance_pct / 100)  # zlgen fell far short
-        if entry.verdict not in ("disturbed", "generator-failure") and not far:
-            self._disturbed_run = 0
-            return
-        self._disturbed_run += 1
-        if self._disturbed_run >= DISTURBED_RUN:
-            self._disturbed_run = 0
-            self._probe_cores([frame], target.cores(), lambda: pollers_held(target), "disturbed", entry.index,
-                              wait=not self._cores_waited_out)
 
     def _mrr(self, frame: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, float]:
         """The DUT's maximum receive rate (MRR) and what zlgen, running beside the DUT, offered flat out meanwhile
@@ -265,29 +193,7 @@ class Run:
         if cfg.warmup_s > 0:
             self._warm_up(frame, rep, runner, max_rate)
         saved: list[TrialEntry] = []
-
-        def on_trial(rec: TrialRecord) -> None:
-            entry = TrialEntry.of(rec)
-            if runner.replaying:  # the stored trial, as it was stored
-                entry = replay[rec.index]
-            else:
-                # the full detail where it decides (a validation, a lossy trial), a summary elsewhere (keep.py)
-                assert runner.detail is not None  # a live trial's
-                entry = entry.with_(**keep.kept(entry, runner.detail))
-                for led in runner.detail.ledger:
-                    if led.unexplained:
-                        self.rf.warn(f"{frame} B trial {rec.index + 1}: {led.unexplained} frame(s) lost where no "
-                                     f"counter saw them (direction {led.direction}; zeroloss explain shows where)")
-                    for hop in led.hops:
-                        ev = hop.evidence or {}
-                        _, warn = queue_spread(ev.get("q_ipackets") or ev.get("rx_queues") or [], cfg.dut_rxq)
-                        if warn:
-                            self.rf.warn(f"{hop.name}: {warn}")
-            self.rf.add_trial(frame, rep, entry)
-            saved.append(entry)
-            self.progress("trial", {"frame": frame, "record": entry, "max_rate_pps": max_rate})
-            self._cores_after_trial(target, frame, entry, runner.replaying)  # Must 5: the core probe's hook
-
+        on_trial = partial(self._on_trial, target, frame, rep, runner, replay, saved, max_rate)
         started = time.monotonic()
         try:
             result = STRATEGIES[cfg.search](scfg, runner, on_trial)
@@ -302,6 +208,36 @@ class Run:
         self.rf.finish_search(frame, rep, outcome, wall_s)
         self.progress("done", {"frame": frame, "repeat": rep, "result": outcome, "verdict": self._judge(frame, rep)})
         self._latency_loads(runner, frame, rep)
+
+    def _on_trial(self, target: Target, frame: int, rep: int, runner: TrialRunner, replay: list[TrialEntry],
+                  saved: list[TrialEntry], max_rate: float, rec: TrialRecord) -> None:
+        """A trial of the search, saved before the next one starts: a replayed one as it was stored, a live one as
+        the search's record with its detail (the full detail where it decides, a validation or a lossy trial, a
+        summary elsewhere: results/keep.py) and the run's warnings about it; then the progress line and the core
+        probe's hook."""
+        entry = TrialEntry.of(rec)
+        if runner.replaying:  # the stored trial, as it was stored
+            entry = replay[rec.index]
+        else:
+            assert runner.detail is not None  # a live trial's
+            entry = entry.with_(**keep.kept(entry, runner.detail))
+            self._trial_warnings(frame, rec.index, runner.detail)
+        self.rf.add_trial(frame, rep, entry)
+        saved.append(entry)
+        self.progress("trial", {"frame": frame, "record": entry, "max_rate_pps": max_rate})
+        self._cores_after_trial(target, frame, entry, runner.replaying)  # Must 5: the core probe's hook
+
+    def _trial_warnings(self, frame: int, index: int, detail: TrialDetail) -> None:
+        """A live trial's frames lost where no counter saw them, and its RX queues one queue takes most of."""
+        for led in detail.ledger:
+            if led.unexplained:
+                self.rf.warn(f"{frame} B trial {index + 1}: {led.unexplained} frame(s) lost where no "
+                             f"counter saw them (direction {led.direction}; zeroloss explain shows where)")
+            for hop in led.hops:
+                ev = hop.evidence or {}
+                _, warn = queue_spread(ev.get("q_ipackets") or ev.get("rx_queues") or [], self.cfg.dut_rxq)
+                if warn:
+                    self.rf.warn(f"{hop.name}: {warn}")
 
     def _latency_loads(self, runner: TrialRunner, frame: int, rep: int) -> None:
         """Latency vs load (NFVbench's table): after the search, one fixed-rate trial at each of latency_loads % of
