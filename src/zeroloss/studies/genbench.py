@@ -11,7 +11,9 @@ import json
 import statistics
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+from zeroloss.core.codec import Record
 from zeroloss.core.stream import Stream
 from zeroloss.drivers.bench.workspace import Workspace
 from zeroloss.drivers.dpdk.eal import Eal
@@ -26,6 +28,43 @@ SIZES = (64, 1518)
 PACING = (0.10, 0.50, 0.90)
 GAPS_US = (50, 1000)  # the default restart gap, and one that rides out sub-millisecond host stalls
 WARMUP_S = 0.5
+
+
+@dataclass(frozen=True, kw_only=True)
+class MaxTx(Record):
+    """One frame size's maximum TX rate: every run of each tool, the medians and their ratio."""
+
+    frame: int = 0
+    zlgen_pps: tuple[float, ...] = ()
+    testpmd_pps: tuple[float, ...] = ()
+    zlgen_median_pps: float = 0.0
+    testpmd_median_pps: float = 0.0
+    ratio: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paced(Record):
+    """A paced trial: achieved / requested from zlgen's own count and from the device's."""
+
+    requested_pps: float = 0.0
+    achieved_pps: float = 0.0
+    device_pps: float = 0.0
+    ratio: float = 0.0
+    restarts: int = 0
+    skipped: int = 0
+    ratio_without_stalls: float = 0.0  # what the pacer delivers when OS stalls (counted as skipped) are set aside
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenReport(Record):
+    """The document --json prints."""
+
+    seconds: float = 0.0
+    repeats: int = 0
+    device: str = "net_null"
+    lcore: int = LCORE
+    max_tx: tuple[MaxTx, ...] = ()
+    pacing: dict[int, tuple[Paced, ...]] | None = None  # per restart gap (us), the trials at PACING of the maximum
 
 
 def _window_rate(tel: Telemetry, seconds: float) -> float:
@@ -58,7 +97,7 @@ def testpmd_max(ws: Workspace, frame: int, seconds: float, run: int) -> float:
         return _window_rate(tel, seconds)
 
 
-def zlgen_pacing(ws: Workspace, rates: list[float], seconds: float, gap_us: int) -> list[dict]:
+def zlgen_pacing(ws: Workspace, rates: list[float], seconds: float, gap_us: int) -> list[Paced]:
     """Paced 64 B trials: achieved / requested from zlgen's own count and from the device's."""
     eal = Eal(lcores=str(LCORE), file_prefix=ws.prefix(f"bp{gap_us}"), vdevs=("net_null0,no-rx=1",))
     out = []
@@ -71,17 +110,17 @@ def zlgen_pacing(ws: Workspace, rates: list[float], seconds: float, gap_us: int)
             r = g.client.run_trial(duration_s=seconds, drain_ms=0, rate_pps=rate)
             sent = tel.ethdev_stats(0)["opackets"] - before
             (s,) = r.streams
-            out.append({"requested_pps": s.requested_pps, "achieved_pps": s.achieved_pps,
-                        "device_pps": sent / r.tx_window_s, "ratio": s.achieved_pps / s.requested_pps,
-                        "restarts": s.pace_restarts, "skipped": s.pace_skipped,
-                        # what the pacer itself delivers when OS stalls (counted as skipped) are set aside
-                        "ratio_without_stalls": (s.tx_pkts + s.pace_skipped) / (s.requested_pps * r.tx_window_s)})
+            out.append(Paced(requested_pps=s.requested_pps, achieved_pps=s.achieved_pps,
+                             device_pps=sent / r.tx_window_s, ratio=s.achieved_pps / s.requested_pps,
+                             restarts=s.pace_restarts, skipped=s.pace_skipped,
+                             ratio_without_stalls=(s.tx_pkts + s.pace_skipped) / (s.requested_pps * r.tx_window_s)))
     return out
 
 
 def run_benchmarks(seconds: float = 3.0, repeats: int = 3, json_out: bool = False) -> Iterator[str]:
     """Runs the benchmarks and yields report lines as results arrive."""
-    report: dict = {"seconds": seconds, "repeats": repeats, "device": "net_null", "lcore": LCORE, "max_tx": []}
+    max_tx: list[MaxTx] = []
+    gaps: dict[int, tuple[Paced, ...]] = {}
     if not json_out:
         yield (f"zeroloss bench: zlgen vs dpdk-testpmd --forward-mode=txonly on net_null, datapath on lcore "
                f"{LCORE}, {seconds:g} s windows, median of {repeats} alternating runs")
@@ -93,19 +132,18 @@ def run_benchmarks(seconds: float = 3.0, repeats: int = 3, json_out: bool = Fals
                 z.append(zlgen_max(ws, frame, seconds, run))
                 t.append(testpmd_max(ws, frame, seconds, run))
             zm, tm = statistics.median(z), statistics.median(t)
-            report["max_tx"].append({"frame": frame, "zlgen_pps": z, "testpmd_pps": t,
-                                     "zlgen_median_pps": zm, "testpmd_median_pps": tm, "ratio": zm / tm})
+            max_tx.append(MaxTx(frame=frame, zlgen_pps=tuple(z), testpmd_pps=tuple(t), zlgen_median_pps=zm,
+                                testpmd_median_pps=tm, ratio=zm / tm))
             rows.append([f"{frame} B", f"{zm / 1e6:.3f}", f"{min(z) / 1e6:.3f} … {max(z) / 1e6:.3f}",
                          f"{tm / 1e6:.3f}", f"{min(t) / 1e6:.3f} … {max(t) / 1e6:.3f}", f"{zm / tm:.3f}"])
         if not json_out:
             yield ""
             yield "maximum TX rate"
             yield table(["frame", "zlgen Mpps", "min … max", "testpmd Mpps", "min … max", "zlgen/testpmd"], rows)
-        top = report["max_tx"][0]["zlgen_median_pps"]
-        report["pacing"] = {}
+        top = max_tx[0].zlgen_median_pps
         for gap_us in GAPS_US:
             pacing = zlgen_pacing(ws, [f * top for f in PACING], seconds, gap_us)
-            report["pacing"][gap_us] = pacing
+            gaps[gap_us] = tuple(pacing)
             if json_out:
                 continue
             yield ""
@@ -113,13 +151,14 @@ def run_benchmarks(seconds: float = 3.0, repeats: int = 3, json_out: bool = Fals
                    f"restart gap {gap_us} us")
             yield table(["load", "requested Mpps", "achieved Mpps", "achieved/requested", "device/requested",
                          "restarts", "skipped", "without stalls"],
-                        [[f"{f:.0%}", f"{p['requested_pps'] / 1e6:.4f}", f"{p['achieved_pps'] / 1e6:.4f}",
-                          f"{p['ratio']:.5f}", f"{p['device_pps'] / p['requested_pps']:.5f}", str(p["restarts"]),
-                          str(p["skipped"]), f"{p['ratio_without_stalls']:.5f}"]
+                        [[f"{f:.0%}", f"{p.requested_pps / 1e6:.4f}", f"{p.achieved_pps / 1e6:.4f}",
+                          f"{p.ratio:.5f}", f"{p.device_pps / p.requested_pps:.5f}", str(p.restarts),
+                          str(p.skipped), f"{p.ratio_without_stalls:.5f}"]
                          for f, p in zip(PACING, pacing, strict=True)])
         if not json_out:
             yield ("'skipped': frames the pacer left out after the OS held zlgen up for longer than the restart "
                    "gap (it never bursts to catch up); 'without stalls' counts them back in. A longer gap "
                    "catches up short stalls with short bursts instead.")
     if json_out:
-        yield json.dumps(report, indent=2)
+        report = GenReport(seconds=seconds, repeats=repeats, max_tx=tuple(max_tx), pacing=gaps)
+        yield json.dumps(report.to_json(), indent=2)
