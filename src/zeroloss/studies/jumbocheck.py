@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from zeroloss.core.codec import JsonObject, Record
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.model import TrialResult
 from zeroloss.core.stream import Stream
@@ -26,7 +27,23 @@ RATE = 10_000
 class Step:
     name: str
     passed: bool
-    evidence: dict = field(default_factory=dict)
+    evidence: dict = field(default_factory=dict)  # an Evidence's JSON: what `check jumbo` prints
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence(Record):
+    """What a step's trial counted: frames and bytes sent and received, OVS's MTUs and its counters of v0."""
+
+    frame_bytes: int = 0
+    sent: int = 0
+    received: int = 0
+    lost: int = 0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    malformed_or_truncated: int = 0
+    ovs_mtu: JsonObject = field(default_factory=dict)  # port -> the mtu OVS reports (a string, as ovs-vsctl gives it)
+    ovs_v0_tx_dropped: int = 0
+    ovs_v0_tx_packets: int = 0
 
 
 def _trial(bench: OvsBench, frame: int) -> tuple[TrialResult, dict]:
@@ -54,12 +71,11 @@ def set_mtu(bench: OvsBench, port: str, mtu: int, timeout: float = 30) -> None:
     time.sleep(1.0)  # the VNF's virtio device settles after the vhost port's reconfiguration
 
 
-def _evidence(r: TrialResult, frame: int, ovs_v0: dict, mtu: dict) -> dict:
+def _evidence(r: TrialResult, frame: int, ovs_v0: dict, mtu: dict) -> Evidence:
     (s,) = r.streams
-    return {"frame_bytes": frame, "sent": s.tx_pkts, "received": s.rx_unique, "lost": s.lost,
-            "bytes_sent": s.tx_bytes, "bytes_received": s.rx_bytes,
-            "malformed_or_truncated": r.ports[1].rx_malformed, "ovs_mtu": mtu,
-            "ovs_v0_tx_dropped": ovs_v0.get("tx_dropped", 0), "ovs_v0_tx_packets": ovs_v0.get("tx_packets", 0)}
+    return Evidence(frame_bytes=frame, sent=s.tx_pkts, received=s.rx_unique, lost=s.lost, bytes_sent=s.tx_bytes,
+                    bytes_received=s.rx_bytes, malformed_or_truncated=r.ports[1].rx_malformed, ovs_mtu=mtu,
+                    ovs_v0_tx_dropped=ovs_v0.get("tx_dropped", 0), ovs_v0_tx_packets=ovs_v0.get("tx_packets", 0))
 
 
 def jumbo(ws: Workspace, vnf: str = "process") -> list[Step]:
@@ -70,19 +86,19 @@ def jumbo(ws: Workspace, vnf: str = "process") -> list[Step]:
         mtus = {p: bench.ovs.interface(p)["mtu"] for p in ("g0", "v0", "v1", "g1")}
         r, d = _trial(bench, 9018)
         ev = _evidence(r, 9018, d, mtus)
-        ok = ev["lost"] == 0 and ev["bytes_received"] == ev["bytes_sent"] == FRAMES * 9018 \
-            and ev["malformed_or_truncated"] == 0
-        steps.append(Step("mtu_request=9000 everywhere: 9018 B frames cross PVP whole", ok, ev))
+        ok = ev.lost == 0 and ev.bytes_received == ev.bytes_sent == FRAMES * 9018 and ev.malformed_or_truncated == 0
+        steps.append(Step("mtu_request=9000 everywhere: 9018 B frames cross PVP whole", ok, ev.to_json()))
 
         set_mtu(bench, "v0", 6000)
         mtus = {p: bench.ovs.interface(p)["mtu"] for p in ("g0", "v0", "v1", "g1")}
         r, d = _trial(bench, 9018)
         ev = _evidence(r, 9018, d, mtus)
-        ok = ev["received"] == 0 and ev["sent"] == FRAMES and ev["ovs_v0_tx_dropped"] == FRAMES
-        steps.append(Step("v0 lowered to mtu_request=6000: 9018 B frames dropped by OVS on TX to v0", ok, ev))
+        ok = ev.received == 0 and ev.sent == FRAMES and ev.ovs_v0_tx_dropped == FRAMES
+        steps.append(Step("v0 lowered to mtu_request=6000: 9018 B frames dropped by OVS on TX to v0", ok,
+                          ev.to_json()))
 
         r, d = _trial(bench, 6018)
         ev = _evidence(r, 6018, d, mtus)
-        ok = ev["lost"] == 0 and ev["bytes_received"] == FRAMES * 6018 and ev["ovs_v0_tx_dropped"] == 0
-        steps.append(Step("v0 at mtu_request=6000: 6018 B frames still pass", ok, ev))
+        ok = ev.lost == 0 and ev.bytes_received == FRAMES * 6018 and ev.ovs_v0_tx_dropped == 0
+        steps.append(Step("v0 at mtu_request=6000: 6018 B frames still pass", ok, ev.to_json()))
     return steps
