@@ -57,14 +57,16 @@ def test_matrix_rows_one_per_case_with_each_sizes_ndr_and_diagnosis():
         CaseRecord(name="a", run=_run(cfg, [_search(64, 250e3, [_trial(0, 3e5, 9, diagnosis=CT)]),
                                             _search(1518, 0, [_trial(0, 1e4, 9, diagnosis=EMC)])])),
         CaseRecord(name="b", skip="not here")))
-    headers, rows, doc = nb.matrix_rows(camp)
+    headers, rows, cases = nb.matrix_rows(camp)
     assert headers[:4] == ["topology", "firewall", "tunnel", "flows"] and len(headers) == 10
     assert rows[0][:4] == ["pvp", "conntrack", "vxlan", "1,000,000"]
     assert rows[0][4] == "250k (2.50 %)" and rows[0][5] == "-"  # no telemetry in these trials
     assert rows[0][6].startswith("conntrack_full at OVS br-int conntrack zone 1")
     assert rows[0][7] == "none" and rows[0][9].startswith("emc_thrash")
     assert rows[1] == ["-"] * 10
-    assert doc["cases"][0]["sizes"]["64"]["ndr_pps"] == 250e3 and doc["cases"][1]["skip"] == "not here"
+    assert cases[0].sizes["64"].ndr_pps == 250e3 and cases[1].skip == "not here"
+    assert cases[1].to_json() == {"case": "b", "settings": dict.fromkeys(["topology", "firewall", "tunnel", "flows"]),
+                                  "sizes": {}, "skip": "not here"}  # --json: a skipped case's settings are nulls
 
 
 def test_tune_summary_start_and_end_of_the_kept_step():
@@ -75,11 +77,11 @@ def test_tune_summary_start_and_end_of_the_kept_step():
         tune=TuneRecord(base=base, current={**base, "smc_enable": True}, current_step="smc", stop="no remedy left",
                         steps=(TuneStep(name="baseline"), TuneStep(name="smc", decision={"keep": True}))))
     t = nb.tune_summary(tuned)
-    assert t["kept"] == {"smc_enable": True} and t["sizes"]["64"]["ratio"] == pytest.approx(1.8)
-    assert [s["kept"] for s in t["steps"]] == [False, True]
-    lines = "\n".join(nb.render({"date": "d", "host": "h", "cpu": "c", "files": {},
-                                 "settings": {"trial_s": 1, "validation_s": 2, "granularity_pct": 1},
-                                 "tune": {**t, "case": {"flows": 1000000}, "minutes": 3.0}}))
+    assert t.kept == {"smc_enable": True} and t.sizes["64"].ratio == pytest.approx(1.8)
+    assert [s.kept for s in t.steps] == [False, True]
+    lines = "\n".join(nb.render(nb.NeutronReport(date="d", host="h", cpu="c",
+                                                 settings=nb.Settings(trial_s=1, validation_s=2, granularity_pct=1),
+                                                 tune=t.with_(case={"flows": 1000000}, minutes=3.0))))
     assert "kept {'smc_enable': True}" in lines and "1.80" in lines and "smc (kept)" in lines
 
 

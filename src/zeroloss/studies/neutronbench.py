@@ -34,6 +34,19 @@ from zeroloss.results.fmt import table
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
 from zeroloss.results.resultfile import read_json, records
 
+from .neutronrecords import (
+    CaseSettings,
+    LatencyPart,
+    MatrixCase,
+    MatrixPart,
+    MatrixSize,
+    NeutronReport,
+    Settings,
+    TunedSize,
+    TunedStep,
+    TunePart,
+)
+
 MATRIX = "neutron-matrix"
 PARTS = ("matrix", "tune", "latency")
 # the flow-scale case tune starts from: security groups with 1 M flows thrash the exact-match cache of the one PMD
@@ -108,8 +121,8 @@ def _ndr_cell(search: SearchEntry | None) -> str:
     return f"{ndr.rate_pps / 1e3:,.0f}k ({ndr.line_rate_pct or 0:.2f} %)"
 
 
-def matrix_rows(camp: CampaignRecord) -> tuple[list[str], list[list[str]], dict[str, Any]]:
-    """The matrix as a table (headers, rows) and as JSON: per case its settings, per size NDR and diagnosis."""
+def matrix_rows(camp: CampaignRecord) -> tuple[list[str], list[list[str]], tuple[MatrixCase, ...]]:
+    """The matrix as a table (headers, rows) and as records: per case its settings, per size NDR and diagnosis."""
     frames = sorted({s.frame for c in camp.measured() if c.run is not None for s in c.run.searches},
                     key=lambda f: (not isinstance(f, int), str(f) if not isinstance(f, int) else f))
     headers = ["topology", "firewall", "tunnel", "flows"]
@@ -120,26 +133,27 @@ def matrix_rows(camp: CampaignRecord) -> tuple[list[str], list[list[str]], dict[
         cfg = c.run.config if c.run is not None else {}
         row = [str(cfg.get("topology", "-")), str(cfg.get("firewall", "-")), str(cfg.get("tunnel", "-")),
                f"{int(cfg['flows']):,}" if "flows" in cfg else "-"]
-        sizes: dict[str, Any] = {}
+        sizes: dict[str, MatrixSize] = {}
         for f in frames:
             s = c.run.search(f, 0) if c.run is not None else None
             cpp = cycles_per_packet(s) if s is not None else None
             row += [_ndr_cell(s), "-" if cpp is None else f"{cpp:,.0f}",
                     cell_diagnosis(s) if s is not None and s.finished else "-"]
             if s is not None and s.ndr is not None:
-                sizes[str(f)] = {"ndr_pps": s.ndr.rate_pps, "line_rate_pct": s.ndr.line_rate_pct,
-                                 "pmd_cycles_per_packet": cpp, "diagnosis": cell_diagnosis(s) if s.finished else None}
+                sizes[str(f)] = MatrixSize(ndr_pps=s.ndr.rate_pps, line_rate_pct=s.ndr.line_rate_pct,
+                                           pmd_cycles_per_packet=cpp,
+                                           diagnosis=cell_diagnosis(s) if s.finished else None)
         rows.append(row)
-        cases.append({"case": c.name, "settings": {k: cfg.get(k) for k in ("topology", "firewall", "tunnel", "flows")},
-                      "sizes": sizes, "skip": c.skip})
-    return headers, rows, {"cases": cases}
+        settings = CaseSettings(**{k: cfg.get(k) for k in ("topology", "firewall", "tunnel", "flows")})
+        cases.append(MatrixCase(case=c.name, settings=settings, sizes=sizes, skip=c.skip))
+    return headers, rows, tuple(cases)
 
 
 def _ndr_by_size(run: RunRecord) -> dict[str, float]:
     return {str(s.frame): (s.ndr.rate_pps or 0.0) for s in run.finished() if s.ndr is not None}
 
 
-def tune_summary(tuned: CampaignRecord) -> dict[str, Any]:
+def tune_summary(tuned: CampaignRecord) -> TunePart:
     """A tune file's start and end NDR per size and the changes it kept."""
     t = tuned.tune
     if t is None or not tuned.cases or tuned.cases[0].run is None:
@@ -148,26 +162,25 @@ def tune_summary(tuned: CampaignRecord) -> dict[str, Any]:
     end_case = tuned.case(t.current_step) if t.current_step else None
     end = _ndr_by_size(end_case.run) if end_case is not None and end_case.run is not None else start
     current, base = t.current or {}, t.base or {}
-    return {"steps": [{"name": s.name, "change": s.change, "kept": s.kept} for s in t.steps],
-            "kept": {k: v for k, v in current.items() if base.get(k) != v}, "stop": t.stop,
-            "sizes": {f: {"start_pps": start[f], "end_pps": end.get(f, 0.0),
-                          "ratio": end.get(f, 0.0) / start[f] if start[f] else None} for f in start}}
+    return TunePart(steps=tuple(TunedStep(name=s.name, change=s.change, kept=s.kept) for s in t.steps),
+                    kept={k: v for k, v in current.items() if base.get(k) != v}, stop=t.stop,
+                    sizes={f: TunedSize(start_pps=start[f], end_pps=end.get(f, 0.0),
+                                        ratio=end.get(f, 0.0) / start[f] if start[f] else None) for f in start})
 
 
-def _span(created: str | None, updated: str | None) -> dict[str, Any]:
-    """When a part was measured, from its file (so a re-read bench prints the measurement's date): start, end,
+def _span(created: str | None, updated: str | None) -> tuple[str, float | None]:
+    """When a part was measured, from its file (so a re-read bench prints the measurement's date): start-end and
     minutes."""
     try:
         a = datetime.strptime(created or "", "%Y-%m-%dT%H:%M:%S%z")
         b = datetime.strptime(updated or "", "%Y-%m-%dT%H:%M:%S%z")
     except ValueError:
-        return {"measured": created or "?", "minutes": None}
-    return {"measured": f"{a:%Y-%m-%d %H:%M}-{b:%H:%M %Z}".strip(), "minutes": (b - a).total_seconds() / 60}
+        return created or "?", None
+    return f"{a:%Y-%m-%d %H:%M}-{b:%H:%M %Z}".strip(), (b - a).total_seconds() / 60
 
 
-def _when(part: dict[str, Any]) -> str:
-    minutes = part.get("minutes")
-    return f"measured {part.get('measured')}" + ("" if minutes is None else f", {minutes:.1f} min")
+def _when(part: MatrixPart | TunePart | LatencyPart) -> str:
+    return f"measured {part.measured}" + ("" if part.minutes is None else f", {part.minutes:.1f} min")
 
 
 def _complete(path: Path) -> bool:
@@ -184,47 +197,59 @@ def neutron_bench(parts: list[str], trial_s: float, validation_s: float, granula
     A part whose file in out_dir is complete is read, not run again; a cut matrix continues where it stopped."""
     out_dir.mkdir(parents=True, exist_ok=True)
     common = {"trial_s": trial_s, "validation_s": validation_s, "granularity_pct": granularity}
-    doc: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "host": platform.node(),
-                           "cpu": _cpu_model(), "settings": common, "files": {}}
-    if "matrix" in parts:
-        path = out_dir / "matrix.json"
-        if not _complete(path):
-            if path.exists():  # a cut bench: the campaign keeps its finished cases and continues the cut one
-                r = _zeroloss("campaign", "--resume", str(path))
-            else:
-                r = _zeroloss("campaign", MATRIX, *_sets({**common, **NO_LATENCY}), "-o", str(path))
-            if r.returncode not in (0, 2, 3):
-                raise _last_error(r, f"zeroloss campaign {MATRIX}")
-        camp = records(CampaignRecord, read_json(path, "campaign file"), path)
-        headers, rows, part = matrix_rows(camp)
-        doc["matrix"] = {**part, **_span(camp.created, camp.updated), "headers": headers, "rows": rows,
-                         "settings": {k: camp.cases[0].run.config.get(k) for k in common}
-                         if camp.cases and camp.cases[0].run else common}
-        doc["files"]["matrix"] = str(path)
-    if "tune" in parts:
-        path = out_dir / "tune.json"
-        if not _complete(path):
-            path.unlink(missing_ok=True)  # a cut tune starts again (its budget is wall time)
-            r = _zeroloss("tune", "--target", "100%", *_sets({**TUNE_CASE, **common, **NO_LATENCY}),
-                          "--budget", str(budget_min), "-o", str(path), "-q", "--json")
-            if r.returncode not in (0, 2, 3):
-                raise _last_error(r, "zeroloss tune")
-        tuned = records(CampaignRecord, read_json(path, "tune file"), path)
-        doc["tune"] = {**tune_summary(tuned), "case": TUNE_CASE, **_span(tuned.created, tuned.updated)}
-        doc["files"]["tune"] = str(path)
-    if "latency" in parts:
-        path = out_dir / "latency.json"
-        if not _complete(path):
-            r = _zeroloss("run", *_sets({**LATENCY_CASE, **common}), "-o", str(path), "-q")
-            if r.returncode not in (0, 2, 3):
-                raise _last_error(r, "zeroloss run (latency)")
-        run = records(RunRecord, read_json(path, "result file"), path)
-        doc["latency"] = {"case": LATENCY_CASE, **latencyload.to_json(run), "table": latencyload.load_table(run),
-                          **_span(run.created, run.updated)}
-        doc["files"]["latency"] = str(path)
+    date, host, cpu = time.strftime("%Y-%m-%d %H:%M %Z"), platform.node(), _cpu_model()
+    files = {part: str(out_dir / f"{part}.json") for part in PARTS if part in parts}
+    matrix = _matrix_part(out_dir / "matrix.json", common) if "matrix" in parts else None
+    tune = _tune_part(out_dir / "tune.json", common, budget_min) if "tune" in parts else None
+    latency = _latency_part(out_dir / "latency.json", common) if "latency" in parts else None
+    doc = NeutronReport(date=date, host=host, cpu=cpu, settings=Settings(**common), files=files, matrix=matrix,
+                        tune=tune, latency=latency)
     if json_out:
-        return [json.dumps(doc, indent=2)]
+        return [json.dumps(doc.to_json(), indent=2)]
     return list(render(doc))
+
+
+def _matrix_part(path: Path, common: dict[str, float]) -> MatrixPart:
+    """The matrix campaign, run (or continued) unless complete, as the document holds it."""
+    if not _complete(path):
+        if path.exists():  # a cut bench: the campaign keeps its finished cases and continues the cut one
+            r = _zeroloss("campaign", "--resume", str(path))
+        else:
+            r = _zeroloss("campaign", MATRIX, *_sets({**common, **NO_LATENCY}), "-o", str(path))
+        if r.returncode not in (0, 2, 3):
+            raise _last_error(r, f"zeroloss campaign {MATRIX}")
+    camp = records(CampaignRecord, read_json(path, "campaign file"), path)
+    headers, rows, cases = matrix_rows(camp)
+    measured, minutes = _span(camp.created, camp.updated)
+    first = camp.cases[0].run if camp.cases else None
+    ran = Settings(**{k: first.config.get(k) for k in common}) if first else Settings(**common)
+    return MatrixPart(cases=cases, measured=measured, minutes=minutes, headers=tuple(headers),
+                      rows=tuple(tuple(r) for r in rows), settings=ran)
+
+
+def _tune_part(path: Path, common: dict[str, float], budget_min: float) -> TunePart:
+    """The tune from TUNE_CASE, run again unless complete, as the document holds it."""
+    if not _complete(path):
+        path.unlink(missing_ok=True)  # a cut tune starts again (its budget is wall time)
+        r = _zeroloss("tune", "--target", "100%", *_sets({**TUNE_CASE, **common, **NO_LATENCY}),
+                      "--budget", str(budget_min), "-o", str(path), "-q", "--json")
+        if r.returncode not in (0, 2, 3):
+            raise _last_error(r, "zeroloss tune")
+    tuned = records(CampaignRecord, read_json(path, "tune file"), path)
+    measured, minutes = _span(tuned.created, tuned.updated)
+    return tune_summary(tuned).with_(case=TUNE_CASE, measured=measured, minutes=minutes)
+
+
+def _latency_part(path: Path, common: dict[str, float]) -> LatencyPart:
+    """Latency against load of LATENCY_CASE, run unless complete, as the document holds it."""
+    if not _complete(path):
+        r = _zeroloss("run", *_sets({**LATENCY_CASE, **common}), "-o", str(path), "-q")
+        if r.returncode not in (0, 2, 3):
+            raise _last_error(r, "zeroloss run (latency)")
+    run = records(RunRecord, read_json(path, "result file"), path)
+    measured, minutes = _span(run.created, run.updated)
+    return LatencyPart(case=LATENCY_CASE, **latencyload.to_json(run), table=latencyload.load_table(run),
+                       measured=measured, minutes=minutes)
 
 
 def _cpu_model() -> str:
@@ -237,33 +262,37 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def render(doc: dict[str, Any]) -> Iterator[str]:
-    yield (f"zeroloss bench --neutron, printed {doc['date']} on {doc['host']} ({doc['cpu']}); trials "
-           f"{doc['settings']['trial_s']} s, validation {doc['settings']['validation_s']} s, granularity "
-           f"{doc['settings']['granularity_pct']} %")
-    if "matrix" in doc:
-        m = doc["matrix"]
+def render(doc: NeutronReport) -> Iterator[str]:
+    settings = doc.settings
+    yield (f"zeroloss bench --neutron, printed {doc.date} on {doc.host} ({doc.cpu}); trials "
+           f"{settings.trial_s} s, validation {settings.validation_s} s, granularity "
+           f"{settings.granularity_pct} %")
+    if doc.matrix is not None:
+        m = doc.matrix
         yield ""
-        yield (f"NDR per direction through Neutron's OVS ({len(m['rows'])} runs, {_when(m)}); "
+        yield (f"NDR per direction through Neutron's OVS ({len(m.rows)} runs, {_when(m)}); "
                "cyc/pkt: OVS's PMD processing cycles per packet, median over the search's trials; 'why not higher': "
                "the top finding of the lowest lossy trial above the NDR (share of its lost frames)")
-        yield table(m["headers"], m["rows"])
-    if "tune" in doc:
-        t = doc["tune"]
+        yield table(list(m.headers), [list(r) for r in m.rows])
+    if doc.tune is not None:
+        yield from _tune_lines(doc.tune)
+    if doc.latency is not None:
+        lat = doc.latency
         yield ""
-        case = ", ".join(f"{k}={v}" for k, v in t["case"].items())
-        yield (f"zeroloss tune from {case} ({_when(t)}): {len(t['steps'])} step(s), kept "
-               f"{t['kept'] or 'nothing'}; ended: {t['stop']}")
-        rows = [[f, f"{v['start_pps']:,.0f}", f"{v['end_pps']:,.0f}",
-                 "-" if v["ratio"] is None else f"{v['ratio']:.2f}"] for f, v in t["sizes"].items()]
-        yield table(["frame B", "start NDR pps", "end NDR pps", "end/start"], rows)
-        tried = [f"{s['name']}{' (kept)' if s['kept'] else ''}" for s in t["steps"][1:]]
-        yield "steps tried: " + (", ".join(tried) or "none")
-    if "latency" in doc:
-        lat = doc["latency"]
-        yield ""
-        case = ", ".join(f"{k}={v}" for k, v in lat["case"].items())
+        case = ", ".join(f"{k}={v}" for k, v in lat.case.items())
         yield f"latency against load ({case}; {_when(lat)})"
-        yield lat["table"] or "  no latency-vs-load trials in the result file"
+        yield lat.table or "  no latency-vs-load trials in the result file"
     yield ""
-    yield "files: " + ", ".join(f"{k} {v}" for k, v in doc["files"].items())
+    yield "files: " + ", ".join(f"{k} {v}" for k, v in doc.files.items())
+
+
+def _tune_lines(t: TunePart) -> Iterator[str]:
+    yield ""
+    case = ", ".join(f"{k}={v}" for k, v in (t.case or {}).items())
+    yield (f"zeroloss tune from {case} ({_when(t)}): {len(t.steps)} step(s), kept "
+           f"{t.kept or 'nothing'}; ended: {t.stop}")
+    rows = [[f, f"{v.start_pps:,.0f}", f"{v.end_pps:,.0f}", "-" if v.ratio is None else f"{v.ratio:.2f}"]
+            for f, v in t.sizes.items()]
+    yield table(["frame B", "start NDR pps", "end NDR pps", "end/start"], rows)
+    tried = [f"{s.name}{' (kept)' if s.kept else ''}" for s in t.steps[1:]]
+    yield "steps tried: " + (", ".join(tried) or "none")
