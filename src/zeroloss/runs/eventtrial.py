@@ -25,6 +25,7 @@ from .eventplan import Plan, rebase, restarted
 WATCH_S = 0.05  # how often the bench's processes are checked while waiting for the event's time
 SETTLE_S = 0.5  # between trials: the change undone has settled before the next trial's counters are read
 
+
 def direction_intervals(r: TrialResult, down: tuple[int, float, float | None] | None = None) -> dict[str, Any] | None:
     """Each direction's interval counters, its streams' summed (zlgen's interval_ms), or None when zlgen did not
     count intervals. down: (zlgen port, ms down, ms up or None) of a link an event took down; the directions
