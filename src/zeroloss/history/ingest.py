@@ -99,9 +99,11 @@ def store(conn: Connection, dialect: str, rows: DocRows, sha: str, path: str) ->
     if conn.execute(select(DOCS.c.id).where(DOCS.c.sha256 == sha)).first() is not None:
         return ALREADY
     identity = rows.document["identity"] or sha
-    old = conn.execute(select(DOCS.c.id, DOCS.c.updated).where(DOCS.c.identity == identity)
+    old = conn.execute(select(DOCS.c.id, DOCS.c.updated, DOCS.c.sha256).where(DOCS.c.identity == identity)
                        .with_for_update()).first()
     status = STORED
+    if old is not None and old.sha256 == sha:  # a concurrent ingest committed this very file since the look above
+        return ALREADY
     if old is not None:
         new = rows.document["updated"]
         if new is None or (old.updated is not None and new <= old.updated):
