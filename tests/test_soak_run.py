@@ -213,3 +213,21 @@ def test_a_long_soak_keeps_few_readings_and_the_events_ledgers(clock, tmp_path):
     (event,) = doc["loss_events"]
     assert event["ledger"] and event["lost"] == LOST - IN_FLIGHT and event["window_s"] == [2.0, 4.0]
     assert not hasattr(soakrun.SoakRun, "doc")
+
+
+def test_what_the_target_warns_while_it_runs_is_in_the_file(clock, tmp_path):
+    """A lab node's audit warns through the list the soak was given (Needs.warn) once the target is entered: those
+    warnings are in every file written after, and in the document returned (a SoakRecord made at the start held
+    only the warnings known then: test_lab_sriov's vf-trust warning went missing)."""
+    warnings = ["before it started"]
+
+    class Warning(Target):
+        def __enter__(self) -> Target:
+            warnings.append("SR-IOV vf-trust: said while entering")
+            return self
+
+    out = tmp_path / "s.json"
+    doc = soakrun.soak(RunConfig(), Warning(clock, 3.0), 64, ("pps", 1000.0), 3.0, 1.0, out, lambda row: None,
+                       warnings)
+    assert doc["warnings"] == ["before it started", "SR-IOV vf-trust: said while entering"]
+    assert json.loads(out.read_text())["warnings"] == doc["warnings"]

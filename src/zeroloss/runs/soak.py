@@ -183,11 +183,14 @@ class SoakRun:
     """One soak through an entered target: its file as a record, written (results/soak.write) after every
     interval."""
 
-    def __init__(self, rec: SoakRecord, out_path: Path):
+    def __init__(self, rec: SoakRecord, out_path: Path, warnings: list[str] | None = None):
         self.rec, self.out_path = rec, out_path
+        self.warnings = warnings  # the list the target warns into while it runs (a lab node's audit: Needs.warn)
         self.ledgers: dict[tuple[int, int], tuple[int, Ledgers, list[float]]] = {}
 
     def save(self) -> None:
+        if self.warnings is not None and tuple(self.warnings) != self.rec.warnings:
+            self.rec = self.rec.with_(warnings=tuple(self.warnings))
         soakfile.write(self.out_path, self.rec)
 
     def change(self, **fields: Any) -> None:
@@ -232,8 +235,8 @@ def soak(cfg: RunConfig, target: Target, frame: int, rate: tuple[str, float], du
     """One trial at a fixed rate (('pps', frames/s) or ('pct', % of the ports' line rate) per direction) through
     target: a row per interval, loss events with ledgers, saved to out_path as it goes; at the end the trial's
     exact totals, ledger and diagnosis. Returns the document (the file's JSON)."""
-    run = SoakRun(new_record(cfg, frame, duration_s, interval_s, warnings if warnings is not None else []),
-                  out_path)
+    warnings = warnings if warnings is not None else []
+    run = SoakRun(new_record(cfg, frame, duration_s, interval_s, warnings), out_path, warnings)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with target:
