@@ -16,6 +16,7 @@ from zeroloss.core.errors import ZeroLossError
 from zeroloss.host.ssh import SshTarget
 
 from .kube import KubeExecTarget
+from .labdoc import LabFile, OvsSection, PortSection, VnfSection
 from .labexample import EXAMPLE as EXAMPLE  # zeroloss lab --example
 from .labschema import LAB_SCHEMA, schema_fault
 
@@ -107,32 +108,30 @@ class Lab:
 
 def parse(doc: object, path: str = "lab file") -> Lab:
     """A lab from its YAML document; ZeroLossError naming the first fault."""
-    d, g, t = _checked(doc, path)
-    ordered = _ports(g["ports"], t["pairs"], path)
-    dut_ports = [p["dut_port"] for p in ordered]
-    _cabling(dut_ports, ordered, d.get("vnfs") or [], path)
-    vnfs = _vnfs(d.get("vnfs") or [], dut_ports, path)
-    ovs = d.get("ovs") or {}
-    rundir = ovs.get("rundir", "/var/run/openvswitch")
-    learning = t.get("learning", {})
-    cfg = d.get("ssh_config")
+    f = _checked(doc, path)
+    d, g, t = f.dut, f.generator, f.traffic
+    ordered = _ports(g.ports, t.pairs, path)
+    dut_ports = [p.dut_port for p in ordered]
+    _cabling(dut_ports, ordered, d.vnfs, path)
+    vnfs = _vnfs(d.vnfs, dut_ports, path)
+    ovs = d.ovs or OvsSection()
+    learning = t.learning_map()
     return Lab(
-        path=path, dut=SshTarget(d["ssh"], os.path.expanduser(cfg) if cfg else None, tuple(d.get("ssh_options", ())),
-                                 d.get("sudo", "auto")),
-        ovs_rundir=rundir, ovs_db=ovs.get("db", f"unix:{rundir}/db.sock"), vnfs=tuple(vnfs),
-        ports=tuple(GenPort(p["name"], p["device"], p["dut_port"], p["dst_mac"].lower(),
-                            p.get("mac", "").lower() or None, p.get("ip"), p.get("dst_ip"), p.get("vlan", -1),
-                            p.get("speed_gbps")) for p in ordered),
-        gen_lcores=g.get("lcores", "1"), direction=t.get("direction", "bidirectional"), flows=t.get("flows"),
-        learning_pps=0 if learning is False else learning.get("rate_pps", 1000),
-        learning_s=0 if learning is False else learning.get("seconds", 1.0), doc=doc,
-        spare_cpus=ovs.get("spare_cpus"),
-        sriov_policy=os.path.expanduser(d["sriov_policy"]) if d.get("sriov_policy") else None,
-        ovs_restart=command(ovs["restart"], "dut.ovs.restart", path) if "restart" in ovs else None)
+        path=path, dut=SshTarget(d.ssh, os.path.expanduser(d.ssh_config) if d.ssh_config else None,
+                                 tuple(d.ssh_options), d.sudo),
+        ovs_rundir=ovs.rundir, ovs_db=ovs.db or f"unix:{ovs.rundir}/db.sock", vnfs=tuple(vnfs),
+        ports=tuple(GenPort(p.name, p.device, p.dut_port, p.dst_mac.lower(), (p.mac or "").lower() or None, p.ip,
+                            p.dst_ip, p.vlan, p.speed_gbps) for p in ordered),
+        gen_lcores=g.lcores, direction=t.direction, flows=t.flows,
+        learning_pps=0 if learning is None else learning.rate_pps,
+        learning_s=0 if learning is None else learning.seconds, doc=doc,
+        spare_cpus=ovs.spare_cpus,
+        sriov_policy=os.path.expanduser(d.sriov_policy) if d.sriov_policy else None,
+        ovs_restart=command(ovs.restart, "dut.ovs.restart", path) if ovs.restart is not None else None)
 
 
-def _checked(doc: object, path: str) -> tuple[dict, dict, dict]:
-    """The document's dut, generator and traffic once it is a lab file that passes LAB_SCHEMA."""
+def _checked(doc: object, path: str) -> LabFile:
+    """The document as a LabFile once it is a lab file that passes LAB_SCHEMA."""
     if not isinstance(doc, dict):
         raise ZeroLossError(f"{path}: a lab file is a YAML map with dut, generator and traffic",
                             "see `zeroloss lab --example`")
@@ -142,33 +141,34 @@ def _checked(doc: object, path: str) -> tuple[dict, dict, dict]:
     fault = schema_fault(doc)
     if fault:
         raise ZeroLossError(f"{path}: {fault}")
-    return doc["dut"], doc["generator"], doc["traffic"]
+    return LabFile.from_json(doc)
 
 
-def _ports(gen_ports: list[dict], pairs: list[list[str]], path: str) -> list[dict]:
+def _ports(gen_ports: tuple[PortSection, ...], pairs: tuple[tuple[str, ...], ...],
+           path: str) -> list[PortSection]:
     """The generator ports in zlgen's order (pair by pair), each in exactly one pair."""
-    ports = {p["name"]: p for p in gen_ports}
+    ports = {p.name: p for p in gen_ports}
     if len(ports) != len(gen_ports):
         raise ZeroLossError(f"{path}: generator.ports: two ports have the same name")
-    ordered: list[dict] = []
+    ordered: list[PortSection] = []
     for k, pair in enumerate(pairs):
         for name in pair:
             if name not in ports:
                 raise ZeroLossError(f"{path}: traffic.pairs.{k}: no generator port named {name!r} "
                                     f"(ports: {', '.join(ports)})")
-            if any(p["name"] == name for p in ordered):
+            if any(p.name == name for p in ordered):
                 raise ZeroLossError(f"{path}: traffic.pairs.{k}: port {name!r} is in two pairs")
             ordered.append(ports[name])
-    unused = [n for n in ports if not any(p["name"] == n for p in ordered)]
+    unused = [n for n in ports if not any(p.name == n for p in ordered)]
     if unused:
         raise ZeroLossError(f"{path}: generator port(s) {', '.join(unused)} in no traffic pair",
                             "add them to traffic.pairs or remove them")
     return ordered
 
 
-def _cabling(dut_ports: list[str], ordered: list[dict], vnfs: list[dict], path: str) -> None:
+def _cabling(dut_ports: list[str], ordered: list[PortSection], vnfs: tuple[VnfSection, ...], path: str) -> None:
     """The DUT ports the generator is cabled to: well-formed VF names, one cable each, all VFs or all OVS."""
-    for q in dut_ports + [x for v in vnfs for x in v["ports"]]:
+    for q in dut_ports + [x for v in vnfs for x in v.ports]:
         if q.startswith("sriov:") and not SRIOV_PORT.match(q):
             raise ZeroLossError(f"{path}: {q!r} is not sriov:<VF PCI address>, sriov:<VF interface> or "
                                 "sriov:<PF interface>/<VF index>", "e.g. sriov:0000:3b:02.1 or sriov:ens2f0/3")
@@ -177,32 +177,32 @@ def _cabling(dut_ports: list[str], ordered: list[dict], vnfs: list[dict], path: 
     _sriov_mix(ordered, vnfs, path)
 
 
-def _vnfs(docs: list[dict], dut_ports: list[str], path: str) -> list[Vnf]:
+def _vnfs(docs: tuple[VnfSection, ...], dut_ports: list[str], path: str) -> list[Vnf]:
     """dut.vnfs, each checked against the generator's DUT ports and the others."""
     vnfs = []
     for k, v in enumerate(docs):
         # an SR-IOV VF is both the wire's end and the VNF's port: a generator port and a VNF may name the same one
-        clash = {q for q in set(v["ports"]) & set(dut_ports) if not q.startswith("sriov:")}
-        if clash or v["ports"][0] == v["ports"][1]:
-            raise ZeroLossError(f"{path}: dut.vnfs.{k}: port {sorted(clash or v['ports'])[0]!r} is taken twice")
-        kube = v.get("kubectl")
-        if v.get("vm") and kube is not None:
+        clash = {q for q in set(v.ports) & set(dut_ports) if not q.startswith("sriov:")}
+        if clash or v.ports[0] == v.ports[1]:
+            raise ZeroLossError(f"{path}: dut.vnfs.{k}: port {sorted(clash or v.ports)[0]!r} is taken twice")
+        kube = v.kubectl
+        if v.vm and kube is not None:
             raise ZeroLossError(f"{path}: dut.vnfs.{k}: vm and kubectl both given",
                                 "vm for a VM holding VFs (its guest through ssh), kubectl for a CNF's pod")
-        if v.get("vm") and not all(q.startswith("sriov:") for q in v["ports"]):
+        if v.vm and not all(q.startswith("sriov:") for q in v.ports):
             raise ZeroLossError(f"{path}: dut.vnfs.{k}: vm names a VM whose VFs are its ports, but its ports "
-                                f"{', '.join(v['ports'])} are not all sriov:", "name the VFs the domain passes "
+                                f"{', '.join(v.ports)} are not all sriov:", "name the VFs the domain passes "
                                 "(virsh dumpxml NAME: <interface type='hostdev'>), e.g. sriov:0000:3b:02.1")
-        if kube is not None and v.get("ssh"):
+        if kube is not None and v.ssh:
             raise ZeroLossError(f"{path}: dut.vnfs.{k}: ssh and kubectl both given",
                                 "keep ssh for a VM's guest, or kubectl for a CNF's pod")
-        vnfs.append(Vnf(v["name"], tuple(v["ports"]), v["telemetry"], v.get("ssh"), v.get("forward", "mac"),
-                        tuple(v["peer_macs"]) if v.get("peer_macs") else None,
-                        kubectl=KubeExecTarget(kube["pod"], kube.get("namespace", "default"), kube.get("container"),
-                                       kube.get("context"), kube.get("tool", "kubectl"),
-                                       os.path.expanduser(kube["kubeconfig"]) if kube.get("kubeconfig") else None)
-                        if kube is not None else None, vm_domain=(v.get("vm") or {}).get("domain"),
-                        restart=command(v["restart"], f"dut.vnfs.{k}.restart", path) if "restart" in v else None))
+        vnfs.append(Vnf(v.name, (v.ports[0], v.ports[1]), v.telemetry, v.ssh, v.forward,
+                        (v.peer_macs[0], v.peer_macs[1]) if v.peer_macs else None,
+                        kubectl=KubeExecTarget(kube.pod, kube.namespace, kube.container, kube.context, kube.tool,
+                                               os.path.expanduser(kube.kubeconfig) if kube.kubeconfig else None)
+                        if kube is not None else None, vm_domain=v.vm.domain if v.vm else None,
+                        restart=command(v.restart, f"dut.vnfs.{k}.restart", path) if v.restart is not None
+                        else None))
     seen = [p for v in vnfs for p in v.ports]
     if len(set(seen)) != len(seen):
         raise ZeroLossError(f"{path}: dut.vnfs: two VNFs name the same OVS port")
@@ -236,25 +236,25 @@ def command(value: str | list[str], key: str, path: str) -> tuple[str, ...]:
     return tuple(argv)
 
 
-def _sriov_mix(ports: list[dict], vnfs: list[dict], path: str) -> None:
+def _sriov_mix(ports: list[PortSection], vnfs: tuple[VnfSection, ...], path: str) -> None:
     """One lab file is all SR-IOV (generator -> VF -> VNF -> VF -> generator, no OVS needed on the node) or all OVS:
     a mix has no path zeroloss can follow (drivers/lab/labsriov.py)."""
-    vf = [p["name"] for p in ports if p["dut_port"].startswith("sriov:")]
+    vf = [p.name for p in ports if p.dut_port.startswith("sriov:")]
     if not vf:
         for k, v in enumerate(vnfs):
-            q = next((q for q in v["ports"] if q.startswith("sriov:")), None)
+            q = next((q for q in v.ports if q.startswith("sriov:")), None)
             if q:
                 raise ZeroLossError(f"{path}: dut.vnfs.{k}: port {q!r} is an SR-IOV VF, but the generator ports are "
                                     "cabled to OVS ports: OVS never reaches a VF a VNF holds", "cable the generator "
                                     "to the VF's PF (dut_port: sriov:...) or name the VNF's OVS ports")
         return
     if len(vf) != len(ports):
-        ovs = [p["name"] for p in ports if not p["dut_port"].startswith("sriov:")]
+        ovs = [p.name for p in ports if not p.dut_port.startswith("sriov:")]
         raise ZeroLossError(f"{path}: generator port(s) {', '.join(vf)} are cabled to SR-IOV VFs and "
                             f"{', '.join(ovs)} to OVS ports: one lab file is all VFs or all OVS",
                             "run them as separate lab files")
     for k, v in enumerate(vnfs):
-        q = next((q for q in v["ports"] if not q.startswith("sriov:")), None)
+        q = next((q for q in v.ports if not q.startswith("sriov:")), None)
         if q:
             raise ZeroLossError(f"{path}: dut.vnfs.{k}: port {q!r} is not an SR-IOV VF, but the generator ports are "
                                 "cabled to VFs (no OVS on their path)", "name the VNF's VFs: sriov:<VF PCI address>")
