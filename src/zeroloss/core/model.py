@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,9 +40,41 @@ def l2_bps(pps: float, frame_bytes: float) -> float:
 
 
 def _from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
-    """An instance of the dataclass cls from the keys of d it has (other keys are left out)."""
-    names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in d.items() if k in names})
+    """An instance of the dataclass cls from the keys of d it has (other keys are left out), read by the types of
+    its fields: a nested dataclass from its object (from {} when absent and the field has no default), a tuple of
+    numbers or of pairs of them as ints, an optional value as None or its type."""
+    values = {name: _value(t, d[name]) for name, t, _ in _fields(cls) if name in d}
+    for name, t, required in _fields(cls):
+        if name not in d and required and isinstance(t, type) and dataclasses.is_dataclass(t):
+            values[name] = _from_dict(t, {})
+    return cls(**values)
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, Any, bool], ...]:
+    """(name, type, has no default) of each field of a dataclass, worked out once."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints[f.name], f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+                 for f in fields(cls))
+
+
+def _value(t: Any, x: Any) -> Any:
+    """x, a JSON value, as a field of type t holds it."""
+    args = typing.get_args(t)
+    if typing.get_origin(t) in (typing.Union, types.UnionType):
+        return None if x is None else _value(next(a for a in args if a is not type(None)), x)
+    if isinstance(t, type) and dataclasses.is_dataclass(t):
+        return _from_dict(t, x)
+    if typing.get_origin(t) is tuple:
+        if args[-1] is Ellipsis:
+            return tuple(_item(args[0], v) for v in x)
+        return tuple(_item(a, v) for a, v in zip(args, x, strict=True))
+    return x
+
+
+def _item(t: Any, x: Any) -> Any:
+    """An item of a tuple field: counts and pairs of counts are read as ints."""
+    return int(x) if t is int else _value(t, x)
 
 
 @dataclass(frozen=True)
@@ -63,17 +99,17 @@ class Intervals:
     not be placed (gen/PROTOCOL.md). Trailing intervals without frames are left out."""
 
     ms: int
-    tx: tuple[int, ...]
-    rx: tuple[int, ...]
+    tx: tuple[int, ...] = ()
+    rx: tuple[int, ...] = ()
     rx_unplaced: int = 0
+
+    def __post_init__(self) -> None:
+        if len(self.tx) != len(self.rx):
+            raise ValueError(f"intervals: {len(self.tx)} tx counts and {len(self.rx)} rx counts, must be as many")
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Intervals:
-        tx = tuple(int(x) for x in d.get("tx", ()))
-        rx = tuple(int(x) for x in d.get("rx", ()))
-        if len(tx) != len(rx):
-            raise ValueError(f"intervals: {len(tx)} tx counts and {len(rx)} rx counts, must be as many")
-        return cls(ms=int(d["ms"]), tx=tx, rx=rx, rx_unplaced=int(d.get("rx_unplaced", 0)))
+        return _from_dict(cls, d)
 
     @property
     def lost(self) -> tuple[int, ...]:
@@ -131,11 +167,6 @@ class StreamResult:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StreamResult:
-        d = dict(d)
-        if d.get("intervals") is not None:
-            d["intervals"] = Intervals.from_dict(d["intervals"])
-        d["latency_ns"] = _from_dict(Latency, d.get("latency_ns", {}))
-        d["latency_hist"] = tuple((int(low), int(n)) for low, n in d.get("latency_hist", ()))
         return _from_dict(cls, d)
 
     @property
@@ -175,8 +206,6 @@ class PortResult:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> PortResult:
-        d = dict(d)
-        d["ethdev"] = _from_dict(EthdevCounters, d.get("ethdev", {}))
         return _from_dict(cls, d)
 
 
@@ -196,11 +225,7 @@ class TrialResult:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TrialResult:
-        return cls(
-            trial=d["trial"], tx_window_s=d["tx_window_s"], tx_elapsed_s=d["tx_elapsed_s"],
-            drain_ms=d["drain_ms"], stopped=d["stopped"],
-            streams=tuple(StreamResult.from_dict(s) for s in d["streams"]),
-            ports=tuple(PortResult.from_dict(p) for p in d["ports"]), drained_ms=d.get("drained_ms"))
+        return _from_dict(cls, d)
 
     @property
     def tx_pkts(self) -> int:

@@ -7,6 +7,7 @@ import json
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from zeroloss.core.errors import ZeroLossError
@@ -15,6 +16,18 @@ from zeroloss.core.stream import Stream
 
 from ..proc import ComponentDied
 from ..unixsock import PeerClosed, UnixClient
+from .replies import (
+    Configured,
+    Hello,
+    IntervalsReply,
+    IntervalsRequest,
+    Ports,
+    Reply,
+    ResultHead,
+    ResultReply,
+    Started,
+    StartRequest,
+)
 
 PROTO = 1
 WATCH_S = 1.0  # how often a watched trial checks the bench's processes
@@ -44,9 +57,9 @@ class ZlgenClient:
     def connect(self, wait_s: float = 10.0) -> ZlgenClient:
         """Connects, waiting up to wait_s for the socket, and checks that zlgen speaks this protocol."""
         self.conn.connect(wait_s)
-        hello = self.request("hello")
-        if hello.get("proto") != PROTO:
-            raise ZeroLossError(f"zlgen speaks protocol {hello.get('proto')}, this zeroloss speaks {PROTO}",
+        hello = Hello.from_json(self.request("hello"))
+        if hello.proto != PROTO:
+            raise ZeroLossError(f"zlgen speaks protocol {hello.proto}, this zeroloss speaks {PROTO}",
                                 "rebuild zlgen with 'make build'")
         return self
 
@@ -92,24 +105,23 @@ class ZlgenClient:
             reply = self.send_raw(json.dumps(msg).encode(), watch, wait)
         except TimeoutError as e:
             raise ComponentDied(f"zlgen did not answer '{cmd}' in {wait:.0f} s (control socket {self.path})") from e
-        if reply.get("id") != rid:
-            raise ZeroLossError(f"zlgen answered request {reply.get('id')} to request {rid}")
-        if not reply.get("ok"):
-            raise ZlgenError(f"zlgen: {reply.get('error', 'unknown error')}")
+        head = Reply.from_json(reply)
+        if head.id != rid:
+            raise ZeroLossError(f"zlgen answered request {head.id} to request {rid}")
+        if not head.ok:
+            raise ZlgenError(f"zlgen: {head.error}")
         return reply
 
     def hello(self) -> dict:
         return self.request("hello")
 
     def ports(self) -> list[dict]:
-        return self.request("ports")["ports"]
+        return Ports.from_json(self.request("ports")).ports
 
     def configure(self, streams: list[Stream], idle_sleep_us: int | None = None) -> int:
         """Sets the streams of the next trials; the number zlgen configured."""
-        fields: dict = {"streams": [s.to_wire() for s in streams]}
-        if idle_sleep_us is not None:
-            fields["idle_sleep_us"] = idle_sleep_us
-        return self.request("configure", **fields)["streams"]
+        sleep = {} if idle_sleep_us is None else {"idle_sleep_us": idle_sleep_us}
+        return Configured.from_json(self.request("configure", streams=[s.to_wire() for s in streams], **sleep)).streams
 
     def start(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
               rate_pps: float | list[float] | None = None, trial: int | None = None,
@@ -118,20 +130,9 @@ class ZlgenClient:
         """Starts a trial; with interval_ms, zlgen counts each stream's frames per interval of their TX time
         (StreamResult.intervals, and live with intervals()); with catchup_max, no stream catches up more than that
         many frames after a pause (it restarts its schedule instead: gen/PROTOCOL.md)."""
-        fields: dict = {"drain_ms": drain_ms}
-        if catchup_max is not None:
-            fields["catchup_max"] = catchup_max
-        if interval_ms is not None:
-            fields["interval_ms"] = interval_ms
-        if duration_s is not None:
-            fields["duration_s"] = duration_s
-        if frames is not None:
-            fields["frames"] = frames
-        if rate_pps is not None:
-            fields["rate_pps"] = rate_pps
-        if trial is not None:
-            fields["trial"] = trial
-        return self.request("start", timeout=CONTROL_S, watch=watch, **fields)["trial"]
+        fields = StartRequest(drain_ms=drain_ms, catchup_max=catchup_max, interval_ms=interval_ms,
+                              duration_s=duration_s, frames=frames, rate_pps=rate_pps, trial=trial).to_json()
+        return Started.from_json(self.request("start", timeout=CONTROL_S, watch=watch, **fields)).trial
 
     def status(self) -> dict:
         return self.request("status")
@@ -144,38 +145,38 @@ class ZlgenClient:
         """The last trial's result, zlgen waiting up to wait_s for it to end; its reply may take slack_s more
         (default: the client's timeout)."""
         slack = self.timeout if slack_s is None else slack_s
-        reply = self.request("result", timeout=wait_s + slack, watch=watch, wait_s=wait_s)
-        result = reply["result"]
-        if any((s.get("intervals") or {}).get("paged") for s in result["streams"]):
-            # too many intervals for one reply: zlgen sent their count, the lists come page by page
-            page = self.intervals(0)
-            for s in result["streams"]:
-                got = page.streams[s["id"]]
-                n = s["intervals"]["count"]
-                s["intervals"] = {"ms": got.ms, "tx": got.tx[:n], "rx": got.rx[:n],
-                                  "rx_unplaced": s["intervals"]["rx_unplaced"]}
-        return TrialResult.from_dict(result)
+        reply = ResultReply.from_json(self.request("result", timeout=wait_s + slack, watch=watch, wait_s=wait_s))
+        paged = ResultHead.from_json(reply.result).paged()
+        result = TrialResult.from_dict(reply.result)
+        if not paged:
+            return result
+        # too many intervals for one reply: zlgen sent their count, the lists come page by page
+        page = self.intervals(0)
+        streams = []
+        for s in result.streams:
+            got, n = page.streams[s.id], paged[s.id].count
+            streams.append(replace(s, intervals=Intervals(ms=got.ms, tx=got.tx[:n], rx=got.rx[:n],
+                                                          rx_unplaced=paged[s.id].rx_unplaced)))
+        return replace(result, streams=tuple(streams))
 
     def intervals(self, from_: int = 0, stream: int | None = None) -> IntervalPage:
         """The trial's final intervals from interval from_ (every stream, or one), read page by page: during a
         trial those whose frames can no longer arrive (drain_ms after their end), after it all of them."""
-        fields: dict = {"from": from_}
-        if stream is not None:
-            fields["stream"] = stream
+        ask = IntervalsRequest(from_=from_, stream=stream)
         tx: dict[int, list[int]] = {}
         rx: dict[int, list[int]] = {}
         while True:
-            reply = self.request("intervals", **fields)
-            for s in reply["streams"]:
-                tx.setdefault(s["id"], []).extend(s["tx"])
-                rx.setdefault(s["id"], []).extend(s["rx"])
-            if reply["to"] >= reply["final"] or reply["to"] <= fields["from"]:
+            reply = IntervalsReply.from_json(self.request("intervals", **ask.to_json()))
+            for s in reply.streams:
+                tx.setdefault(s.id, []).extend(s.tx)
+                rx.setdefault(s.id, []).extend(s.rx)
+            if reply.to >= reply.final or reply.to <= ask.from_:
                 break
-            fields["from"] = reply["to"]
-        streams = {s["id"]: Intervals(ms=reply["ms"], tx=tuple(tx[s["id"]]), rx=tuple(rx[s["id"]]),
-                                      rx_unplaced=s["rx_unplaced"]) for s in reply["streams"]}
-        return IntervalPage(trial=reply["trial"], ms=reply["ms"], first=from_, end=reply["to"],
-                            final=reply["final"], state=reply["state"], streams=streams)
+            ask = replace(ask, from_=reply.to)
+        streams = {s.id: Intervals(ms=reply.ms, tx=tuple(tx[s.id]), rx=tuple(rx[s.id]), rx_unplaced=s.rx_unplaced)
+                   for s in reply.streams}
+        return IntervalPage(trial=reply.trial, ms=reply.ms, first=from_, end=reply.to, final=reply.final,
+                            state=reply.state, streams=streams)
 
     def run_trial(self, duration_s: float | None = None, frames: int | None = None, drain_ms: int = 500,
                   rate_pps: float | list[float] | None = None, trial: int | None = None,
