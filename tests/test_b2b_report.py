@@ -2,6 +2,7 @@
 §6.1 rule (a frame size whose throughput is the maximum rate is not tested) over a real result file."""
 
 import io
+import json
 import re
 
 from zeroloss.cli.progress import Progress
@@ -133,3 +134,17 @@ def test_explain_tells_the_bursts_when_no_search_trial_lost_frames(tmp_path, cap
     out = capsys.readouterr().out
     assert "no trial lost frames: nothing to explain" in out
     assert "1518 B back-to-back frames (RFC 9004), 3 of 3 searches: mean 1,464 frames per direction" in out
+
+
+def test_the_losing_bursts_findings_are_records_written_back_as_read():
+    """fail_diagnosis holds Finding records (loss/records.py), and writes the file's JSON back key for key."""
+    found = [{"hop": "OVS g0 rx", "where": "g0", "reason": "rx_missed", "frames": 24_992, "counter": "zlgen tx_refused",
+              "cause": "the DUT's RX ring was full", "evidence": ["ring 256"], "remedies": ["a deeper ring"],
+              "share_pct": 100.0},
+             {"hop": "OVS PMD placement", "where": "core 1", "reason": "pmd_imbalance", "frames": 0, "share_pct": 0.0,
+              "cause": "one PMD busy", "evidence": [], "remedies": []}]
+    doc = {"longest": 1600, "shortest_fail": 1616, "fail_frames": 2048, "fail_diagnosis": found}
+    rep = B2bRepeat.from_json(doc)
+    assert [(f.hop, f.reason, f.frames) for f in rep.fail_diagnosis] == [("OVS g0 rx", "rx_missed", 24_992),
+                                                                        ("OVS PMD placement", "pmd_imbalance", 0)]
+    assert json.dumps(rep.to_json()) == json.dumps(doc)

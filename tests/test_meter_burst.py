@@ -3,6 +3,7 @@ is flagged meter-burst, with the meter and its burst named (runner.meter_burst; 
 
 from __future__ import annotations
 
+from zeroloss.loss.records import Finding
 from zeroloss.results.records import TrialEntry
 from zeroloss.runs.run import meter_burst
 
@@ -15,7 +16,7 @@ OVERLOAD = {**METER, "reason": "rx_missed", "evidence": ["PMD core 1 was 99 % bu
 def _t(i: int, kind: str, verdict: str, finding: dict | None = None) -> TrialEntry:
     return TrialEntry(index=i, rate_pps=101_000.0, duration_s=5.0 if kind == "validation" else 0.5, kind=kind,
                       verdict=verdict, goal="ndr", passes=("ndr",) if verdict == "pass" else (),
-                      diagnosis=[finding] if finding else None)
+                      diagnosis=(Finding.from_json(finding),) if finding else None)
 
 
 def test_a_meter_deciding_short_against_long_trials_is_named_not_noise():

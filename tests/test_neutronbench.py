@@ -3,6 +3,7 @@
 import pytest
 
 from zeroloss.core.search.trials import GEN_FAIL
+from zeroloss.loss.records import Finding
 from zeroloss.results.campaigns import CampaignRecord, CaseRecord, TuneRecord, TuneStep
 from zeroloss.results.records import (
     DirectionOutcome,
@@ -27,9 +28,9 @@ def _search(frame: int, ndr: float, trials, flags=()) -> SearchEntry:
                        result=SearchOutcome(ndr=GoalRecord(rate_pps=ndr, line_rate_pct=ndr / 1e5), flags=flags))
 
 
-EMC = [{"reason": "emc_thrash", "hop": "OVS g0->g1", "share_pct": 80.0},
-       {"reason": "rx_missed", "hop": "OVS g0 rx", "share_pct": 20.0}]
-CT = [{"reason": "conntrack_full", "hop": "OVS br-int conntrack zone 1", "share_pct": 100.0}]
+EMC = (Finding(reason="emc_thrash", hop="OVS g0->g1", share_pct=80.0, frames=8, cause=""),
+       Finding(reason="rx_missed", hop="OVS g0 rx", share_pct=20.0, frames=2, cause=""))
+CT = (Finding(reason="conntrack_full", hop="OVS br-int conntrack zone 1", share_pct=100.0, frames=5, cause=""),)
 
 
 def test_the_cell_names_the_top_finding_of_the_lowest_lossy_trial_above_the_ndr():
@@ -44,7 +45,7 @@ def test_generator_failures_never_make_the_diagnosis():
     assert nb.lossy_above(s) is None
     assert nb.cell_diagnosis(s) == "generator-bound"
     assert nb.cell_diagnosis(_search(64, 1e6, [_trial(0, 1e6, 0)])) == "no DUT loss seen"
-    assert nb.cell_diagnosis(_search(64, 1e6, [_trial(0, 2e6, 5, diagnosis=[])])) == "no finding"
+    assert nb.cell_diagnosis(_search(64, 1e6, [_trial(0, 2e6, 5, diagnosis=())])) == "no finding"
 
 
 def _run(cfg, searches) -> RunRecord:

@@ -2,13 +2,14 @@
 answers it, on the bench (RunConfig keys) and on a lab node (other_config / dpctl entries), one step at a time."""
 
 from zeroloss.core.config import load
+from zeroloss.loss.records import Finding
 from zeroloss.runs.tune import knobs as kn
 from zeroloss.runs.tune import labknobs as lk
 from zeroloss.runs.tune import sites
 
 
-def _f(reason: str, hop: str = "OVS g0 rx", where: str = "g0", frames: int = 1000) -> dict:
-    return {"hop": hop, "where": where, "reason": reason, "frames": frames, "cause": ""}
+def _f(reason: str, hop: str = "OVS g0 rx", where: str = "g0", frames: int = 1000) -> Finding:
+    return Finding(hop=hop, where=where, reason=reason, frames=frames, cause="")
 
 
 def _bench(reason: str, tried=frozenset(), **settings):

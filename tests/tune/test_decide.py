@@ -221,16 +221,16 @@ def test_rule_properties(data):
 
 def test_findings_of_the_v2_fixture():
     fs = findings_of(fixture("result_v2.json.gz"))
-    top = [(f["hop"], f["reason"], f["frames"]) for f in fs]
+    top = [(f.hop, f.reason, f.frames) for f in fs]
     # 9000 B: no validation failed, so each repeat's highest-rate failed trial (44 + 1237 and 40 + 1245 frames);
     # 64 B repeat 1: its failed validations at 105,840 and 100,548 pps, the lower one (105 frames each way)
     assert top == [("OVS g1 rx", "rx_missed", 1285), ("OVS g0 rx", "rx_missed", 1281),
                    ("OVS v0 tx", "tx_failure", 105), ("OVS v1 tx", "tx_failure", 105),
                    ("OVS g0 mempool", "mempool_small", 0)]
-    assert fs[0]["sizes"] == [9000] and fs[0]["searches"] == 2
-    assert fs[-1]["sizes"] == [64, 9000] and fs[-1]["searches"] == 3
-    assert sum(f["share_pct"] for f in fs) == pytest.approx(100.0)
-    assert fs[0]["cause"].startswith("OVS's PMD could not keep up with port g1")
+    assert fs[0].sizes == (9000,) and fs[0].searches == 2
+    assert fs[-1].sizes == (64, 9000) and fs[-1].searches == 3
+    assert sum(f.share_pct for f in fs) == pytest.approx(100.0)
+    assert fs[0].cause.startswith("OVS's PMD could not keep up with port g1")
 
 
 def trial(kind: str, verdict: str, rate: float, *diag: tuple[str, str, int]) -> dict:
@@ -253,13 +253,13 @@ def test_findings_of_a_hand_made_run():
     ])
     c = search(1518, 0, None, [trial("search", "generator-failure", 1e6, ("OVS g1 rx", "rx_missed", 7))])
     fs = findings_of(runs(a, b, c))
-    assert [(f["hop"], f["frames"], f["searches"]) for f in fs] == [
+    assert [(f.hop, f.frames, f.searches) for f in fs] == [
         ("OVS v1 tx", 60, 2), ("OVS v0 tx", 30, 1), ("OVS g0 rx", 20, 1)]
-    assert [round(f["share_pct"], 1) for f in fs] == [54.5, 27.3, 18.2]
+    assert [round(f.share_pct, 1) for f in fs] == [54.5, 27.3, 18.2]
     assert findings_of(runs()) == [] and findings_of(RunRecord.from_json({})) == []
 
 
 def test_validation_rates_that_tie_take_the_last():
     s = search(64, 0, 1.0, [trial("validation", "fail", 5.0, ("OVS v0 tx", "tx_failure", 1)),
                             trial("validation", "fail", 5.0, ("OVS g0 rx", "rx_missed", 2))])
-    assert [f["hop"] for f in findings_of(runs(s))] == ["OVS g0 rx"]
+    assert [f.hop for f in findings_of(runs(s))] == ["OVS g0 rx"]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from zeroloss.core.config import RunConfig
 from zeroloss.core.cpuset import parse_mask
 from zeroloss.core.errors import ZeroLossError
+from zeroloss.loss.records import Finding
 from zeroloss.results.records import RunRecord
 from zeroloss.runs.tune import knobs, sites
 from zeroloss.runs.tune.advice import advice
@@ -26,12 +27,12 @@ from zeroloss.targets.registry import kind_of
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-def finding(hop: str, reason: str, frames: int = 100, where: str | None = None, cause: str = "") -> dict:
+def finding(hop: str, reason: str, frames: int = 100, where: str | None = None, cause: str = "") -> Finding:
     """A diagnosis finding as loss/diagnose.py writes it (the fields the table reads)."""
     if where is None:
         where = hop.split()[1] if hop.startswith("OVS ") else hop
-    return {"hop": hop, "where": where, "reason": reason, "frames": frames, "share_pct": 0.0, "cause": cause,
-            "evidence": [], "remedies": []}
+    return Finding.from_json({"hop": hop, "where": where, "reason": reason, "frames": frames, "share_pct": 0.0,
+                              "cause": cause, "evidence": [], "remedies": []})
 
 
 VNF_TX = finding("OVS v0 tx", "tx_failure", 500)
@@ -68,7 +69,7 @@ def keys(changes) -> list[str]:
     (finding("OVS g0 rx", "rx_qos"), sites.QOS),
     (finding("OVS br0 g0->v0", "datapath", where="br0"), sites.DATAPATH),
     (finding("OVS g0 rx", "rx_errors"), sites.OTHER),
-    ({}, sites.OTHER),
+    (Finding(hop="", reason="", frames=0, cause=""), sites.OTHER),
 ])
 def test_site_of_each_finding(f, expected):
     assert site(f) == expected
@@ -224,7 +225,7 @@ def test_unexplained_loss_gets_a_longer_drain():
 
 def test_largest_finding_first_and_one_change_per_key():
     cfg = dataclasses.replace(PVP, vnf_ring=256, meter_pps=50_000)
-    small_meter = {**METER, "frames": 10}
+    small_meter = METER.with_(frames=10)
     out = candidates([VNF_TX, finding("OVS v1 tx", "tx_failure", 499), small_meter, GEN_RX], cfg, set(), 2, 0)
     assert keys(out) == ["vnf_ring", "ovs_tx_retries_max", "dut_rxq", "meter_pps"]
     assert out[2].finding == "tx_failure at OVS v0 tx"  # dut_rxq answers the larger finding

@@ -7,6 +7,7 @@ import pytest
 
 from zeroloss.core.config import RunConfig, load
 from zeroloss.core.errors import ZeroLossError
+from zeroloss.loss.records import Finding
 from zeroloss.results.records import SearchOutcome, TrialEntry
 from zeroloss.results.resultfile import ResultFile
 from zeroloss.runs.tune import advice, loop
@@ -23,9 +24,9 @@ def node(gen_type="dpdk", spare=(6, 7), mtu=1500, **ports) -> Node:
     return Node({"pmd-cpu-mask": "0x4"}, p, ("dpdk0", "dpdk1"), ("vhu0", "vhu1"), tuple(spare))
 
 
-def finding(hop: str, reason: str, frames: int = 100) -> dict:
-    return {"hop": hop, "where": hop.split()[1], "reason": reason, "frames": frames, "cause": "", "evidence": [],
-            "remedies": []}
+def finding(hop: str, reason: str, frames: int = 100) -> Finding:
+    return Finding.from_json({"hop": hop, "where": hop.split()[1], "reason": reason, "frames": frames, "cause": "",
+                              "evidence": [], "remedies": []})
 
 
 CFG = RunConfig(lab="lab.yaml", allow_dut_changes=True, frame_sizes=[64])

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from zeroloss.core.codec import JsonObject, Record
-from zeroloss.loss.records import Ledger
+from zeroloss.core.codec import Record
+from zeroloss.loss.records import Finding, Ledger
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,7 +37,7 @@ class B2bRepeat(Record):
     bursts: tuple[B2bBurst, ...] = ()
     fail_frames: int | None = None  # the longest burst that lost frames (asked, per direction), whose ledger follows
     fail_ledger: tuple[Ledger, ...] | None = None  # per direction, hop by hop (loss/ledger.py); "sent": frames offered
-    fail_diagnosis: list[JsonObject] | None = None  # findings (loss/diagnose.py), as TrialEntry.diagnosis
+    fail_diagnosis: tuple[Finding, ...] | None = None  # findings (loss/diagnose.py), as TrialEntry.diagnosis
 
 
 @dataclass(frozen=True, kw_only=True)

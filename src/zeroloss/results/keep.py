@@ -50,10 +50,8 @@ def _without(rec: R, names: tuple[str, ...]) -> R:
 
 def kept(entry: TrialEntry, detail: TrialDetail) -> dict[str, Any]:
     """What of a live trial's detail the result file keeps with the search's record (entry): TrialEntry's fields
-    (entry.with_(**kept(...))), marked kept: summary when not the full detail. The findings as the files hold
-    them (TrialEntry.diagnosis)."""
+    (entry.with_(**kept(...))), marked kept: summary when not the full detail."""
     full = keeps_full(entry)
     d = detail if full else summary(detail)
     out = {k: v for k in _FIELDS if (v := getattr(d, k)) is not None}
-    out["diagnosis"] = [f.to_json() for f in d.diagnosis]
     return out if full else {**out, "kept": SUMMARY}

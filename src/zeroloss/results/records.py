@@ -5,9 +5,9 @@ The result document (format versions 1 and 2, results/resultfile.py) becomes a R
 make a stored number mean what its name says live here, beside the field: the NDR is the delivered rate
 (GoalRecord.from_search).
 
-A trial's ledger is loss/records.py's Ledger records (hop by hop, loss/ledger.py). Counters, diagnoses, DUT states
-and paths keep the shape of the module that measures them (loss/diagnose.py, the DUT's readers) and are held as JSON
-here; the schema (results/schema.py) checks what readers index of them. The latency-vs-load trials' records are in
+A trial's ledger and diagnosis are loss/records.py's Ledger and Finding records (loss/ledger.py, loss/diagnose.py).
+Counters, DUT states and paths keep the shape of the module that measures them (the DUT's readers) and are held as
+JSON here; the schema (results/schema.py) checks what readers index of them. The latency-vs-load trials' records are in
 results/loadrecords.py, the back-to-back frames' in results/b2brecords.py.
 """
 
@@ -22,7 +22,7 @@ from zeroloss.core.codec import JsonObject, Record
 from zeroloss.core.frames import Frame, line_rate_pps, mean
 from zeroloss.core.model import l1_bps, l2_bps
 from zeroloss.core.search.types import Direction, GoalResult, Outcome, SearchResult, TrialRecord
-from zeroloss.loss.records import Ledger
+from zeroloss.loss.records import Finding, Ledger
 from zeroloss.loss.records import TrialDirection as TrialDirection  # (moved to loss/records.py with TrialDetail)
 
 from .b2brecords import B2bBurst as B2bBurst
@@ -112,8 +112,7 @@ class TrialEntry(Record):
     directions: tuple[TrialDirection, ...] | None = None
     counters: JsonObject | None = None
     ledger: tuple[Ledger, ...] | None = None  # per direction, hop by hop (loss/ledger.py)
-    # findings (loss/diagnose.py), as the files hold them: runs/tune reads them so (loss/records.py Finding types them)
-    diagnosis: list[JsonObject] | None = None
+    diagnosis: tuple[Finding, ...] | None = None  # findings (loss/diagnose.py), the largest first
     dut_state: JsonObject | None = None
     interference: JsonObject | None = None  # the host's stalls of the bench's threads and cores over the trial
     telemetry: JsonObject | None = None  # the DUT host's cores, interrupts, page faults, OVS PMDs (host/telemetry)

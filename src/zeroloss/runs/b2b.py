@@ -146,7 +146,7 @@ class B2bRun:
         n, d = next(iter(failed.items()), (None, None))
         return B2bRepeat(longest=res.longest, at_limit=res.at_limit, shortest_fail=res.shortest_fail,
                          bursts=tuple(bursts), fail_frames=n, fail_ledger=None if d is None else d.ledger,
-                         fail_diagnosis=None if d is None else [f.to_json() for f in d.diagnosis])
+                         fail_diagnosis=None if d is None else d.diagnosis)
 
 def summarise(rec: B2bRecord) -> B2bRecord:
     """RFC 9004 §6.4's calculations over the searches so far: the mean, minimum, maximum and standard deviation

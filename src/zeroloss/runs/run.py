@@ -73,9 +73,9 @@ def meter_burst(flags: tuple[str, ...], trials: list[TrialEntry], trial_s: float
         return flags, ""
     failed = [t for t in trials if t.kind == "validation" and t.verdict == "fail" and t.diagnosis]
     tops = [t.diagnosis[0] for t in failed if t.diagnosis]
-    if not tops or any(f.get("reason") != "meter" for f in tops):
+    if not tops or any(f.reason != "meter" for f in tops):
         return flags, ""
-    meter = (tops[0].get("evidence") or [f"the meter at {tops[0].get('where', '?')}"])[0]
+    meter = (tops[0].evidence or [f"the meter at {tops[0].where or '?'}"])[0]
     return (tuple(sorted({*flags} - {"noisy"} | {"meter-burst"})),
             f"{meter}: its burst decides the search, not noise: {trial_s:g} s trials above its rate passed on the "
             f"frames its bucket holds, {validation_s:g} s validations lost frames at it (raise its burst_size, or "

@@ -92,11 +92,11 @@ def cell_diagnosis(search: SearchEntry) -> str:
     if t is None:
         flags = search.result.flags if search.result else ()
         return "generator-bound" if any("generator" in f for f in flags) else "no DUT loss seen"
-    found = sorted(t.diagnosis or [], key=lambda f: -float(f.get("share_pct") or 0))
+    found = sorted(t.diagnosis or (), key=lambda f: -float(f.share_pct or 0))
     if not found:
         return "no finding"
     top = found[0]
-    return f"{top.get('reason')} at {top.get('hop')} ({float(top.get('share_pct') or 0):.0f} %)"
+    return f"{top.reason} at {top.hop} ({float(top.share_pct or 0):.0f} %)"
 
 
 def cycles_per_packet(search: SearchEntry) -> float | None:

@@ -42,7 +42,7 @@ POLLERS = {OVS_RX_GEN, OVS_RX_VNF, VNF_TX, VNF_RX, DUT_RX, PMD, EMC, UPCALL}  # 
 
 
 def _hops(fs: list[Finding]) -> str:
-    names = list(dict.fromkeys(str(f.get("hop", "?")) for f in fs))
+    names = list(dict.fromkeys(f.hop for f in fs))
     return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
@@ -85,7 +85,7 @@ def _mtu(fs: list[Finding], cfg: RunConfig) -> str | None:
     if not kind_of(cfg).ours:
         return None  # a knob there
     need = ovs_mtu(cfg)
-    ports = ", ".join(dict.fromkeys(str(f.get("where", "?")) for f in fs))
+    ports = ", ".join(dict.fromkeys(f.where for f in fs))
     return (f"mtu_request mismatch on {ports}: frames above a port's MTU + 18 B are dropped; every port of the path "
             f"and the guest need MTU >= {need} (ovs-vsctl set Interface PORT mtu_request={need}; `zeroloss host plan "
             f"--mtu {need}`)")

@@ -17,12 +17,12 @@ reason says so); measure with repeat >= 2 to have a spread. A size with no NDR c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from zeroloss.core.codec import JsonObject
 from zeroloss.core.frames import Frame, by_size
 from zeroloss.core.frames import text as frame_text
+from zeroloss.loss.records import Finding
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
 
 EFFECTS = ("improved", "no effect", "worse")
@@ -170,27 +170,33 @@ def _failed(trials: Sequence[TrialEntry]) -> TrialEntry | None:
     return max(fails, key=lambda t: _num(t.rate_pps), default=None)
 
 
-def findings_of(run: RunRecord) -> list[JsonObject]:
+@dataclass(frozen=True, kw_only=True)
+class Merged(Finding):
+    """A finding merged across a run's searches (findings_of): frames summed over them (a number: a hand-written
+    file's may be a float), share_pct of their total, the frame sizes it was found at and in how many searches."""
+
+    sizes: tuple[Frame, ...] = ()
+    searches: int = 0
+
+
+_FINDING_FIELDS = tuple(f.name for f in fields(Finding) if f.name not in ("frames", "keys"))
+
+
+def findings_of(run: RunRecord) -> list[Merged]:
     """The diagnosis of each search's deciding failed trial (see _failed), merged across searches by (hop, reason):
     frames summed, share_pct over the merged total, the frame sizes seen; largest first (ties in first-seen order).
-    The other fields are the first search's. Findings keep loss/diagnose.py's shape (JSON objects)."""
-    merged: dict[tuple[str, str], JsonObject] = {}
+    The other fields are the first search's."""
+    merged: dict[tuple[str, str], Merged] = {}
     for s in run.searches:
         t = _failed(s.trials)
-        if t is None:
-            continue
-        for f in t.diagnosis or []:  # loss/diagnose.py's findings
-            key = (f.get("hop", ""), f.get("reason", ""))
-            if key not in merged:
-                merged[key] = {**f, "frames": 0, "sizes": [], "searches": 0}
-            m = merged[key]
-            m["frames"] += _num(f.get("frames"))
-            m["searches"] += 1
-            if s.frame not in m["sizes"]:
-                m["sizes"] = by_size([*m["sizes"], s.frame])
-    out = sorted(merged.values(), key=lambda f: -f["frames"])
-    total = sum(f["frames"] for f in out if f["frames"] > 0)
-    for f in out:
-        f["frames"] = int(f["frames"]) if float(f["frames"]).is_integer() else f["frames"]
-        f["share_pct"] = 100 * f["frames"] / total if total else 0.0
-    return out
+        for f in (t.diagnosis or ()) if t is not None else ():
+            m = merged.get((f.hop, f.reason))
+            if m is None:
+                m = Merged(**{k: getattr(f, k) for k in _FINDING_FIELDS}, frames=0)
+            merged[(f.hop, f.reason)] = replace(m, frames=m.frames + _num(f.frames), searches=m.searches + 1,
+                                                sizes=m.sizes if s.frame in m.sizes else tuple(by_size([*m.sizes,
+                                                                                                      s.frame])))
+    out = sorted(merged.values(), key=lambda f: -f.frames)
+    total = sum(f.frames for f in out if f.frames > 0)
+    return [replace(f, frames=int(f.frames) if float(f.frames).is_integer() else f.frames,
+                    share_pct=100 * f.frames / total if total else 0.0) for f in out]

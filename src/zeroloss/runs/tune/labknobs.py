@@ -136,7 +136,7 @@ class Ctx:
 
     def finding_ports(self) -> list[str]:
         """The node's ports a finding names (its where: 'vhu0', or 'vhu0+vhu2' for pairs summed)."""
-        return [p for p in str(self.finding.get("where") or "").split("+") if p in self.node.ports]
+        return [p for p in self.finding.where.split("+") if p in self.node.ports]
 
 
 @dataclass(frozen=True)

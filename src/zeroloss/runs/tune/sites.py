@@ -9,10 +9,8 @@ first, each with the reason and, where one exists, the reference.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-Finding = dict[str, Any]  # one finding of the diagnosis (loss/diagnose.py), as decide.findings_of merges them
-
+from zeroloss.loss.records import Finding  # one finding of the diagnosis (loss/diagnose.py), or decide.Merged
 
 VNF_TX = "vnf_tx"            # OVS's vhost TX towards a VNF found its RX virtqueue full (tx_failure)
 OVS_RX_GEN = "ovs_rx_gen"    # OVS ingress from the generator: the port's RX queue full (rx_missed)
@@ -127,7 +125,7 @@ def site(f: Finding, vnf_ports: set[str] | None = None) -> str:
     """Where a finding's frames were lost, as a TABLE site. Bench port names tell VNF ports (v0...) from zlgen's, a
     lab's VNF ports are vnf_ports (its file's); the cause text tells the generator-bound cases (loss/diagnose.py says
     "generator-bound" in them)."""
-    reason, hop, where, cause = (str(f.get(k) or "") for k in ("reason", "hop", "where", "cause"))
+    reason, hop, where, cause = f.reason or "", f.hop or "", f.where or "", f.cause or ""
     if reason in REASON_SITES:
         return REASON_SITES[reason]
     if hop.startswith("zlgen") or "generator-bound" in cause:
@@ -154,11 +152,11 @@ def site(f: Finding, vnf_ports: set[str] | None = None) -> str:
 
 
 def one_line(f: Finding) -> str:
-    return f"{f.get('reason', '?')} at {f.get('hop', '?')}"
+    return f"{f.reason} at {f.hop}"
 
 
 def _frames(f: Finding) -> float:
-    v = f.get("frames")
+    v = f.frames
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
 
 
