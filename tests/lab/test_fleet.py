@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.host.fleet import deviations, exit_code, fleet_text, safe_name
-from zeroloss.host.fleetrun import _message, ssh_environment
+from zeroloss.host.fleet import Deviation, HostResult, deviations, exit_code, fleet_text, safe_name
+from zeroloss.host.fleetrun import TaskResult, _message, ssh_environment
 from zeroloss.host.inventory import collect
 from zeroloss.host.ovsstate import read_captured
 from zeroloss.host.plan import Intent, make_plan
@@ -62,17 +62,17 @@ def test_a_node_tuned_as_planned_has_no_deviation():
     inv = fixture("single-socket")
     intent = Intent(mtu=9000, pmd_cores_per_node=2, vm_memory_gb=50, pmd_auto_lb=False)
     rows = deviations(make_plan(inv, intent), inv)
-    assert [r for r in rows if r["status"] != "same"] == []
+    assert [r for r in rows if r.status != "same"] == []
     assert {"kernel isolcpus", "1 GB hugepages node 0", "OVS pmd-cpu-mask", "OVS dpdk-socket-mem",
-            "port 0000:17:00.0 n_rxq"} <= {r["setting"] for r in rows}
+            "port 0000:17:00.0 n_rxq"} <= {r.setting for r in rows}
 
 
 def test_the_whitepaper_node_deviates_where_the_paper_fixed_it():
     inv = fixture("r740xd")
-    rows = {r["setting"]: r for r in deviations(make_plan(inv, Intent(mtu=9000)), inv) if r["status"] == "differs"}
-    assert rows["port 0000:3b:00.0 n_rxq"]["actual"] == "unset (1)"  # 1 RX queue before the fix (Table 1)
-    assert rows["port 0000:3b:00.0 n_rxq_desc"]["actual"] == "unset (2048)"
-    assert rows["OVS dpdk-extra -n (memory channels)"]["actual"] == "unset"
+    rows = {r.setting: r for r in deviations(make_plan(inv, Intent(mtu=9000)), inv) if r.status == "differs"}
+    assert rows["port 0000:3b:00.0 n_rxq"].actual == "unset (1)"  # 1 RX queue before the fix (Table 1)
+    assert rows["port 0000:3b:00.0 n_rxq_desc"].actual == "unset (2048)"
+    assert rows["OVS dpdk-extra -n (memory channels)"].actual == "unset"
     assert "kernel default_hugepagesz" not in rows  # 1GB on the node, 1G in the plan: the same size
     assert "port 0000:3b:00.0 mtu_request" not in rows
 
@@ -80,20 +80,25 @@ def test_the_whitepaper_node_deviates_where_the_paper_fixed_it():
 def test_without_ovs_the_ovs_settings_are_not_compared():
     inv = collect(Root(FIXTURES / "numa-minus-one"))
     rows = deviations(make_plan(inv, Intent()), inv, "no OVS database socket at /x: OVS rules skipped")
-    assert rows[-1] == {"setting": "OVS other_config and ports", "planned": "dpdk-init, masks, socket memory, ports",
-                        "actual": "no OVS database socket at /x", "status": "unknown"}
+    assert rows[-1].to_json() == {"setting": "OVS other_config and ports",
+                                  "planned": "dpdk-init, masks, socket memory, ports",
+                                  "actual": "no OVS database socket at /x", "status": "unknown"}
+    assert rows[-1] == Deviation.from_json(rows[-1].to_json())
 
 
 def test_exit_code_and_file_names():
+    def hosts(*docs: dict) -> list[HostResult]:
+        return [HostResult.from_json(d) for d in docs]
+
     ok = {"status": "ok", "counts": {"error": 0, "warning": 3, "info": 0}, "plan_error": None}
-    assert exit_code([ok]) == 0
-    assert exit_code([ok, {**ok, "counts": {"error": 1}}]) == 2
-    assert exit_code([{**ok, "counts": {"error": 1}}, {"status": "unreachable"}]) == 1
-    assert exit_code([{**ok, "plan_error": "no NIC is bound"}]) == 1
+    assert exit_code(hosts(ok)) == 0
+    assert exit_code(hosts(ok, {**ok, "counts": {"error": 1}})) == 2
+    assert exit_code(hosts({**ok, "counts": {"error": 1}}, {"status": "unreachable"})) == 1
+    assert exit_code(hosts({**ok, "plan_error": "no NIC is bound"})) == 1
     # a host without OVS has nothing to plan: its ovs-unreadable finding (an error) decides, not the missing plan
     no_ovs = {**ok, "counts": {"error": 1}, "plan_error": "no NIC is bound",
               "audit": {"findings": [{"rule": "ovs-unreadable", "severity": "error", "message": "no OVS"}]}}
-    assert exit_code([no_ovs]) == 2
+    assert exit_code(hosts(no_ovs)) == 2
     text = fleet_text({"results": [{**no_ovs, "host": "n1", "counts": {"error": 1, "warning": 0, "info": 0},
                                     "deviations": []}], "limit": None, "inventory": "inv", "exit_code": 2})
     rows = [ln.split() for ln in text.splitlines() if ln.startswith("n1 ")]
@@ -117,10 +122,10 @@ def test_ssh_checks_host_keys_whatever_the_environment_says(monkeypatch):
 def test_host_key_failures_say_what_happened():
     changed = ("Failed to connect to the host via ssh: @@@@@@@@\r\n@    WARNING: REMOTE HOST IDENTIFICATION HAS "
                "CHANGED!     @\r\n...\r\nHost key verification failed.")
-    assert _message({"msg": changed}).startswith("its SSH host key has changed")
+    assert _message(TaskResult(msg=changed)).startswith("its SSH host key has changed")
     unknown = ("Failed to connect to the host via ssh: No ED25519 host key is known for [127.0.0.1]:2222 and you "
                "have requested strict checking.\r\nHost key verification failed.")
-    assert "--accept-new-host-keys" in _message({"msg": unknown})
+    assert "--accept-new-host-keys" in _message(TaskResult(msg=unknown))
 
 
 def test_a_missing_inventory_is_one_line():

@@ -95,7 +95,7 @@ def test_collected_tree_reads_as_the_fixture(name, tmp_path):
     out = subprocess.run([SYSTEM_PYTHON, "-", "--root", str(src)], input=remote.collector_script(),
                          capture_output=True, check=True).stdout
     doc = remote.parse(out, name)
-    assert doc["errors"] == []
+    assert doc.errors == []
     root, ovs, _ = remote.load(doc, tmp_path / "tree", name)
     ovs0 = read_captured(src / "ovs") if (src / "ovs").is_dir() else None
     inv, inv0 = inventory(root, ovs), inventory(Root(src), ovs0)
@@ -117,7 +117,7 @@ def test_collector_runs_on_python_36():
     """RHEL 8's /usr/bin/python3 is 3.6: the collector must run there unchanged."""
     out = subprocess.run(["/root/.pyenv/versions/3.6.15/bin/python3", "-", "--root", str(FIXTURES / "r740xd")],
                          input=remote.collector_script(), capture_output=True, check=True).stdout
-    assert remote.parse(out, "py36")["files"]["proc/cmdline"]
+    assert remote.parse(out, "py36").files["proc/cmdline"]
 
 
 @pytest.mark.parametrize("bad", [{"files": {"../escape": "x"}}, {"files": {"/etc/x": "x"}},
@@ -128,15 +128,15 @@ def test_materialise_keeps_everything_inside_the_tree(bad, tmp_path):
     for key, value in bad.items():
         doc[key] = {**doc[key], **value}
     with pytest.raises(ZeroLossError, match="not inside|absolute"):
-        remote.materialise(doc, tmp_path / "tree")
+        remote.materialise(remote.CollectorDoc.from_json(doc), tmp_path / "tree")
     assert not (tmp_path / "escape").exists()
 
 
 def test_materialise_refuses_a_directory_it_did_not_write(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine/notes.txt").write_text("keep")
-    doc = {"format": 1, "files": {"proc/cmdline": "ro"}, "binary": {}, "links": {}, "dirs": [], "ovs": {},
-           "errors": []}
+    doc = remote.CollectorDoc.from_json({"format": 1, "files": {"proc/cmdline": "ro"}, "binary": {}, "links": {},
+                                         "dirs": [], "ovs": {}, "errors": []})
     with pytest.raises(ZeroLossError, match="not a tree zeroloss materialised"):
         remote.materialise(doc, tmp_path / "mine")
     remote.materialise(doc, tmp_path / "tree")
@@ -153,7 +153,7 @@ def test_collector_document_is_found_after_a_login_shells_noise():
     """Ansible's script module runs through a tty (-tt): what the login's shell prints on stderr comes first."""
     doc = {"format": 1, "files": {}, "binary": {}, "links": {}, "dirs": [], "ovs": {}, "errors": []}
     noise = "pyenv: cannot rehash: /root/.pyenv/shims/.pyenv-shim exists\r\n" + json.dumps(doc) + "\r\n"
-    assert remote.parse(noise, "lab1") == doc
+    assert remote.parse(noise, "lab1").to_json() == doc
 
 
 # -- over real OpenSSH -------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from zeroloss.core.codec import Json, JsonObject, Record
 from zeroloss.core.cpuset import format_list, parse_list, to_mask
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.fileio import write_text_atomic
@@ -50,11 +51,123 @@ def ovs_unread(note: str) -> Finding:
                    "there); --ovs-state none audits the host without OVS")
 
 
+# -- the records of HOST.json and fleet.json --------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Deviation(Record):
+    """One setting of the plan against the node; status same | differs | unknown."""
+    setting: str
+    planned: str
+    actual: str
+    status: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Counts(Record):
+    """The findings of a host per severity (SEVERITIES' order)."""
+    error: int = 0
+    warning: int = 0
+    info: int = 0
+
+    def by_severity(self) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(SEVERITIES, (self.error, self.warning, self.info), strict=True))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AuditFinding(Record):
+    """A finding as `host audit --json` writes it (audit.Finding)."""
+    rule: str = ""
+    severity: str = ""
+    message: str = ""
+    evidence: str = ""
+    source: str = ""
+    remedy: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AuditDoc(Record):
+    """`host audit --json`'s document (remote.audit_dict)."""
+    root: str | None = None
+    findings: tuple[AuditFinding, ...] = ()
+    passed: Json = None
+    skipped: Json = None
+    notes: Json = None
+    exit_code: int = 0
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class HostOutcome(Record):
+    """HOST.json of a host that was not collected (unreachable, failed) or whose document could not be read."""
+    format: int = FLEET_FORMAT
+    host: str = ""
+    status: str = ""
+    message: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class HostResult(HostOutcome):
+    """HOST.json of a collected host (hostname, plan and plan_error written as null when None)."""
+    hostname: str | None = None
+    tree: str | None = None
+    collector_errors: Json = None
+    inventory: JsonObject | None = None
+    audit: AuditDoc | None = None
+    counts: Counts | None = None
+    plan: JsonObject | None = None
+    plan_error: str | None = None
+    deviations: tuple[Deviation, ...] | None = None
+
+    NULLABLE = frozenset({"hostname", "plan", "plan_error"})
+
+    @property
+    def ovs_unread(self) -> bool:
+        return any(f.rule == "ovs-unreadable" for f in (self.audit.findings if self.audit else ()))
+
+    @property
+    def differing(self) -> int:
+        return sum(1 for d in self.deviations or () if d.status == "differs")
+
+    @property
+    def compared(self) -> int:
+        return sum(1 for d in self.deviations or () if d.status != "unknown")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class HostSummary(Record):
+    """A host's row of fleet.json."""
+    host: str
+    status: str
+    message: str
+    hostname: str | None
+    counts: Counts | None
+    plan_error: str | None
+    deviations: int
+    compared: int
+    file: str
+
+    NULLABLE = frozenset({"hostname", "counts", "plan_error"})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FleetDoc(Record):
+    """fleet.json's document; `results` (every HOST.json) only in what fleet() returns."""
+    format: int = FLEET_FORMAT
+    inventory: str = ""
+    limit: str | None = None
+    ssh_config: str | None = None
+    intent: JsonObject | None = None
+    hosts: tuple[HostSummary, ...] = ()
+    exit_code: int = 0
+    results: tuple[HostResult, ...] | None = None
+
+    NULLABLE = frozenset({"limit", "ssh_config"})
+
+
 # -- the plan against the node ----------------------------------------------------------------------------------
 
-def _row(setting: str, planned, actual, same: bool | None) -> dict:
+def _row(setting: str, planned, actual, same: bool | None) -> Deviation:
     status = "unknown" if same is None else "same" if same else "differs"
-    return {"setting": setting, "planned": str(planned), "actual": str(actual), "status": status}
+    return Deviation(setting=setting, planned=str(planned), actual=str(actual), status=status)
 
 
 def _cpus_text(cpus) -> str:
@@ -69,7 +182,7 @@ def _norm(key: str, value: str) -> str:
     return value
 
 
-def _kernel_rows(plan: Plan, inv: Inventory) -> list[dict]:
+def _kernel_rows(plan: Plan, inv: Inventory) -> list[Deviation]:
     rows = []
     args = inv.cmdline_args()
     for arg in plan.kernel_args:
@@ -96,7 +209,7 @@ def _mask_text(cpus) -> str:
     return f"{to_mask(cpus)} (CPUs {_cpus_text(cpus)})" if cpus else "unset"
 
 
-def _ovs_rows(plan: Plan, inv: Inventory) -> list[dict]:
+def _ovs_rows(plan: Plan, inv: Inventory) -> list[Deviation]:
     ovs = inv.ovs
     oc = {k: v.strip('"') for k, v in ovs.other_config.items()}
     rows = [_row("OVS dpdk-init", "true", oc.get("dpdk-init", "unset"), oc.get("dpdk-init") in ("true", "try")),
@@ -132,8 +245,8 @@ def _ovs_rows(plan: Plan, inv: Inventory) -> list[dict]:
     return rows
 
 
-def deviations(plan: Plan, inv: Inventory, ovs_note: str = "") -> list[dict]:
-    """Every setting the plan makes, against the node: {setting, planned, actual, status: same|differs|unknown}.
+def deviations(plan: Plan, inv: Inventory, ovs_note: str = "") -> list[Deviation]:
+    """Every setting the plan makes, against the node (status same | differs | unknown).
     The kernel arguments (isolcpus, nohz_full, rcu_nocbs as CPU sets), 1 GB pages per node, the DPDK ports'
     driver, and with the OVS state its other_config and each planned port's MTU, queues and descriptors."""
     rows = _kernel_rows(plan, inv)
@@ -155,52 +268,50 @@ def safe_name(host: str) -> str:
     return "_" + name if name in ("", ".", "..", "fleet") else name  # 'fleet' would be fleet.json
 
 
-def host_result(c: Collected, intent: Intent, tree: Path) -> dict:
+def host_result(c: Collected, intent: Intent, tree: Path) -> HostOutcome:
     """HOST.json: {format, host, status, message, hostname, inventory, audit, plan, plan_error, deviations,
     collector_errors, counts}; status ok | unreachable | failed | error (the document could not be read)."""
     from .report import inventory_dict
 
-    out = {"format": FLEET_FORMAT, "host": c.host, "status": c.status, "message": c.message}
     if c.status != "ok":
-        return out
+        return HostOutcome(host=c.host, status=c.status, message=c.message)
     try:
         doc = remote.parse(c.stdout, c.host)
         root, ovs, note = remote.load(doc, tree, c.host)
         inv = remote.inventory(root, ovs, f"ansible:{c.host}")
     except ZeroLossError as e:
-        return {**out, "status": "error", "message": str(e)}
+        return HostOutcome(host=c.host, status="error", message=str(e))
     report = run(Context(inv, inv.ovs))
     report.notes.append(note)
     if inv.ovs is None:
         report.findings.insert(0, ovs_unread(note))
-    out.update(hostname=doc.get("hostname"), tree=str(tree), collector_errors=doc["errors"],
-               inventory=json.loads(json.dumps(inventory_dict(inv), default=str)),
-               audit=remote.audit_dict(inv, report),
-               counts={s: sum(1 for f in report.findings if f.severity == s) for s in SEVERITIES})
+    sev = [f.severity for f in report.findings]
+    out = HostResult(host=c.host, status=c.status, message=c.message, hostname=doc.hostname, tree=str(tree),
+                     collector_errors=doc.errors, inventory=json.loads(json.dumps(inventory_dict(inv), default=str)),
+                     audit=AuditDoc.from_json(remote.audit_dict(inv, report)),
+                     counts=Counts(error=sev.count("error"), warning=sev.count("warning"), info=sev.count("info")))
     try:
         plan = make_plan(inv, intent)
     except ZeroLossError as e:
-        out.update(plan=None, plan_error=str(e), deviations=[])
-        return out
+        return dataclasses.replace(out, plan_error=str(e), deviations=())
     doc_plan = dataclasses.asdict(plan)
-    doc_plan["pmd_cpus"] = list(plan.pmd_cpus)
-    out.update(plan=json.loads(json.dumps(doc_plan, default=str)), plan_error=None,
-               deviations=deviations(plan, inv, note))
-    return out
+    doc_plan.update(pmd_cpus=list(plan.pmd_cpus))
+    return dataclasses.replace(out, plan=json.loads(json.dumps(doc_plan, default=str)),
+                               deviations=tuple(deviations(plan, inv, note)))
 
 
-def exit_code(hosts: list[dict]) -> int:
+def exit_code(hosts: list[HostResult]) -> int:
     """1: a host unreachable, failed, unreadable or not plannable; 2: error-level findings; 0: neither. A host
     without OVS has nothing to plan: not a failure (its ovs-unreadable finding says what was not read)."""
-    if any(h["status"] != "ok" or (h.get("plan_error") and not _ovs_unread(h)) for h in hosts):
+    if any(h.status != "ok" or (h.plan_error and not h.ovs_unread) for h in hosts):
         return 1
-    return 2 if any(h.get("counts", {}).get("error") for h in hosts) else 0
+    return 2 if any(h.counts and h.counts.error for h in hosts) else 0
 
 
 def fleet(inventory: str, intent: Intent, output: Path | None = None, limit: str | None = None,
           ssh_config: str | None = None, ovs_rundir: str | None = None,
           progress: Callable[[str], None] | None = None, accept_new_host_keys: bool = False) -> dict:
-    """fleet.json's document with every host's result in 'hosts'; with output, writes OUTPUT/HOST.json, the host's
+    """fleet.json's document with every host's result in 'results'; with output, writes OUTPUT/HOST.json, the host's
     tree OUTPUT/HOST/ (readable later with --root) and OUTPUT/fleet.json, each as soon as it is known."""
     ssh_config = ssh_config_path(ssh_config) if ssh_config else None
     if output is not None:
@@ -211,79 +322,73 @@ def fleet(inventory: str, intent: Intent, output: Path | None = None, limit: str
         base = output if output is not None else Path(tmp) / "trees"
         hosts = []
         for c in collected:
-            result = host_result(c, intent, base / safe_name(c.host))
+            result = HostResult.from_json(host_result(c, intent, base / safe_name(c.host)).to_json())
             if output is None:
-                result.pop("tree", None)
+                result = dataclasses.replace(result, tree=None, keys=result.keys - {"tree"} if result.keys else None)
             else:
-                write_text_atomic(output / f"{safe_name(c.host)}.json", json.dumps(result, indent=1) + "\n")
+                write_text_atomic(output / f"{safe_name(c.host)}.json", json.dumps(result.to_json(), indent=1) + "\n")
             hosts.append(result)
-    doc = {"format": FLEET_FORMAT, "inventory": inventory, "limit": limit, "ssh_config": ssh_config,
-           "intent": dataclasses.asdict(intent),
-           "hosts": [_summary(h) for h in hosts], "exit_code": exit_code(hosts)}
+    doc = FleetDoc(inventory=inventory, limit=limit, ssh_config=ssh_config, intent=dataclasses.asdict(intent),
+                   hosts=tuple(_summary(h) for h in hosts), exit_code=exit_code(hosts))
+    out = doc.to_json()
     if output is not None:
-        write_text_atomic(output / "fleet.json", json.dumps(doc, indent=1) + "\n")
-    doc["results"] = hosts
-    return doc
+        write_text_atomic(output / "fleet.json", json.dumps(out, indent=1) + "\n")
+    return {**out, "results": [h.to_json() for h in hosts]}
 
 
-def _summary(h: dict) -> dict:
-    devs = h.get("deviations") or []
-    return {"host": h["host"], "status": h["status"], "message": h.get("message", ""),
-            "hostname": h.get("hostname"), "counts": h.get("counts"), "plan_error": h.get("plan_error"),
-            "deviations": sum(1 for d in devs if d["status"] == "differs"),
-            "compared": sum(1 for d in devs if d["status"] != "unknown"),
-            "file": f"{safe_name(h['host'])}.json"}
+def _summary(h: HostResult) -> HostSummary:
+    return HostSummary(host=h.host, status=h.status, message=h.message, hostname=h.hostname, counts=h.counts,
+                       plan_error=h.plan_error, deviations=h.differing, compared=h.compared,
+                       file=f"{safe_name(h.host)}.json")
 
 
-def _ovs_unread(h: dict) -> bool:
-    return any(f["rule"] == "ovs-unreadable" for f in (h.get("audit") or {}).get("findings", []))
-
-
-def fleet_text(doc: dict) -> str:
+def fleet_text(fleet_doc: dict) -> str:
     """The combined report: one row per host, then per host its findings and where it deviates from the plan."""
-    hosts = doc["results"]
-    states = {}
+    doc = FleetDoc.from_json(fleet_doc)
+    hosts = doc.results or ()
+    states: dict[str, int] = {}
     for h in hosts:
-        states[h["status"]] = states.get(h["status"], 0) + 1
-    limit = f" (--limit {doc['limit']})" if doc["limit"] else ""
-    out = [f"zeroloss host fleet: {doc['inventory']}{limit}: {len(hosts)} host(s), "
+        states[h.status] = states.get(h.status, 0) + 1
+    limit = f" (--limit {doc.limit})" if doc.limit else ""
+    out = [f"zeroloss host fleet: {doc.inventory}{limit}: {len(hosts)} host(s), "
            + ", ".join(f"{n} {s}" for s, n in sorted(states.items()))]
     rows = []
     for h in hosts:
-        counts = h.get("counts") or {}
-        s = _summary(h)
-        status = "no plan" if h.get("plan_error") and not _ovs_unread(h) else h["status"]
-        if _ovs_unread(h):
+        status = "no plan" if h.plan_error and not h.ovs_unread else h.status
+        if h.ovs_unread:
             status += " (no OVS)"
-        rows.append([h["host"], status,
-                     *(str(counts[k]) if counts else "-" for k in SEVERITIES),
-                     f"{s['deviations']} of {s['compared']}" if s["compared"] else "-"])
+        rows.append([h.host, status, *(str(n) if h.counts else "-" for _, n in (h.counts or Counts()).by_severity()),
+                     f"{h.differing} of {h.compared}" if h.compared else "-"])
     out += ["", table(["host", "status", "errors", "warnings", "info", "plan deviations"], rows)]
     for h in hosts:
         out.append("")
-        if h["status"] != "ok":
-            out.append(f"== {h['host']}: {h['status'].upper()}: {h['message']}")
-            if h["status"] == "unreachable":
-                out.append(f"  {unreachable_hint(h['host'], doc.get('ssh_config'))}")
-            continue
-        counts = h["counts"]
-        out.append(f"== {h['host']} (hostname {h.get('hostname') or '?'}): "
-                   + ", ".join(f"{counts[s]} {s}{'s' if counts[s] != 1 and s != 'info' else ''}" for s in SEVERITIES))
-        for f in h["audit"]["findings"]:
-            out.append(f"  {f['severity'].upper():8} {f['rule']}: {f['message']}")
-        if h.get("plan_error"):
-            out.append(f"  plan: none: no OVS was read, nothing to tune ({h['plan_error']})" if _ovs_unread(h) else
-                       f"  plan: not possible: {h['plan_error']}")
-            continue
-        s = _summary(h)
-        devs = [d for d in h["deviations"] if d["status"] != "same"]
-        out.append(f"  plan vs node: {s['deviations']} of {s['compared']} settings differ" + (":" if devs else ""))
-        out += [f"    {d['setting']}: plan {d['planned']}, node {d['actual']}" if d["status"] == "differs" else
-                f"    {d['setting']}: not compared ({d['actual']})" for d in devs]
-        for e in h.get("collector_errors") or []:
-            out.append(f"  collector: {e}")
-    code = doc["exit_code"]
+        out += _host_lines(h, doc.ssh_config)
     out += ["", {0: "exit 0: every host collected, no error-level finding",
                  1: "exit 1: a host could not be collected or planned",
-                 2: "exit 2: error-level findings"}[code]]
+                 2: "exit 2: error-level findings"}[doc.exit_code]]
     return "\n".join(out)
+
+
+def _host_lines(h: HostResult, ssh_config: str | None) -> list[str]:
+    """One host's part of the report: its findings and where it deviates from the plan."""
+    if h.status != "ok":
+        out = [f"== {h.host}: {h.status.upper()}: {h.message}"]
+        if h.status == "unreachable":
+            out.append(f"  {unreachable_hint(h.host, ssh_config)}")
+        return out
+    counts = (h.counts or Counts()).by_severity()
+    out = [f"== {h.host} (hostname {h.hostname or '?'}): "
+           + ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in counts)]
+    for f in h.audit.findings if h.audit else ():
+        out.append(f"  {f.severity.upper():8} {f.rule}: {f.message}")
+    if h.plan_error:
+        out.append(f"  plan: none: no OVS was read, nothing to tune ({h.plan_error})" if h.ovs_unread else
+                   f"  plan: not possible: {h.plan_error}")
+        return out
+    devs = [d for d in h.deviations or () if d.status != "same"]
+    out.append(f"  plan vs node: {h.differing} of {h.compared} settings differ" + (":" if devs else ""))
+    out += [f"    {d.setting}: plan {d.planned}, node {d.actual}" if d.status == "differs" else
+            f"    {d.setting}: not compared ({d.actual})" for d in devs]
+    for e in h.collector_errors or []:
+        out.append(f"  collector: {e}")
+    return out

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.errors import ZeroLossError
 
 from . import remote
@@ -33,6 +34,31 @@ class Collected:
     message: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class TaskResult(Record):
+    """A task's result in an ansible-runner event (`res`): the module's output, or Ansible's message."""
+    msg: Json = None
+    stderr: Json = None
+    stdout: Json = ""
+    module_stderr: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EventData(Record):
+    """An ansible-runner event's `event_data`: the host and task it is about and the task's result."""
+    host: Json = None
+    task: Json = "a task"
+    ignore_errors: Json = None
+    res: TaskResult | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunnerEvent(Record):
+    """One ansible-runner event: its kind (runner_on_ok, runner_on_failed, runner_on_unreachable, ...) and data."""
+    event: Json = None
+    event_data: EventData | None = None
+
+
 def _runner():
     try:
         import ansible_runner
@@ -42,8 +68,8 @@ def _runner():
     return ansible_runner
 
 
-def _message(res: dict) -> str:
-    text = res.get("msg") or res.get("stderr") or res.get("stdout") or res.get("module_stderr") or "failed"
+def _message(res: TaskResult) -> str:
+    text = res.msg or res.stderr or res.stdout or res.module_stderr or "failed"
     text = ANSI.sub("", str(text))
     if "REMOTE HOST IDENTIFICATION HAS CHANGED" in text:
         return ("its SSH host key has changed (REMOTE HOST IDENTIFICATION HAS CHANGED): refused; if the host was "
@@ -60,7 +86,7 @@ def ssh_environment(accept_new_host_keys: bool = False) -> dict[str, str]:
     StrictHostKeyChecking first among ssh's arguments (ssh keeps an option's first value), before the
     ANSIBLE_SSH_ARGS of the environment (or Ansible's default ssh_args)."""
     strict = "accept-new" if accept_new_host_keys else "yes"
-    rest = os.environ.get("ANSIBLE_SSH_ARGS") or ANSIBLE_SSH_ARGS
+    rest = os.getenv("ANSIBLE_SSH_ARGS") or ANSIBLE_SSH_ARGS
     return {"ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_SSH_ARGS": f"-o StrictHostKeyChecking={strict} {rest}"}
 
 
@@ -116,30 +142,29 @@ def _runner_args(ssh_config: str | None, ovs_rundir: str | None, accept_new_host
     """ansible-runner's environment (the venv's ansible-playbook, no colour, host keys checked) and the playbook's
     variables (where collect.py is, OVS's run folder, the ssh config)."""
     bindir = str(Path(sys.executable).parent)  # ansible-playbook sits next to the venv's python
-    envvars = {"PATH": os.pathsep.join([bindir, os.environ.get("PATH", "")]), "ANSIBLE_NOCOLOR": "1",
+    envvars = {"PATH": os.pathsep.join([bindir, os.getenv("PATH", "")]), "ANSIBLE_NOCOLOR": "1",
                "ANSIBLE_RETRY_FILES_ENABLED": "0", **ssh_environment(accept_new_host_keys)}
-    extravars = {"zeroloss_collector": str(remote.COLLECTOR)}
-    if ovs_rundir:
-        extravars["zeroloss_ovs_rundir"] = ovs_rundir
-    if ssh_config:
-        extravars["ansible_ssh_common_args"] = f"-F {shlex.quote(ssh_config_path(ssh_config))}"
+    ssh_args = {"ansible_ssh_common_args": f"-F {shlex.quote(ssh_config_path(ssh_config))}"} if ssh_config else {}
+    extravars = {"zeroloss_collector": str(remote.COLLECTOR),
+                 **({"zeroloss_ovs_rundir": ovs_rundir} if ovs_rundir else {}), **ssh_args}
     return envvars, extravars
 
 
 def _events(results: dict[str, Collected], progress: Callable[[str], None] | None) -> Callable[[dict], bool]:
     """ansible-runner's event handler: each host's outcome into results (by host), told to progress."""
 
-    def on_event(event: dict) -> bool:
-        data = event.get("event_data") or {}
-        host, kind, res = data.get("host"), event.get("event"), data.get("res") or {}
+    def on_event(doc: dict) -> bool:
+        event = RunnerEvent.from_json(doc)
+        data = event.event_data or EventData()
+        host, kind, res = data.host, event.event, data.res or TaskResult()
         if not host:
             return True
         if kind == "runner_on_unreachable":
             results[host] = Collected(host, "unreachable", message=_message(res))
-        elif kind == "runner_on_failed" and not data.get("ignore_errors"):
-            results[host] = Collected(host, "failed", message=f"{data.get('task', 'a task')}: {_message(res)}")
-        elif kind == "runner_on_ok" and str(data.get("task", "")).startswith(COLLECT_TASK):
-            results[host] = Collected(host, "ok", stdout=str(res.get("stdout", "")))
+        elif kind == "runner_on_failed" and not data.ignore_errors:
+            results[host] = Collected(host, "failed", message=f"{data.task}: {_message(res)}")
+        elif kind == "runner_on_ok" and str(data.task).startswith(COLLECT_TASK):
+            results[host] = Collected(host, "ok", stdout=str(res.stdout))
         else:
             return True
         if progress:

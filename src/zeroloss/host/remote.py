@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.fileio import write_new, write_text_atomic
 
@@ -27,11 +28,28 @@ MARKER = ".zeroloss-capture.json"  # in a materialised tree: where it came from 
 REPORT_FORMAT = 1  # host_report(): 1 = {format, host, hostname, inventory, audit, notes, errors}
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CollectorDoc(Record):
+    """collect.py's document (its docstring describes it): the host's files, links and directories under its root,
+    the OVS commands' outputs, and what could not be read."""
+    format: int | None = None
+    hostname: str | None = None
+    root: str | None = None
+    files: dict[str, Json] = dataclasses.field(default_factory=dict)
+    binary: dict[str, Json] = dataclasses.field(default_factory=dict)
+    links: dict[str, Json] = dataclasses.field(default_factory=dict)
+    dirs: Json = ()
+    ovs: dict[str, Json] = dataclasses.field(default_factory=dict)
+    ovs_note: str | None = None
+    errors: Json = ()
+    elapsed_s: Json = None
+
+
 def collector_script() -> bytes:
     return COLLECTOR.read_bytes()
 
 
-def run_collector(target: SshTarget, ovs_rundir: str | None = None, timeout: float = 120) -> dict:
+def run_collector(target: SshTarget, ovs_rundir: str | None = None, timeout: float = 120) -> CollectorDoc:
     """collect.py's document from the host, over exactly one ssh login; one-line ZeroLossError when it fails."""
     argv = python_argv("-", *(["--ovs-rundir", ovs_rundir] if ovs_rundir else []))
     try:
@@ -44,7 +62,7 @@ def run_collector(target: SshTarget, ovs_rundir: str | None = None, timeout: flo
     return parse(out, f"{target.target}")
 
 
-def parse(out: bytes | str, where: str) -> dict:
+def parse(out: bytes | str, where: str) -> CollectorDoc:
     """The collector's stdout -> its document, checked for the keys materialise() needs."""
     text = out.decode(errors="replace") if isinstance(out, bytes) else out
     try:
@@ -54,7 +72,8 @@ def parse(out: bytes | str, where: str) -> dict:
         if doc is None:
             raise ZeroLossError(f"{where}: the collector printed no JSON document ({e}; starts {text[:60]!r})",
                                 "run `python3 - < src/zeroloss/host/collect.py` there to see why") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+    record = CollectorDoc.from_json(doc) if isinstance(doc, dict) else None
+    if record is None or record.format != FORMAT:
         raise ZeroLossError(f"{where}: the collector's document is not format {FORMAT}",
                             "use the collect.py of this zeroloss version")
     for key, kind in (("files", dict), ("binary", dict), ("links", dict), ("dirs", list), ("ovs", dict),
@@ -62,7 +81,7 @@ def parse(out: bytes | str, where: str) -> dict:
         if not isinstance(doc.get(key), kind):
             raise ZeroLossError(f"{where}: the collector's document has no {key} {kind.__name__}",
                                 "use the collect.py of this zeroloss version")
-    return doc
+    return record
 
 
 def _last_document(text: str) -> dict | None:
@@ -85,7 +104,7 @@ def _inside(rel: str, where: str) -> str:
     return norm
 
 
-def materialise(doc: dict, dest: str | os.PathLike, where: str = "the collector") -> Path:
+def materialise(doc: CollectorDoc, dest: str | os.PathLike, where: str = "the collector") -> Path:
     """Write the document as a tree under dest (sys/, proc/, dev/, etc/, symlinks as the host has them, ovs/ with
     the CAPTURE files it holds). dest must be missing, empty, or a tree materialised before (which is replaced)."""
     dest = Path(dest)
@@ -95,22 +114,22 @@ def materialise(doc: dict, dest: str | os.PathLike, where: str = "the collector"
                                 "give an empty or new directory")
         shutil.rmtree(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    if not doc["files"]:
+    if not doc.files:
         raise ZeroLossError(f"{where}: the collector read no file under /sys or /proc",
                             "is /sys mounted, and does the login run as root (sudo -n)?")
-    for rel, text in doc["files"].items():
+    for rel, text in doc.files.items():
         _write(dest, _inside(rel, where), str(text).encode("utf-8", "surrogateescape"))
-    for rel, b64 in doc["binary"].items():
+    for rel, b64 in doc.binary.items():
         try:
             data = base64.b64decode(str(b64), validate=True)
         except ValueError:
             raise ZeroLossError(f"{where}: {rel} is not base64", "use this version's collect.py") from None
         _write(dest, _inside(rel, where), data)
-    for rel in doc["dirs"]:
+    for rel in doc.dirs:
         path = dest / _inside(rel, where)
         if not os.path.lexists(path):
             path.mkdir(parents=True, exist_ok=True)
-    for rel, target in sorted(doc["links"].items()):  # last: no file is ever written through a link
+    for rel, target in sorted(doc.links.items()):  # last: no file is ever written through a link
         norm = _inside(rel, where)
         if not isinstance(target, str) or os.path.isabs(target):
             raise ZeroLossError(f"{where}: the link {rel} -> {target!r} is absolute", "use this version's collect.py")
@@ -120,11 +139,12 @@ def materialise(doc: dict, dest: str | os.PathLike, where: str = "the collector"
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         os.symlink(target, path)
-    for name, text in doc["ovs"].items():
+    for name, text in doc.ovs.items():
         if name in CAPTURE and isinstance(text, str):
             _write(dest, f"ovs/{name}", text.encode())
-    meta = {k: doc.get(k) for k in ("hostname", "root", "ovs_note", "errors", "elapsed_s")}
-    write_text_atomic(dest / MARKER, json.dumps({"source": where, **meta}, indent=1) + "\n")
+    meta = {"source": where, "hostname": doc.hostname, "root": doc.root, "ovs_note": doc.ovs_note,
+            "errors": doc.errors, "elapsed_s": doc.elapsed_s}
+    write_text_atomic(dest / MARKER, json.dumps(meta, indent=1) + "\n")
     return dest
 
 
@@ -133,12 +153,12 @@ def _write(dest: Path, rel: str, data: bytes) -> None:
     write_new(dest / rel, data)
 
 
-def ovs_state(doc: dict, where: str) -> tuple[OvsState | None, str]:
+def ovs_state(doc: CollectorDoc, where: str) -> tuple[OvsState | None, str]:
     """The OVS state in the document, as read_live() would have built it on the host; (None, why) when absent."""
-    outputs = {name: text for name, text in doc["ovs"].items() if name in CAPTURE and isinstance(text, str)}
-    note = str(doc.get("ovs_note") or "")
+    outputs = {name: text for name, text in doc.ovs.items() if name in CAPTURE and isinstance(text, str)}
+    note = str(doc.ovs_note or "")
     if any(name not in outputs for name in CAPTURE if name != "pmd-rxq-show.txt"):  # as read_live(): all or none
-        errors = [e for e in doc["errors"] if isinstance(e, str) and e.startswith("`ovs-")]
+        errors = [e for e in doc.errors if isinstance(e, str) and e.startswith("`ovs-")]
         return None, f"{where}: {errors[0] if errors else note or 'no OVS output'}: OVS rules skipped"
     try:
         state = from_outputs("live", outputs)  # its errors name the command, as on the host
@@ -148,7 +168,7 @@ def ovs_state(doc: dict, where: str) -> tuple[OvsState | None, str]:
     return state, f"OVS state read live on {where} over SSH (read-only ovs-vsctl/ovs-appctl)"
 
 
-def load(doc: dict, dest: str | os.PathLike, where: str) -> tuple[Root, OvsState | None, str]:
+def load(doc: CollectorDoc, dest: str | os.PathLike, where: str) -> tuple[Root, OvsState | None, str]:
     """Materialise the document under dest: a Root on the tree, the OVS state and a note on how it was read."""
     root = Root(materialise(doc, dest, where))
     state, note = ovs_state(doc, where)
@@ -182,6 +202,6 @@ def host_report(target: SshTarget, ovs_rundir: str | None = None, flows: int | N
         inv = inventory(root, state, f"ssh:{target.target}")
     report = run(Context(inv, inv.ovs, flows=flows, vm_memory_gb=vm_memory_gb))
     report.notes.append(note)
-    return {"format": REPORT_FORMAT, "host": target.target, "hostname": doc.get("hostname"),
+    return {"format": REPORT_FORMAT, "host": target.target, "hostname": doc.hostname,
             "inventory": json.loads(json.dumps(inventory_dict(inv), default=str)), "audit": audit_dict(inv, report),
-            "collector_errors": doc["errors"]}
+            "collector_errors": doc.errors}
