@@ -13,6 +13,7 @@ import yaml
 
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.host.cnf import k8s, sriovnics
+from zeroloss.host.cnf.manifest import NicSelector
 from zeroloss.host.inventory import collect
 from zeroloss.host.sysfs import Root
 
@@ -250,11 +251,12 @@ def test_k8s_policies_select_the_pfs_as_the_operator_discovers_them():
     for doc, name in zip(policies, KERNEL_PFS.split(","), strict=True):
         sel = doc["spec"]["nicSelector"]
         assert sel == {"vendor": "8086", "deviceID": "158b", "pfNames": [name]}
-        assert [pf.name for pf in found if sriovnics.selector_refusal(sel, pf) is None] == [name]
+        assert [pf.name for pf in found if sriovnics.selector_refusal(NicSelector.from_json(sel), pf) is None] == \
+            [name]
         assert sriovnics.policy_refusal(doc) is None
     assert r.stdout.count("on its kernel driver i40e") == 4
     old_style = {"rootDevices": ["0000:3b:00.0"]}  # what was rendered for a vfio-pci PF: selects nothing discovered
-    assert all(sriovnics.selector_refusal(old_style, pf) for pf in found)
+    assert all(sriovnics.selector_refusal(NicSelector.from_json(old_style), pf) for pf in found)
 
 
 @pytest.mark.parametrize("ports, words", [

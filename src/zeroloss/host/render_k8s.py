@@ -15,6 +15,7 @@ from zeroloss.core.cpuset import format_list
 from zeroloss.core.errors import ZeroLossError
 
 from .cnf import k8s, sriovnics
+from .cnf.manifest import SriovPolicy
 from .plan import Plan, PlannedPort
 from .render_deploy import PP_DERIVED, PP_ROLE, comment
 
@@ -90,9 +91,10 @@ def documents(plan: Plan) -> list[tuple[str, dict[str, Any]]]:
         policy = k8s.sriov_node_policy(k8s.SriovPolicySpec(
             name=f"zl-{name.removeprefix('zl_').replace('_', '-').lower()}", resource_name=name, pf_names=(pf.name,),
             num_vfs=1, mtu=port.mtu, namespace=POLICY_NAMESPACE, vendor=pf.vendor, device_id=pf.device))
-        miss = sriovnics.selector_refusal(policy["spec"]["nicSelector"], pf)
+        read = SriovPolicy.from_json(policy)
+        miss = sriovnics.selector_refusal(read.selector, pf)
         if miss:  # the webhook's validateNicModel would not count the PF as selected
-            raise ZeroLossError(f"SR-IOV policy {policy['metadata']['name']} misses its PF: {miss}")
+            raise ZeroLossError(f"SR-IOV policy {read.name} misses its PF: {miss}")
         docs.append((
             f"{port.name} (PF {pf.name}, {port.pci}, node {port.node}, {sriovnics.model(pf.vendor, pf.device)} on "
             f"its kernel driver {sriovnics.kernel_driver(pf.vendor, pf.device)}, selected by name as the operator "

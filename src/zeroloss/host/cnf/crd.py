@@ -19,6 +19,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from .manifest import CniConfig, Nad, NadSpec, PerformanceProfile, ProfileSpec
+
 Fault = tuple[str, str] | None  # (field path, what is wrong)
 
 _STR: dict[str, Any] = {"type": "string"}
@@ -38,9 +40,8 @@ def _doc(api: str, kind: str, spec: dict[str, Any], namespaced: bool = True) -> 
     """The object around a spec; metadata is the core ObjectMeta, checked further with the kubernetes models
     (schema.py), status is the operator's and not checked."""
     meta: dict[str, Any] = {"type": "object", "required": ["name"], "properties": {
-        "name": {"type": "string", "pattern": _DNS_SUBDOMAIN, "maxLength": 253}}}
-    if not namespaced:
-        meta["not"] = {"required": ["namespace"]}
+        "name": {"type": "string", "pattern": _DNS_SUBDOMAIN, "maxLength": 253}},
+        **({} if namespaced else {"not": {"required": ["namespace"]}})}
     return _obj({"apiVersion": {"const": api}, "kind": {"const": kind}, "metadata": meta, "spec": spec,
                  "status": {"type": "object"}}, ("apiVersion", "kind", "metadata", "spec"))
 
@@ -97,16 +98,17 @@ def _nad_config(doc: dict[str, Any]) -> Fault:
     """spec.config is a CNI network configuration: a JSON object with cniVersion and a type (or a plugins list);
     name may be left out (Userspace CNI's examples/crd-userspace-net-ovs-no-ipam.yaml has none) but is a string."""
     try:
-        conf = json.loads(doc["spec"]["config"])
+        conf = json.loads((Nad.from_json(doc).spec or NadSpec()).config)
     except ValueError as err:
         return "spec.config", f"not JSON ({err})"
     if not isinstance(conf, dict):
         return "spec.config", "not a JSON object"
-    if not isinstance(conf.get("cniVersion"), str):
+    cni = CniConfig.from_json(conf)
+    if not isinstance(cni.cni_version, str):
         return "spec.config.cniVersion", "missing or not a string (a CNI configuration names its version)"
-    if not isinstance(conf.get("name", ""), str):
+    if not isinstance(cni.name, str):
         return "spec.config.name", "not a string"
-    if not isinstance(conf.get("type"), str) and not isinstance(conf.get("plugins"), list):
+    if not isinstance(cni.type, str) and not isinstance(cni.plugins, list):
         return "spec.config.type", "missing (a CNI configuration has a type or a plugins list)"
     return None
 
@@ -114,7 +116,8 @@ def _nad_config(doc: dict[str, Any]) -> Fault:
 def _pp_cpus(doc: dict[str, Any]) -> Fault:
     """The operator's rule: no CPU is in two of the sets."""
     seen: dict[int, str] = {}
-    for key, text in doc["spec"]["cpu"].items():
+    spec = PerformanceProfile.from_json(doc).spec or ProfileSpec()
+    for key, text in (spec.cpu or {}).items():
         if not isinstance(text, str):
             continue
         for part in filter(None, text.split(",")):

@@ -17,6 +17,7 @@ from typing import Any
 from zeroloss.core.errors import ZeroLossError
 
 from . import sriovnics
+from .manifest import NicSelector, SriovPolicy, SriovPolicySpecDoc
 from .schema import validate
 
 __all__ = ["PodSpec", "pod_manifest", "nad_manifests", "sriov_node_policy", "performance_profile", "runtime_class",
@@ -77,11 +78,9 @@ def _resources(spec: PodSpec) -> dict[str, str]:
         raise ZeroLossError(f"pod {spec.name}: {spec.cpus} CPUs", "a Guaranteed DPDK pod needs at least 1 whole CPU")
     if spec.memory_mb < 1:
         raise ZeroLossError(f"pod {spec.name}: memory of {spec.memory_mb} MB", "give the container's memory in MB")
-    res = {"cpu": str(spec.cpus), "memory": _mib(spec.memory_mb, "memory")}
-    if spec.hugepages_2mi_mb:
-        res["hugepages-2Mi"] = _mib(spec.hugepages_2mi_mb, "hugepages-2Mi", 2)
-    if spec.hugepages_1gi_mb:
-        res["hugepages-1Gi"] = _mib(spec.hugepages_1gi_mb, "hugepages-1Gi", 1024)
+    res = {"cpu": str(spec.cpus), "memory": _mib(spec.memory_mb, "memory"),
+           **({"hugepages-2Mi": _mib(spec.hugepages_2mi_mb, "hugepages-2Mi", 2)} if spec.hugepages_2mi_mb else {}),
+           **({"hugepages-1Gi": _mib(spec.hugepages_1gi_mb, "hugepages-1Gi", 1024)} if spec.hugepages_1gi_mb else {})}
     if spec.sriov_resource and spec.sriov_resources:
         raise ZeroLossError(f"pod {spec.name}: both sriov_resource and sriov_resources", "give one of them")
     per_network = spec.sriov_resources or ((spec.sriov_resource,) * len(spec.networks) if spec.sriov_resource else ())
@@ -108,7 +107,7 @@ def _volumes(spec: PodSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
                                 f"use one of {', '.join(HOSTPATH_TYPES)}")
         volumes.append({"name": name, "hostPath": {"path": path, "type": kind}})
         mounts.append({"name": name, "mountPath": mount})
-    if any(m["mountPath"] == HUGEPAGES_MOUNT for m in mounts):
+    if any(entry[2] == HUGEPAGES_MOUNT for entry in spec.host_paths):
         return volumes, mounts
     sizes = [s for s, mb in (("2Mi", spec.hugepages_2mi_mb), ("1Gi", spec.hugepages_1gi_mb)) if mb]
     for size in sizes:
@@ -136,16 +135,12 @@ def pod_manifest(spec: PodSpec) -> dict[str, Any]:
         "command": list(spec.command), "stdin": spec.stdin,
         "resources": {"requests": dict(resources), "limits": dict(resources)},
         "securityContext": {"capabilities": {"add": list(CAPABILITIES)}},
+        **({"volumeMounts": mounts} if mounts else {}),
     }
-    if mounts:
-        container["volumeMounts"] = mounts
-    pod_spec: dict[str, Any] = {"containers": [container], "restartPolicy": "Never"}
-    if spec.runtime_class:
-        pod_spec["runtimeClassName"] = spec.runtime_class
-    if spec.node_selector:
-        pod_spec["nodeSelector"] = dict(spec.node_selector)
-    if volumes:
-        pod_spec["volumes"] = volumes
+    pod_spec: dict[str, Any] = {"containers": [container], "restartPolicy": "Never",
+                                **({"runtimeClassName": spec.runtime_class} if spec.runtime_class else {}),
+                                **({"nodeSelector": dict(spec.node_selector)} if spec.node_selector else {}),
+                                **({"volumes": volumes} if volumes else {})}
     doc = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": spec.name, "namespace": spec.namespace, "annotations": annotations},
            "spec": pod_spec}
@@ -187,12 +182,11 @@ def nad_manifests(networks: tuple[NetworkSpec, ...], namespace: str = "default")
     string, an SR-IOV one names its device plugin resource in the resourceName annotation."""
     docs = []
     for net in networks:
-        meta: dict[str, Any] = {"name": net.name, "namespace": namespace}
-        if net.kind == "sriov":
-            if not net.resource:
-                raise ZeroLossError(f"SR-IOV network {net.name} has no resource",
-                                    "name the SriovNetworkNodePolicy resource (openshift.io/<resourceName>)")
-            meta["annotations"] = {RESOURCE_ANNOTATION: net.resource}
+        if net.kind == "sriov" and not net.resource:
+            raise ZeroLossError(f"SR-IOV network {net.name} has no resource",
+                                "name the SriovNetworkNodePolicy resource (openshift.io/<resourceName>)")
+        meta: dict[str, Any] = {"name": net.name, "namespace": namespace,
+                                **({"annotations": {RESOURCE_ANNOTATION: net.resource}} if net.kind == "sriov" else {})}
         doc = {"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": meta,
                "spec": {"config": json.dumps(_cni_config(net), separators=(",", ":"))}}
         validate(doc)
@@ -223,22 +217,14 @@ def sriov_node_policy(spec: SriovPolicySpec) -> dict[str, Any]:
     (sriovnics.policy_refusal)."""
     if not spec.pf_names and not spec.root_devices:
         raise ZeroLossError(f"SR-IOV policy {spec.name} selects no NIC", "name the PFs (pfNames or rootDevices)")
-    selector: dict[str, Any] = {}
-    if spec.vendor:
-        selector["vendor"] = sriovnics.hex_id(spec.vendor)
-    if spec.device_id:
-        selector["deviceID"] = sriovnics.hex_id(spec.device_id)
-    if spec.pf_names:
-        selector["pfNames"] = list(spec.pf_names)
-    if spec.root_devices:
-        selector["rootDevices"] = list(spec.root_devices)
-    body: dict[str, Any] = {"deviceType": spec.device_type, "isRdma": spec.is_rdma, "nicSelector": selector,
-                            "nodeSelector": dict(spec.node_selector), "numVfs": spec.num_vfs,
-                            "priority": spec.priority, "resourceName": spec.resource_name}
-    if spec.mtu is not None:
-        body["mtu"] = spec.mtu
-    doc = {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
-           "metadata": {"name": spec.name, "namespace": spec.namespace}, "spec": body}
+    selector = NicSelector(vendor=sriovnics.hex_id(spec.vendor) if spec.vendor else None,
+                           device_id=sriovnics.hex_id(spec.device_id) if spec.device_id else None,
+                           pf_names=spec.pf_names or None, root_devices=spec.root_devices or None)
+    body = SriovPolicySpecDoc(device_type=spec.device_type, is_rdma=spec.is_rdma, nic_selector=selector,
+                              node_selector=dict(spec.node_selector), num_vfs=spec.num_vfs, priority=spec.priority,
+                              resource_name=spec.resource_name, mtu=spec.mtu)
+    doc = SriovPolicy(api_version="sriovnetwork.openshift.io/v1", kind="SriovNetworkNodePolicy",
+                      metadata={"name": spec.name, "namespace": spec.namespace}, spec=body).to_json()
     validate(doc)
     why = sriovnics.policy_refusal(doc)
     if why:
@@ -261,9 +247,8 @@ def performance_profile(name: str, isolated: str, reserved: str, pages: tuple[tu
         "numa": {"topologyPolicy": "single-numa-node"},
         "realTimeKernel": {"enabled": False},
         "workloadHints": {"highPowerConsumption": high_power, "perPodPowerManagement": False, "realTime": True},
+        **({"additionalKernelArgs": list(additional_kernel_args)} if additional_kernel_args else {}),
     }
-    if additional_kernel_args:
-        spec["additionalKernelArgs"] = list(additional_kernel_args)
     doc = {"apiVersion": "performance.openshift.io/v2", "kind": "PerformanceProfile", "metadata": {"name": name},
            "spec": spec}
     validate(doc)

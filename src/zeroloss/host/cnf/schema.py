@@ -10,6 +10,7 @@ schemas are in crd.py, written from the upstream type definitions, and checked w
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from decimal import Decimal
@@ -17,9 +18,11 @@ from typing import Any, get_args, get_origin
 
 from pydantic import AliasChoices, BaseModel, ValidationError
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.errors import ZeroLossError
 
 from .crd import SCHEMAS
+from .manifest import Manifest, Pod, PodSpecDoc, Resources
 
 REMEDY = "fix the manifest's field (Kubernetes API reference)"
 # Kubernetes API enumerations the generated models leave as plain strings (core/v1 types.go)
@@ -34,6 +37,18 @@ MEDIUM = re.compile(r"(|Memory|HugePages|HugePages-[0-9]+[KMG]i)")
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 NATIVE = ("cpu", "memory", "ephemeral-storage")  # other names are hugepages-<size> or extended (domain/name)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ModelFault(Record):
+    """One error of a pydantic ValidationError (its errors() entries): where (loc), what (msg), the value given."""
+    loc: Json = ()
+    msg: Json = None
+    input: Json = None
+
+
+def _first_fault(err: ValidationError) -> ModelFault:
+    return ModelFault.from_json(err.errors()[0])
 
 
 def _fail(kind: str, name: str, path: str, what: str) -> ZeroLossError:
@@ -72,15 +87,15 @@ def _quantity(text: Any, kind: str, name: str, path: str) -> Decimal:
     return value
 
 
-def _check_resources(res: dict[str, Any], kind: str, name: str, path: str) -> None:
-    parsed = {part: {key: _quantity(text, kind, name, f"{path}.{part}.{key}")
-                     for key, text in (res.get(part) or {}).items()} for part in ("requests", "limits")}
-    requests, limits = parsed["requests"], parsed["limits"]
+def _check_resources(res: Resources, kind: str, name: str, path: str) -> None:
+    parsed = [(part, {key: _quantity(text, kind, name, f"{path}.{part}.{key}") for key, text in (given or {}).items()})
+              for part, given in (("requests", res.requests), ("limits", res.limits))]
+    requests, limits = parsed[0][1], parsed[1][1]
     for key in requests.keys() | limits.keys():
         where = f"{path}.requests.{key}"
         if key.startswith("hugepages-"):
             size = _quantity(key.removeprefix("hugepages-"), kind, name, f"{path}.limits.{key} (page size)")
-            for part, values in parsed.items():
+            for part, values in parsed:
                 if key in values and values[key] % size:
                     raise _fail(kind, name, f"{path}.{part}.{key}", "not a multiple of the page size")
         if key not in NATIVE and key not in limits:
@@ -129,7 +144,7 @@ def _locate(doc: dict[str, Any], root: type[BaseModel], title: str, loc: tuple[A
             try:
                 cls.model_validate(node)
             except ValidationError as err:
-                if err.errors()[0]["loc"] == loc:
+                if _first_fault(err).loc == loc:
                     return path
     return f"({title}) "
 
@@ -144,11 +159,11 @@ def _check_model(doc: dict[str, Any], model: str, kind: str, name: str, prefix: 
     try:
         obj = cls.from_dict(doc)  # type: ignore[attr-defined]
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        what = ("required, missing" if first.get("input") is None else
-                f"{first['msg']} (got {first.get('input')!r})".replace("\n", " ")[:200])
-        raise _fail(kind, name, prefix + _locate(doc, cls, err.title, first["loc"]) + loc, what) from None
+        first = _first_fault(err)
+        loc = ".".join(str(p) for p in first.loc)
+        what = ("required, missing" if first.input is None else
+                f"{first.msg} (got {first.input!r})".replace("\n", " ")[:200])
+        raise _fail(kind, name, prefix + _locate(doc, cls, err.title, first.loc) + loc, what) from None
     kept = ApiClient().sanitize_for_serialization(obj)  # type: ignore[no-untyped-call]
     extra = _first_extra(doc, kept, "")
     if extra:
@@ -157,34 +172,35 @@ def _check_model(doc: dict[str, Any], model: str, kind: str, name: str, prefix: 
 
 def _check_pod(doc: dict[str, Any]) -> None:
 
-    name = str((doc.get("metadata") or {}).get("name", "?"))
-    if not isinstance(doc.get("metadata"), dict) or not DNS_SUBDOMAIN.fullmatch(name) or len(name) > 253:
+    manifest = Manifest.from_json(doc)
+    name = manifest.name
+    if not isinstance(manifest.metadata, dict) or not DNS_SUBDOMAIN.fullmatch(name) or len(name) > 253:
         raise _fail("Pod", name, "metadata.name", "missing or not a DNS subdomain (lower case, digits, '-', '.')")
     _check_model(doc, "V1Pod", "Pod", name, "")
-    spec = doc["spec"]
-    if not spec.get("containers"):
+    spec = Pod.from_json(doc).spec or PodSpecDoc()  # the model check above held: the shapes are the API's
+    if not spec.containers:
         raise _fail("Pod", name, "spec.containers", "at least one container is required")
-    _enum(spec, "restartPolicy", name, "spec.restartPolicy")
-    for i, vol in enumerate(spec.get("volumes") or []):
+    _enum(spec.to_json(), "restartPolicy", name, "spec.restartPolicy")
+    for i, vol in enumerate(spec.volumes or ()):
         path = f"spec.volumes[{i}]"
-        if not DNS_LABEL.fullmatch(vol["name"]):
-            raise _fail("Pod", name, f"{path}.name", f"'{vol['name']}' is not a DNS label")
-        if "hostPath" in vol:
-            _enum(vol["hostPath"], "type", name, f"{path}.hostPath.type", "hostPath.type")
-        medium = (vol.get("emptyDir") or {}).get("medium", "")
+        if not DNS_LABEL.fullmatch(vol.name):
+            raise _fail("Pod", name, f"{path}.name", f"'{vol.name}' is not a DNS label")
+        if vol.host_path is not None:
+            _enum(vol.host_path, "type", name, f"{path}.hostPath.type", "hostPath.type")
+        medium = vol.empty_dir.medium if vol.empty_dir else ""
         if not MEDIUM.fullmatch(medium):
             raise _fail("Pod", name, f"{path}.emptyDir.medium", f"'{medium}' is not '', Memory or HugePages[-<size>]")
-    names = {v["name"] for v in spec.get("volumes") or []}
-    for i, ctr in enumerate(spec["containers"]):
+    names = {v.name for v in spec.volumes or ()}
+    for i, ctr in enumerate(spec.containers):
         path = f"spec.containers[{i}]"
-        if not DNS_LABEL.fullmatch(ctr["name"]):
-            raise _fail("Pod", name, f"{path}.name", f"'{ctr['name']}' is not a DNS label")
-        _enum(ctr, "imagePullPolicy", name, f"{path}.imagePullPolicy")
-        _enum(ctr, "terminationMessagePolicy", name, f"{path}.terminationMessagePolicy")
-        _check_resources(ctr.get("resources") or {}, "Pod", name, f"{path}.resources")
-        for j, mount in enumerate(ctr.get("volumeMounts") or []):
-            if mount["name"] not in names:
-                raise _fail("Pod", name, f"{path}.volumeMounts[{j}].name", f"no volume '{mount['name']}'")
+        if not DNS_LABEL.fullmatch(ctr.name):
+            raise _fail("Pod", name, f"{path}.name", f"'{ctr.name}' is not a DNS label")
+        _enum(ctr.to_json(), "imagePullPolicy", name, f"{path}.imagePullPolicy")
+        _enum(ctr.to_json(), "terminationMessagePolicy", name, f"{path}.terminationMessagePolicy")
+        _check_resources(ctr.resources or Resources(), "Pod", name, f"{path}.resources")
+        for j, mount in enumerate(ctr.volume_mounts or ()):
+            if mount.name not in names:
+                raise _fail("Pod", name, f"{path}.volumeMounts[{j}].name", f"no volume '{mount.name}'")
 
 
 def _enum(obj: dict[str, Any], key: str, name: str, path: str, enum: str = "") -> None:
@@ -196,14 +212,14 @@ def _enum(obj: dict[str, Any], key: str, name: str, path: str, enum: str = "") -
 def _check_crd(doc: dict[str, Any], schema: dict[str, Any]) -> None:
     import jsonschema
 
-    kind = str(doc.get("kind"))
-    name = str((doc.get("metadata") or {}).get("name", "?"))
+    manifest = Manifest.from_json(doc)
+    kind, name = str(manifest.kind), manifest.name
     error = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(doc))
     if error is not None:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
         raise _fail(kind, name, path or "(document)", error.message.replace("\n", " ")[:200])
-    _check_model(doc["metadata"], "V1ObjectMeta", kind, name, "metadata.")
-    check = SCHEMAS[(str(doc.get("apiVersion")), kind)][1]
+    _check_model(manifest.metadata, "V1ObjectMeta", kind, name, "metadata.")
+    check = SCHEMAS[(str(manifest.api_version), kind)][1]
     if check is not None:
         fault = check(doc)
         if fault:
@@ -215,7 +231,8 @@ def validate(doc: dict[str, Any]) -> None:
     NetworkAttachmentDefinition, SriovNetworkNodePolicy or PerformanceProfile."""
     if not isinstance(doc, dict):
         raise ZeroLossError(f"a manifest is a mapping, not {type(doc).__name__}", REMEDY)
-    key = (str(doc.get("apiVersion")), str(doc.get("kind")))
+    manifest = Manifest.from_json(doc)
+    key = (str(manifest.api_version), str(manifest.kind))
     if key == ("v1", "Pod"):
         _check_pod(doc)
     elif key in SCHEMAS:

@@ -2,14 +2,17 @@
 SriovNetworkNodePolicy checks of its admission webhook, so `host plan --format k8s` never renders a policy the
 cluster would refuse. Read from k8snetworkplumbingwg/sriov-network-operator (deploy/configmap.yaml,
 pkg/host/internal/sriov/sriov.go DiscoverSriovDevices, pkg/webhook/validate.go); the rules are restated here, each
-with the function it comes from. Pure: strings and dicts in, a reason (or None) out.
+with the function it comes from. Pure: strings and records in, a reason (or None) out.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from .manifest import NicSelector, SriovPolicy, SriovPolicySpecDoc
 
 __all__ = ["SUPPORTED", "Pf", "hex_id", "kernel_driver", "model", "discovery_refusal", "selector_refusal",
            "policy_refusal", "DPDK_DRIVERS"]
@@ -116,19 +119,19 @@ def discovery_refusal(pf: Pf) -> str | None:
     return None
 
 
-def _pf_names(selector: dict[str, Any]) -> list[str]:
-    return [p.partition("#")[0] for p in selector.get("pfNames") or []]
+def _pf_names(selector: NicSelector) -> list[str]:
+    return [p.partition("#")[0] for p in selector.pf_names or ()]
 
 
-def selector_refusal(selector: dict[str, Any], pf: Pf) -> str | None:
+def selector_refusal(selector: NicSelector, pf: Pf) -> str | None:
     """Why the webhook's validateNicModel does not count the discovered PF as selected by nicSelector, or None."""
-    if selector.get("vendor") and selector["vendor"] != hex_id(pf.vendor):
-        return f"nicSelector.vendor {selector['vendor']} is not the PF's vendor {hex_id(pf.vendor)}"
-    if selector.get("deviceID") and selector["deviceID"] != hex_id(pf.device):
-        return f"nicSelector.deviceID {selector['deviceID']} is not the PF's device {hex_id(pf.device)}"
-    if selector.get("rootDevices") and pf.pci not in selector["rootDevices"]:
+    if selector.vendor and selector.vendor != hex_id(pf.vendor):
+        return f"nicSelector.vendor {selector.vendor} is not the PF's vendor {hex_id(pf.vendor)}"
+    if selector.device_id and selector.device_id != hex_id(pf.device):
+        return f"nicSelector.deviceID {selector.device_id} is not the PF's device {hex_id(pf.device)}"
+    if selector.root_devices and pf.pci not in selector.root_devices:
         return f"nicSelector.rootDevices does not hold {pf.pci}"
-    if selector.get("pfNames") and pf.name not in _pf_names(selector):
+    if selector.pf_names and pf.name not in _pf_names(selector):
         return f"nicSelector.pfNames does not hold {pf.name or 'the PF (it has no kernel name)'}"
     return None
 
@@ -149,35 +152,36 @@ def _range_refusal(entry: str, num_vfs: int) -> str | None:
     return None
 
 
-def policy_refusal(doc: dict[str, Any]) -> str | None:
+def policy_refusal(doc: Mapping[str, Any]) -> str | None:
     """Why the operator's webhook refuses the SriovNetworkNodePolicy whatever the node holds, or None: the static
     checks of staticValidateSriovNetworkNodePolicy (pkg/webhook/validate.go) that a rendered policy can fail."""
-    spec = doc.get("spec") or {}
-    sel = spec.get("nicSelector") or {}
-    name = str(spec.get("resourceName", ""))
+    policy = SriovPolicy.from_json(doc)
+    spec, sel = policy.spec or SriovPolicySpecDoc(), policy.selector
+    name = str(spec.resource_name)
     if not name or len(name) > RESOURCE_NAME_MAX or not RESOURCE_NAME.fullmatch(name):
         return (f"resourceName '{name}' must be 1..{RESOURCE_NAME_MAX} letters, digits, '-' or '_', starting and "
                 "ending with a letter or digit")
-    if not any(sel.get(k) for k in ("vendor", "deviceID", "pfNames", "rootDevices", "netFilter")):
+    named = (sel.vendor, sel.device_id, sel.pf_names, sel.root_devices)
+    if not any((*named, sel.net_filter)):
         return "nicSelector names no vendor, deviceID, pfNames, rootDevices or netFilter"
-    if sel.get("netFilter") and any(sel.get(k) for k in ("vendor", "deviceID", "pfNames", "rootDevices")):
+    if sel.net_filter and any(named):
         return "nicSelector.netFilter excludes vendor, deviceID, pfNames and rootDevices"
-    vendor, device = sel.get("vendor", ""), sel.get("deviceID", "")
+    vendor, device = sel.vendor or "", sel.device_id or ""
     if vendor and not any(v == vendor for v, _ in SUPPORTED):
         return f"vendor {vendor} is not in the operator's supported-nic-ids list"
     if vendor and device and (vendor, device) not in SUPPORTED:
         return f"vendor/device {vendor}/{device} is not in the operator's supported-nic-ids list"
     if device and not vendor and not any(d == device for _, d in SUPPORTED):
         return f"device {device} is not in the operator's supported-nic-ids list"
-    for entry in sel.get("pfNames") or []:
-        why = _range_refusal(entry, int(spec.get("numVfs", 0))) if "#" in entry else None
+    for entry in sel.pf_names or ():
+        why = _range_refusal(entry, int(spec.num_vfs)) if "#" in entry else None
         if why:
             return why
-    if spec.get("deviceType") == "vfio-pci" and spec.get("isRdma"):
+    if spec.device_type == "vfio-pci" and spec.is_rdma:
         return "deviceType vfio-pci conflicts with isRdma true"
     # the next two are validatePolicyForNodeState's, known here without the node
-    if int(spec.get("numVfs", 0)) == 0:
+    if int(spec.num_vfs) == 0:
         return "numVfs 0 is refused for any policy but the operator's default"
-    if vendor == "15b3" and int(spec.get("numVfs", 0)) > MLX_MAX_VFS:
-        return f"numVfs {spec['numVfs']} is over the webhook's {MLX_MAX_VFS} for NVIDIA NICs"
+    if vendor == "15b3" and int(spec.num_vfs) > MLX_MAX_VFS:
+        return f"numVfs {spec.num_vfs} is over the webhook's {MLX_MAX_VFS} for NVIDIA NICs"
     return None
