@@ -12,10 +12,16 @@ from zeroloss.drivers.dut.ovsstats import (
     parse_pmd_stats,
     parse_upcall_show,
 )
-from zeroloss.loss.diagnose import diagnose
+from zeroloss.loss.diagnose import findings
 from zeroloss.loss.ledger import counter_delta
+from zeroloss.loss.records import Finding, Ledger
 
 FIX = Path(__file__).parent / "fixtures" / "ovs" / "datapath"
+
+
+def diagnose(leds: list, c: dict, state: dict | None, ctx: dict) -> list[Finding]:
+    """The findings of a trial (loss/diagnose.py findings) over ledgers as the files hold them."""
+    return findings([Ledger.of(led) for led in leds], c, state, ctx)
 
 
 def text(name: str) -> str:
@@ -107,38 +113,38 @@ THRASH = {"packets_received": 100000, "recirculations": 100000, "emc_hits": 2000
 
 def test_emc_thrash_names_smc_and_emc_insertion():
     f = diagnose(*_trial(THRASH), CTX)[0]
-    assert (f["hop"], f["reason"], f["frames"]) == ("OVS g0 rx", "emc_thrash", 1000)
-    assert "EMC hits 1.0 %" in f["evidence"][0] and "100,000 flows" in f["evidence"][0]
-    assert "smc-enable=true" in f["remedies"][0] and "emc-insert-inv-prob=0" in f["remedies"][1]
+    assert (f.hop, f.reason, f.frames) == ("OVS g0 rx", "emc_thrash", 1000)
+    assert "EMC hits 1.0 %" in f.evidence[0] and "100,000 flows" in f.evidence[0]
+    assert "smc-enable=true" in f.remedies[0] and "emc-insert-inv-prob=0" in f.remedies[1]
     # the SMC already on and hitting: the EMC insertion is what is left; few flows: no thrash
     smc = {**THRASH, "smc_hits": 20000, "megaflow_hits": 178000}
-    assert "emc-insert-inv-prob=0" in diagnose(*_trial(smc), CTX)[0]["remedies"][0]
-    assert diagnose(*_trial(THRASH), {**CTX, "flows": 1000})[0]["reason"] == "rx_missed"
+    assert "emc-insert-inv-prob=0" in diagnose(*_trial(smc), CTX)[0].remedies[0]
+    assert diagnose(*_trial(THRASH), {**CTX, "flows": 1000})[0].reason == "rx_missed"
     hits = {**THRASH, "emc_hits": 150000, "megaflow_hits": 50000}
-    assert diagnose(*_trial(hits), CTX)[0]["reason"] == "rx_missed"
+    assert diagnose(*_trial(hits), CTX)[0].reason == "rx_missed"
 
 
 def test_upcall_storm_from_upcalls_or_the_flow_limit():
     storm = {**THRASH, "upcalls": 5000, "lost_upcalls": 7}
     f = diagnose(*_trial(storm, {"flows": 2000, "flow_limit": 200000, "revalidators": 1}), CTX)[0]
-    assert f["reason"] == "upcall_storm" and "7 upcall(s) failed" in f["evidence"][0]
-    assert "other_config:flow-limit=400000" in f["remedies"][0] and "n-revalidator-threads=3" in f["remedies"][1]
+    assert f.reason == "upcall_storm" and "7 upcall(s) failed" in f.evidence[0]
+    assert "other_config:flow-limit=400000" in f.remedies[0] and "n-revalidator-threads=3" in f.remedies[1]
     near = diagnose(*_trial({**THRASH, "emc_hits": 150000, "megaflow_hits": 50000},
                             {"flows": 9500, "flow_limit": 10000, "revalidators": 2}), CTX)[0]
-    assert near["reason"] == "upcall_storm" and "flow limit 10000" in near["evidence"][1]
+    assert near.reason == "upcall_storm" and "flow limit 10000" in near.evidence[1]
 
 
 def test_conntrack_full_from_coverage_maxconns_or_a_zone():
     ct = {"nconns": 20000, "maxconns": 20000, "zones": {}, "default_limit": 0}
     f = diagnose(*_trial(THRASH, {"ct": ct}, {"conntrack_full": 842913}), CTX)[0]
-    assert f["reason"] == "conntrack_full" and "842,913" in f["evidence"][0]
-    assert f["remedies"][0].startswith("ovs-appctl dpctl/ct-set-maxconns netdev@ovs-netdev 3000000")
+    assert f.reason == "conntrack_full" and "842,913" in f.evidence[0]
+    assert f.remedies[0].startswith("ovs-appctl dpctl/ct-set-maxconns netdev@ovs-netdev 3000000")
     zone = {"nconns": 1000, "maxconns": 3000000, "default_limit": 0, "zones": {"3": {"limit": 1000, "count": 1000}}}
     f = diagnose(*_trial(THRASH, {"ct": zone}), CTX)[0]
-    assert f["reason"] == "conntrack_full" and "zone 3: 1,000 connection(s) of its limit 1,000" in f["evidence"]
-    assert "ct-set-limits netdev@ovs-netdev default=200000 zone=3,limit=200000" in f["remedies"][0]
+    assert f.reason == "conntrack_full" and "zone 3: 1,000 connection(s) of its limit 1,000" in f.evidence
+    assert "ct-set-limits netdev@ovs-netdev default=200000 zone=3,limit=200000" in f.remedies[0]
     room = {"nconns": 1000, "maxconns": 3000000, "default_limit": 0, "zones": {}}
-    assert diagnose(*_trial(THRASH, {"ct": room}), CTX)[0]["reason"] == "emc_thrash"
+    assert diagnose(*_trial(THRASH, {"ct": room}), CTX)[0].reason == "emc_thrash"
 
 
 def test_tunnel_mtu_on_the_underlay():
@@ -148,7 +154,7 @@ def test_tunnel_mtu_on_the_underlay():
     led = [{"lost": 50, "unexplained": 0, "hops": [hop]}]
     state = {"dpctl_show": "  port 4: p-tun (dpdkvhostuserclient: mtu=1500)\n"}
     f = diagnose(led, {"ovs": {}}, state, {**CTX, "frame": 1518})[0]
-    assert f["reason"] == "tunnel_mtu" and "1500 B inner packet + 50 B" in f["cause"]
-    assert f["remedies"][0].startswith("ovs-vsctl set Interface p-tun mtu_request=1550")
+    assert f.reason == "tunnel_mtu" and "1500 B inner packet + 50 B" in f.cause
+    assert f.remedies[0].startswith("ovs-vsctl set Interface p-tun mtu_request=1550")
     state = {"dpctl_show": "  port 4: p-tun (dpdkvhostuserclient: mtu=1600)\n"}  # room for it: another cause
-    assert diagnose(led, {"ovs": {}}, state, {**CTX, "frame": 1518})[0]["reason"] == "tx_mtu"
+    assert diagnose(led, {"ovs": {}}, state, {**CTX, "frame": 1518})[0].reason == "tx_mtu"

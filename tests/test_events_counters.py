@@ -44,15 +44,16 @@ def test_only_the_watched_parts_and_only_counters_that_went_down():
 
 
 def test_unexplained_after_a_vnf_restart_is_said_to_be_its_ring():
-    from zeroloss.loss.diagnose import diagnose
+    from zeroloss.loss.diagnose import findings
+    from zeroloss.loss.records import Ledger
 
     hop = {"kind": "proc_rx", "name": "VNF 1 (testpmd) rx port 0", "where": "vnf0", "proc": "vnf0", "in": 5000,
            "out": 4000, "drops": [], "extra": [], "unexplained": 1000, "counters": True}
-    led = [{"direction": "A->B", "lost": 1000, "unexplained": 1000, "hops": [hop]}]
-    (f,) = [f for f in diagnose(led, {}, {}, {"restarted": ["vnf0"], "vnf_ring": 1024}) if f["reason"] == "unexplained"]
-    assert "VNF restarted" in f["cause"] and "ring of 1024" in f["cause"] and f["remedies"] == []
-    (f,) = [f for f in diagnose(led, {}, {}, {"restarted": []}) if f["reason"] == "unexplained"]
-    assert "no counter explains them" in f["cause"] and f["remedies"]
+    led = [Ledger.from_json({"direction": "A->B", "lost": 1000, "unexplained": 1000, "hops": [hop]})]
+    (f,) = [f for f in findings(led, {}, {}, {"restarted": ["vnf0"], "vnf_ring": 1024}) if f.reason == "unexplained"]
+    assert "VNF restarted" in f.cause and "ring of 1024" in f.cause and f.remedies == ()
+    (f,) = [f for f in findings(led, {}, {}, {"restarted": []}) if f.reason == "unexplained"]
+    assert "no counter explains them" in f.cause and f.remedies
 
 
 def replay(event: str) -> tuple[dict, list[dict]]:

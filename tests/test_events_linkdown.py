@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 from zeroloss.core.model import Intervals, StreamResult, TrialResult
 from zeroloss.core.outage import down_link
-from zeroloss.loss.diagnose import diagnose
+from zeroloss.loss.diagnose import findings
+from zeroloss.loss.records import Ledger
 from zeroloss.results.events import EventDirection, EventTrial
 from zeroloss.runs.eventtrial import direction_intervals, down_window, find_outages, into_down_link
 
@@ -45,8 +46,12 @@ def test_frames_into_the_downed_member_are_not_lost_nor_an_outage():
     down = (1, 30.0, 62.0)
     iv = direction_intervals(r, down)
     assert iv is not None
-    assert iv["directions"]["B->A"]["link_down"] == [0, 0, 0, 10, 10, 10, 6, 0, 0, 0]
-    assert "link_down" not in iv["directions"]["A->B"]
+    assert iv.directions["B->A"].link_down == (0, 0, 0, 10, 10, 10, 6, 0, 0, 0)
+    assert iv.directions["A->B"].link_down is None
+    assert iv.to_json() == {"ms": 10, "directions": {  # the events file's intervals: link_down only where sent
+        "A->B": {"tx": [10] * 10, "rx": [10, 10, 10, 5, 10, 10, 10, 10, 10, 10]},
+        "B->A": {"tx": [20] * 10, "rx": [20, 20, 20, 10, 10, 10, 14, 20, 20, 20],
+                 "link_down": [0, 0, 0, 10, 10, 10, 6, 0, 0, 0]}}}
     assert into_down_link([g1, g3], down, iv, "B->A", True) == 36 + 40  # sent while down + refused
     assert into_down_link([g1, g3], down, iv, "B->A", False) == 36       # refusals not loss (external mode)
     assert into_down_link([a_to_b], down, iv, "A->B", True) == 0
@@ -101,16 +106,17 @@ def test_the_diagnosis_names_refusals_into_the_downed_link_as_the_generators_and
                {"direction": "B->A", "tx_side": 1, "lost": 116, "unexplained": 0,
                 "hops": [_hop("OVS bond-b rx", "other", "rx_missed", 116, "zlgen tx_refused into g1+g3")]}]
     down = {"side": 1, "port": 1, "member": "g1", "event": "bond-down", "refused": 100}
-    found = diagnose(ledgers, {}, {}, {"link_down": down})
-    assert [(f["hop"], f["reason"], f["frames"]) for f in found] == [
+    leds = [Ledger.from_json(led) for led in ledgers]
+    found = findings(leds, {}, {}, {"link_down": down})
+    assert [(f.hop, f.reason, f.frames) for f in found] == [
         ("OVS bond-b rx", "rx_missed", 16),    # refused beyond the downed port's: the DUT's, as before
         ("OVS bond-b tx", "tx_dropped", 5),
         ("OVS bond-b rx", "link_down", 100)]   # the generator's, last
-    assert "bond-down took the link of g1 down" in found[2]["cause"] and not found[2]["remedies"]
-    plain = diagnose(ledgers, {}, {}, {})  # without the event's link: every refusal is the DUT's, as before
-    assert [(f["reason"], f["frames"]) for f in plain] == [("rx_missed", 116), ("tx_dropped", 5)]
-    other_side = diagnose(ledgers, {}, {}, {"link_down": {**down, "side": 0}})
-    assert [f["reason"] for f in other_side] == ["rx_missed", "tx_dropped"]
+    assert "bond-down took the link of g1 down" in found[2].cause and not found[2].remedies
+    plain = findings(leds, {}, {}, {})  # without the event's link: every refusal is the DUT's, as before
+    assert [(f.reason, f.frames) for f in plain] == [("rx_missed", 116), ("tx_dropped", 5)]
+    other_side = findings(leds, {}, {}, {"link_down": {**down, "side": 0}})
+    assert [f.reason for f in other_side] == ["rx_missed", "tx_dropped"]
 
 
 def test_where_is_the_duts_top_hop_not_the_refusals_into_the_downed_link():

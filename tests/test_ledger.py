@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from zeroloss.loss.diagnose import diagnose, pmd_load
+from zeroloss.loss.diagnose import findings, pmd_load
 from zeroloss.loss.ledger import counter_delta, ledger, queue_spread
+from zeroloss.loss.records import Finding, Ledger
 from zeroloss.report.explain import analyse
 from zeroloss.targets.kinds.external import external_paths
 from zeroloss.targets.kinds.testpmd import p2p_paths
@@ -24,6 +25,11 @@ def fixture(name: str) -> dict:
 def run(doc: dict) -> tuple[list, list]:
     ctx = {**doc["context"], "frame": doc["frame"], "rate_pps": doc["rate_pps"]}
     return analyse(doc["paths"], doc["counters"], doc["dut_state"], ctx, set(doc["sides"]))
+
+
+def diagnose(leds: list, c: dict, state: dict | None, ctx: dict) -> list[Finding]:
+    """The findings of a trial (loss/diagnose.py findings) over ledgers as the files hold them."""
+    return findings([Ledger.of(led) for led in leds], c, state, ctx)
 
 
 def check_arithmetic(led: dict) -> None:
@@ -194,8 +200,8 @@ def test_datapath_drop_counters_are_shared_between_directions_once():
     assert {d["reason"]: d["frames"] for d in sw["drops"]}["datapath"] == 500
     assert sw["unexplained"] == 0
     diag = diagnose(leds, c, doc["dut_state"], {"frame": 64})
-    f = next(f for f in diag if f["reason"] == "datapath")
-    assert "no matching rule" in f["cause"] and any("ofproto/trace br0" in r for r in f["remedies"])
+    f = next(f for f in diag if f.reason == "datapath")
+    assert "no matching rule" in f.cause and any("ofproto/trace br0" in r for r in f.remedies)
 
 
 def test_pmd_imbalance_is_a_finding_with_placement_remedies():
@@ -204,8 +210,8 @@ def test_pmd_imbalance_is_a_finding_with_placement_remedies():
     c["ovs"]["pmds"]["1"] = {"idle_cycles": c["ovs"]["pmds"]["0"]["processing_cycles"], "processing_cycles": 1}
     leds, _ = run(doc)
     diag = diagnose(leds, c, doc["dut_state"], {"frame": 64})
-    f = next(f for f in diag if f["reason"] == "pmd_imbalance")
-    assert "pmd-rxq-assign=group" in " ".join(f["remedies"])
+    f = next(f for f in diag if f.reason == "pmd_imbalance")
+    assert "pmd-rxq-assign=group" in " ".join(f.remedies)
 
 
 def test_a_halved_ovs_mempool_is_reported_with_the_formula():
@@ -215,9 +221,9 @@ def test_a_halved_ovs_mempool_is_reported_with_the_formula():
         mp["size"] = 131072
     leds, _ = run(doc)
     diag = diagnose(leds, doc["counters"], state, {"frame": 4018})
-    f = next(f for f in diag if f["reason"] == "mempool_small")
-    assert "131072 mbufs instead of 262144" in f["cause"]
-    assert any("dpdk-socket-mem=" in r for r in f["remedies"])
+    f = next(f for f in diag if f.reason == "mempool_small")
+    assert "131072 mbufs instead of 262144" in f.cause
+    assert any("dpdk-socket-mem=" in r for r in f.remedies)
 
 
 def test_nothing_lost_means_no_diagnosis():

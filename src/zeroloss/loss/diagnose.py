@@ -14,6 +14,10 @@ A new rule is one decorated function in a rule module: nothing here names it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from zeroloss.core.codec import Json, Record
 
 # importing the rule modules registers their rules (and rules_pmd's trial-wide risks). Rules of different modules
 # never explain the same reason on the same hop kind, so the order of these modules does not change a finding;
@@ -23,7 +27,32 @@ from .ledger import ledgers
 from .records import Finding, Ledger
 from .rulebase import RISKS, Ctx, Drop, Hop, JsonObject, explain, pmd_load
 
-__all__ = ["analyse", "analysis", "diagnose", "findings", "pmd_load"]
+__all__ = ["LinkDown", "TrialContext", "analyse", "analysis", "diagnose", "findings", "pmd_load"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinkDown(Record):
+    """A link an event took down over the trial (runs/eventtrial.py): the direction's TX side and zlgen's port on it,
+    the bond member (None: the port itself), the event, and the frames that port refused over the trial."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"member"})
+
+    side: int = 0
+    port: int = 0
+    member: str | None = None
+    event: str = ""
+    refused: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialContext(Record):
+    """What the engine itself reads of a trial's context (the rules read the rest, rulebase.Ctx): the processes an
+    event restarted, the VNF's ring, a link an event took down. The other keys (frame, rate_pps, flows...) stay in
+    extra."""
+
+    restarted: Json = None
+    vnf_ring: Json = None
+    link_down: LinkDown | None = None
 
 
 def _explained(hop: Hop, drop: Drop, x: Ctx) -> Finding:
@@ -34,18 +63,18 @@ def _explained(hop: Hop, drop: Drop, x: Ctx) -> Finding:
                    remedies=tuple(why.remedies))
 
 
-def _link_down(hop: Hop, frames: int, down: JsonObject) -> Finding:
+def _link_down(hop: Hop, frames: int, down: LinkDown) -> Finding:
     """zlgen's refusals into the port whose link an event took down (runs/events.py: link_down): the generator's."""
     return Finding(hop=hop.name, where=hop.where, reason="link_down", frames=frames,
                    counter="zlgen tx_refused", remedies=(),
-                   cause=f"{down['event']} took the link of {down['member'] or 'the port'} down (zlgen port "
-                         f"{down['port']}): zlgen, not a bonded peer, kept offering into it and its wire refused the "
+                   cause=f"{down.event} took the link of {down.member or 'the port'} down (zlgen port "
+                         f"{down.port}): zlgen, not a bonded peer, kept offering into it and its wire refused the "
                          "frames; a peer does not send into a link that is down, so they are the generator's, not "
                          "the DUT's (link_down)",
-                   evidence=(f"zlgen port {down['port']} refused {down['refused']:,} frame(s) over the trial",))
+                   evidence=(f"zlgen port {down.port} refused {down.refused:,} frame(s) over the trial",))
 
 
-def _unexplained(hop: Hop, x: Ctx) -> Finding:
+def _unexplained(hop: Hop, x: Ctx, tc: TrialContext) -> Finding:
     """The frames a hop lost that no counter explains, and the likeliest reason no counter saw them."""
     extra = sum(d.frames for d in hop.late)
     remedies: tuple[str, ...] = ("a longer drain (--set drain_ms=1000) if frames were in flight",)
@@ -54,8 +83,8 @@ def _unexplained(hop: Hop, x: Ctx) -> Finding:
     elif extra:
         cause = (f"{extra} frame(s) of a previous trial (late) or sent twice reached zlgen here and hide "
                  f"as many of this trial's frames, still in flight when the drain ended")
-    elif x.ctx.get("restarted"):
-        ring = x.ctx.get("vnf_ring")
+    elif tc.restarted:
+        ring = tc.vnf_ring
         cause = ("a VNF restarted during the trial: the frames OVS had put in its RX virtqueue when it "
                  f"quit (at most its ring{f' of {ring}' if ring else ''}) count as sent in OVS's vhost "
                  "counters and as received nowhere, and its ports' counts between the reading just "
@@ -71,13 +100,12 @@ def _unexplained(hop: Hop, x: Ctx) -> Finding:
 Merged = dict[tuple[str, str], Finding]  # by (hop name, reason): the first drop's finding, the frames of all
 
 
-def _merge_drops(merged: Merged, led: Ledger, hop: Hop, x: Ctx) -> None:
+def _merge_drops(merged: Merged, led: Ledger, hop: Hop, x: Ctx, down: LinkDown | None) -> None:
     """A hop's drops into the findings, one per (hop, reason). When an event took a link down (ctx link_down), the
     refusals of zlgen's port into it, up to what that port refused, are the generator's (link_down)."""
-    down = x.ctx.get("link_down") or {}
     for drop in hop.drops:
-        if down and led.tx_side == down["side"] and drop.counter.startswith("zlgen tx_refused"):
-            n = min(drop.frames, down["refused"])
+        if down is not None and led.tx_side == down.side and drop.counter.startswith("zlgen tx_refused"):
+            n = min(drop.frames, down.refused)
             drop = drop.with_(frames=drop.frames - n)
             if n:
                 merged[(hop.name, "link_down")] = _link_down(hop, n, down)
@@ -90,27 +118,28 @@ def _merge_drops(merged: Merged, led: Ledger, hop: Hop, x: Ctx) -> None:
             merged[key] = _explained(hop, drop, x)
 
 
-def _merge_unexplained(merged: Merged, hop: Hop, x: Ctx) -> None:
+def _merge_unexplained(merged: Merged, hop: Hop, x: Ctx, tc: TrialContext) -> None:
     """A hop's unexplained frames into the findings, one per hop."""
     key = (hop.name, "unexplained")
     if key in merged:
         merged[key] = merged[key].with_(frames=merged[key].frames + (hop.unexplained or 0))
     else:
-        merged[key] = _unexplained(hop, x)
+        merged[key] = _unexplained(hop, x, tc)
 
 
 def findings(ledgers: Sequence[Ledger], c: JsonObject, state: JsonObject | None, ctx: JsonObject) -> list[Finding]:
     """Findings for a trial, the DUT's largest first, then the generator's, then the trial-wide risks. ctx: frame,
     rate_pps, flows, queues, vnf_ring, pmd_cpu_mask, vnfs, tunnel, link_down ({side, port, member, event, refused}:
     a link an event took down, whose refusals are the generator's)."""
-    x = Ctx(c, state or {}, ctx)
+    x, tc = Ctx(c, state or {}, ctx), TrialContext.from_json(ctx)
+    down = tc.link_down if tc.link_down is not None and tc.link_down.keys else None  # ({}: none)
     lost = sum(max(0, led.lost) for led in ledgers)
     merged: Merged = {}
     for led in ledgers:
         for hop in led.hops:
-            _merge_drops(merged, led, hop, x)
+            _merge_drops(merged, led, hop, x, down)
             if hop.unexplained:
-                _merge_unexplained(merged, hop, x)
+                _merge_unexplained(merged, hop, x, tc)
     # the DUT's findings first, largest first; then the generator's (frames it offered into a downed link)
     ordered = sorted(merged.values(), key=lambda f: (f.reason == "link_down", -abs(f.frames)))
     out = [f.with_(share_pct=100 * f.frames / lost if lost else 0.0) for f in ordered]
@@ -137,6 +166,7 @@ def analysis(paths: list[JsonObject], c: JsonObject, state: JsonObject | None, c
 
 def analyse(paths: list[JsonObject], c: JsonObject, state: JsonObject | None, ctx: JsonObject,
             sides: set[int]) -> tuple[list[JsonObject], list[JsonObject]]:
-    """analysis() as the files that keep ledgers untyped hold it (soak, events)."""
+    """analysis() as the soak file holds it (runs/soak.py keeps its ledgers untyped; every other caller takes the
+    records and writes them where its file is written)."""
     leds, found = analysis(paths, c, state, ctx, sides)
     return [led.to_json() for led in leds], [f.to_json() for f in found]

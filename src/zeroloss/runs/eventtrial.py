@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zeroloss.core import outage
+from zeroloss.core.codec import Record
 from zeroloss.core.config import RunConfig
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.model import StreamResult, TrialResult
 from zeroloss.drivers.bench.events import Event
-from zeroloss.loss.diagnose import analyse
+from zeroloss.loss.diagnose import LinkDown, analysis
 from zeroloss.loss.ledger import counter_delta
 from zeroloss.results.events import EventAction, EventDirection, EventTrial, OutageRecord
 from zeroloss.targets.base import Probe, by_direction, gen_counters, guarded
@@ -26,33 +27,51 @@ WATCH_S = 0.05  # how often the bench's processes are checked while waiting for 
 SETTLE_S = 0.5  # between trials: the change undone has settled before the next trial's counters are read
 
 
-def direction_intervals(r: TrialResult, down: tuple[int, float, float | None] | None = None) -> dict[str, Any] | None:
+@dataclass(frozen=True, kw_only=True)
+class DirIntervals(Record):
+    """One direction's interval counters, its streams' summed: frames sent and received per interval, and (link_down)
+    those sent into a link an event took down and not received, when it sends on that link."""
+
+    tx: tuple[int, ...] = ()
+    rx: tuple[int, ...] = ()
+    link_down: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialIntervals(Record):
+    """A trial's interval counters (EventTrial.intervals is its JSON): the interval (ms) and each direction's."""
+
+    ms: float = 0
+    directions: dict[str, DirIntervals] = field(default_factory=dict)
+
+
+def _summed(rows: list[list[int]], n: int) -> tuple[int, ...]:
+    """Rows of counters summed interval by interval, the shorter ones taken as 0 after their end, over n intervals."""
+    return tuple(sum(row[i] for row in rows if i < len(row)) for i in range(n))
+
+
+def direction_intervals(r: TrialResult, down: tuple[int, float, float | None] | None = None) -> TrialIntervals | None:
     """Each direction's interval counters, its streams' summed (zlgen's interval_ms), or None when zlgen did not
     count intervals. down: (zlgen port, ms down, ms up or None) of a link an event took down; the directions
     sending on that port get `link_down`, per interval the frames sent into it while down and not received
     (outage.down_link)."""
     ms = None
-    dirs: dict[str, dict[str, list[int]]] = {}
+    dirs: dict[str, DirIntervals] = {}
     for (tx, rx), group in sorted(by_direction(r).items()):
-        key = "AB"[tx] + "->" + "AB"[rx]
-        d = dirs.setdefault(key, {"tx": [], "rx": []})
+        txs, rxs, downs = [], [], []
         for s in group:
             iv = getattr(s, "intervals", None)
             if iv is None:
                 return None
             ms = iv.ms
-            parts = {"tx": list(iv.tx), "rx": list(iv.rx)}
+            txs.append(list(iv.tx))
+            rxs.append(list(iv.rx))
             if down is not None and s.port == down[0]:
-                parts["link_down"] = outage.down_link(parts["tx"], parts["rx"], iv.ms, down[1], down[2])
-            for name, xs in parts.items():
-                acc = d.setdefault(name, [])
-                acc.extend([0] * (len(xs) - len(acc)))
-                for i, x in enumerate(xs):
-                    acc[i] += x
-        n = max(len(xs) for xs in d.values())
-        for xs in d.values():
-            xs.extend([0] * (n - len(xs)))
-    return None if ms is None else {"ms": ms, "directions": dirs}
+                downs.append(outage.down_link(txs[-1], rxs[-1], iv.ms, down[1], down[2]))
+        n = max(len(xs) for xs in (*txs, *rxs, *downs))
+        dirs["AB"[tx] + "->" + "AB"[rx]] = DirIntervals(tx=_summed(txs, n), rx=_summed(rxs, n),
+                                                        link_down=_summed(downs, n) if downs else None)
+    return None if ms is None else TrialIntervals(ms=ms, directions=dirs)
 
 
 def down_window(ev: Event | None, spans: list[float]) -> tuple[int, float, float | None] | None:
@@ -66,7 +85,7 @@ def down_window(ev: Event | None, spans: list[float]) -> tuple[int, float, float
 
 
 def into_down_link(group: list[StreamResult], down: tuple[int, float, float | None] | None,
-                   intervals: dict[str, Any] | None, key: str, refused_is_loss: bool) -> int:
+                   intervals: TrialIntervals | None, key: str, refused_is_loss: bool) -> int:
     """The frames of one direction's streams (key) offered into the downed link and not received: those sent while
     it was down (direction_intervals' link_down; without intervals, all the port's lost frames) and those its wire
     refused over the trial (refusals are not timed: a virtio ring refuses when its reader stops, as OVS does for a
@@ -78,22 +97,22 @@ def into_down_link(group: list[StreamResult], down: tuple[int, float, float | No
     refused = sum(s.tx_refused for s in mine) if refused_is_loss else 0
     lost = sum(s.tx_pkts - s.rx_unique for s in mine) + refused
     if intervals is not None:
-        sent = sum(intervals["directions"][key].get("link_down", ()))
+        sent = sum(intervals.directions[key].link_down or ())
     else:
         sent = sum(max(0, s.tx_pkts - s.rx_unique) for s in mine)
     return max(0, min(sent + refused, lost))
 
 
-def find_outages(intervals: dict[str, Any] | None, rate_pps: float) -> tuple[OutageRecord, ...]:
+def find_outages(intervals: TrialIntervals | None, rate_pps: float) -> tuple[OutageRecord, ...]:
     """The runs of intervals with loss in each direction (zeroloss.core.outage), as records."""
     if intervals is None or rate_pps <= 0:
         return ()
     from zeroloss.core.outage import outages
 
     out = []
-    for key, d in intervals["directions"].items():
-        down = d.get("link_down") or [0] * len(d["tx"])  # offered into a downed link: the generator's
-        for o in outages([t - x for t, x in zip(d["tx"], down, strict=True)], d["rx"], intervals["ms"], rate_pps):
+    for key, d in intervals.directions.items():
+        down = d.link_down or [0] * len(d.tx)  # offered into a downed link: the generator's
+        for o in outages([t - x for t, x in zip(d.tx, down, strict=True)], d.rx, intervals.ms, rate_pps):
             out.append(OutageRecord(direction=key, start_ms=o.start_ms, end_ms=o.end_ms, lost=o.lost,
                                     outage_ms=o.outage_ms))
     return tuple(out)
@@ -259,9 +278,7 @@ def _counters(b: TrialBench, ev: Event | None, m: _Measured, acts: _Actions) -> 
         before = restarted(before, pre, post, ev.watch)
     if m.mid is not None or acts.marks:
         before = b.probe.derive(before)
-    c = counter_delta(m.after, before) or {}
-    c["gen"] = gen_counters(m.r, b.refused_is_loss)
-    return c
+    return {**(counter_delta(m.after, before) or {}), "gen": gen_counters(m.r, b.refused_is_loss)}
 
 
 def _record(b: TrialBench, ev: Event | None, name: str, rep: int, rate: float, m: _Measured, c: dict,
@@ -269,14 +286,15 @@ def _record(b: TrialBench, ev: Event | None, name: str, rep: int, rate: float, m
     """The trial's record: its directions, outages, ledger, diagnosis and warnings."""
     probe, plan, r = b.probe, b.plan, m.r
     state = probe.state() if probe.state else None
-    ctx = {**probe.context, "frame": b.frame, "rate_pps": rate, "flows": b.cfg.flows,
-           "restarted": [p[1] for p in (ev.resets if ev is not None else ()) if p[0] == "procs" and len(p) > 1]}
     down = down_window(ev, acts.spans)
-    if down is not None and ev is not None and b.refused_is_loss:
-        ctx["link_down"] = {"side": down[0] % 2, "port": down[0], "member": getattr(ev, "member", ""),
-                            "event": name, "refused": sum(s.tx_refused for s in r.streams if s.port == down[0])}
+    link = None if down is None or ev is None or not b.refused_is_loss else LinkDown(
+        side=down[0] % 2, port=down[0], member=getattr(ev, "member", ""), event=name,
+        refused=sum(s.tx_refused for s in r.streams if s.port == down[0]))
+    ctx = {**probe.context, "frame": b.frame, "rate_pps": rate, "flows": b.cfg.flows,
+           "restarted": [p[1] for p in (ev.resets if ev is not None else ()) if p[0] == "procs" and len(p) > 1],
+           **({} if link is None else {"link_down": link.to_json()})}
     groups = by_direction(r)
-    leds, diag = analyse(probe.paths, c, state, ctx, {tx for tx, _ in groups})
+    leds, found = analysis(probe.paths, c, state, ctx, {tx for tx, _ in groups})
     intervals = direction_intervals(r, down)
     dirs = _directions(b, groups, down, intervals, name, m.warnings)
     actions = tuple(EventAction(t_ms=round((t - m.t0) * 1000, 1), what=w, took_ms=round(took * 1000, 1))
@@ -286,11 +304,13 @@ def _record(b: TrialBench, ev: Event | None, name: str, rep: int, rate: float, m
                       t_event_ms=plan.t_event_s * 1000 if ev else None,
                       t_undo_ms=plan.t_undo_s * 1000 if ev is not None and ev.has_undo else None,
                       actions=actions, directions=tuple(dirs), outages=find_outages(intervals, rate),
-                      intervals=intervals, ledger=leds, diagnosis=diag, warnings=tuple(m.warnings))
+                      intervals=None if intervals is None else intervals.to_json(),
+                      ledger=[led.to_json() for led in leds], diagnosis=[f.to_json() for f in found],
+                      warnings=tuple(m.warnings))
 
 
 def _directions(b: TrialBench, groups: dict, down: tuple[int, float, float | None] | None,
-                intervals: dict[str, Any] | None, name: str, warnings: list[str]) -> list[EventDirection]:
+                intervals: TrialIntervals | None, name: str, warnings: list[str]) -> list[EventDirection]:
     """Each direction's frames sent, received, lost and refused, less those offered into a link the event took
     down (the generator's, with a warning naming them)."""
     dirs = []
@@ -311,7 +331,7 @@ def _directions(b: TrialBench, groups: dict, down: tuple[int, float, float | Non
 
 
 def _warnings(plan: Plan, name: str, rate: float, r: TrialResult, actions: tuple[EventAction, ...],
-              dirs: list[EventDirection], intervals: dict[str, Any] | None) -> list[str]:
+              dirs: list[EventDirection], intervals: TrialIntervals | None) -> list[str]:
     """What qualifies the trial's figures: an event that ended after the trial, a generator short of the rate,
     refused frames the intervals do not count."""
     out = []
