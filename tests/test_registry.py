@@ -98,7 +98,7 @@ def test_events_are_the_kinds():
 
 
 def _reader(h, c, budget):
-    n = c["probe"]["n"]
+    n = c.extra["probe"]["n"]  # a kind's own counters: in Counters.extra (loss/counters.py)
     return readers.HopReading(n, n - 3, [readers.drop("rx_dropped", 3, "probe rx_dropped")])
 
 

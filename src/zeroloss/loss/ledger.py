@@ -25,8 +25,13 @@ the switch hop (kind `ovs_stage`, in = out + its drops), the switch hop keeping 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from zeroloss.core.codec import Json, JsonObject
+
+from .counters import Counters, Path, PathHop, Stage
 from .readers import STAT_KEYS as STAT_KEYS  # the ethdev counters a ledger reads (labdut)
 from .readers import read
 from .records import Drop, Hop, Ledger
@@ -75,13 +80,16 @@ def counter_delta(after: Any, before: Any) -> Any:
     return None
 
 
-def path_ledger(path: list[dict[str, Any]], c: dict[str, Any], budget: dict[str, int] | None = None,
-                owned: tuple[str, ...] = (), direction: str = "", tx_side: int | None = None,
-                rx_side: int | None = None) -> Ledger:
+def path_ledger(path: Sequence[PathHop | Mapping[str, Json]], c: Counters | Mapping[str, Json],
+                budget: dict[str, int] | None = None, owned: tuple[str, ...] = (), direction: str = "",
+                tx_side: int | None = None, rx_side: int | None = None) -> Ledger:
     """One direction's ledger along its path: every hop with in, out, drops and unexplained, and totals. owned: the
     drop counters some switch stage owns (only a segment with that stage takes them)."""
     budget = budget if budget is not None else {}
-    reads = [read({**h, "_owned": owned} if owned and h["kind"] == "ovs_switch" else h, c, budget) for h in path]
+    counters = Counters.of(c)
+    hops_in = [h if isinstance(h, PathHop) else PathHop.from_json(h) for h in path]
+    reads = [read(replace(h, owned=owned) if owned and h.kind == "ovs_switch" else h, counters, budget)
+             for h in hops_in]
     seen = [r.own_in is not None or r.out is not None for r in reads]
     # a hop that has no counters passes on what the next hop saw arrive: the gap is its unexplained
     for k, r in enumerate(reads):
@@ -89,16 +97,15 @@ def path_ledger(path: list[dict[str, Any]], c: dict[str, Any], budget: dict[str,
             r.out = reads[k + 1].own_in
     hops: list[Hop] = []
     prev_out: int | None = None
-    for k, (h, r) in enumerate(zip(path, reads, strict=True)):
+    for k, (h, r) in enumerate(zip(hops_in, reads, strict=True)):
         hop_in = prev_out if k and prev_out is not None else r.own_in
-        drops = [Drop.from_json(d) for d in r.drops]
-        counted = sum(d.frames for d in drops)
+        counted = sum(d.frames for d in r.drops)
         unexplained = hop_in - r.out - counted if hop_in is not None and r.out is not None else None
-        hop = Hop.on_path(h, in_=hop_in, out=r.out, drops=tuple(d for d in drops if d.stage is None),
-                          late=tuple(Drop.from_json(d) for d in r.extra), unexplained=unexplained,
-                          counters=seen[k], evidence=r.evidence or None)
-        if h.get("stages"):
-            hops += _stage_hops(hop, h["stages"], drops, seen[k])
+        evidence = r.evidence.to_json() if r.evidence else None
+        hop = Hop.on_path(h.to_json(), in_=hop_in, out=r.out, drops=tuple(d for d in r.drops if d.stage is None),
+                          late=tuple(r.extra), unexplained=unexplained, counters=seen[k], evidence=evidence or None)
+        if h.stages:
+            hops += _stage_hops(hop, h.stages, r.drops, seen[k])
         else:
             hops.append(hop)
         prev_out = r.out
@@ -108,7 +115,7 @@ def path_ledger(path: list[dict[str, Any]], c: dict[str, Any], budget: dict[str,
                   lost=sent - received, counted=counted, unexplained=sent - received - counted, hops=tuple(hops))
 
 
-def _stage_hops(hop: Hop, stages: list[dict[str, Any]], drops: list[Drop], seen: bool) -> list[Hop]:
+def _stage_hops(hop: Hop, stages: tuple[Stage, ...], drops: list[Drop], seen: bool) -> list[Hop]:
     """A switch hop and its stages as hops after it: each passes on what it got less its own drops. The switch hop's
     out becomes what its stages got (its in less its own drops and unexplained), so the chain of in/out still
     holds."""
@@ -121,24 +128,25 @@ def _stage_hops(hop: Hop, stages: list[dict[str, Any]], drops: list[Drop], seen:
         mine = tuple(Drop(reason=d.reason, frames=d.frames, counter=d.counter) for d in drops if d.stage == i)
         lost = sum(d.frames for d in mine)
         hop_in, running = running, None if running is None else running - lost
-        out.append(Hop.on_path({**{k: v for k, v in st.items() if k != "counters"}, "kind": "ovs_stage"},
-                               in_=hop_in, out=running, drops=mine, late=(),
+        own = {k: v for k, v in st.to_json().items() if k != "counters"}
+        out.append(Hop.on_path({**own, "kind": "ovs_stage"}, in_=hop_in, out=running, drops=mine, late=(),
                                unexplained=None if hop_in is None else 0, counters=seen))
     return out
 
 
-def ledgers(paths: list[dict[str, Any]], c: dict[str, Any]) -> list[Ledger]:
+def ledgers(paths: Sequence[Path | Mapping[str, Json]], c: Counters | Mapping[str, Json]) -> list[Ledger]:
     """The ledger of every direction of a trial. paths: [{"direction", "tx_side", "rx_side", "hops"}]."""
-    cov = (c.get("ovs") or {}).get("coverage") or {}
+    counters = Counters.of(c)
+    ps = [p if isinstance(p, Path) else Path.from_json(p) for p in paths]
+    cov = counters.ovs.coverage if counters.ovs else {}
     # meter drops are counted by the meters themselves; the other drop counters explain switch drops
     budget = {k: v for k, v in cov.items() if v > 0 and k.startswith(("datapath_drop", "drop_action"))
               and k != "datapath_drop_meter"}
-    owned = tuple(dict.fromkeys(n for p in paths for h in p["hops"] for st in h.get("stages") or ()
-                                for n in st.get("counters") or ()))
-    return [path_ledger(p["hops"], c, budget, owned, p["direction"], p["tx_side"], p["rx_side"]) for p in paths]
+    owned = tuple(dict.fromkeys(n for p in ps for h in p.hops for st in h.stages for n in st.counters))
+    return [path_ledger(p.hops, counters, budget, owned, p.direction, p.tx_side, p.rx_side) for p in ps]
 
 
-def ledger(paths: list[dict[str, Any]], c: dict[str, Any]) -> list[dict[str, Any]]:
+def ledger(paths: Sequence[Path | Mapping[str, Json]], c: Counters | Mapping[str, Json]) -> list[JsonObject]:
     """ledgers() as the result files hold them (JSON)."""
     return [led.to_json() for led in ledgers(paths, c)]
 

@@ -30,14 +30,18 @@ import math
 import os
 import re
 import subprocess
+from collections.abc import Mapping
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from zeroloss.core.codec import Record
 from zeroloss.core.config import RunConfig
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.frames import Frame, largest
 from zeroloss.drivers.probe.telemetry import local_reader
+from zeroloss.loss.counters import Counters, NetdevStats, PathHop
 from zeroloss.loss.readers import HopReading, drop
 
 from ..base import Probe
@@ -95,30 +99,69 @@ def bridge_paths(host: tuple[str, str]) -> list[dict[str, Any]]:
     return out
 
 
-def _netdev(c: dict[str, Any], name: str, ns: bool) -> dict[str, int] | None:
-    return ((c.get("netdev") or {}).get("ns" if ns else "host") or {}).get(name)
+@dataclass(frozen=True, kw_only=True)
+class NetdevHop(Record):
+    """A veth or bridge hop's own fields (bridge_paths): the netdev and whether it is in the namespace (veth), the
+    bridge's ports in and out (bridge)."""
+
+    netdev: str = ""
+    ns: bool = False
+    in_: str = field(default="", metadata={"key": "in"})
+    out: str = ""
 
 
-def read_veth(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> HopReading:
+@dataclass(frozen=True, kw_only=True)
+class Netdevs(Record):
+    """Every interface's counters (Bridge.counters): the host ends', the namespace's."""
+
+    host: Mapping[str, NetdevStats] = field(default_factory=dict)
+    ns: Mapping[str, NetdevStats] = field(default_factory=dict)
+
+    def of(self, name: str, ns: bool) -> NetdevStats | None:
+        return (self.ns if ns else self.host).get(name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BridgeCounters(Record):
+    """This kind's part of a trial's counters (in Counters.extra)."""
+
+    netdev: Netdevs = field(default_factory=Netdevs)
+
+
+def _netdevs(c: Counters) -> Netdevs:
+    return BridgeCounters.from_json(c.extra).netdev
+
+
+def read_veth(h: PathHop, c: Counters, budget: dict[str, int]) -> HopReading:
     """A veth pair from the sending end: what it took (tx_packets + tx_dropped), what the peer got (tx_packets:
     the same counter) and what the peer's backlog refused (tx_dropped)."""
-    s = _netdev(c, h["netdev"], h["ns"])
+    own = NetdevHop.from_json(h.extra)
+    s = _netdevs(c).of(own.netdev, own.ns)
     if s is None:
         return HopReading(None, None)
-    drops = [drop("rx_dropped", s["tx_dropped"], f"{h['netdev']} tx_dropped (the peer's backlog was full)"),
-             drop("tx_dropped", s["tx_errors"], f"{h['netdev']} tx_errors")]
-    return HopReading(s["tx_packets"] + s["tx_dropped"] + s["tx_errors"], s["tx_packets"], drops)
+    drops = [drop("rx_dropped", s.tx_dropped, f"{own.netdev} tx_dropped (the peer's backlog was full)"),
+             drop("tx_dropped", s.tx_errors, f"{own.netdev} tx_errors")]
+    return HopReading(s.tx_packets + s.tx_dropped + s.tx_errors, s.tx_packets, drops)
 
 
-def read_bridge(h: dict[str, Any], c: dict[str, Any], budget: dict[str, int]) -> HopReading:
+def read_bridge(h: PathHop, c: Counters, budget: dict[str, int]) -> HopReading:
     """The bridge between two of its ports: in what the ingress port received, out what the egress port sent or
     dropped sending; the ingress port's rx_dropped are frames the stack refused there."""
-    pin, pout = _netdev(c, h["in"], True), _netdev(c, h["out"], True)
+    own, nd = NetdevHop.from_json(h.extra), _netdevs(c)
+    pin, pout = nd.of(own.in_, True), nd.of(own.out, True)
     if pin is None or pout is None:
         return HopReading(None, None)
-    drops = [drop("rx_dropped", pin["rx_dropped"], f"bridge port {h['in']} rx_dropped"),
-             drop("rx_errors", pin["rx_errors"], f"bridge port {h['in']} rx_errors")]
-    return HopReading(pin["rx_packets"], pout["tx_packets"] + pout["tx_dropped"] + pout["tx_errors"], drops)
+    drops = [drop("rx_dropped", pin.rx_dropped, f"bridge port {own.in_} rx_dropped"),
+             drop("rx_errors", pin.rx_errors, f"bridge port {own.in_} rx_errors")]
+    return HopReading(pin.rx_packets, pout.tx_packets + pout.tx_dropped + pout.tx_errors, drops)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IpLink(Record):
+    """One link of `ip -s -j link`: its name and counters (stats64: rx and tx, each packets, dropped, errors...)."""
+
+    ifname: str = ""
+    stats64: Mapping[str, Mapping[str, int]] | None = None
 
 
 def ip(*args: str, ns: str | None = None, check: bool = True) -> str:
@@ -183,9 +226,9 @@ class Bridge:
         """Every interface's counters: the host ends from sysfs, the namespace's from one `ip -s -j link`."""
         host = {n: {k: int((SYSFS / n / "statistics" / k).read_text()) for k in COUNTERS} for n in self.host}
         inside = {}
-        for link in json.loads(ip("-s", "-j", "link", "show", ns=self.ns)):
-            st = link.get("stats64") or {}
-            inside[link["ifname"]] = {f"{d}_{k}": int(st.get(d, {}).get(k, 0)) for d in ("rx", "tx")
+        for link in map(IpLink.from_json, json.loads(ip("-s", "-j", "link", "show", ns=self.ns))):
+            st = link.stats64 or {}
+            inside[link.ifname] = {f"{d}_{k}": int(st.get(d, {}).get(k, 0)) for d in ("rx", "tx")
                                       for k in ("packets", "dropped", "errors")}
         return {"netdev": {"host": host, "ns": inside}}
 
