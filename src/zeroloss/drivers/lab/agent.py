@@ -25,6 +25,54 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+
+class Fields:
+    """A JSON object read once: its keys that the class names become attributes, the class's values the defaults of
+    those it lacks."""
+
+    def __init__(self, doc):
+        for key, value in doc.items():
+            if key in self.FIELDS:
+                setattr(self, key, value)
+
+
+def _fields(cls):
+    cls.FIELDS = frozenset(k for k, v in vars(cls).items() if not k.startswith("_") and not callable(v))
+    return cls
+
+
+@_fields
+class Request(Fields):
+    """A request: its op and id, and what each op reads (run: argv, env, timeout; unixctl: path, cmd, args;
+    telemetry: path, cmds; alive: pids; sysfs: text, links, dirs; batch: items). timeout None: the op's own."""
+
+    op = None
+    id = None
+    argv = ()
+    env = None
+    timeout = None
+    path = ""
+    cmd = ""
+    args = None
+    cmds = ()
+    pids = ()
+    text = None
+    links = None
+    dirs = None
+    items = ()
+
+    def wait(self, default):
+        return default if self.timeout is None else self.timeout
+
+
+@_fields
+class RpcReply(Fields):
+    """A daemon's JSON-RPC reply on its control socket (ovs-appctl's protocol)."""
+
+    error = None
+    result = None
+
+
 _socks = {}
 _lock = threading.Lock()
 _use = {}  # one request at a time per kept connection (a batch runs its items on several threads)
@@ -37,13 +85,13 @@ def _using(key):
 
 def _run(req):
     env = dict(os.environ)
-    env.update(req.get("env") or {})
+    env.update(req.env or {})
     try:
-        r = subprocess.run(req["argv"], capture_output=True, timeout=req.get("timeout", 30), env=env)
+        r = subprocess.run(req.argv, capture_output=True, timeout=req.wait(30), env=env)
     except FileNotFoundError:
-        return {"rc": 127, "out": "", "err": f"{req['argv'][0]}: command not found"}
+        return {"rc": 127, "out": "", "err": f"{req.argv[0]}: command not found"}
     except subprocess.TimeoutExpired:
-        return {"rc": 124, "out": "", "err": f"{req['argv'][0]}: no answer in {req.get('timeout', 30)} s"}
+        return {"rc": 124, "out": "", "err": f"{req.argv[0]}: no answer in {req.wait(30)} s"}
     return {"rc": r.returncode, "out": r.stdout.decode(errors="replace"), "err": r.stderr.decode(errors="replace")}
 
 
@@ -68,9 +116,9 @@ def _drop(key):
 
 
 def _unixctl_once(req):
-    key = ("unixctl", req["path"])
-    s, _ = _conn(key, socket.SOCK_STREAM, req["path"], req.get("timeout", 10))
-    msg = {"method": req["cmd"], "params": list(req.get("args") or []), "id": 0}
+    key = ("unixctl", req.path)
+    s, _ = _conn(key, socket.SOCK_STREAM, req.path, req.wait(10))
+    msg = {"method": req.cmd, "params": list(req.args or []), "id": 0}
     s.sendall(json.dumps(msg).encode())
     buf = b""
     dec = json.JSONDecoder()
@@ -80,20 +128,21 @@ def _unixctl_once(req):
             raise OSError("the daemon closed its control socket")
         buf += chunk
         try:
-            reply, _ = dec.raw_decode(buf.decode())
+            doc, _ = dec.raw_decode(buf.decode())
             break
         except ValueError:
             continue
-    if reply.get("error") is not None:
-        return {"rc": 2, "out": "", "err": str(reply["error"]).strip()}
-    return {"rc": 0, "out": reply.get("result") or "", "err": ""}
+    reply = RpcReply(doc)
+    if reply.error is not None:
+        return {"rc": 2, "out": "", "err": str(reply.error).strip()}
+    return {"rc": 0, "out": reply.result or "", "err": ""}
 
 
 def _kept(kind, once, faults, failed):
     """A request on a kept connection, one at a time; when it fails (the daemon restarted, the connection timed
     out) one new connection is tried before the fault is reported as failed(text)."""
     def run(req):
-        key = (kind, req["path"])
+        key = (kind, req.path)
         with _using(key):
             for attempt in (1, 2):
                 try:
@@ -101,17 +150,17 @@ def _kept(kind, once, faults, failed):
                 except faults as e:
                     _drop(key)
                     if attempt == 2:
-                        return failed(f"{req['path']}: {getattr(e, 'strerror', None) or e}")
+                        return failed(f"{req.path}: {getattr(e, 'strerror', None) or e}")
     return run
 
 
 def _telemetry_once(req):
-    key = ("telemetry", req["path"])
-    s, new = _conn(key, socket.SOCK_SEQPACKET, req["path"], req.get("timeout", 2))
+    key = ("telemetry", req.path)
+    s, new = _conn(key, socket.SOCK_SEQPACKET, req.path, req.wait(2))
     if new:
         s.recv(65536)  # the greeting: version, pid, max_output_len
     out = {}
-    for cmd in req["cmds"]:
+    for cmd in req.cmds:
         s.send(cmd.encode())
         data = s.recv(1 << 20)
         if not data:
@@ -126,7 +175,7 @@ _telemetry = _kept("telemetry", _telemetry_once, (OSError, ValueError), lambda t
 
 def _alive(req):
     out = {}
-    for pid in req["pids"]:
+    for pid in req.pids:
         try:
             os.kill(int(pid), 0)
             out[str(pid)] = True
@@ -164,15 +213,15 @@ def _sysfs(req):
             return sorted(os.listdir(p))
         except OSError:
             return None
-    return {key: {p: fn(root + os.path.normpath(p)) if inside(p) else None for p in req.get(key) or []}
-            for key, fn in (("text", text), ("links", link), ("dirs", names))}
+    return {key: {p: fn(root + os.path.normpath(p)) if inside(p) else None for p in paths or []}
+            for key, fn, paths in (("text", text, req.text), ("links", link, req.links), ("dirs", names, req.dirs))}
 
 
 _pool = ThreadPoolExecutor(max_workers=8)
 
 
 def _batch(req):
-    return list(_pool.map(_one, req["items"]))
+    return list(_pool.map(lambda item: _one(Request(item)), req.items))
 
 
 OPS = {"run": _run, "unixctl": _unixctl, "telemetry": _telemetry, "alive": _alive, "batch": _batch, "sysfs": _sysfs,
@@ -181,9 +230,9 @@ OPS = {"run": _run, "unixctl": _unixctl, "telemetry": _telemetry, "alive": _aliv
 
 
 def _one(req):
-    op = OPS.get(req.get("op"))
+    op = OPS.get(req.op)
     if op is None:
-        return {"error": f"unknown op {req.get('op')!r}"}
+        return {"error": f"unknown op {req.op!r}"}
     return op(req)
 
 
@@ -192,11 +241,11 @@ def main():
     for line in sys.stdin:
         if not line.strip():
             continue
-        req = json.loads(line)
+        req = Request(json.loads(line))
         try:
-            reply = {"id": req.get("id"), "ok": True, "result": _one(req)}
+            reply = {"id": req.id, "ok": True, "result": _one(req)}
         except Exception as e:  # noqa: BLE001 - reported to zeroloss, which names it; the agent keeps serving
-            reply = {"id": req.get("id"), "ok": False, "error": f"{type(e).__name__}: {e}"}
+            reply = {"id": req.id, "ok": False, "error": f"{type(e).__name__}: {e}"}
         out.write(json.dumps(reply) + "\n")
         out.flush()
 
