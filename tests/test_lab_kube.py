@@ -145,7 +145,7 @@ def test_reader_runs_in_the_pod_over_one_exec_session(fake_path):
     with RemoteAgent(t) as a:
         assert a.name == "pod cnf/testpmd-cnf container testpmd (context lab)"
         assert a.info["pid"] == int((fake_path / "pids").read_text().split()[0])
-        assert a.run(["echo", "from the pod"])["out"] == "from the pod\n"
+        assert a.run(["echo", "from the pod"]).out == "from the pod\n"
         assert a.batch([{"op": "run", "argv": ["true"], "timeout": 5}] * 3) == [{"rc": 0, "out": "", "err": ""}] * 3
     (call,) = [json.loads(x) for x in (fake_path / "argv.log").read_text().splitlines()]
     assert call["tool"] == "oc" and call["namespace"] == "cnf" and call["pod"] == "testpmd-cnf"

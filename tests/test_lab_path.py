@@ -105,7 +105,7 @@ def test_discover_follows_the_vnf_and_rewrites_dst_mac():
     assert cs[0].stops == ["nic0", "vhu0", "vhu1", "nic1"] and cs[0].vnfs == [("vnf1", 0)]
     assert cs[1].stops == ["nic1", "vhu1", "vhu0", "nic0"] and cs[1].vnfs == [("vnf1", 1)]
     assert cs[2].stops == ["nic2", "vhu2", "vhu3", "nic3"]
-    assert cs[0].segments[0]["bridges"] == ["br-phy", "br-int"] and cs[0].segments[0]["meters"] == ["br-phy/3"]
+    assert cs[0].segments[0].bridges == ("br-phy", "br-int") and cs[0].segments[0].meters == ("br-phy/3",)
     # after the VNF (mac mode) the frame is traced towards the receiving generator port's MAC
     assert ("br-int", "vhu1", GEN_MACS[1]) in calls
 

@@ -11,8 +11,9 @@ import yaml
 
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.drivers.lab.labfile import EXAMPLE, parse
-from zeroloss.drivers.lab.labsriov import check_domain, lab_paths, plan_for, read_plan, summed, vf_chain
+from zeroloss.drivers.lab.labsriov import PolicySpec, check_domain, lab_paths, plan_for, read_plan, summed, vf_chain
 from zeroloss.drivers.lab.path import ledger_paths
+from zeroloss.drivers.lab.replies import Ran
 from zeroloss.drivers.vnf.domain import with_vfs
 from zeroloss.host.domxml import parse_domain
 from zeroloss.host.rules_sriov import PlanVfs, VfUse, check
@@ -213,8 +214,7 @@ def test_vf_path_refuses_mixed_and_unheld_vfs():
     lonely = parse(doc, "lab.yaml")
     with pytest.raises(ZeroLossError, match="no VNF holds VF sriov:ens2f0/0"):
         vf_chain(lonely, 0, 1)
-    assert summed({"a": {"rx_packets": 1}, "b": {"rx_packets": 2}},
-                  [{"hops": [{"vf": "a+b"}]}])["a+b"] == {"rx_packets": 3}
+    assert summed({"a": {"rx_packets": 1}, "b": {"rx_packets": 2}}, {"a+b"})["a+b"] == {"rx_packets": 3}
     assert lab.ports[0].dut_port == "sriov:ens2f0/0"
 
 
@@ -256,13 +256,13 @@ def test_lab_file_mixes_that_cannot_work_are_one_line():
 
 
 def test_vm_domain_must_hold_the_vnfs_vfs():
-    xml = {"rc": 0, "out": text("domain_vmx_two_vfs.xml"), "err": ""}
+    xml = Ran.from_json({"rc": 0, "out": text("domain_vmx_two_vfs.xml"), "err": ""})
     assert check_domain("v", "vmx", xml, {"sriov:0000:04:10.1": "0000:04:10.1"}) == ["0000:04:10.0", "0000:04:10.1"]
     with pytest.raises(ZeroLossError, match=r"v's port sriov:ens2f0/0 is VF 0000:37:01.0, which VM vmx does not hold "
                                             r"\(virsh dumpxml vmx passes 0000:04:10.0, 0000:04:10.1\)"):
         check_domain("v", "vmx", xml, {"sriov:ens2f0/0": "0000:37:01.0"})
     with pytest.raises(ZeroLossError, match="virsh dumpxml gone failed: error: failed to get domain 'gone'"):
-        check_domain("v", "gone", {"rc": 1, "out": "", "err": "error: failed to get domain 'gone'\n"}, {})
+        check_domain("v", "gone", Ran(rc=1, err="error: failed to get domain 'gone'\n"), {})
 
 
 def test_vf_count_against_the_plans_sriov_policy(tmp_path):
@@ -277,8 +277,8 @@ def test_vf_count_against_the_plans_sriov_policy(tmp_path):
     (tmp_path / "plan.yaml").write_text(r.stdout)
     policies = read_plan(str(tmp_path / "plan.yaml"))
     name, spec = policies[0]
-    pf = spec["nicSelector"].get("pfNames", [""])[0]
-    root = spec["nicSelector"].get("rootDevices", [""])[0]
+    pf = (spec.nic_selector.pf_names or [""])[0]
+    root = (spec.nic_selector.root_devices or [""])[0]
     assert plan_for(policies, pf, root) == PlanVfs(name, 1)  # host plan renders numVfs 1 per port
     port = resolve(Root(fake_sysfs(tmp_path / "s")), "ens2f0/0")  # sriov_numvfs 4
     ip = parse_ip_link(text("ip_link_ice_example_cnf.txt"))
@@ -294,7 +294,8 @@ def test_vf_count_against_the_plans_sriov_policy(tmp_path):
     assert short["vf-count-plan"].severity == "error" and "numVfs: 2 in SriovNetworkNodePolicy" in \
         short["vf-count-plan"].remedy
     assert not rules(PlanVfs("p", 4))  # as planned, and enough
-    ranged = plan_for([("p", {"numVfs": 4, "nicSelector": {"pfNames": ["ens2f0#2-3"]}})], "ens2f0", "")
+    ranged = plan_for([("p", PolicySpec.from_json({"numVfs": 4, "nicSelector": {"pfNames": ["ens2f0#2-3"]}}))],
+                      "ens2f0", "")
     assert ranged == PlanVfs("p", 4, 2, 3) and "outside the plan's range" in rules(ranged)["vf-count-plan"].message
     # the study's policies select PFs by netFilter (OpenStack): none names ens2f0
     ref = read_plan(str(FIX.parent / "cnf" / "reference-sriov-policies.json"))

@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import ClassVar
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.cpuset import parse_list
 from zeroloss.core.errors import ZeroLossError
 
@@ -21,6 +24,38 @@ def _dpctl_set(dp: str, ref: str, value: str) -> list[str]:
     if ref == "ct-maxconns":
         return ["dpctl/ct-set-maxconns", dp, value]
     return ["dpctl/ct-set-limits", dp, f"default={value}"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Change(Record):
+    """A --dut-set change made on the node: the setting, what it was (None: unset) and what it is now (a run's
+    placement keeps them, lab.dut_changes)."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"from_"})
+
+    setting: str
+    from_: str | None = field(metadata={"key": "from"})
+    to: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class VsctlTable(Record):
+    """`ovs-vsctl --format=json list TABLE`: its column names and rows of cells."""
+
+    headings: tuple[str, ...] = ()
+    data: tuple[Json, ...] = ()
+
+
+@dataclass(frozen=True)
+class InterfaceRow:
+    """A row of OVSDB's Interface table as node_settings asks for it (its columns, in this order)."""
+
+    name: str
+    type: str | None
+    mtu: int | None
+    mtu_request: int | None
+    options: dict | None
+    ingress_policing_rate: int | None
 
 
 class LabChanges(LabCtl):
@@ -39,31 +74,34 @@ class LabChanges(LabCtl):
         self._need_ovs("zeroloss tune changes OVS settings")
         gen = [p.dut_port for p in self.lab.ports]
         vnf = [p for v in self.lab.vnfs for p in v.ports]
-        cols = ("name", "type", "mtu", "mtu_request", "options", "ingress_policing_rate")
+        cols = tuple(f.name for f in fields(InterfaceRow))
         text = self.vsctl("--format=json", f"--columns={','.join(cols)}", "list", "Interface", *gen, *vnf)
         ports = {}
-        for row in json.loads(text)["data"]:
-            d = dict(zip(cols, (_ovsdb_value(x) for x in row), strict=True))
-            ports[d["name"]] = {"type": d["type"] or "", "mtu": d["mtu"], "mtu_request": d["mtu_request"],
-                                "options": {str(k): str(v) for k, v in (d["options"] or {}).items()},
-                                "policing_kbps": int(d["ingress_policing_rate"] or 0)}
+        for row in VsctlTable.from_json(json.loads(text)).data:
+            d = InterfaceRow(*(_ovsdb_value(x) for x in row))
+            ports[d.name] = {"type": d.type or "", "mtu": d.mtu, "mtu_request": d.mtu_request,
+                             "options": {str(k): str(v) for k, v in (d.options or {}).items()},
+                             "policing_kbps": int(d.ingress_policing_rate or 0)}
         return {"other_config": self.other_config(), "ports": ports, "gen_ports": gen, "vnf_ports": vnf,
                 "spare_cpus": parse_list(self.lab.spare_cpus) if self.lab.spare_cpus else [], "ct": self.ct_settings()}
 
     def ct_settings(self) -> dict[str, str]:
-        """Conntrack's maxconns and default zone limit on the node (empty where OVS does not answer)."""
-        out = {}
+        """Conntrack's maxconns and default zone limit on the node (what OVS answered of them)."""
         try:
-            out["ct-maxconns"] = self.appctl("dpctl/ct-get-maxconns", NETDEV_DP).strip()
-            out["ct-limits:default"] = str(parse_ct_limits(self.appctl("dpctl/ct-get-limits", NETDEV_DP))
-                                           .get("default_limit", 0))
+            maxconns = self.appctl("dpctl/ct-get-maxconns", NETDEV_DP).strip()
         except ComponentDied:
             raise
         except ZeroLossError:
-            pass
-        return out
+            return {}
+        try:
+            limit = str(parse_ct_limits(self.appctl("dpctl/ct-get-limits", NETDEV_DP)).get("default_limit", 0))
+        except ComponentDied:
+            raise
+        except ZeroLossError:
+            return {"ct-maxconns": maxconns}
+        return {"ct-maxconns": maxconns, "ct-limits:default": limit}
 
-    def change(self, setting: str) -> dict:
+    def change(self, setting: str) -> Change:
         """Applies one TABLE:RECORD:COLUMN[:KEY]=VALUE with ovs-vsctl and remembers how to undo it."""
         spec, sep, value = setting.partition("=")
         parts = spec.split(":")
@@ -77,9 +115,9 @@ class LabChanges(LabCtl):
         if table == "dpctl":
             return self._change_dpctl(record, ref, value, setting)
         before = self.agent().run(self.vsctl_argv("--if-exists", "get", table, record, ref), env=self.env)
-        if before["rc"]:
-            raise ZeroLossError(f"--dut-set {setting}: {before['err'].strip() or 'ovs-vsctl get failed'}")
-        old = before["out"].strip()
+        if before.rc:
+            raise ZeroLossError(f"--dut-set {setting}: {before.err.strip() or 'ovs-vsctl get failed'}")
+        old = before.out.strip()
         if key is not None and old == "":
             undo = self.vsctl_argv("remove", table, record, column, key)
         else:
@@ -94,9 +132,9 @@ class LabChanges(LabCtl):
             steps.append((self.vsctl_argv("set", table, record, f"mtu_request={mtu}"), [table, record, ref, mtu]))
         self.vsctl("set", table, record, f"{ref}={value}")
         self.changes += steps
-        return {"setting": f"{table}:{record}:{ref}", "from": old if old != "" else None, "to": value}
+        return Change(setting=f"{table}:{record}:{ref}", from_=old if old != "" else None, to=value)
 
-    def _change_dpctl(self, dp: str, ref: str, value: str, setting: str) -> dict:
+    def _change_dpctl(self, dp: str, ref: str, value: str, setting: str) -> Change:
         """Conntrack's limits, which live in the datapath (not OVSDB): dpctl:DP:ct-maxconns=N and
         dpctl:DP:ct-limits:default=N, set with ovs-appctl and undone the same way."""
         if ref == "ct-maxconns":
@@ -110,7 +148,7 @@ class LabChanges(LabCtl):
             raise ZeroLossError(f"--dut-set {setting!r}: {ref} takes a number of connections")
         self.appctl(*_dpctl_set(dp, ref, value))
         self.changes.append((["ovs-appctl", "-t", self.ctl, *_dpctl_set(dp, ref, old)], ["dpctl", dp, ref, value]))
-        return {"setting": f"dpctl:{dp}:{ref}", "from": old, "to": value}
+        return Change(setting=f"dpctl:{dp}:{ref}", from_=old, to=value)
 
     def reapply_datapath(self) -> list[str]:
         """The --dut-set dpctl settings set again (a restarted ovs-vswitchd starts with its datapath's defaults:
@@ -131,8 +169,8 @@ class LabChanges(LabCtl):
             undo, what = self.changes.pop()
             try:
                 r = self.agent().run(undo, env=self.env)
-                if r["rc"]:
-                    faults.append(f"{':'.join(what[:3])}: {r['err'].strip()}")
+                if r.rc:
+                    faults.append(f"{':'.join(what[:3])}: {r.err.strip()}")
                 else:
                     shown = [w for w in undo if not w.startswith(("--db=", "--timeout="))]
                     note(f"restored {':'.join(what[:3])} on {self.lab.dut.target}: {shlex.join(shown)}")

@@ -9,6 +9,7 @@ from zeroloss.host.ssh import SshTarget
 from .kube import KubeExecTarget
 from .labfile import Lab
 from .remote import RemoteAgent
+from .replies import Ran
 
 
 class LabCtl:
@@ -44,17 +45,17 @@ class LabCtl:
     def _req_ctl(self, cmd: str, *args: str) -> dict:
         return {"op": "unixctl", "path": self.ctl, "cmd": cmd, "args": list(args)}
 
-    def _out(self, reply: dict, what: str) -> str:
-        if reply.get("rc"):
-            lines = (reply.get("err") or "").strip().splitlines()
-            raise ZeroLossError(f"{self.lab.dut.target}: {what} failed: {lines[-1] if lines else reply.get('rc')}")
-        return reply["out"]
+    def _out(self, reply: Ran, what: str) -> str:
+        if reply.rc:
+            raise ZeroLossError(f"{self.lab.dut.target}: {what} failed: {reply.why()}")
+        return reply.out
 
     def vsctl(self, *args: str) -> str:
         return self._out(self.agent().run(self.vsctl_argv(*args), env=self.env), "ovs-vsctl " + " ".join(args[:3]))
 
     def appctl(self, cmd: str, *args: str) -> str:
-        return self._out(self.agent().call("unixctl", path=self.ctl, cmd=cmd, args=list(args)), f"ovs-appctl {cmd}")
+        return self._out(Ran.from_json(self.agent().call("unixctl", path=self.ctl, cmd=cmd, args=list(args))),
+                         f"ovs-appctl {cmd}")
 
     def _need_ovs(self, what: str) -> None:
         if not self.ovs:

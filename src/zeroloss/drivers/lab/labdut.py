@@ -26,6 +26,7 @@ from .labfile import Lab
 from .labsriov import LabVfs, summed, uses_ovs
 from .labstate import LabState
 from .remote import RemoteAgent
+from .replies import EthdevReply, Ran, ran
 
 ETHDEV_KEYS = (*STAT_KEYS, "q_ipackets", "q_opackets")
 
@@ -39,7 +40,8 @@ class LabDut(LabChanges, LabState):
         self.lab = lab
         self.agents: dict[str, RemoteAgent] = {}
         self.ctl = ""                                 # ovs-vswitchd's control socket on the host
-        self.pids: dict[str, int] = {}               # ovs-vswitchd, ovsdb-server
+        self.vswitchd_pid: int | None = None         # ovs-vswitchd's, from its pid file
+        self.ovsdb_pid: int | None = None            # ovsdb-server's, where its pid file has one
         self.bridge_of: dict[str, str] = {}          # OVS port -> bridge
         self.dp_names: dict[int, str] = {}           # datapath port number -> OVS port
         self.path_ports: list[str] = []
@@ -48,7 +50,7 @@ class LabDut(LabChanges, LabState):
         self.changes: list[tuple[list[str], list[str]]] = []  # (undo argv, what was done) in the order done
         self.readings = 0
         self.vfs = LabVfs(lab)                        # the lab's SR-IOV VF ports (sriov:), none for an OVS lab
-        self.vf_paths: list[dict] = []
+        self.vf_sums: set[str] = set()                # the VF sums ('a+b') the paths name (labsriov.vf_sums)
         self.ovs = uses_ovs(lab)                      # False: every path is generator -> VF -> VNF -> VF, no OVS
         self.version = ""
 
@@ -86,8 +88,8 @@ class LabDut(LabChanges, LabState):
                 replies[v.name] = self.agent(self.lab.vnf_target(v)).call("telemetry", **req)
             reply = replies[v.name]
             if _ethdev(reply) is None:
-                why = reply.get("error") if isinstance(reply, dict) and reply.get("error") else \
-                    "no /ethdev/stats for ports 0 and 1"
+                tel = EthdevReply.from_json(reply) if isinstance(reply, dict) else EthdevReply()
+                why = tel.error or "no /ethdev/stats for ports 0 and 1"
                 raise ZeroLossError(f"{self.lab.path}: dut.vnfs.{k} ({v.name}): its telemetry socket {v.telemetry} "
                                     f"on {self.lab.vnf_target(v).target} gives no counters ({why})",
                                     "set telemetry to the VNF's dpdk_telemetry.v2 socket (DPDK's --file-prefix "
@@ -98,15 +100,22 @@ class LabDut(LabChanges, LabState):
         a restart: zeroloss events' ovs-restart)."""
         a = self.agent()
         rundir = self.lab.ovs_rundir
-        r = a.batch([self._req_run(["cat", f"{rundir}/ovs-vswitchd.pid"]),
-                     self._req_run(["cat", f"{rundir}/ovsdb-server.pid"])])
-        if r[0]["rc"] or not r[0]["out"].split() or not r[0]["out"].split()[0].isdigit():
-            raise ZeroLossError(f"{a.name}: no ovs-vswitchd in {rundir} ({(r[0]['err'] or '').strip() or 'no pid'})",
+        r = ran(a.batch([self._req_run(["cat", f"{rundir}/ovs-vswitchd.pid"]),
+                         self._req_run(["cat", f"{rundir}/ovsdb-server.pid"])]))
+        vswitchd, db = _pid(r[0]), _pid(r[1])
+        if vswitchd is None:
+            raise ZeroLossError(f"{a.name}: no ovs-vswitchd in {rundir} ({(r[0].err or '').strip() or 'no pid'})",
                                 "set dut.ovs.rundir in the lab file to OVS's run directory")
-        self.pids["ovs-vswitchd"] = int(r[0]["out"].split()[0])
-        if not r[1]["rc"] and r[1]["out"].split() and r[1]["out"].split()[0].isdigit():
-            self.pids["ovsdb-server"] = int(r[1]["out"].split()[0])
-        self.ctl = f"{rundir}/ovs-vswitchd.{self.pids['ovs-vswitchd']}.ctl"
+        self.vswitchd_pid = vswitchd
+        if db is not None:
+            self.ovsdb_pid = db
+        self.ctl = f"{rundir}/ovs-vswitchd.{vswitchd}.ctl"
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """OVS's daemons found on the node and their pids (what the health check watches)."""
+        return {name: pid for name, pid in (("ovs-vswitchd", self.vswitchd_pid), ("ovsdb-server", self.ovsdb_pid))
+                if pid is not None}
 
     def _start_vfs(self) -> None:
         if self.vfs.specs:
@@ -119,7 +128,8 @@ class LabDut(LabChanges, LabState):
             return
         a = self.agent()
         brs = vsctl_names(self.vsctl("list-br"))
-        outs = a.batch([self._req_run(self.vsctl_argv("list-ports", b)) for b in brs] + [self._req_ctl("dpif/show")])
+        outs = ran(a.batch([self._req_run(self.vsctl_argv("list-ports", b)) for b in brs]
+                           + [self._req_ctl("dpif/show")]))
         self.bridge_of = {p: b for b, r in zip(brs, outs[:-1], strict=True)
                           for p in vsctl_names(self._out(r, "list-ports"))}
         for b in brs:
@@ -161,18 +171,19 @@ class LabDut(LabChanges, LabState):
         self._check_alive(r[len(brs) + len(meter_brs) + 2])
         ports: dict[str, dict] = {}
         for reply in r[:len(brs)]:
-            ports.update(parse_dump_ports(self._out(reply, "ovs-ofctl dump-ports")))
+            ports.update(parse_dump_ports(self._out(Ran.from_json(reply), "ovs-ofctl dump-ports")))
         meters = {}
         for b, reply in zip(meter_brs, r[len(brs):len(brs) + len(meter_brs)], strict=True):
-            for mid, m in parse_meter_stats(self._out(reply, "ovs-ofctl meter-stats")).items():
+            for mid, m in parse_meter_stats(self._out(Ran.from_json(reply), "ovs-ofctl meter-stats")).items():
                 meters[f"{b}/{mid}"] = m
         k = len(brs) + len(meter_brs)
-        ovs = {"ports": ports, "meters": meters, "coverage": parse_coverage_drops(self._out(r[k], "coverage/show")),
-               "pmds": parse_pmd_stats(self._out(r[k + 1], "pmd-stats-show")), "t_ns": t_ns}
+        coverage, pmds = ran(r[k:k + 2])
+        ovs = {"ports": ports, "meters": meters, "coverage": parse_coverage_drops(self._out(coverage, "coverage/show")),
+               "pmds": parse_pmd_stats(self._out(pmds, "pmd-stats-show")), "t_ns": t_ns}
         procs = self._procs(local_vnfs, r[k + 3:k + 3 + len(local_vnfs)])
         if self.vfs.specs:
             return {"ovs": ovs, "procs": procs, "vfs": summed(self.vfs.parse(r[k + 3 + len(local_vnfs):]),
-                                                             self.vf_paths)}
+                                                             self.vf_sums)}
         return {"ovs": ovs, "procs": procs}
 
     def _vf_counters(self) -> dict:
@@ -182,7 +193,7 @@ class LabDut(LabChanges, LabState):
         self.readings += 1
         procs = self._procs(local_vnfs, r[:len(local_vnfs)])
         return {"ovs": {"t_ns": time.monotonic_ns()}, "procs": procs,
-                "vfs": summed(self.vfs.parse(r[len(local_vnfs):]), self.vf_paths)}
+                "vfs": summed(self.vfs.parse(r[len(local_vnfs):]), self.vf_sums)}
 
     def _procs(self, local_vnfs: list, replies: list) -> dict:
         """The VNFs' ethdev counters: the node's own from the batch's telemetry replies, a guest's or a CNF pod's
@@ -237,11 +248,15 @@ class LabDut(LabChanges, LabState):
         self.stop()
 
 
-def _ethdev(reply: dict) -> list[dict] | None:
+def _ethdev(reply: object) -> list[dict] | None:
     """A VNF's telemetry reply as the ledger's two port counter rows; None when it did not answer."""
-    if not isinstance(reply, dict) or "error" in reply:
-        return None
-    rows = [reply.get("/ethdev/stats,0"), reply.get("/ethdev/stats,1")]
-    if not all(isinstance(r, dict) for r in rows):
+    rows = EthdevReply.from_json(reply).rows() if isinstance(reply, dict) else None
+    if rows is None:
         return None
     return [{k: v for k, v in r.items() if k in ETHDEV_KEYS} for r in rows]
+
+
+def _pid(reply: Ran) -> int | None:
+    """The pid a pid file holds (`cat` of it), None when it holds none."""
+    words = reply.out.split() if not reply.rc else []
+    return int(words[0]) if words and words[0].isdigit() else None

@@ -22,9 +22,8 @@ class LabEvent(Event):
 
     def _run(self, argv: list[str], what: str) -> None:
         r = self.dut.agent().run(argv, env=self.dut.env, timeout=60)
-        if r["rc"]:
-            lines = (r.get("err") or "").strip().splitlines()
-            raise ZeroLossError(f"{self.dut.lab.dut.target}: {what} failed: {lines[-1] if lines else r['rc']}")
+        if r.rc:
+            raise ZeroLossError(f"{self.dut.lab.dut.target}: {what} failed: {r.why()}")
 
     def _undo_mine(self) -> None:
         """This event's changes undone, newest first, and taken off the node's list of changes to undo."""

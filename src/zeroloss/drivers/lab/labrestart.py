@@ -14,6 +14,7 @@ from ..dut.ovsstats import openflow_up
 from .labdut import LabDut, _ethdev
 from .labeventbase import PORTS, LabEvent
 from .labfile import missing_command
+from .replies import Ran, ran
 
 RESTART_S = 300.0  # the longest a lab file's restart command may run
 BACK_S = 60.0      # how long OVS or a VNF may take to answer again, its ports up, after its restart command
@@ -32,25 +33,25 @@ class LabRestart(LabEvent):
         self.argv = list(argv)
 
     def _restart(self) -> None:
-        r = self.dut.agent().batch([{"op": "run", "argv": self.argv, "env": self.dut.env, "timeout": RESTART_S}],
-                                   timeout=RESTART_S + 10)[0]
-        if r["rc"]:
-            lines = (r.get("err") or r.get("out") or "").strip().splitlines()
+        r = Ran.from_json(self.dut.agent().batch([{"op": "run", "argv": self.argv, "env": self.dut.env,
+                                                   "timeout": RESTART_S}], timeout=RESTART_S + 10)[0])
+        if r.rc:
+            lines = (r.err or r.out or "").strip().splitlines()
             raise ZeroLossError(f"event {self.name}: {shlex.join(self.argv)} failed on {self.dut.lab.dut.target}: "
-                                f"{lines[-1] if lines else 'exit status ' + str(r['rc'])}")
+                                f"{lines[-1] if lines else 'exit status ' + str(r.rc)}")
 
     def _ports_down(self, ports: list[str]) -> list[str]:
         """The OVS ports not up: OVSDB's link_state, else OpenFlow's port state (after a vswitchd restart OVS 3.1
         can leave link_state 'down' in OVSDB while the port forwards, as dut/ovs.datapath_port_up found on the
         bench)."""
         dut = self.dut
-        replies = dut.agent().batch([dut._req_run(dut.vsctl_argv("get", "Interface", p, "link_state")) for p in ports])
-        down = {p: (r.get("out") or "").strip().strip('"') or "no link_state" for p, r in zip(ports, replies,
-                                                                                              strict=True)
-                if r.get("rc") or r["out"].strip().strip('"') != "up"}
+        replies = ran(dut.agent().batch([dut._req_run(dut.vsctl_argv("get", "Interface", p, "link_state"))
+                                         for p in ports]))
+        down = {p: (r.out or "").strip().strip('"') or "no link_state" for p, r in zip(ports, replies, strict=True)
+                if r.rc or r.out.strip().strip('"') != "up"}
         bridges = sorted({dut.bridge_of[p] for p in down if p in dut.bridge_of})
-        shows = dut.agent().batch([dut._req_run(dut.ofctl_argv("show", b)) for b in bridges])
-        text = "\n".join(r.get("out") or "" for r in shows if not r.get("rc"))
+        shows = ran(dut.agent().batch([dut._req_run(dut.ofctl_argv("show", b)) for b in bridges]))
+        text = "\n".join(r.out or "" for r in shows if not r.rc)
         return [f"{p} ({state})" for p, state in down.items() if not openflow_up(text, p)]
 
     def _late(self, what: str) -> ZeroLossError:
@@ -69,14 +70,14 @@ class LabOvsRestart(LabRestart):
         super().__init__(dut, dut.lab.ovs_restart)
 
     def apply(self) -> str:
-        old = self.dut.pids.get("ovs-vswitchd")
+        old = self.dut.vswitchd_pid
         self._restart()
         deadline = time.monotonic() + BACK_S
         why = ""
         while True:
             try:
                 self.dut.find_ovs()
-                new = self.dut.pids["ovs-vswitchd"]
+                new = self.dut.vswitchd_pid
                 alive = self.dut.agent().call("alive", pids=[new])
                 if new == old:
                     why = f"ovs-vswitchd still pid {old}: not restarted"

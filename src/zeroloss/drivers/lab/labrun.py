@@ -23,10 +23,11 @@ from ..bench.workspace import Workspace
 from ..dpdk import hugepages
 from ..dpdk.eal import Eal
 from ..gen import Zlgen, ZlgenClient, ZlgenConfig
+from .labchange import Change
 from .labdut import LabDut
 from .labfile import Lab, pci_or_vdev
-from .labsriov import is_vf, lab_paths, vf_chain
-from .path import Chain, Headers, discover, ledger_paths
+from .labsriov import is_vf, lab_paths, vf_chain, vf_sums
+from .path import Chain, Headers, discover, ledger_paths, stage_procs
 
 GEN_MB = 256
 LINK_WAIT_S = 30.0
@@ -84,7 +85,7 @@ class LabSession:
     speed_source: list[str]
     chains: list[Chain] = field(default_factory=list)
     paths: list[dict] = field(default_factory=list)
-    changes: list[dict] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
 
     @property
     def client(self) -> ZlgenClient:
@@ -127,10 +128,9 @@ class LabSession:
                                    self.dut.dp_names))
         self.chains = chains
         self.paths = lab_paths(self.lab, chains, ledger_paths)
-        self.dut.vf_paths = self.paths
-        procs = [h["proc"] for p in self.paths for h in p["hops"] if h["kind"] in ("proc_rx", "proc_tx")]
+        self.dut.vf_sums = vf_sums(self.lab, chains)
         self.dut.use_path([s for c in chains for s in c.stops if not is_vf(s)],
-                          [m for c in chains for seg in c.segments for m in seg["meters"]], procs)
+                          [m for c in chains for seg in c.segments for m in seg.meters], stage_procs(self.lab, chains))
         return self.paths
 
     def context(self) -> dict:
@@ -146,9 +146,9 @@ class LabSession:
                            "speed_from": f} for p, m, s, f in zip(self.lab.ports, self.macs, self.speeds_gbps,
                                                                    self.speed_source, strict=True)],
                 "chains": [{"tx": self.lab.ports[c.tx_port].name, "rx": self.lab.ports[c.rx_port].name,
-                            "ovs_ports": c.stops, "segments": c.segments, "vnfs": [v for v, _ in c.vnfs]}
-                           for c in self.chains],
-                "dut_changes": self.changes, "dpdk": self.client.hello()["dpdk"],
+                            "ovs_ports": c.stops, "segments": [seg.to_json() for seg in c.segments],
+                            "vnfs": [v for v, _ in c.vnfs]} for c in self.chains],
+                "dut_changes": [c.to_json() for c in self.changes], "dpdk": self.client.hello()["dpdk"],
                 **({"sriov": self.dut.vfs.placement()} if self.dut.vfs.specs else {})}
 
 
@@ -184,8 +184,8 @@ def session(lab: Lab, max_frame: int, gap_us: int, default_gbps: float, dut_set:
             for s in dut_set:
                 c = dut.change(s)
                 changes.append(c)
-                note(f"changed {c['setting']} on {lab.dut.target}: {c['from'] if c['from'] is not None else '(unset)'}"
-                     f" -> {c['to']} (restored when the run ends)")
+                note(f"changed {c.setting} on {lab.dut.target}: {c.from_ if c.from_ is not None else '(unset)'}"
+                     f" -> {c.to} (restored when the run ends)")
             ports = _wait_links(gen.client, lab, dut)  # a port reconfigured by a change may flap
         for f in dut.vfs.audit(max(1518, max_frame)) if dut.vfs.specs else []:
             warn(f"SR-IOV {f.rule}: {f.message}; remedy: {f.remedy}")

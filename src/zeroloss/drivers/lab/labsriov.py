@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import yaml
 
+from zeroloss.core.codec import Json, Record, RecordError
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.host.audit import Finding
 from zeroloss.host.domxml import parse_domain
@@ -20,6 +22,7 @@ from zeroloss.host.sriov import PfLink, VfPort, parse_ethtool_vf_stats, parse_ip
 
 from .labfile import Lab
 from .path import Chain
+from .replies import Ran, ran
 
 
 def is_vf(port: str) -> bool:
@@ -32,7 +35,39 @@ def uses_ovs(lab: Lab) -> bool:
     return not all(is_vf(p.dut_port) for p in lab.ports)
 
 
-def read_plan(path: str) -> list[tuple[str, dict]]:
+@dataclass(frozen=True, kw_only=True)
+class Manifest(Record):
+    """A Kubernetes object of a YAML file of manifests, or a List of them (items)."""
+
+    kind: Json = None
+    metadata: Json = None
+    spec: Json = None
+    items: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObjectMeta(Record):
+    name: Json = "?"
+
+
+@dataclass(frozen=True, kw_only=True)
+class NicSelector(Record):
+    """An SriovNetworkNodePolicy's nicSelector: the PFs it selects, by name (`name#first-last` for a VF range) or by
+    PCI address."""
+
+    pf_names: Json = field(default=None, metadata={"key": "pfNames"})
+    root_devices: Json = field(default=None, metadata={"key": "rootDevices"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicySpec(Record):
+    """An SriovNetworkNodePolicy's spec: how many VFs, on which PFs."""
+
+    num_vfs: Json = field(default=None, metadata={"key": "numVfs"})
+    nic_selector: NicSelector | None = field(default=None, metadata={"key": "nicSelector"})
+
+
+def read_plan(path: str) -> list[tuple[str, PolicySpec]]:
     """(name, spec) of each SriovNetworkNodePolicy in a YAML file of Kubernetes manifests (`zeroloss host plan
     --format k8s` output, or the cluster's `kubectl get sriovnetworknodepolicy -o yaml` items)."""
     try:
@@ -43,25 +78,38 @@ def read_plan(path: str) -> list[tuple[str, dict]]:
                             "zeroloss host plan --format k8s > FILE writes one") from None
     except yaml.YAMLError as e:
         raise ZeroLossError(f"dut.sriov_policy {path}: not YAML: {str(e).splitlines()[0]}") from None
-    items = [x for d in docs if isinstance(d, dict) for x in (d.get("items") if d.get("kind") == "List" else [d])]
-    out = [((x.get("metadata") or {}).get("name", "?"), x.get("spec") or {}) for x in items
-           if isinstance(x, dict) and x.get("kind") == "SriovNetworkNodePolicy"]
+    try:
+        out = [(ObjectMeta.from_json(m.metadata or {}).name, PolicySpec.from_json(m.spec or {})) for m in _objects(docs)
+               if m.kind == "SriovNetworkNodePolicy"]
+    except RecordError as e:
+        raise ZeroLossError(f"dut.sriov_policy {path}: an SriovNetworkNodePolicy not of its kind's shape ({e})") \
+            from None
     if not out:
         raise ZeroLossError(f"dut.sriov_policy {path}: no SriovNetworkNodePolicy in it",
                             "give the manifests of `zeroloss host plan --format k8s` (or the cluster's policies)")
     return out
 
 
-def plan_for(policies: list[tuple[str, dict]], pf_netdev: str, pf_pci: str) -> PlanVfs | None:
+def _objects(docs: list[Json]) -> list[Manifest]:
+    """The objects of a manifests file's documents, a List's items in its place."""
+    out = []
+    for d in docs:
+        if isinstance(d, dict):
+            m = Manifest.from_json(d)
+            out += [Manifest.from_json(x) for x in (m.items if m.kind == "List" else [d]) if isinstance(x, dict)]
+    return out
+
+
+def plan_for(policies: list[tuple[str, PolicySpec]], pf_netdev: str, pf_pci: str) -> PlanVfs | None:
     """The policy that selects a PF (nicSelector.pfNames, 'name#first-last' for a VF range, or rootDevices)."""
     for name, spec in policies:
-        sel = spec.get("nicSelector") or {}
-        n = spec.get("numVfs")
+        sel = spec.nic_selector or NicSelector()
+        n = spec.num_vfs
         if not isinstance(n, int):
             continue
-        if pf_pci and pf_pci in (sel.get("rootDevices") or []):
+        if pf_pci and pf_pci in (sel.root_devices or []):
             return PlanVfs(name, n)
-        for entry in sel.get("pfNames") or []:
+        for entry in sel.pf_names or []:
             m = re.fullmatch(r"([^#]+)(?:#(\d+)-(\d+))?", str(entry))
             if m and pf_netdev and m.group(1) == pf_netdev:
                 return PlanVfs(name, n, int(m.group(2)) if m.group(2) else None,
@@ -69,15 +117,15 @@ def plan_for(policies: list[tuple[str, dict]], pf_netdev: str, pf_pci: str) -> P
     return None
 
 
-def check_domain(vnf_name: str, domain: str, xml_reply: dict, vf_pcis: dict[str, str]) -> list[str]:
+def check_domain(vnf_name: str, domain: str, xml_reply: Ran, vf_pcis: dict[str, str]) -> list[str]:
     """The VFs a VM holds (`virsh dumpxml DOMAIN` on the node: <interface type='hostdev'>, <hostdev type='pci'>),
     which must include every VF the lab file gives its VNF (port -> VF PCI address); ZeroLossError otherwise."""
-    if xml_reply.get("rc"):
-        lines = (xml_reply.get("err") or "").strip().splitlines()
+    if xml_reply.rc:
+        lines = (xml_reply.err or "").strip().splitlines()
         raise ZeroLossError(f"lab: VNF {vnf_name}: virsh dumpxml {domain} failed: "
-                            f"{lines[-1] if lines else 'exit ' + str(xml_reply.get('rc'))}",
+                            f"{lines[-1] if lines else 'exit ' + str(xml_reply.rc)}",
                             "virsh list --all on the node shows the domains; set dut.vnfs[].vm.domain")
-    held = parse_domain(xml_reply["out"], f"virsh dumpxml {domain}").pci_passthrough()
+    held = parse_domain(xml_reply.out, f"virsh dumpxml {domain}").pci_passthrough()
     for port, pci in vf_pcis.items():
         if pci not in held:
             raise ZeroLossError(f"lab: VNF {vnf_name}'s port {port} is VF {pci}, which VM {domain} does not hold "
@@ -141,7 +189,7 @@ class LabVfs:
                                 "name each VF once, the same way in dut_port and the VNF's ports")
         vms = [v for v in self.lab.vnfs if v.vm_domain]
         if vms and run is not None:
-            replies = call("batch", items=[run(["virsh", "dumpxml", v.vm_domain or ""]) for v in vms])
+            replies = ran(call("batch", items=[run(["virsh", "dumpxml", v.vm_domain or ""]) for v in vms]))
             for v, reply in zip(vms, replies, strict=True):
                 self.domains[v.name] = check_domain(v.name, v.vm_domain or "", reply,
                                                     {q: self.ports[q].vf_pci for q in v.ports if q in self.ports})
@@ -155,16 +203,16 @@ class LabVfs:
         return [run(argv) for pf in self.pf_names
                 for argv in (["ip", "-s", "-d", "link", "show", "dev", pf], ["ethtool", "-S", pf])]
 
-    def parse(self, replies: list[dict]) -> dict[str, dict[str, int]]:
+    def parse(self, replies: list[Json]) -> dict[str, dict[str, int]]:
         """counters['vfs']: per VF port of the lab, its counters (host/sriov.vf_counters); summed keys 'a+b' for
         VFs a path sums (pairs in parallel)."""
         out: dict[str, dict[str, int]] = {}
         for k, pf in enumerate(self.pf_names):
-            ip, eth = replies[2 * k], replies[2 * k + 1]
-            if ip.get("rc"):
+            ip, eth = ran(replies[2 * k:2 * k + 2])
+            if ip.rc:
                 continue
-            link = self.pfs[pf] = parse_ip_link(ip["out"], f"{self.lab.dut.target}: ip link show dev {pf}")
-            per_vf = parse_ethtool_vf_stats(eth["out"]) if not eth.get("rc") else {}
+            link = self.pfs[pf] = parse_ip_link(ip.out, f"{self.lab.dut.target}: ip link show dev {pf}")
+            per_vf = parse_ethtool_vf_stats(eth.out) if not eth.rc else {}
             for port, vf in self.ports.items():
                 if vf.pf_netdev != pf:
                     continue
@@ -218,8 +266,7 @@ def vf_ledger_path(lab: Lab, side: int, mine: list[Chain], proc: str) -> dict:
     """One direction's ledger path through VFs: zlgen -> VF rx -> the VNF forwarding -> VF tx -> zlgen. The VNF's
     own RX drops on a VF are the VF's (the VF driver reads the same discard counter), so no proc_rx hop."""
     rx_side = 1 - side
-    vin = "+".join(c.stops[0] for c in mine)
-    vout = "+".join(c.stops[1] for c in mine)
+    vin, vout = vf_ends(mine)
     pin = mine[0].vnfs[0][1]
     name = " + ".join(c.vnfs[0][0] for c in mine)
     hops = [{"kind": "gen_tx", "name": f"zlgen tx {'+'.join(lab.ports[c.tx_port].name for c in mine)}",
@@ -233,10 +280,22 @@ def vf_ledger_path(lab: Lab, side: int, mine: list[Chain], proc: str) -> dict:
     return {"direction": "AB"[side] + "->" + "AB"[rx_side], "tx_side": side, "rx_side": rx_side, "hops": hops}
 
 
-def summed(vfs: dict[str, dict[str, int]], paths: list[dict]) -> dict[str, dict[str, int]]:
-    """counters['vfs'] with the sums the paths name ('a+b': pairs in parallel), where every part answered."""
+def vf_ends(mine: list[Chain]) -> tuple[str, str]:
+    """The VFs one direction's chains enter and leave the node by, as its ledger names them ('a+b': pairs in
+    parallel, their counters summed)."""
+    return "+".join(c.stops[0] for c in mine), "+".join(c.stops[1] for c in mine)
+
+
+def vf_sums(lab: Lab, chains: list[Chain]) -> set[str]:
+    """The sums of VFs ('a+b') the lab's VF paths name (none for paths through OVS)."""
+    vf = [c for c in chains if is_vf(c.stops[0])]
+    return {key for side in lab.sides for key in vf_ends([c for c in vf if c.tx_port % 2 == side]) if "+" in key}
+
+
+def summed(vfs: dict[str, dict[str, int]], sums: set[str]) -> dict[str, dict[str, int]]:
+    """counters['vfs'] with the sums the paths name ('a+b': pairs in parallel, vf_sums), where every part answered."""
     out = dict(vfs)
-    for key in {h["vf"] for p in paths for h in p["hops"] if h.get("vf") and "+" in h["vf"]}:
+    for key in sums:
         parts = [vfs.get(k) for k in key.split("+")]
         if all(parts):
             out[key] = {n: sum(x[n] for x in parts if x) for n in set.intersection(*(set(x) for x in parts if x))}

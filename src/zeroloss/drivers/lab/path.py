@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from zeroloss.core.codec import Record
 from zeroloss.core.errors import ZeroLossError
 
 from .labfile import Lab
@@ -95,6 +96,16 @@ def _split(actions: str) -> list[str]:
     return out
 
 
+@dataclass(frozen=True, kw_only=True)
+class Segment(Record):
+    """Where a stream goes between the OVS port it enters by and the one it leaves by: the bridges crossed, the meters
+    applied ("bridge/id") and the datapath actions (a run's placement keeps them, lab.chains[].segments)."""
+
+    bridges: tuple[str, ...] = ()
+    meters: tuple[str, ...] = ()
+    actions: str = ""
+
+
 @dataclass
 class Chain:
     """One direction of one pair: the OVS ports the stream enters and leaves by, in order, with the bridges and
@@ -103,7 +114,7 @@ class Chain:
     tx_port: int                         # zlgen port index
     rx_port: int
     stops: list[str]                     # OVS ports: entry, (vnf in, vnf out)*, exit
-    segments: list[dict]                 # per (stops[2i], stops[2i+1]): {"bridges", "meters", "actions"}
+    segments: list[Segment]              # per (stops[2i], stops[2i+1])
     vnfs: list[tuple[str, int]]          # per VNF crossed: (name, its DPDK port the stream enters by)
 
 
@@ -130,7 +141,7 @@ def discover(lab: Lab, tx_port: int, rx_port: int, headers: Headers, rx_mac: str
                                                 "DUT (traffic.learning)")
         out = t.outputs[0]
         stops.append(out)
-        segments.append({"bridges": t.bridges, "meters": t.meters, "actions": t.actions})
+        segments.append(Segment(bridges=tuple(t.bridges), meters=tuple(t.meters), actions=t.actions))
         if out == want:
             return Chain(tx_port, rx_port, stops, segments, vnfs)
         if lab.gen_of(out) is not None:
@@ -174,8 +185,8 @@ def ledger_paths(lab: Lab, chains: list[Chain]) -> list[dict]:
         for seg in range(0, len(stage), 2):
             src, dst = stage[seg], stage[seg + 1]
             info = mine[0].segments[seg // 2]
-            meters = sorted({m for c in mine for m in c.segments[seg // 2]["meters"]})
-            brs = "->".join(info["bridges"]) or "OVS"
+            meters = sorted({m for c in mine for m in c.segments[seg // 2].meters})
+            brs = "->".join(info.bridges) or "OVS"
             hops.append({"kind": "ovs_switch", "name": f"OVS {brs} {label[seg]}->{label[seg + 1]}", "where": brs,
                          "in_ports": src, "out_ports": dst, "meter": meters[0] if len(meters) == 1 else None,
                          **({"meters": meters} if len(meters) > 1 else {})})
@@ -195,6 +206,16 @@ def ledger_paths(lab: Lab, chains: list[Chain]) -> list[dict]:
                      "where": "zlgen", "side": rx_side, "from": side})
         out.append({"direction": "AB"[side] + "->" + "AB"[rx_side], "tx_side": side, "rx_side": rx_side,
                     "hops": hops})
+    return out
+
+
+def stage_procs(lab: Lab, chains: list[Chain]) -> list[str]:
+    """The counters' names of every VNF stage of the lab's paths (stage_proc of each direction's k-th VNF), in the
+    paths' order: the VNFs a reading reads (a VF path's one VNF stage included)."""
+    out = []
+    for side in lab.sides:
+        mine = [c for c in chains if c.tx_port % 2 == side]
+        out += [stage_proc(mine, k) for k in range(len(mine[0].vnfs))] if mine else []
     return out
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from zeroloss.host.ssh import SshTarget, last_line, python_argv, sudo_hint, unreachable_hint
 
 from ..proc import ComponentDied
+from .replies import AgentReply, Ran
 
 if TYPE_CHECKING:
     from .kube import KubeExecTarget
@@ -137,17 +138,17 @@ class RemoteAgent:
         while True:
             line = self._line(deadline, connecting)
             try:
-                reply = json.loads(line)
+                reply = AgentReply.from_json(json.loads(line))
             except ValueError:
                 continue  # e.g. a login banner on stdout
-            if reply.get("id") == rid:
+            if reply.id == rid:
                 break
-        if not reply.get("ok"):
-            raise SshLost(f"zeroloss's reader on {self.name} failed: {reply.get('error')}")
-        return reply["result"]
+        if not reply.ok:
+            raise SshLost(f"zeroloss's reader on {self.name} failed: {reply.error}")
+        return reply.result
 
-    def run(self, argv: list[str], env: dict | None = None, timeout: float = 30) -> dict:
-        return self.call("run", argv=argv, env=env or {}, timeout=timeout + 5)
+    def run(self, argv: list[str], env: dict | None = None, timeout: float = 30) -> Ran:
+        return Ran.from_json(self.call("run", argv=argv, env=env or {}, timeout=timeout + 5))
 
     def batch(self, items: list[dict], timeout: float | None = None) -> list:
         return self.call("batch", items=items, timeout=timeout)
