@@ -42,7 +42,7 @@ def test_the_timeline_shows_each_lost_frame_where_it_was_sent(rec):
     received = next(a.args[0] for a in ab.artists if a.kind == "stairs" and a.label == "A->B received")
     assert max(received[31:46]) == 0 and received[30] == 10.0  # kpps
     assert [a.args[0] for a in ab.artists if a.kind == "axvline" and a.label == "event applied"] == [0.3]
-    assert ab.x.lim == [0.0, 1.0] and fig.title and "repeat 2 (the worst of 2)" in fig.title[0]
+    assert ab.x.lim == [0.0, 1.0] and fig.title and "repeat 2 (the worst of 2)" in fig.title.text
     mtu = event_figure(next(t for t in rec.trials if t.event == "mtu"), 1)
     assert mtu is not None
     assert [a.label for a in mtu.rows[0].artists if a.label in ("event applied", "undone")] == [

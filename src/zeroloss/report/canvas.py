@@ -10,24 +10,92 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 Formatter = Callable[[float, Any], str]
 
 
+@dataclass(frozen=True, kw_only=True)
+class Style:
+    """The keyword arguments of a drawing call that the SVG renderer reads (matplotlib's names and meanings), typed
+    once when the call is recorded; the call keeps every keyword as given for replay(). None: not given (where
+    matplotlib's default depends on the call; the renderer supplies it)."""
+    label: Any = None
+    color: Any = None
+    linestyle: Any = None
+    linewidth: float = 1.5
+    marker: Any = None
+    markersize: float = 6.0
+    markerfacecolor: Any = None
+    alpha: float = 1.0
+    zorder: float | None = None
+    s: float | None = None  # scatter: marker area, pt²
+    facecolors: Any = None
+    edgecolors: Any = None
+    width: float | None = None  # bar
+    yerr: Sequence[float] | None = None
+    capsize: float = 0.0
+    ecolor: Any = None
+    where: Sequence[bool] | None = None  # fill_between
+    step: str | None = None
+    xytext: tuple[float, float] = (0.0, 0.0)  # annotate: offset in points
+    fontsize: Any = None
+    va: str | None = None
+
+    @classmethod
+    def of(cls, kw: dict[str, Any]) -> Style:
+        """The keywords of a call the renderer reads (the others only matter to matplotlib)."""
+        return cls(**{k: v for k, v in kw.items() if k in _STYLE_FIELDS})
+
+
+_STYLE_FIELDS = frozenset(f.name for f in fields(Style))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Legend:
+    """A legend as asked for (Axes.legend or Figure.legend): its entries and the keywords the renderer reads."""
+    entries: list[tuple[Artist, str]]
+    loc: str = ""
+    ncols: int = 1
+    fontsize: Any = None
+
+    @classmethod
+    def of(cls, entries: list[tuple[Artist, str]], kw: dict[str, Any]) -> Legend:
+        return cls(entries=entries, **{k: v for k, v in kw.items() if k in ("loc", "ncols", "fontsize")})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Grid:
+    """Axes.grid's keywords: its opacity, which ticks (major, both) and which axis (x, y, both)."""
+    alpha: float = 1.0
+    which: str = "major"
+    axis: str = "both"
+
+
+@dataclass(frozen=True)
+class Title:
+    """A figure's title: its text and font size (None: matplotlib's, 'large')."""
+    text: str
+    fontsize: Any = None
+
+
 @dataclass(eq=False)
 class Artist:
-    """One drawing call on an axes: its matplotlib method, arguments and keyword arguments."""
+    """One drawing call on an axes: its matplotlib method, arguments and keyword arguments (and their typed view)."""
     kind: str
     args: tuple[Any, ...]
     kw: dict[str, Any]
     axes: Axes
     key: int
+    style: Style = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.style = Style.of(self.kw)
 
     @property
     def label(self) -> str | None:
-        text = self.kw.get("label")
+        text = self.style.label
         return None if text is None or str(text).startswith("_") else str(text)
 
 
@@ -76,8 +144,8 @@ class Axes:
         self.fig, self.twin_of = fig, twin_of
         self.artists: list[Artist] = []
         self.x, self.y = AxisState(), AxisState()
-        self.grid_kw: dict[str, Any] | None = None
-        self.legend_kw: dict[str, Any] | None = None
+        self.grid_style: Grid | None = None
+        self.legend_box: Legend | None = None
         self.xaxis, self.yaxis = _AxisProxy(self, "x"), _AxisProxy(self, "y")
         self.twins: list[Axes] = []
 
@@ -104,13 +172,13 @@ class Axes:
         self.fig.log_call(self, "twinx", (), {}, twin)
         return twin
 
-    def set_xscale(self, name: str, **kw: Any) -> None:
-        self.x.scale = Scale(name, kw.get("linthresh", 1.0))
-        self._set("set_xscale", name, **kw)
+    def set_xscale(self, name: str, linthresh: float | None = None) -> None:
+        self.x.scale = Scale(name, 1.0 if linthresh is None else linthresh)
+        self._set("set_xscale", name, **({} if linthresh is None else {"linthresh": linthresh}))
 
-    def set_yscale(self, name: str, **kw: Any) -> None:
-        self.y.scale = Scale(name, kw.get("linthresh", 1.0))
-        self._set("set_yscale", name, **kw)
+    def set_yscale(self, name: str, linthresh: float | None = None) -> None:
+        self.y.scale = Scale(name, 1.0 if linthresh is None else linthresh)
+        self._set("set_yscale", name, **({} if linthresh is None else {"linthresh": linthresh}))
 
     def _lim(self, axis: AxisState, args: tuple[Any, ...], lo: float | None, hi: float | None) -> None:
         if args:
@@ -143,11 +211,11 @@ class Axes:
         self._set("set_ylabel", text)
 
     def grid(self, **kw: Any) -> None:
-        self.grid_kw = kw
+        self.grid_style = Grid(**kw)
         self._set("grid", **kw)
 
     def legend(self, *args: Any, **kw: Any) -> None:
-        self.legend_kw = {"entries": _entries(args, [self]), **kw}
+        self.legend_box = Legend.of(_entries(args, [self]), kw)
         self.fig.log_call(self, "legend", args, kw)
 
     def get_legend_handles_labels(self) -> tuple[list[Artist], list[str]]:
@@ -178,8 +246,8 @@ class Figure:
         self.rows: list[Axes] = []
         self.height_ratios: list[float] = []
         self.sharex = False
-        self.title: tuple[str, dict[str, Any]] | None = None
-        self.legend_kw: dict[str, Any] | None = None
+        self.title: Title | None = None
+        self.legend_box: Legend | None = None
         self.log: list[tuple[Axes | None, str, tuple[Any, ...], dict[str, Any], Any]] = []
         self.keys = itertools.count()
 
@@ -203,18 +271,17 @@ class Figure:
         axes = [Axes(self) for _ in range(nrows)]
         self.rows, self.sharex = axes, sharex
         self.height_ratios = [float(r) for r in height_ratios] if height_ratios else [1.0] * nrows
-        kw: dict[str, Any] = {"sharex": sharex}
-        if height_ratios:
-            kw["height_ratios"] = list(height_ratios)
+        kw: dict[str, Any] = ({"sharex": sharex, "height_ratios": list(height_ratios)} if height_ratios
+                              else {"sharex": sharex})
         self.log_call(None, "subplots", (nrows, ncols), kw, axes)
         return axes
 
-    def suptitle(self, text: str, **kw: Any) -> None:
-        self.title = (text, kw)
-        self.log_call(None, "suptitle", (text,), kw)
+    def suptitle(self, text: str, fontsize: Any = None) -> None:
+        self.title = Title(text, fontsize)
+        self.log_call(None, "suptitle", (text,), {} if fontsize is None else {"fontsize": fontsize})
 
     def legend(self, *args: Any, **kw: Any) -> None:
-        self.legend_kw = {"entries": _entries(args, self.all_axes()), **kw}
+        self.legend_box = Legend.of(_entries(args, self.all_axes()), kw)
         self.log_call(None, "legend", args, kw)
 
 

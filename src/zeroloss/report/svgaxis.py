@@ -66,15 +66,15 @@ def extent(a: Artist, axis: str) -> tuple[list[float], bool]:
     if k == "stairs":
         return (finite(args[1]), False) if axis == "x" else (finite([*args[0], 0.0]), True)
     if k == "bar":
-        w = float(a.kw.get("width", args[2] if len(args) > 2 else 0.8))
+        w = float((args[2] if len(args) > 2 else 0.8) if a.style.width is None else a.style.width)
         if axis == "x":
             return finite(x + s * w / 2 for x in args[0] for s in (-1, 1)), False
-        err = a.kw.get("yerr") or [0.0] * len(args[1])
+        err = a.style.yerr or [0.0] * len(args[1])
         return finite([0.0, *(h + e for h, e in zip(args[1], err, strict=False))]), True
     if k == "errorbar":
         if axis == "x":
             return finite(args[0]), False
-        err = a.kw.get("yerr") or [0.0] * len(args[1])
+        err = a.style.yerr or [0.0] * len(args[1])
         return finite(y + s * e for y, e in zip(args[1], err, strict=False) for s in (-1, 1)), False
     if k == "axhline":
         return (finite(args[:1]), False) if axis == "y" else ([], False)

@@ -5,11 +5,11 @@ text (searchable, small); its width is estimated (0.6 em a character), which is 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 from typing import Any
 
-from zeroloss.report.canvas import Artist, Axes, Figure
+from zeroloss.report.canvas import Artist, Axes, Figure, Legend
 from zeroloss.report.svgaxis import Mapping, finite, limits, ticks
 from zeroloss.report.svgmarks import artist_svg, legend_glyph
 
@@ -46,11 +46,11 @@ class Panel:
     h: float
 
 
-def _legend_size(kw: dict[str, Any]) -> tuple[float, float, float]:
+def _legend_size(lg: Legend) -> tuple[float, float, float]:
     """(width, height, fontsize) of a legend box."""
-    fs = size(kw.get("fontsize"), FS)
-    entries = kw["entries"]
-    cols = max(1, int(kw.get("ncols", 1)))
+    fs = size(lg.fontsize, FS)
+    entries = lg.entries
+    cols = max(1, int(lg.ncols))
     rows = math.ceil(len(entries) / cols)
     col_w = max((text_width(lab, fs) for _, lab in entries), default=0.0) + 2.8 * fs
     return cols * col_w + fs * 0.6, rows * fs * 1.35 + fs * 0.5, fs
@@ -63,7 +63,7 @@ def render(fig: Figure, salt: str) -> str:
     top = _title(fig, width, parts)
     right, bottom = PAD, PAD
     legend = _fit_legend(fig, width, height, top)
-    loc = str(legend.get("loc", "")) if legend else ""
+    loc = str(legend.loc) if legend else ""
     if legend:
         lw, lh, _ = _legend_size(legend)
         if "lower" in loc:
@@ -104,23 +104,23 @@ def _title(fig: Figure, width: float, parts: list[str]) -> float:
     """The figure's title (shrunk to fit the width) into parts; where the panels may start."""
     top = PAD
     if fig.title:
-        tfs = size(fig.title[1].get("fontsize"), 12.0)
-        tfs = max(6.0, min(tfs, (width - 2 * PAD) / max(text_width(fig.title[0], 1.0), 1.0)))  # a long title fits
+        tfs = size(fig.title.fontsize, 12.0)
+        tfs = max(6.0, min(tfs, (width - 2 * PAD) / max(text_width(fig.title.text, 1.0), 1.0)))  # a long title fits
         parts.append(f'<text x="{num(width / 2)}" y="{num(top + tfs)}" font-size="{tfs:g}" text-anchor="middle">'
-                     f"{escape(fig.title[0])}</text>")
+                     f"{escape(fig.title.text)}</text>")
         top += tfs * 1.6
     return top
 
 
-def _fit_legend(fig: Figure, width: float, height: float, top: float) -> dict[str, Any] | None:
+def _fit_legend(fig: Figure, width: float, height: float, top: float) -> Legend | None:
     """The figure's legend with as many columns as make it fit beside (or under, loc 'lower') the panels; None
     without entries."""
-    legend = fig.legend_kw if fig.legend_kw and fig.legend_kw["entries"] else None
-    loc = str(legend.get("loc", "")) if legend else ""
+    legend = fig.legend_box if fig.legend_box and fig.legend_box.entries else None
+    loc = str(legend.loc) if legend else ""
     while legend and "lower" not in loc and _legend_size(legend)[1] > height - top - PAD:
-        legend = {**legend, "ncols": int(legend.get("ncols", 1)) + 1}  # too tall for the figure: more columns
-    while legend and "lower" in loc and int(legend.get("ncols", 1)) > 1 and _legend_size(legend)[0] > width - 2 * PAD:
-        legend = {**legend, "ncols": int(legend.get("ncols", 1)) - 1}  # too wide: fewer columns, more rows
+        legend = replace(legend, ncols=int(legend.ncols) + 1)  # too tall for the figure: more columns
+    while legend and "lower" in loc and int(legend.ncols) > 1 and _legend_size(legend)[0] > width - 2 * PAD:
+        legend = replace(legend, ncols=int(legend.ncols) - 1)  # too wide: fewer columns, more rows
     return legend
 
 
@@ -171,9 +171,9 @@ def _panel(p: Panel, xm: Mapping, xt: list[tuple[float, str, bool]], show_x: boo
     out = [f'<clipPath id="{escape(cid)}"><rect x="{num(p.x0)}" y="{num(p.y0)}" width="{num(p.w)}" '
            f'height="{num(p.h)}"/></clipPath>']
     ym = ymaps[id(p.ax)]
-    g = p.ax.grid_kw
+    g = p.ax.grid_style
     if g is not None:
-        alpha, which, axis = g.get("alpha", 1.0), g.get("which", "major"), g.get("axis", "both")
+        alpha, which, axis = g.alpha, g.which, g.axis
         lines = []
         if axis in ("both", "x"):
             lines += [f"M{num(xm(v))} {num(p.y0)}V{num(p.y0 + p.h)}" for v, _, major in xt
@@ -187,7 +187,7 @@ def _panel(p: Panel, xm: Mapping, xt: list[tuple[float, str, bool]], show_x: boo
     body, notes = [], []  # notes: annotations, drawn only where the point they name is inside (as matplotlib)
     for ax in (p.ax, *p.ax.twins):
         m = ymaps[id(ax)]
-        order = sorted(enumerate(ax.artists), key=lambda e: (e[1].kw.get("zorder", _zorder(e[1])), e[0]))
+        order = sorted(enumerate(ax.artists), key=lambda e: (_zorder(e[1]), e[0]))
         body += [artist_svg(a, xm, m, p.x0, p.y0, p.w, p.h) for _, a in order if a.kind != "annotate"]
         notes += [artist_svg(a, xm, m, p.x0, p.y0, p.w, p.h) for a in ax.artists if a.kind == "annotate"
                   and p.x0 <= xm(float(a.args[1][0])) <= p.x0 + p.w and p.y0 <= m(float(a.args[1][1])) <= p.y0 + p.h]
@@ -216,32 +216,34 @@ def _panel(p: Panel, xm: Mapping, xt: list[tuple[float, str, bool]], show_x: boo
                           f"{escape(text)}</text>")
     out.append(f'<path d="{"".join(marks)}" stroke="#000000" stroke-width="0.8"/>')
     out.append(f'<g font-size="{FS:g}">{"".join(labels)}</g>')
-    if p.ax.legend_kw and p.ax.legend_kw["entries"]:
-        out.append(_axes_legend(p, xm, ym))
+    if p.ax.legend_box and p.ax.legend_box.entries:
+        out.append(_axes_legend(p, xm, ym, p.ax.legend_box))
     return "".join(out)
 
 
 def _zorder(a: Artist) -> float:
+    """Its zorder as given, else matplotlib's default: patches and collections under lines."""
+    if a.style.zorder is not None:
+        return a.style.zorder
     return 1.0 if a.kind in ("axvspan", "fill_between", "bar", "scatter") else 2.0
 
 
-def _axes_legend(p: Panel, xm: Mapping, ym: Mapping) -> str:
+def _axes_legend(p: Panel, xm: Mapping, ym: Mapping, lg: Legend) -> str:
     """An axes legend in the corner that covers the fewest data points (matplotlib's 'best', roughly)."""
-    kw = p.ax.legend_kw or {}
-    lw, lh, _ = _legend_size(kw)
+    lw, lh, _ = _legend_size(lg)
     pts = [(xm(x), ym(y)) for a in p.ax.artists if a.kind in ("plot", "scatter", "step", "errorbar")
            for x, y in zip(finite(a.args[0]), finite(a.args[1]), strict=False)]
     corners = [(p.x0 + p.w - lw - 4, p.y0 + 4), (p.x0 + 4, p.y0 + 4), (p.x0 + 4, p.y0 + p.h - lh - 4),
                (p.x0 + p.w - lw - 4, p.y0 + p.h - lh - 4)]
     best = min(corners, key=lambda c: sum(c[0] <= x <= c[0] + lw and c[1] <= y <= c[1] + lh for x, y in pts))
-    return _legend(kw, *best)
+    return _legend(lg, *best)
 
 
-def _legend(kw: dict[str, Any], x: float, y: float) -> str:
+def _legend(lg: Legend, x: float, y: float) -> str:
     """A legend box at (x, y): per entry its glyph (line, marker or patch) and its label."""
-    lw, lh, fs = _legend_size(kw)
-    cols = max(1, int(kw.get("ncols", 1)))
-    entries = kw["entries"]
+    lw, lh, fs = _legend_size(lg)
+    cols = max(1, int(lg.ncols))
+    entries = lg.entries
     rows = math.ceil(len(entries) / cols)
     col_w = (lw - fs * 0.6) / cols
     out = [f'<rect x="{num(x)}" y="{num(y)}" width="{num(lw)}" height="{num(lh)}" rx="2" fill="#ffffff" '

@@ -8,12 +8,13 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
-from zeroloss.report.canvas import Artist
+from zeroloss.report.canvas import Artist, Style
 
 CYCLE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 LETTERS = {"b": "#0000ff", "g": "#008000", "r": "#ff0000", "c": "#00bfbf", "m": "#bf00bf", "y": "#bfbf00",
            "k": "#000000", "w": "#ffffff"}
 MARKERS = set(".o^vsDX*+x")
+ANNOTATE_SIZES = {"x-small": 6.94, "small": 8.33}  # an annotation's font size by name, pt (else 10)
 DASHES = {"--": (3.7, 1.6), "-.": (6.4, 1.6, 1.0, 1.6), ":": (1.0, 1.65)}  # matplotlib's, times the line width
 Map = Callable[[float], float]
 
@@ -44,11 +45,12 @@ def style(a: Artist) -> tuple[str, str | None, Any]:
         ls = "none" if (marker or fmt.strip() == "" and fmt) else "-"
     if fmt == " ":
         ls, marker = "none", None
-    ls = a.kw.get("linestyle", ls)
-    marker = a.kw.get("marker", marker)
-    own = [b for b in a.axes.artists if b.kind == "plot" and "color" not in b.kw]
+    st = a.style
+    ls = ls if st.linestyle is None else st.linestyle
+    marker = marker if st.marker is None else st.marker
+    own = [b for b in a.axes.artists if b.kind == "plot" and b.style.color is None]
     nth = next((i for i, b in enumerate(own) if b is a), 0)  # the colour cycle: one step per line without a colour
-    col = color(a.kw.get("color", LETTERS.get(letter or "", None)), CYCLE[nth % len(CYCLE)])
+    col = color(LETTERS.get(letter or "", None) if st.color is None else st.color, CYCLE[nth % len(CYCLE)])
     return col, marker, ls
 
 
@@ -151,10 +153,10 @@ def _steps(xs: Sequence[float], ys: Sequence[float], xm: Map, ym: Map) -> str:
     return "".join(d)
 
 
-def _scatter_colors(kw: dict[str, Any]) -> tuple[str, str, float]:
+def _scatter_colors(st: Style) -> tuple[str, str, float]:
     """(face, edge, edge width) of scatter markers."""
-    face = color(kw.get("facecolors", kw.get("color")), CYCLE[0])
-    edge = kw.get("edgecolors")
+    face = color(st.color if st.facecolors is None else st.facecolors, CYCLE[0])
+    edge = st.edgecolors
     if edge == "none":
         return face, "none", 0.0
     return face, face if edge in (None, "face") else color(edge), 0.8
@@ -162,61 +164,70 @@ def _scatter_colors(kw: dict[str, Any]) -> tuple[str, str, float]:
 
 def artist_svg(a: Artist, xm: Map, ym: Map, x0: float, y0: float, w: float, h: float) -> str:
     """One artist in page coordinates (x0, y0, w, h: its panel)."""
-    kw, k = a.kw, a.kind
-    alpha = float(kw.get("alpha", 1.0))
+    st, k = a.style, a.kind
+    alpha = float(st.alpha)
     if k in ("plot", "step"):
         col, marker, ls = style(a)
-        lw = float(kw.get("linewidth", 1.5))
         pts = _xy(a, xm, ym)
         d = _steps(a.args[0], a.args[1], xm, ym) if k == "step" else _path(pts)
-        face = kw.get("markerfacecolor", col)
-        return (_stroke(d, col, lw, ls, alpha)
-                + _markers(marker, pts, float(kw.get("markersize", 6.0)), color(face), col, 1.0, alpha))
+        face = col if st.markerfacecolor is None else st.markerfacecolor
+        return (_stroke(d, col, float(st.linewidth), ls, alpha)
+                + _markers(marker, pts, float(st.markersize), color(face), col, 1.0, alpha))
     if k == "scatter":
-        face, edge, edge_w = _scatter_colors(kw)
-        size = math.sqrt(float(kw.get("s", a.args[2] if len(a.args) > 2 else 36.0)))
-        return _markers(str(kw.get("marker", "o")), _xy(a, xm, ym), size, face, edge, edge_w, alpha)
+        face, edge, edge_w = _scatter_colors(st)
+        size = math.sqrt(float((a.args[2] if len(a.args) > 2 else 36.0) if st.s is None else st.s))
+        return _markers(_marker(st), _xy(a, xm, ym), size, face, edge, edge_w, alpha)
     if k == "stairs":
         vals, edges = a.args[0], a.args[1]
-        col = color(kw.get("color"), CYCLE[0])
+        col = color(st.color, CYCLE[0])
         return _stroke(_steps(edges, [*vals, vals[-1] if vals else 0], xm, ym), col,
-                       float(kw.get("linewidth", 1.5)), kw.get("linestyle", "-"), alpha)
+                       float(st.linewidth), _linestyle(st), alpha)
     if k == "bar":
         return _bars(a, xm, ym, alpha)
     if k == "errorbar":
-        col = color(kw.get("color"), CYCLE[0])
+        col = color(st.color, CYCLE[0])
         pts = _xy(a, xm, ym)
-        cap = float(kw.get("capsize", 0))
+        cap = float(st.capsize)
         errs = "".join(f"M{num(x)} {num(ym(float(v) - e))}V{num(ym(float(v) + e))}"
                        + (f"M{num(x - cap)} {num(ym(float(v) - e))}h{num(2 * cap)}M{num(x - cap)} "
                           f"{num(ym(float(v) + e))}h{num(2 * cap)}" if cap else "")
-                       for (x, _), v, e in zip(pts, a.args[1], kw.get("yerr") or [], strict=False))
+                       for (x, _), v, e in zip(pts, a.args[1], st.yerr or [], strict=False))
         return _stroke(_path(pts), col, 1.5, "-", alpha) + _stroke(errs, col, 1.0, "-", alpha)
     if k in ("axhline", "axvline"):
-        col = color(kw.get("color"), CYCLE[0])
+        col = color(st.color, CYCLE[0])
         v = float(a.args[0])
         d = f"M{num(x0)} {num(ym(v))}H{num(x0 + w)}" if k == "axhline" else f"M{num(xm(v))} {num(y0)}V{num(y0 + h)}"
-        return _stroke(d, col, float(kw.get("linewidth", 1.5)), kw.get("linestyle", "-"), alpha)
+        return _stroke(d, col, float(st.linewidth), _linestyle(st), alpha)
     if k == "axvspan":
         xa, xb = sorted((xm(float(a.args[0])), xm(float(a.args[1]))))
         return (f'<rect x="{num(xa)}" y="{num(y0)}" width="{num(max(xb - xa, 0.5))}" height="{num(h)}" '
-                f'fill="{color(kw.get("color"))}" fill-opacity="{alpha:g}"/>')
+                f'fill="{color(st.color)}" fill-opacity="{alpha:g}"/>')
     if k == "fill_between":
         return _fill(a, xm, ym, alpha)
     if k == "annotate":
         text, (x, y) = str(a.args[0]), a.args[1]
-        dx, dy = kw.get("xytext", (0, 0))
-        fs = {"x-small": 6.94, "small": 8.33}.get(str(kw.get("fontsize")), 10.0)
-        base = fs * 0.8 if kw.get("va") == "top" else 0.0
+        dx, dy = st.xytext
+        fs = ANNOTATE_SIZES.get(str(st.fontsize), 10.0)
+        base = fs * 0.8 if st.va == "top" else 0.0
         return (f'<text x="{num(xm(float(x)) + dx)}" y="{num(ym(float(y)) - dy + base)}" font-size="{fs:g}">'
                 f"{escape(text)}</text>")
     return ""
 
 
+def _marker(st: Style) -> str:
+    """A scatter's (or its legend entry's) marker: matplotlib's default is a circle."""
+    return str("o" if st.marker is None else st.marker)
+
+
+def _linestyle(st: Style) -> Any:
+    return "-" if st.linestyle is None else st.linestyle
+
+
 def _bars(a: Artist, xm: Map, ym: Map, alpha: float) -> str:
     xs, heights = a.args[0], a.args[1]
-    width = float(a.kw.get("width", a.args[2] if len(a.args) > 2 else 0.8))
-    col = color(a.kw.get("color"), CYCLE[0])
+    st = a.style
+    width = float((a.args[2] if len(a.args) > 2 else 0.8) if st.width is None else st.width)
+    col = color(st.color, CYCLE[0])
     op = f' fill-opacity="{alpha:g}"' if alpha < 1 else ""
     out = []
     for x, hgt in zip(xs, heights, strict=False):
@@ -224,10 +235,10 @@ def _bars(a: Artist, xm: Map, ym: Map, alpha: float) -> str:
         ya, yb = sorted((ym(0.0), ym(float(hgt))))
         out.append(f'<rect class="bar" x="{num(xa)}" y="{num(ya)}" width="{num(xb - xa)}" height="{num(yb - ya)}" '
                    f'fill="{col}"{op}/>')
-    yerr = a.kw.get("yerr")
+    yerr = st.yerr
     if yerr:
-        cap = float(a.kw.get("capsize", 0))
-        ecol = color(a.kw.get("ecolor"), "#000000")
+        cap = float(st.capsize)
+        ecol = color(st.ecolor, "#000000")
         d = "".join(f"M{num(xm(x))} {num(ym(hgt - e))}V{num(ym(hgt + e))}"
                     + (f"M{num(xm(x) - cap)} {num(ym(hgt + e))}h{num(2 * cap)}" if cap else "")
                     for x, hgt, e in zip(xs, heights, yerr, strict=False) if e)
@@ -239,10 +250,10 @@ def _fill(a: Artist, xm: Map, ym: Map, alpha: float) -> str:
     """fill_between: with step='post' each interval i (x[i]..x[i+1]) is filled between y1[i] and y2[i] where
     where[i] holds; otherwise the polygon through the points of each run of where."""
     xs, y1, y2 = list(a.args[0]), list(a.args[1]), list(a.args[2])
-    where = a.kw.get("where") or [True] * len(xs)
-    col = color(a.kw.get("color"), CYCLE[0])
+    where = a.style.where or [True] * len(xs)
+    col = color(a.style.color, CYCLE[0])
     d = []
-    if a.kw.get("step") == "post":
+    if a.style.step == "post":
         for i in range(len(xs) - 1):
             if where[i]:
                 xa, xb = xm(xs[i]), xm(xs[i + 1])
@@ -265,20 +276,19 @@ def _fill(a: Artist, xm: Map, ym: Map, alpha: float) -> str:
 
 def legend_glyph(a: Artist, x: float, y: float, fs: float) -> str:
     """An artist's sample in a legend entry: its line (and marker) over 2 em, its marker, or a patch."""
-    kw = a.kw
-    alpha = float(kw.get("alpha", 1.0))
+    st = a.style
+    alpha = float(st.alpha)
     if a.kind in ("bar", "axvspan", "fill_between"):
         return (f'<rect x="{num(x)}" y="{num(y - fs * 0.35)}" width="{num(2 * fs)}" height="{num(fs * 0.7)}" '
-                f'fill="{color(kw.get("color"))}" fill-opacity="{alpha:g}"/>')
+                f'fill="{color(st.color)}" fill-opacity="{alpha:g}"/>')
     if a.kind == "scatter":
-        face, edge, edge_w = _scatter_colors(kw)
-        return _markers(str(kw.get("marker", "o")), [(x + fs, y)], min(math.sqrt(float(kw.get("s", 36))), fs),
+        face, edge, edge_w = _scatter_colors(st)
+        return _markers(_marker(st), [(x + fs, y)], min(math.sqrt(float(36 if st.s is None else st.s)), fs),
                         face, edge, edge_w)
     if a.kind in ("plot", "step"):
         col, marker, ls = style(a)
-        face = color(kw.get("markerfacecolor", col))
-        return (_stroke(f"M{num(x)} {num(y)}h{num(2 * fs)}", col, float(kw.get("linewidth", 1.5)), ls, alpha)
-                + _markers(marker, [(x + fs, y)], min(float(kw.get("markersize", 6.0)), fs), face, col))
-    col = color(kw.get("color"), CYCLE[0])
-    return _stroke(f"M{num(x)} {num(y)}h{num(2 * fs)}", col, float(kw.get("linewidth", 1.5)),
-                   kw.get("linestyle", "-"), alpha)
+        face = color(col if st.markerfacecolor is None else st.markerfacecolor)
+        return (_stroke(f"M{num(x)} {num(y)}h{num(2 * fs)}", col, float(st.linewidth), ls, alpha)
+                + _markers(marker, [(x + fs, y)], min(float(st.markersize), fs), face, col))
+    col = color(st.color, CYCLE[0])
+    return _stroke(f"M{num(x)} {num(y)}h{num(2 * fs)}", col, float(st.linewidth), _linestyle(st), alpha)
