@@ -10,6 +10,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.cpuset import MAX_CPUS, parse_mask, shown
 from zeroloss.core.errors import ZeroLossError
 
@@ -99,6 +100,48 @@ class OvsState:
         return [i for i in self.interfaces if i.is_dpdk]
 
 
+@dataclass(frozen=True, kw_only=True)
+class OvsOutputs(Record):
+    """The commands' outputs by CAPTURE's file names (a missing one is None)."""
+    open_vswitch: str | None = field(default=None, metadata={"key": "vsctl-list-open_vswitch.json"})
+    interface: str | None = field(default=None, metadata={"key": "vsctl-list-interface.json"})
+    bridge: str | None = field(default=None, metadata={"key": "vsctl-list-bridge.json"})
+    pmd_rxq_show: str = field(default="", metadata={"key": "pmd-rxq-show.txt"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class VsctlTable(Record):
+    """`ovs-vsctl --format=json list TABLE`: the column names and one list of values per row."""
+    headings: Json = None
+    data: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenVswitchRow(Record):
+    """The Open_vSwitch table's row (OVSDB values decoded)."""
+    other_config: Json = None
+    dpdk_initialized: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class InterfaceRow(Record):
+    """A row of the Interface table (OVSDB values decoded)."""
+    name: Json = ""
+    type: Json = ""
+    mtu: Json = None
+    mtu_request: Json = None
+    options: Json = None
+    status: Json = None
+    other_config: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BridgeRow(Record):
+    """A row of the Bridge table (OVSDB values decoded)."""
+    name: Json = ""
+    datapath_type: Json = None
+
+
 def _int(value, default):
     try:
         return int(str(value).strip('"'))
@@ -125,8 +168,13 @@ def parse_vsctl_list(text: str, source: str = "") -> list[dict]:
     where = f"{source}: " if source else ""
     try:
         doc = json.loads(text)
-        headings = doc["headings"]
-        rows = [{h: _ovsdb_value(v) for h, v in zip(headings, row, strict=True)} for row in doc["data"]]
+        if not isinstance(doc, dict):
+            raise TypeError(f"a JSON {type(doc).__name__}, not an object")
+        missing = [k for k in ("headings", "data") if k not in doc]
+        if missing:
+            raise KeyError(missing[0])
+        table = VsctlTable.from_json(doc)
+        rows = [{h: _ovsdb_value(v) for h, v in zip(table.headings, row, strict=True)} for row in table.data]
     except (ValueError, KeyError, TypeError, RecursionError) as e:
         raise ZeroLossError(f"{where}not the JSON output of `ovs-vsctl --format=json list`: "
                             f"{' '.join(str(e).split())[:200]}") from None
@@ -146,11 +194,10 @@ def _scalar_int(value) -> int | None:
 
 def interfaces_from_rows(rows: list[dict]) -> list[OvsInterface]:
     out = []
-    for r in rows:
+    for r in map(InterfaceRow.from_json, rows):
         out.append(OvsInterface(
-            name=str(r.get("name", "")), type=str(r.get("type", "") or ""), mtu=_scalar_int(r.get("mtu")),
-            mtu_request=_scalar_int(r.get("mtu_request")), options=dict(r.get("options") or {}),
-            status=dict(r.get("status") or {}), other_config=dict(r.get("other_config") or {})))
+            name=str(r.name), type=str(r.type or ""), mtu=_scalar_int(r.mtu), mtu_request=_scalar_int(r.mtu_request),
+            options=dict(r.options or {}), status=dict(r.status or {}), other_config=dict(r.other_config or {})))
     return sorted(out, key=lambda i: i.name)
 
 
@@ -163,19 +210,20 @@ def from_outputs(source: str, outputs: dict[str, str]) -> OvsState:
     """Build the state from command outputs keyed like CAPTURE (missing ones are left empty); ZeroLossError naming
     the file (or command) whose output is not what the command prints."""
     state = OvsState(source=source)
-    if outputs.get("vsctl-list-open_vswitch.json"):
-        rows = parse_vsctl_list(outputs["vsctl-list-open_vswitch.json"], _where(source, "vsctl-list-open_vswitch.json"))
+    got = OvsOutputs.from_json(outputs)
+    if got.open_vswitch:
+        rows = parse_vsctl_list(got.open_vswitch, _where(source, "vsctl-list-open_vswitch.json"))
         if rows:
-            state.other_config = dict(rows[0].get("other_config") or {})
-            init = rows[0].get("dpdk_initialized")
-            state.dpdk_initialized = init if isinstance(init, bool) else None
-    if outputs.get("vsctl-list-interface.json"):
-        state.interfaces = interfaces_from_rows(parse_vsctl_list(outputs["vsctl-list-interface.json"],
+            top = OpenVswitchRow.from_json(rows[0])
+            state.other_config = dict(top.other_config or {})
+            state.dpdk_initialized = top.dpdk_initialized if isinstance(top.dpdk_initialized, bool) else None
+    if got.interface:
+        state.interfaces = interfaces_from_rows(parse_vsctl_list(got.interface,
                                                                  _where(source, "vsctl-list-interface.json")))
-    if outputs.get("vsctl-list-bridge.json"):
-        rows = parse_vsctl_list(outputs["vsctl-list-bridge.json"], _where(source, "vsctl-list-bridge.json"))
-        state.bridges = {str(r.get("name", "")): str(r.get("datapath_type") or "") for r in rows}
-    state.pmd_rxq_show = outputs.get("pmd-rxq-show.txt", "")
+    if got.bridge:
+        rows = parse_vsctl_list(got.bridge, _where(source, "vsctl-list-bridge.json"))
+        state.bridges = {str(r.name): str(r.datapath_type or "") for r in map(BridgeRow.from_json, rows)}
+    state.pmd_rxq_show = got.pmd_rxq_show
     parse_pmd_rxq_show(state.pmd_rxq_show, _where(source, "pmd-rxq-show.txt"))  # refused here, not mid-audit
     return state
 
@@ -205,7 +253,7 @@ def read_utf8(path: str | os.PathLike) -> str:
 
 
 def db_socket() -> Path:
-    return Path(os.environ.get("OVS_RUNDIR", "/var/run/openvswitch")) / "db.sock"
+    return Path(os.getenv("OVS_RUNDIR", "/var/run/openvswitch")) / "db.sock"
 
 
 def read_live(run=subprocess.run) -> tuple[OvsState | None, str]:
@@ -242,6 +290,18 @@ class PmdPoll:
     queues: tuple[PolledQueue, ...]
 
 
+@dataclass
+class _PmdLines:
+    """One PMD's block of pmd-rxq-show while it is read."""
+    numa: int
+    core: int
+    isolated: bool = False
+    queues: list[PolledQueue] = field(default_factory=list)
+
+    def poll(self) -> PmdPoll:
+        return PmdPoll(self.core, self.numa, self.isolated, tuple(self.queues))
+
+
 _PMD_LINE = re.compile(r"^pmd thread numa_id (-?[0-9]{1,20}) core_id ([0-9]{1,20}):")
 _Q_LINE = re.compile(r"^\s*port:\s*(\S+)\s+queue-id:\s*([0-9]{1,20})\s*\((enabled|disabled)\)\s*pmd usage:\s*"
                      r"([0-9]{1,3} %|NOT AVAIL)")
@@ -253,32 +313,30 @@ def parse_pmd_rxq_show(text: str, source: str = "the pmd-rxq-show text") -> list
     """`ovs-appctl dpif-netdev/pmd-rxq-show` (OVS 2.16 .. 3.x layout) -> PMDs with their queues and usage;
     ZeroLossError naming source when it holds no PMD or a core, node or queue id no OVS prints."""
     pmds: list[PmdPoll] = []
-    cur: dict | None = None
-
-    def flush():
-        if cur is not None:
-            pmds.append(PmdPoll(cur["core"], cur["numa"], cur["isolated"], tuple(cur["queues"])))
+    cur: _PmdLines | None = None
 
     for no, line in enumerate(text.splitlines(), start=1):
         m = _PMD_LINE.match(line)
         if m:
-            flush()
-            cur = {"numa": int(m.group(1)), "core": int(m.group(2)), "isolated": False, "queues": []}
+            if cur is not None:
+                pmds.append(cur.poll())
+            cur = _PmdLines(numa=int(m.group(1)), core=int(m.group(2)))
             continue
         if cur is None:
             continue
         if line.strip().startswith("isolated"):
-            cur["isolated"] = line.partition(":")[2].strip() == "true"
+            cur.isolated = line.partition(":")[2].strip() == "true"
             continue
         q = _Q_LINE.match(line)
         if q:
             usage = None if q.group(4) == "NOT AVAIL" else int(q.group(4).split()[0])
-            cur["queues"].append(PolledQueue(q.group(1), int(q.group(2)), q.group(3) == "enabled", usage))
+            cur.queues.append(PolledQueue(q.group(1), int(q.group(2)), q.group(3) == "enabled", usage))
         elif line.lstrip().startswith("port:"):  # 'nan %', '-5 %': a queue OVS never prints so, not one to drop
             raise ZeroLossError(f"{source}: line {no} {shown(line, 100)} is not 'port: NAME queue-id: N (enabled) pmd "
                                 "usage: N %' (N 0..999) or 'NOT AVAIL'", "give the output of `ovs-appctl "
                                 "dpif-netdev/pmd-rxq-show` as printed")
-    flush()
+    if cur is not None:
+        pmds.append(cur.poll())
     if text.strip() and not pmds:
         raise ZeroLossError(f"no 'pmd thread numa_id N core_id M:' lines in {source}",
                             "give the output of `ovs-appctl dpif-netdev/pmd-rxq-show`")
