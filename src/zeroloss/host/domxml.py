@@ -6,11 +6,70 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+from zeroloss.core.codec import Record
 from zeroloss.core.cpuset import parse_list
 from zeroloss.core.errors import ZeroLossError
 
 QEMU_DEFAULT_RING = 256  # virtio-net rx/tx_queue_size when the XML does not set it
+
+
+# -- the attributes of the elements read, each element's read once into its record ------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class AddressAttrs(Record):
+    """<address type='pci' domain= bus= slot= function=/> (type pci when absent)."""
+    type: str = "pci"
+    domain: str = "0"
+    bus: str | None = None
+    slot: str = "0"
+    function: str = "0"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CpusetAttrs(Record):
+    """<vcpu cpuset=>, <vcpupin vcpu= cpuset=>, <emulatorpin cpuset=>."""
+    vcpu: str = "0"
+    cpuset: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SizeAttrs(Record):
+    """<memory unit=>, <page size= unit=>."""
+    size: str | None = None
+    unit: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodesetAttrs(Record):
+    """<numatune><memory nodeset=>."""
+    nodeset: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceAttrs(Record):
+    """<interface type=>, <hostdev mode= type=>, <source path=>, <mac address=>."""
+    type: str | None = None
+    mode: str | None = None
+    path: str = ""
+    address: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DriverAttrs(Record):
+    """<interface><driver queues= rx_queue_size= tx_queue_size=>."""
+    queues: str | None = None
+    rx_queue_size: str | None = None
+    tx_queue_size: str | None = None
+
+
+A = TypeVar("A", bound=Record)
+
+
+def _attrs(cls: type[A], el: ET.Element | None) -> A:
+    """An element's attributes as its record (every default when the element is missing)."""
+    return cls.from_json(el.attrib if el is not None else {})
 
 
 @dataclass(frozen=True)
@@ -52,10 +111,11 @@ class Domain:
 
 def pci_address(el: ET.Element | None) -> str:
     """<address domain='0x0000' bus='0x04' slot='0x10' function='0x1'/> -> '0000:04:10.1' ('' when not PCI)."""
-    if el is None or el.get("type", "pci") != "pci" or el.get("bus") is None:
+    a = _attrs(AddressAttrs, el)
+    if el is None or a.type != "pci" or a.bus is None:
         return ""
     try:
-        d, b, s, f = (int(el.get(k, "0"), 0) for k in ("domain", "bus", "slot", "function"))
+        d, b, s, f = (int(v, 0) for v in (a.domain, a.bus, a.slot, a.function))
     except ValueError:
         return ""
     return f"{d:04x}:{b:02x}:{s:02x}.{f:x}"
@@ -79,6 +139,19 @@ def _kib(value: str | None, unit: str | None) -> int | None:
     return n * factor
 
 
+def _interface(iface: ET.Element) -> DomInterface:
+    """<interface>: its type, vhost-user socket, queues and ring sizes, the VF of a hostdev one, its MAC."""
+    drv = iface.find("driver")
+    driver = _attrs(DriverAttrs, drv)
+    kind = _attrs(DeviceAttrs, iface).type
+    return DomInterface(
+        type=kind or "", source=_attrs(DeviceAttrs, iface.find("source")).path,
+        queues=_int(driver.queues) or 1 if drv is not None else 1,
+        rx_queue_size=_int(driver.rx_queue_size), tx_queue_size=_int(driver.tx_queue_size),
+        pci=pci_address(iface.find("source/address")) if kind == "hostdev" else "",
+        mac=_attrs(DeviceAttrs, iface.find("mac")).address.lower())
+
+
 def parse_domain(text: str | bytes, path: str = "") -> Domain:
     """A domain XML (text, or bytes in the encoding they declare) -> Domain; ZeroLossError when it is not one."""
     try:
@@ -91,38 +164,31 @@ def parse_domain(text: str | bytes, path: str = "") -> Domain:
                             "give the output of virsh dumpxml VM")
     try:
         dom = Domain(name=root.findtext("name", ""), path=path)
-        vcpu = root.find("vcpu")
-        if vcpu is not None and vcpu.get("cpuset"):
-            dom.vcpu_cpuset = parse_list(vcpu.get("cpuset", ""))
-        for pin in root.findall("cputune/vcpupin"):
-            dom.vcpupins[int(pin.get("vcpu", "0"))] = parse_list(pin.get("cpuset", ""))
+        vcpu = _attrs(CpusetAttrs, root.find("vcpu"))
+        if vcpu.cpuset:
+            dom.vcpu_cpuset = parse_list(vcpu.cpuset)
+        for pin in map(CpusetAttrs.from_json, (el.attrib for el in root.findall("cputune/vcpupin"))):
+            dom.vcpupins[int(pin.vcpu)] = parse_list(pin.cpuset)
         emu = root.find("cputune/emulatorpin")
         if emu is not None:
-            dom.emulatorpin = parse_list(emu.get("cpuset", ""))
+            dom.emulatorpin = parse_list(_attrs(CpusetAttrs, emu).cpuset)
         mem = root.find("memory")
         if mem is not None:
-            dom.memory_kb = _kib(mem.text, mem.get("unit")) or 0
+            dom.memory_kb = _kib(mem.text, _attrs(SizeAttrs, mem).unit) or 0
         pages = root.find("memoryBacking/hugepages")
         if pages is not None:
             dom.hugepages = True
             page = pages.find("page")
             if page is not None:
-                dom.hugepage_kb = _kib(page.get("size"), page.get("unit"))
-        numa = root.find("numatune/memory")
-        if numa is not None and numa.get("nodeset"):
-            dom.numa_nodes = parse_list(numa.get("nodeset", ""))
-        for iface in root.findall("devices/interface"):
-            drv = iface.find("driver")
-            src = iface.find("source")
-            dom.interfaces.append(DomInterface(
-                type=iface.get("type", ""), source=(src.get("path", "") if src is not None else ""),
-                queues=_int(drv.get("queues")) or 1 if drv is not None else 1,
-                rx_queue_size=_int(drv.get("rx_queue_size")) if drv is not None else None,
-                tx_queue_size=_int(drv.get("tx_queue_size")) if drv is not None else None,
-                pci=pci_address(iface.find("source/address")) if iface.get("type") == "hostdev" else "",
-                mac=(iface.find("mac").get("address", "") if iface.find("mac") is not None else "").lower()))
+                size = _attrs(SizeAttrs, page)
+                dom.hugepage_kb = _kib(size.size, size.unit)
+        numa = _attrs(NodesetAttrs, root.find("numatune/memory"))
+        if numa.nodeset:
+            dom.numa_nodes = parse_list(numa.nodeset)
+        dom.interfaces += [_interface(iface) for iface in root.findall("devices/interface")]
         for dev in root.findall("devices/hostdev"):
-            if dev.get("mode") == "subsystem" and dev.get("type") == "pci":
+            kind = _attrs(DeviceAttrs, dev)
+            if kind.mode == "subsystem" and kind.type == "pci":
                 pci = pci_address(dev.find("source/address"))
                 if pci:
                     dom.hostdevs.append(pci)
