@@ -16,13 +16,13 @@ FIX = Path(__file__).parent / "fixtures"
 def test_builtins_expand_to_checked_settings():
     assert {"reference-matrix", "vnf-ring"} <= set(builtin_names())
     cases = expand(read("reference-matrix"), {"trial_s": 1})
-    names = [c["name"] for c in cases]
+    names = [c.name for c in cases]
     assert names[0].startswith("1 ") and len(names) == 8
-    skipped = [c["name"][0] for c in cases if "skip" in c]
+    skipped = [c.name[0] for c in cases if c.skipped]
     assert skipped == ["2"]
-    assert (cases[5]["config"].bond, cases[7]["config"].bond, cases[7]["config"].dut_rxq) == \
+    assert (cases[5].config.bond, cases[7].config.bond, cases[7].config.dut_rxq) == \
         ("balance-slb", "balance-slb", 2)
-    seven = cases[6]["config"]
+    seven = cases[6].config
     assert (seven.bridges, seven.vlan, seven.dut_rxq, seven.topology, seven.trial_s) == (2, 100, 2, "pvp", 1)
     assert seven.frame_sizes == [4096, 8192, 9000]
 
@@ -32,8 +32,8 @@ def test_cross_makes_every_combination(tmp_path):
     f.write_text("name: x\nbase: {frame_sizes: [64]}\ncases:\n  - name: a\n  - name: b\n    set: {flows: 8}\n"
                  "cross:\n  vnf_ring: [256, 4096]\n  dut_rxq: [1, 2]\n")
     cases = expand(read(str(f)), {})
-    assert [c["name"] for c in cases][:2] == ["a (vnf_ring=256, dut_rxq=1)", "a (vnf_ring=256, dut_rxq=2)"]
-    assert len(cases) == 8 and cases[-1]["config"].flows == 8 and cases[-1]["config"].vnf_ring == 4096
+    assert [c.name for c in cases][:2] == ["a (vnf_ring=256, dut_rxq=1)", "a (vnf_ring=256, dut_rxq=2)"]
+    assert len(cases) == 8 and cases[-1].config.flows == 8 and cases[-1].config.vnf_ring == 4096
 
 
 def test_the_case_cap_counts_cases_times_cross_values(tmp_path):

@@ -170,7 +170,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
         spec = read(args.campaign)
         overrides = dict(args.set or [])
         cases = expand(spec, overrides)
-        for lab in sorted({c["config"].lab for c in cases if "config" in c and c["config"].lab}):
+        for lab in sorted({c.config.lab for c in cases if c.config is not None and c.config.lab}):
             check_lab_file(lab)  # before the bench is taken, as run does
         path = Path(args.output or f"results/campaign-{spec['name']}-{time.strftime('%Y%m%d-%H%M%S')}.json")
     db = autoingest.database(args)

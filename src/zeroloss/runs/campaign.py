@@ -7,12 +7,13 @@ import itertools
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from zeroloss import __version__
 from zeroloss.core import yamlio
-from zeroloss.core.codec import JsonObject
+from zeroloss.core.codec import Json, JsonObject, Record
 from zeroloss.core.config import RunConfig, stored, yaml_load
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.fileio import now_iso, patch_state_in_place
@@ -40,6 +41,53 @@ BUILTIN = Path(__file__).parent / "campaigns"
 MAX_CASES = 10_000  # each case is a whole run (minutes): more is a mistake, and its list would not fit in memory
 
 
+@dataclass(frozen=True, kw_only=True)
+class CaseSpec(Record):
+    """One case of a campaign definition: its name (the campaign's when it has none), its settings (key "set") and,
+    when the key is there, why it is skipped."""
+
+    name: str | None = None
+    settings: JsonObject | None = field(default=None, metadata={"key": "set"})
+    skip: Json = None
+
+    @property
+    def skipped(self) -> bool:
+        return "skip" in (self.keys or ())
+
+
+@dataclass(frozen=True, kw_only=True)
+class Definition(Record):
+    """A campaign definition (read(): the YAML file checked by schema.DEFINITION; the campaign file keeps its JSON):
+    name, description, base settings, cases, the settings crossed with every case, the table's columns."""
+
+    name: str = ""
+    description: str | None = ""
+    base: JsonObject | None = None
+    cases: tuple[CaseSpec, ...] | None = None
+    cross: dict[str, Json] | None = None
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case of an expanded campaign: its name, settings and their checked config, or why it is skipped."""
+
+    name: str
+    settings: JsonObject
+    config: RunConfig | None = None
+    skip: Json = None
+    skipped: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Head(Record):
+    """What tells a campaign file this zeroloss can continue: its format and versions (and the definition in it)."""
+
+    format: Json = None
+    version: Json = None
+    run_format_version: Json = None
+
+
 def builtin_names() -> list[str]:
     return sorted(p.stem for p in BUILTIN.glob("*.yaml"))
 
@@ -61,50 +109,51 @@ def read(name_or_path: str) -> dict:
         raise ZeroLossError(f"cannot read campaign {shown}: {getattr(e, 'strerror', None) or e}") from e
     shown = schema.shown(path)
     spec = yaml_load(text, f"campaign {shown}")
-    if not isinstance(spec, dict) or not isinstance(spec.get("cases", [{}]), list):
+    if not isinstance(spec, dict) or not isinstance(spec["cases"] if "cases" in spec else [], list):
         raise ZeroLossError(f"campaign {shown}: must be a mapping with a list of cases")
     for key in spec:
         if key not in ("name", "description", "base", "cases", "cross", "columns"):
             raise ZeroLossError(f"campaign {shown}: unknown key {schema.short(key)}",
                                 "use name, description, base, cases, cross, columns")
-    spec.setdefault("name", path.stem)
-    return schema.check(spec, schema.DEFINITION, f"campaign {shown}")
+    named = spec if "name" in spec else {**spec, "name": path.stem}
+    return schema.check(named, schema.DEFINITION, f"campaign {shown}")
 
 
-def expand(spec: dict, overrides: dict[str, Any]) -> list[dict]:
-    """Every case crossed with every combination of `cross`: name, settings (checked), or skip reason."""
-    cross = spec.get("cross") or {}
-    keys = list(cross)
-    _check_count(spec, [len(cross[k]) for k in keys])
-    combos = list(itertools.product(*(cross[k] for k in keys))) if keys else [()]
+def expand(spec: JsonObject, overrides: dict[str, Any]) -> list[Case]:
+    """Every case of a definition (read(), or as a campaign file keeps it) crossed with every combination of
+    `cross`: name, settings (checked), or skip reason."""
+    d = Definition.from_json(spec)
+    cross = d.cross or {}
+    _check_count(d, [len(v) for v in cross.values()])
+    combos = list(itertools.product(*cross.values())) if cross else [()]
     out = []
-    for case in spec.get("cases") or [{"name": spec["name"]}]:
+    for case in d.cases or (CaseSpec(name=d.name),):
         for combo in combos:
-            name = case.get("name", spec["name"])
-            extra = dict(zip(keys, combo, strict=True))
+            name = case.name if case.name is not None else d.name
+            extra = dict(zip(cross, combo, strict=True))
             if extra:
                 name += " (" + ", ".join(f"{k}={v}" for k, v in extra.items()) + ")"
-            if "skip" in case:
-                out.append({"name": name, "skip": case["skip"], "settings": {}})
+            if case.skipped:
+                out.append(Case(name=name, settings={}, skip=case.skip, skipped=True))
                 continue
-            settings = {**(spec.get("base") or {}), **(case.get("set") or {}), **extra, **overrides}
+            settings = {**(d.base or {}), **(case.settings or {}), **extra, **overrides}
             try:
                 cfg = registry.load(None, settings)  # the settings and their kind of DUT checked
             except ZeroLossError as e:
                 raise ZeroLossError(f"campaign case {name!r}: {e}") from e
-            out.append({"name": name, "settings": settings, "config": cfg})
+            out.append(Case(name=name, settings=settings, config=cfg))
     return out
 
 
-def _check_count(spec: dict, lengths: list[int]) -> None:
+def _check_count(d: Definition, lengths: list[int]) -> None:
     """Refuses a campaign of more than MAX_CASES cases, counted before any is made (cases x every cross value)."""
     from zeroloss.results import schema
 
-    cases = len(spec.get("cases") or [None])
+    cases = len(d.cases or [None])
     count = cases * math.prod(lengths)
     if count > MAX_CASES:
         crossed = " x ".join(map(str, lengths))
-        raise ZeroLossError(f"campaign {schema.short(spec.get('name'))} makes {count:,} cases ({cases} case(s) x "
+        raise ZeroLossError(f"campaign {schema.short(d.name)} makes {count:,} cases ({cases} case(s) x "
                             f"{crossed} cross values), more than the {MAX_CASES:,} zeroloss runs",
                             "cross fewer values, or split it into several campaigns")
 
@@ -127,10 +176,10 @@ class CampaignFile:
         """A new campaign document (not written yet: the first `case` or `save` writes it)."""
         if path.exists():
             raise ZeroLossError(f"result file {path} exists", "pass --resume to continue it, or another --output")
+        d = Definition.from_json(spec)
         return cls(path, CampaignRecord(format=FORMAT, version=VERSION, run_format_version=RUN_VERSION,
-                                        zeroloss=__version__, name=spec["name"],
-                                        description=spec.get("description", ""),
-                                        columns=tuple(spec.get("columns", [])), created=now_iso(), state="running",
+                                        zeroloss=__version__, name=d.name, description=d.description,
+                                        columns=tuple(d.columns), created=now_iso(), state="running",
                                         host=host, definition=spec, overrides=overrides, cases=()))
 
     @classmethod
@@ -140,12 +189,13 @@ class CampaignFile:
 
         path = resolve_own_link(Path(path))
         doc = read_json(path, "campaign file")
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        head = _Head.from_json(doc) if isinstance(doc, dict) else _Head()
+        if head.format != FORMAT:
             raise ZeroLossError(f"{path} is not a zeroloss campaign file",
                                 "a single run's file is continued with 'zeroloss run --resume'")
-        if doc.get("version") != VERSION or "definition" not in doc or doc.get("run_format_version") != RUN_VERSION:
-            raise ZeroLossError(f"{path} was made by an older zeroloss (campaign format {doc.get('version')}, run "
-                                f"format {doc.get('run_format_version')}): it cannot be continued",
+        if head.version != VERSION or "definition" not in doc or head.run_format_version != RUN_VERSION:
+            raise ZeroLossError(f"{path} was made by an older zeroloss (campaign format {head.version}, run "
+                                f"format {head.run_format_version}): it cannot be continued",
                                 "start the campaign again; report, compare and explain still read it")
         rec = records(CampaignRecord, schema.check(doc, schema.RESUME_CAMPAIGN, path), path)
         if rec.state == "complete":
@@ -241,13 +291,13 @@ class _Embedded(ResultFile):
         self.parent.save()
 
 
-def run_campaign(cf: CampaignFile, cases: list[dict[str, Any]], host: JsonObject,
+def run_campaign(cf: CampaignFile, cases: list[Case], host: JsonObject,
                  run: Callable[[str, RunConfig, ResultFile], None]) -> None:
     """Runs every case not finished yet (a resumed campaign skips the complete ones, continues the cut one)."""
     for case in cases:
-        rf = cf.case(case["name"], case.get("config"), case.get("skip"), host)
+        rf = cf.case(case.name, case.config, case.skip, host)
         if rf is not None:
-            run(case["name"], stored(rf.run.config), rf)
+            run(case.name, stored(rf.run.config), rf)
     cf.set_state("complete")
     cf.save()
 
