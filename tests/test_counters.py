@@ -49,3 +49,20 @@ def test_records_read_the_counters_and_keep_what_they_do_not_know():
     assert NetdevStats(rx_packets=1).to_json() == {k: 1 if k == "rx_packets" else 0 for k in NetdevStats().to_json()}
     hop = PathHop.from_json({"kind": "ovs_rx", "name": "n", "ports": ["a"], "sender": {"gen": 0}, "own": 1})
     assert hop.ports == ("a",) and hop.sender.gen == 0 and hop.sender.proc is None and hop.extra == {"own": 1}
+
+
+def test_stored_dut_states_and_contexts_write_back_byte_for_byte():
+    from zeroloss.loss.facts import DutState, RunContext
+
+    seen = 0
+    for f in sorted([*FIX.glob("*.json.gz"), *(FIX / "ledger").glob("*.json")]):
+        doc = json.loads(gzip.open(f).read() if f.suffix == ".gz" else f.read_text())
+        states = [doc.get("dut_state")] + [t.get("dut_state") for s in doc.get("searches") or []
+                                           for t in s.get("trials") or []]
+        contexts = [doc.get("context")] + [s.get("ledger_context") for s in doc.get("searches") or []]
+        for st in filter(None, states):
+            assert json.dumps(DutState.from_json(st).to_json()) == json.dumps(st)
+            seen += 1
+        for ctx in filter(None, contexts):
+            assert json.dumps(RunContext.from_json(ctx).to_json()) == json.dumps(ctx)
+    assert seen > 50

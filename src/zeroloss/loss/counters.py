@@ -126,13 +126,26 @@ class PmdStats(Ordered):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Coverage(Ordered):
+    """OVS's coverage drop counters over a trial (dut/ovsstats.parse_coverage_drops), by name: those the rules name
+    are fields, every other is in `extra`; to_json() gives them all, in OVS's order."""
+
+    conntrack_full: int = 0
+    conntrack_zone_full: int = 0
+    upcall_flow_limit_hit: int = 0
+    upcall_flow_limit_kill: int = 0
+    datapath_drop_tunnel_push_error: int = 0
+    datapath_drop_tunnel_pop_error: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
 class OvsCounters(Ordered):
     """OVS over a trial: its ports (None: not read), meters by bridge/id, coverage drop counters, PMDs by core and
     the span of the readings (ns)."""
 
     ports: Mapping[str, NetdevStats] | None = None
     meters: Mapping[str, Meter] = field(default_factory=dict)
-    coverage: Mapping[str, int] = field(default_factory=dict)
+    coverage: Coverage = field(default_factory=lambda: Coverage.from_json({}))
     pmds: Mapping[str, PmdStats] = field(default_factory=dict)
     t_ns: int | None = None
 

@@ -138,7 +138,7 @@ def ledgers(paths: Sequence[Path | Mapping[str, Json]], c: Counters | Mapping[st
     """The ledger of every direction of a trial. paths: [{"direction", "tx_side", "rx_side", "hops"}]."""
     counters = Counters.of(c)
     ps = [p if isinstance(p, Path) else Path.from_json(p) for p in paths]
-    cov = counters.ovs.coverage if counters.ovs else {}
+    cov = counters.ovs.coverage.to_json() if counters.ovs else {}
     # meter drops are counted by the meters themselves; the other drop counters explain switch drops
     budget = {k: v for k, v in cov.items() if v > 0 and k.startswith(("datapath_drop", "drop_action"))
               and k != "datapath_drop_meter"}

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from zeroloss.core.codec import Json, JsonObject
+from zeroloss.core.codec import Json
 
-from .counters import Counters, NetdevStats, PathHop, Sender
+from .counters import Counters, NetdevStats, Ordered, PathHop, Sender
 from .records import Drop
 
 STAT_KEYS = ("ipackets", "opackets", "imissed", "ierrors", "oerrors", "rx_nombuf")
@@ -27,18 +27,14 @@ def drop(reason: str, frames: int, counter: str) -> Drop:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Evidence:
-    """What a hop's counters show besides its drops: its RX queues' packets (q_ipackets, a DPDK port's; rx_queues,
-    an OVS port's), OVS's vhost TX retries and TX queues. None: the hop has none of it."""
+class Evidence(Ordered):
+    """What a hop's counters show besides its drops (Hop.evidence): its RX queues' packets (q_ipackets, a DPDK
+    port's; rx_queues, an OVS port's), OVS's vhost TX retries and TX queues. None: the hop has none of it."""
 
     q_ipackets: tuple[int, ...] | None = None
     tx_retries: int | None = None
-    rx_queues: list[int] | None = None
-    tx_queues: list[int] | None = None
-
-    def to_json(self) -> JsonObject:
-        """As the ledger keeps it: the figures the hop has, in this order."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in vars(self).items() if v is not None}
+    rx_queues: tuple[int, ...] | None = None
+    tx_queues: tuple[int, ...] | None = None
 
 
 class HopReading:
@@ -234,10 +230,10 @@ def _read_vf(h: PathHop, c: Counters, budget: dict[str, int]) -> HopReading:
     return HopReading(packets + _frames(drops), packets, drops)
 
 
-def _queues(rows: list[NetdevStats], side: str) -> list[int] | None:
+def _queues(rows: list[NetdevStats], side: str) -> tuple[int, ...] | None:
     """Per-queue packets of a port (vhost counters rx_qN_good_packets), summed over bond members."""
     q: dict[int, int] = {}
     for r in rows:
         for n, v in r.queues(side).items():
             q[n] = q.get(n, 0) + v
-    return [q[i] for i in sorted(q)] if q else None
+    return tuple(q[i] for i in sorted(q)) if q else None

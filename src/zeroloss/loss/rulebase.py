@@ -11,12 +11,15 @@ engine (diagnose.py) imports them, which registers their rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.ovsfacts import cache_stats, parse_dpctl_config, parse_pmd_rxq
 
+from .counters import Counters, OvsCounters
+from .facts import CacheStats, Datapath, DutState, RunContext, RxqRow
 from .records import Drop as Drop  # one of a hop's drops: reason, frames, counter
 from .records import Finding
 from .records import Hop as Hop  # a hop of a ledger direction (loss/ledger.py)
@@ -26,17 +29,18 @@ JsonObject = dict[str, Any]
 T = TypeVar("T")
 
 
-def pmd_load(c: JsonObject) -> dict[str, float]:
+def pmd_load(c: Counters | Mapping[str, Json]) -> dict[str, float]:
     """Busy share (%) of each PMD core while zlgen transmitted: its processing cycles over the cycles of the
     TX window. The counters span the TX window plus the drain (when the PMD idles), so their own
     idle/processing ratio would understate a saturated PMD; the readings' timestamps give cycles per second.
     Without them: processing / (idle + processing) over the whole span."""
-    ovs = c.get("ovs") or {}
-    span_ns, window = ovs.get("t_ns"), (c.get("gen") or {}).get("window_s")
+    counters = Counters.of(c)
+    ovs = counters.ovs or OvsCounters()
+    span_ns, window = ovs.t_ns, counters.gen.window_s if counters.gen else None
     out = {}
-    for core, p in (ovs.get("pmds") or {}).items():
-        busy = p.get("processing_cycles", 0)
-        total = p.get("idle_cycles", 0) + busy
+    for core, p in ovs.pmds.items():
+        busy = p.processing_cycles or 0
+        total = p.idle_cycles + busy
         if total <= 0:
             continue
         if span_ns and window and span_ns > window * 1e9:
@@ -46,37 +50,48 @@ def pmd_load(c: JsonObject) -> dict[str, float]:
     return out
 
 
-def _rxq(state: JsonObject) -> list[JsonObject]:
-    text = (state or {}).get("pmd_rxq_show") or ""
+def _rxq(state: DutState) -> list[RxqRow]:
+    text = state.pmd_rxq_show or ""
     try:
-        return parse_pmd_rxq(text) if not text.startswith("unavailable") else []
+        return [RxqRow.from_json(r) for r in parse_pmd_rxq(text)] if not text.startswith("unavailable") else []
     except ValueError:  # a stored text no OVS printed (a number of thousands of digits): no queue placement
         return []
 
 
-def _mtus(state: JsonObject) -> dict[str, int]:
+def _mtus(state: DutState) -> dict[str, int]:
     try:
-        rows = parse_dpctl_config((state or {}).get("dpctl_show") or "")
+        rows = parse_dpctl_config(state.dpctl_show or "")
     except ValueError:
         return {}
-    return {n: r["mtu"] for n, r in rows.items() if isinstance(r.get("mtu"), int)}
+    return {n: r.mtu for n, r in ((n, DpctlPort.from_json(r)) for n, r in rows.items()) if isinstance(r.mtu, int)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DpctlPort(Record):
+    """A datapath port of dpctl/show (core/ovsfacts.parse_dpctl_config): its MTU, when it shows one."""
+
+    mtu: Json = None
 
 
 class Ctx:
     """What the rules read besides the hop: the trial's counter deltas (c), the DUT's state after it (state), the
-    run's context (ctx: frame, rate_pps, flows, queues, vnf_ring, pmd_cpu_mask, vnfs, tunnel, ...) and the figures
-    worked out from them once: PMD loads, RX queue placement, MTUs, cache statistics."""
+    run's context (ctx as given, run as read: frame, rate_pps, flows, queues, vnf_ring, pmd_cpu_mask, vnfs, tunnel,
+    ...) and the figures worked out from them once: PMD loads, RX queue placement, MTUs, cache statistics."""
 
-    def __init__(self, c: JsonObject, state: JsonObject | None, ctx: JsonObject):
-        self.c, self.state, self.ctx = c, state or {}, ctx
-        self.load = pmd_load(c)
+    def __init__(self, c: Counters | JsonObject, state: DutState | JsonObject | None, ctx: JsonObject):
+        self.c = Counters.of(c)
+        self.state = state if isinstance(state, DutState) else DutState.from_json(state or {})
+        self.ctx, self.run = ctx, RunContext.from_json(ctx)
+        self.load = pmd_load(self.c)
         self.rxq = _rxq(self.state)
         self.mtus = _mtus(self.state)
-        self.mask = ctx.get("pmd_cpu_mask") or "0x1"
-        self.queues = int(ctx.get("queues") or 1)
-        self.cache = cache_stats(((c.get("ovs") or {}).get("pmds")) or {})
-        self.dp = self.state.get("datapath") or {}
-        self.coverage = (c.get("ovs") or {}).get("coverage") or {}
+        self.mask = self.run.pmd_cpu_mask or "0x1"
+        self.queues = int(self.run.queues or 1)
+        ovs = self.c.ovs or OvsCounters()
+        cache = cache_stats({k: p.to_json() for k, p in ovs.pmds.items()})
+        self.cache = CacheStats.from_json(cache) if cache else None
+        self.dp = self.state.datapath or Datapath()
+        self.coverage = ovs.coverage
         self._once: dict[Callable[[Ctx], Any], Any] = {}
 
     def once(self, fn: Callable[[Ctx], T]) -> T:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from zeroloss.core.codec import JsonObject
 from zeroloss.core.frames import largest
 from zeroloss.core.ovsfacts import VXLAN_OVERHEAD
 
+from .counters import Sender
+from .facts import MeterConf, RxqRow
+from .readers import Evidence
 from .rulebase import Ctx, Drop, Explanation, Hop, queue_evidence, rule
 from .rules_pmd import BUSY_PCT, pmd_cause, upcall_storm
 
@@ -34,12 +36,12 @@ def _mask_plus_one(mask: str) -> str:
     return hex(m | 1 << bit)
 
 
-def _pmd_evidence(ports: list[str], rxq: list[JsonObject], load: dict[str, float]) -> tuple[list[str], float | None]:
+def _pmd_evidence(ports: list[str], rxq: list[RxqRow], load: dict[str, float]) -> tuple[list[str], float | None]:
     """Which PMDs poll these ports' queues and how busy each was; the busiest one's load."""
-    cores = sorted({r["core"] for r in rxq if r["port"] in ports})
+    cores = sorted({r.core for r in rxq if r.port in ports})
     lines, busiest = [], None
     for core in cores:
-        polled = ", ".join(f"{r['port']} q{r['queue']}" for r in rxq if r["core"] == core)
+        polled = ", ".join(f"{r.port} q{r.queue}" for r in rxq if r.core == core)
         pct = load.get(str(core))
         if pct is not None:
             busiest = pct if busiest is None else max(busiest, pct)
@@ -67,8 +69,8 @@ def _rx_overflow(hop: Hop, x: Ctx) -> Explanation:
     names = hop.where
     ev, busiest = _pmd_evidence(ports, x.rxq, x.load)
     ev += queue_evidence(hop, "rx")
-    sender = hop.path("sender") or {}
-    who = f"{sender['label']}'s TX into it" if "proc" in sender else "the frames sent to it"
+    sender = Sender.from_json(hop.path("sender") or {})
+    who = f"{sender.label}'s TX into it" if sender.proc is not None else "the frames sent to it"
     iface = ports[0]
     remedies = [f"more PMD cores: ovs-vsctl set Open_vSwitch . other_config:pmd-cpu-mask={_mask_plus_one(x.mask)} "
                 f"(isolated cores on the port's NUMA node; 'zeroloss host plan' picks them)",
@@ -91,9 +93,15 @@ def _rx_overflow(hop: Hop, x: Ctx) -> Explanation:
     return Explanation(cause, ev, remedies)
 
 
+def _silent(x: Ctx) -> list[str]:
+    """The run's VNFs whose telemetry gave no counters after the trial."""
+    return [f"{k}: telemetry did not answer after the trial (stopped or paused)" for k in x.run.vnfs or ()
+            if k not in (x.c.procs or {})]
+
+
 def port_type(iface: str, x: Ctx) -> str | None:
     """The OVS interface type of a port (dpdk, dpdkvhostuser, dpdkvhostuserclient, ...) from dpctl/show, or None."""
-    m = re.search(rf"^\s*port \d+: {re.escape(iface)} \(([\w-]+)", x.state.get("dpctl_show") or "", re.M)
+    m = re.search(rf"^\s*port \d+: {re.escape(iface)} \(([\w-]+)", x.state.dpctl_show or "", re.M)
     return m.group(1) if m else None
 
 
@@ -119,17 +127,15 @@ def more_rx_queues(iface: str, n: int, x: Ctx) -> str:
 def tx_failure(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """OVS's vhost TX found a virtqueue full after its retries: the guest (or zlgen) behind it did not drain it."""
     port = hop.where
-    retries = (hop.evidence or {}).get("tx_retries", 0)
+    retries = Evidence.from_json(hop.evidence or {}).tx_retries or 0
     ev = [f"OVS retried {retries} time(s) on {port} before dropping (options:tx-retries-max, default 8)"]
     if hop.path("receiver") == "zlgen":
         return Explanation(f"zlgen did not drain its RX virtqueue behind {port}: the generator's receive side is "
                            f"the bottleneck (generator-bound), not OVS", ev, [
                                "more generator cores: --set gen_lcores=1-2 (one per port) or a lower rate",
                                "a larger generator ring (zlgen's virtio queue size)"])
-    ring = x.ctx.get("vnf_ring")
-    procs = (x.c.get("procs") or {})
-    ev += [f"{k}: telemetry did not answer after the trial (stopped or paused)" for k in x.ctx.get("vnfs", [])
-           if k not in procs]
+    ring = x.run.vnf_ring
+    ev += _silent(x)
     remedies = [("a larger virtio ring in the guest: QEMU -device virtio-net-pci,rx_queue_size=1024,"
                  "tx_queue_size=1024 (a VM), net_virtio_user queue_size=1024 (a container or process)"
                  + (f" (this run: {ring}; bench: --set vnf_ring=1024)" if ring else "")),
@@ -153,9 +159,7 @@ def tx_vring_down(hop: Hop, drop: Drop, x: Ctx) -> Explanation | None:
     if hop.path("receiver") != "vnf":
         return None
     port = hop.where
-    procs = x.c.get("procs") or {}
-    ev = [f"{k}: telemetry did not answer after the trial (stopped or paused)" for k in x.ctx.get("vnfs", [])
-          if k not in procs]
+    ev = _silent(x)
     return Explanation(f"OVS dropped frames to {port} while its virtqueue was not running: the guest was paused (or "
                        f"being migrated), or its virtio driver had stopped the device", ev, [
         "keep the VM running while traffic flows: check 'virsh domstate' (paused? a snapshot or live migration "
@@ -167,9 +171,9 @@ def tx_vring_down(hop: Hop, drop: Drop, x: Ctx) -> Explanation | None:
 @rule(reasons=("tx_mtu",))
 def tunnel_mtu(hop: Hop, drop: Drop, x: Ctx) -> Explanation | None:
     """Oversize drops on a tunnel's underlay port: the inner frame plus the VXLAN headers (50 B) exceed its MTU."""
-    if not (hop.path("underlay") or hop.path("tunnel") or x.ctx.get("tunnel") not in (None, "", "none")):
+    if not (hop.path("underlay") or hop.path("tunnel") or x.run.tunnel not in (None, "", "none")):
         return None
-    frame = largest(x.ctx.get("frame") or 0)  # a mix: its largest frame
+    frame = largest(x.run.frame or 0)  # a mix: its largest frame
     ports = hop.path("ports")
     mtus = {p: x.mtus.get(p) for p in ports}
     inner = frame - 18
@@ -180,8 +184,8 @@ def tunnel_mtu(hop: Hop, drop: Drop, x: Ctx) -> Explanation | None:
     return Explanation(
         f"{frame} B frames encapsulated in VXLAN ({inner} B inner packet + {VXLAN_OVERHEAD} B of outer headers = "
         f"{need} B) are larger than underlay port {hop.where} can send ({shown})",
-        [shown, f"datapath tunnel push/pop drops: {x.coverage.get('datapath_drop_tunnel_push_error', 0)}/"
-                f"{x.coverage.get('datapath_drop_tunnel_pop_error', 0)}"],
+        [shown, f"datapath tunnel push/pop drops: {x.coverage.datapath_drop_tunnel_push_error}/"
+                f"{x.coverage.datapath_drop_tunnel_pop_error}"],
         [f"ovs-vsctl set Interface {p} mtu_request={need} (the underlay's MTU: the inner MTU + {VXLAN_OVERHEAD})"
          for p in ports] + [f"or a tenant MTU of {max(68, (mtus[ports[0]] or 1500) - VXLAN_OVERHEAD)} in the "
                             "guests (Neutron gives VXLAN networks global_physnet_mtu minus 50)"],
@@ -191,7 +195,7 @@ def tunnel_mtu(hop: Hop, drop: Drop, x: Ctx) -> Explanation | None:
 @rule(reasons=("tx_mtu",))
 def tx_mtu(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """Frames larger than a port can send: its MTU + 18 B."""
-    frame = largest(x.ctx.get("frame") or 0)  # a mix's largest frame is the one the MTU stops
+    frame = largest(x.run.frame or 0)  # a mix's largest frame is the one the MTU stops
     ports = hop.path("ports")
     mtus = {p: x.mtus.get(p) for p in ports}
     shown = ", ".join(f"{p} MTU {m}" for p, m in mtus.items() if m is not None) or "MTU unknown"
@@ -209,18 +213,18 @@ PMD_BATCH = 32  # frames an OVS PMD hands its pipeline (and a meter) at once: NE
 def meter(hop: Hop, drop: Drop, x: Ctx) -> Explanation:
     """An OpenFlow meter's drop band: its rate polices the direction, or its burst_size is below the PMD's batches."""
     bridge, _, mid = (hop.path("meter") or "?/?").partition("/")
-    conf: JsonObject = ((x.state.get("meters") or {}).get(hop.path("meter") or "") or {})
-    rate: Any = conf.get("rate")  # numbers as OVS's meter and the context give them (None when unknown)
-    burst: Any = conf.get("burst_size")
-    offered: Any = x.ctx.get("rate_pps")
-    unit = conf.get("unit", "pktps")
+    conf = x.state.meters.get(hop.path("meter") or "") or MeterConf()
+    rate: Any = conf.rate  # numbers as OVS's meter and the context give them (None when unknown)
+    burst: Any = conf.burst_size
+    offered: Any = x.run.rate_pps
+    unit = conf.unit
     what = f"{rate} {'pps' if unit == 'pktps' else unit}" if rate else "its band rate"
     ev = [f"meter {mid} on {bridge}: drop band at {what}, burst {burst if burst is not None else '?'}"]
     if offered:
         ev.append(f"offered {offered:,.0f} pps on this direction")
     take_off = (f"or take it off the path: remove meter:{mid} from the flow's actions (ovs-ofctl -O OpenFlow13 "
                 f"dump-flows {bridge})")
-    if _burst_bound(rate, burst, unit, offered, drop.frames, (x.c.get("gen") or {}).get("window_s")):
+    if _burst_bound(rate, burst, unit, offered, drop.frames, x.c.gen.window_s if x.c.gen else None):
         new_burst = max(2 * burst, 2 * PMD_BATCH)
         over = offered > rate
         excess = f"{offered - rate:,.0f} pps over it" if over else "the offered rate is within it"

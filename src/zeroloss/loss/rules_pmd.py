@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from zeroloss.core.ovsfacts import CT_MAXCONNS, EMC_ENTRIES, FLOW_LIMIT, ovs_shared_mbufs, tripleo_socket_mem
 
+from .facts import Conntrack
 from .records import Finding
 from .rulebase import Ctx, risk
 
@@ -33,11 +34,12 @@ class PmdCause(NamedTuple):
 
 def conntrack_full(x: Ctx) -> PmdCause | None:
     """Conntrack refusing new connections: its coverage counters rose, or its table or a zone is at its limit."""
-    ct = x.dp.get("ct") or {}
-    nconns, maxconns = ct.get("nconns"), ct.get("maxconns")
-    refused = {k: x.coverage.get(k, 0) for k in ("conntrack_full", "conntrack_zone_full") if x.coverage.get(k, 0) > 0}
-    zones = {z: v for z, v in (ct.get("zones") or {}).items() if v.get("limit") and v.get("count", 0) >= v["limit"]}
-    default = ct.get("default_limit") or 0
+    ct = x.dp.ct or Conntrack()
+    nconns, maxconns = ct.nconns, ct.maxconns
+    full, zone_full = x.coverage.conntrack_full, x.coverage.conntrack_zone_full
+    refused = {k: v for k, v in (("conntrack_full", full), ("conntrack_zone_full", zone_full)) if v > 0}
+    zones = {z: v for z, v in ct.zones.items() if v.limit and v.count >= v.limit}
+    default = ct.default_limit or 0
     at_max = nconns is not None and maxconns and nconns >= maxconns
     at_default = bool(default) and nconns is not None and nconns >= default
     if not (refused or zones or at_max or at_default):
@@ -46,14 +48,15 @@ def conntrack_full(x: Ctx) -> PmdCause | None:
     if nconns is not None:
         ev.append(f"conntrack holds {nconns:,} connection(s), ct maxconns {maxconns if maxconns is not None else '?'}"
                   + (f", default zone limit {default:,}" if default else ""))
-    ev += [f"zone {z}: {v['count']:,} connection(s) of its limit {v['limit']:,}" for z, v in sorted(zones.items())]
-    want = max(2 * (nconns or 0), 2 * int(x.ctx.get("flows") or 0), CT_MAXCONNS if at_max else 0)
+    ev += [f"zone {z}: {v.count:,} connection(s) of its limit {v.limit:,}" for z, v in sorted(zones.items())]
+    flows = int(x.run.flows or 0)
+    want = max(2 * (nconns or 0), 2 * flows, CT_MAXCONNS if at_max else 0)
     remedies = []
-    if refused.get("conntrack_full") or at_max:
+    if full > 0 or at_max:
         remedies.append(f"ovs-appctl dpctl/ct-set-maxconns netdev@ovs-netdev {want} (zeroloss: --set ovs_ct_maxconns="
                         f"{want})")
-    if zones or at_default or refused.get("conntrack_zone_full"):
-        limit = max(2 * max([default, *(v["limit"] for v in zones.values())]), 2 * int(x.ctx.get("flows") or 0))
+    if zones or at_default or zone_full > 0:
+        limit = max(2 * max([default, *(v.limit for v in zones.values())]), 2 * flows)
         remedies.append(f"ovs-appctl dpctl/ct-set-limits netdev@ovs-netdev default={limit}"
                         + "".join(f" zone={z},limit={limit}" for z in sorted(zones))
                         + f" (zeroloss: --set ovs_ct_zone_limit={limit}; Neutron: one zone per network)")
@@ -62,27 +65,31 @@ def conntrack_full(x: Ctx) -> PmdCause | None:
                     "uncommitted frames drops them)", ev, remedies)
 
 
+def _known(v: int | None) -> str:
+    return "?" if v is None else str(v)
+
+
 def upcall_storm(x: Ctx) -> PmdCause | None:
     """Flow misses going up to the slow path (handler threads) or lost there, or the datapath at its flow limit."""
     cache, dp = x.cache, x.dp
-    flows, limit = dp.get("flows"), dp.get("flow_limit")
+    flows, limit = dp.flows, dp.flow_limit
     near = bool(flows is not None and limit and flows >= FLOWS_NEAR_LIMIT * limit)
-    hit = x.coverage.get("upcall_flow_limit_hit", 0) + x.coverage.get("upcall_flow_limit_kill", 0)
-    storm = cache and cache["lookups"] >= MIN_LOOKUPS and cache["upcalls_pct"] >= UPCALL_PCT
-    lost = cache.get("lost_upcalls", 0) if cache else 0
+    hit = x.coverage.upcall_flow_limit_hit + x.coverage.upcall_flow_limit_kill
+    storm = cache is not None and cache.lookups >= MIN_LOOKUPS and cache.upcalls_pct >= UPCALL_PCT
+    lost = cache.lost_upcalls if cache else 0
     if not (storm or lost or near or hit):
         return None
     ev = []
     if cache:
-        ev.append(f"{cache['upcalls']:,} of {cache['lookups']:,} lookups ({cache['upcalls_pct']} %) missed every cache "
+        ev.append(f"{cache.upcalls:,} of {cache.lookups:,} lookups ({cache.upcalls_pct} %) missed every cache "
                   f"and went up to the slow path; {lost:,} upcall(s) failed (lost)")
     if flows is not None:
-        ev.append(f"datapath flows {flows:,} (max {dp.get('flows_max', '?')}), flow limit {limit if limit else '?'}, "
-                  f"{dp.get('revalidators', '?')} revalidator(s), last dump {dp.get('dump_duration_ms', '?')} ms")
+        ev.append(f"datapath flows {flows:,} (max {_known(dp.flows_max)}), flow limit {limit if limit else '?'}, "
+                  f"{_known(dp.revalidators)} revalidator(s), last dump {_known(dp.dump_duration_ms)} ms")
     if hit:
         ev.append(f"coverage upcall_flow_limit_hit/kill: {hit:,}")
-    new_limit = max(2 * FLOW_LIMIT, 2 * (limit or 0), 2 * int(x.ctx.get("flows") or 0))
-    revs = int(dp.get("revalidators") or 1) + 2
+    new_limit = max(2 * FLOW_LIMIT, 2 * (limit or 0), 2 * int(x.run.flows or 0))
+    revs = int(dp.revalidators or 1) + 2
     return PmdCause(
         "upcall_storm", "flow misses went up to OVS's slow path (an upcall per new megaflow, handled by the "
         "handler threads) faster than it installs flows" + (" and the datapath sat at its flow limit, which the "
@@ -98,20 +105,20 @@ def emc_thrash(x: Ctx) -> PmdCause | None:
     """The exact-match cache (and SMC) serving few lookups while many flows pass: each miss costs a megaflow
     (subtable) lookup, and each EMC insertion evicts another flow's entry."""
     cache = x.cache
-    if not cache or cache["lookups"] < MIN_LOOKUPS:
+    if not cache or cache.lookups < MIN_LOOKUPS:
         return None
-    flows = int(x.ctx.get("flows") or 0)
-    cached = cache["emc_pct"] + cache["smc_pct"]
-    if cached >= CACHE_HIT_PCT or cache["megaflow_pct"] < 100 - CACHE_HIT_PCT or (flows and flows <= EMC_ENTRIES):
+    flows = int(x.run.flows or 0)
+    cached = cache.emc_pct + cache.smc_pct
+    if cached >= CACHE_HIT_PCT or cache.megaflow_pct < 100 - CACHE_HIT_PCT or (flows and flows <= EMC_ENTRIES):
         return None
-    ev = [f"EMC hits {cache['emc_pct']} %, SMC hits {cache['smc_pct']} %, megaflow hits {cache['megaflow_pct']} % of "
-          f"{cache['lookups']:,} lookups ({cache['subtable_lookups_per_hit']} subtable lookups per megaflow hit)"
+    ev = [f"EMC hits {cache.emc_pct} %, SMC hits {cache.smc_pct} %, megaflow hits {cache.megaflow_pct} % of "
+          f"{cache.lookups:,} lookups ({cache.subtable_lookups_per_hit} subtable lookups per megaflow hit)"
           + (f"; {flows:,} flows per direction against {EMC_ENTRIES:,} EMC entries per PMD" if flows else "")]
-    if cache["recirculations"]:
-        ev.append(f"{cache['recirculations']:,} recirculation(s): every frame looks up the caches twice "
+    if cache.recirculations:
+        ev.append(f"{cache.recirculations:,} recirculation(s): every frame looks up the caches twice "
                   f"(conntrack or a tunnel's second pass)")
     remedies = []
-    if not cache["smc_pct"]:
+    if not cache.smc_pct:
         remedies.append("ovs-vsctl set Open_vSwitch . other_config:smc-enable=true (zeroloss: --set ovs_smc_enable="
                         "true): the signature-match cache holds 1M flows per PMD behind the 8k-entry EMC")
     remedies.append("ovs-vsctl set Open_vSwitch . other_config:emc-insert-inv-prob=0 (zeroloss: --set "
@@ -143,7 +150,7 @@ def imbalance(x: Ctx) -> list[Finding]:
     return [Finding(hop="OVS PMD placement", where=f"core {hot}", reason="pmd_imbalance", frames=0,
                     cause=f"PMD core {hot} was {x.load[hot]:.0f} % busy while core {cold} was {x.load[cold]:.0f} %: "
                           f"the RX queues are placed badly",
-                    evidence=tuple(f"core {r['core']}: {r['port']} q{r['queue']}" for r in x.rxq),
+                    evidence=tuple(f"core {r.core}: {r.port} q{r.queue}" for r in x.rxq),
                     remedies=("ovs-vsctl set Open_vSwitch . other_config:pmd-rxq-assign=group",
                               "ovs-appctl dpif-netdev/pmd-rxq-rebalance",
                               "more RX queues per busy port (options:n_rxq), and flows that spread over them "
@@ -153,10 +160,10 @@ def imbalance(x: Ctx) -> list[Finding]:
 @risk()
 def mempool_small(x: Ctx) -> list[Finding]:
     """OVS halves a mempool silently when the socket memory cannot hold it (logged at DBG only)."""
-    for port, mp in sorted((x.state.get("mempools") or {}).items()):
+    for port, mp in sorted(x.state.mempools.items()):
         mtu = x.mtus.get(port)
-        size = mp.get("size")
-        if not mtu or not size or x.ctx.get("per_port_memory"):
+        size = mp.size
+        if not mtu or not size or x.run.per_port_memory:
             continue
         want = ovs_shared_mbufs(mtu)
         if size < want:
@@ -164,7 +171,7 @@ def mempool_small(x: Ctx) -> list[Finding]:
             return [Finding(hop=f"OVS {port} mempool", where=port, reason="mempool_small", frames=0,
                             cause=f"OVS created {port}'s mempool with {size} mbufs instead of {want} (it halves the "
                                   f"count when socket memory runs out): bursts can exhaust it",
-                            evidence=(f"mempool {mp.get('name')}: {size} mbufs of {mp.get('elt_size', '?')} B",),
+                            evidence=(f"mempool {mp.name}: {size} mbufs of {_known(mp.elt_size)} B",),
                             remedies=(f"ovs-vsctl set Open_vSwitch . other_config:dpdk-socket-mem={mb} (the formula "
                                       f"for MTU {mtu}; per NUMA node, comma-separated)",))]
     return []
