@@ -9,8 +9,10 @@ deployment form: they are named in comments. Port names are placeholders: the be
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.config import field_help
 from zeroloss.core.cpuset import format_list, parse_mask
 from zeroloss.core.errors import ZeroLossError
@@ -26,6 +28,26 @@ VHOST_PORT = "<vhost port>"
 LIBVIRT_RING_MAX = 1024  # libvirt/QEMU: rx_queue_size and tx_queue_size of 256, 512 or 1024
 LIBVIRT_RINGS = (256, 512, LIBVIRT_RING_MAX)
 ROLE = "ComputeOvsDpdk"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kept(Record):
+    """The kept settings (tuned_keys) that have a deployment form, read once from keys; None: not changed (a
+    RunConfig setting is never None)."""
+
+    ovs_pmd_cpu_mask: Json = None
+    ovs_rxq_assign: Json = None
+    ovs_socket_mem_mb: Json = None
+    ovs_socket_limit_mb: Json = None
+    ovs_dpdk_extra: Json = None
+    dut_rxq: Json = None
+    ovs_rxd: Json = None
+    ovs_txd: Json = None
+    ovs_tx_retries_max: Json = None
+    meter_pps: Json = None
+    vnf_ring: Json = None
+    vnf_queues: Json = None
+    vnf_vcpus: Json = None
 
 
 def target_text(target: tuple[str, float]) -> str:
@@ -47,9 +69,9 @@ def _cpus(mask: str) -> str:
     return format_list(parse_mask(mask))
 
 
-def _queues(keys: dict[str, Any]) -> int | None:
+def _queues(k: Kept) -> int | None:
     """The guest's queue pairs: vnf_queues, or dut_rxq when vnf_queues is 0 or not tuned."""
-    q = keys.get("vnf_queues") or keys.get("dut_rxq")
+    q = k.vnf_queues or k.dut_rxq
     return int(q) if q else None
 
 
@@ -65,38 +87,39 @@ def _channels(extra: str) -> str | None:
 
 
 def ovs_vsctl(keys: dict[str, Any]) -> str:
+    k = Kept.from_json(keys)
     lines = ["# OVS-DPDK settings zeroloss tune kept (dpdk-* keys take effect when ovs-vswitchd restarts; port names "
              "are placeholders)"]
-    if "ovs_pmd_cpu_mask" in keys:
-        m = keys["ovs_pmd_cpu_mask"]
-        lines.append(f"{OC}pmd-cpu-mask={m}   # CPUs {_cpus(m)}")
-    if "ovs_rxq_assign" in keys:
-        lines.append(f"{OC}pmd-rxq-assign={keys['ovs_rxq_assign']}")
-    if "ovs_socket_mem_mb" in keys:
-        lines.append(f'{OC}dpdk-socket-mem="{keys["ovs_socket_mem_mb"]}"   # MB per NUMA node with DPDK ports: '
+    if k.ovs_pmd_cpu_mask is not None:
+        lines.append(f"{OC}pmd-cpu-mask={k.ovs_pmd_cpu_mask}   # CPUs {_cpus(k.ovs_pmd_cpu_mask)}")
+    if k.ovs_rxq_assign is not None:
+        lines.append(f"{OC}pmd-rxq-assign={k.ovs_rxq_assign}")
+    if k.ovs_socket_mem_mb is not None:
+        lines.append(f'{OC}dpdk-socket-mem="{k.ovs_socket_mem_mb}"   # MB per NUMA node with DPDK ports: '
                      f'one value per node, comma-separated')
-    if keys.get("ovs_socket_limit_mb"):
-        lines.append(f'{OC}dpdk-socket-limit="{keys["ovs_socket_limit_mb"]}"')
-    if "ovs_dpdk_extra" in keys:
-        lines.append(f"{OC}dpdk-extra={json.dumps(keys['ovs_dpdk_extra'])}")
-    if "dut_rxq" in keys:
-        lines.append(f"ovs-vsctl set Interface {DPDK_PORT} options:n_rxq={keys['dut_rxq']}   # every physical DPDK "
+    if k.ovs_socket_limit_mb:
+        lines.append(f'{OC}dpdk-socket-limit="{k.ovs_socket_limit_mb}"')
+    if k.ovs_dpdk_extra is not None:
+        lines.append(f"{OC}dpdk-extra={json.dumps(k.ovs_dpdk_extra)}")
+    if k.dut_rxq is not None:
+        lines.append(f"ovs-vsctl set Interface {DPDK_PORT} options:n_rxq={k.dut_rxq}   # every physical DPDK "
                      f"port; a vhost-user port takes the guest's queue count (see --format flavor)")
-    desc = [f"options:n_{k}q_desc={keys[f'ovs_{k}d']}" for k in ("rx", "tx") if f"ovs_{k}d" in keys]
+    desc = [f"options:n_{d}q_desc={v}" for d, v in (("rx", k.ovs_rxd), ("tx", k.ovs_txd)) if v is not None]
     if desc:
         lines.append(f"ovs-vsctl set Interface {DPDK_PORT} {' '.join(desc)}   # physical DPDK ports only (OVS "
                      f"ignores them on vhost-user ports)")
-    if "ovs_tx_retries_max" in keys:
-        r = keys["ovs_tx_retries_max"]
+    if k.ovs_tx_retries_max is not None:
+        r = k.ovs_tx_retries_max
         lines.append(f"ovs-vsctl remove Interface {VHOST_PORT} options tx-retries-max   # OVS's default, 8" if r < 0
                      else f"ovs-vsctl set Interface {VHOST_PORT} options:tx-retries-max={r}   # each VM's vhost-user "
                           f"port, after nova/os-vif creates it")
-    if "meter_pps" in keys:
+    if k.meter_pps is not None:
         lines.append("# the bench's OpenFlow meter " + ("was taken off the path: on the node, look for meters in the "
                                                         "flows' actions (ovs-ofctl -O OpenFlow13 dump-meters BRIDGE)"
-                                                        if not keys["meter_pps"] else
-                                                        f"polices at {keys['meter_pps']} pps"))
-    guest = [k for k in ("vnf_ring", "vnf_queues", "vnf_vcpus") if k in keys]
+                                                        if not k.meter_pps else
+                                                        f"polices at {k.meter_pps} pps"))
+    guest = [n for n, v in (("vnf_ring", k.vnf_ring), ("vnf_queues", k.vnf_queues), ("vnf_vcpus", k.vnf_vcpus))
+             if v is not None]
     if guest:
         lines.append(f"# guest settings ({', '.join(guest)}): see --format flavor")
     if not any(line.startswith("ovs-vsctl") for line in lines):
@@ -106,26 +129,27 @@ def ovs_vsctl(keys: dict[str, Any]) -> str:
 
 def tripleo(keys: dict[str, Any], role: str = ROLE) -> str:
     """A heat environment with the TripleO role parameters host/render.py writes, for the keys that have one."""
+    k = Kept.from_json(keys)
     params: list[tuple[str, str, str | None]] = []
-    if "ovs_pmd_cpu_mask" in keys:
-        params.append(("OvsPmdCoreList", json.dumps(_cpus(keys["ovs_pmd_cpu_mask"])),
+    if k.ovs_pmd_cpu_mask is not None:
+        params.append(("OvsPmdCoreList", json.dumps(_cpus(k.ovs_pmd_cpu_mask)),
                        "PMD CPUs (whole sibling pairs on the NIC's NUMA node on a real host: zeroloss host plan)"))
-    if "ovs_socket_mem_mb" in keys:
-        params.append(("OvsDpdkSocketMemory", json.dumps(str(keys["ovs_socket_mem_mb"])),
+    if k.ovs_socket_mem_mb is not None:
+        params.append(("OvsDpdkSocketMemory", json.dumps(str(k.ovs_socket_mem_mb)),
                        "MB per NUMA node, comma-separated, one value per node"))
-    channels = _channels(keys.get("ovs_dpdk_extra", ""))
+    channels = _channels(k.ovs_dpdk_extra if k.ovs_dpdk_extra is not None else "")
     if channels:
         params.append(("OvsDpdkMemoryChannels", json.dumps(channels), None))
-    if "vnf_ring" in keys:
-        kept = int(keys["vnf_ring"])  # THT allows 256, 512, 1024 (NovaLibvirtRxQueueSize allowed_values)
+    if k.vnf_ring is not None:
+        kept = int(k.vnf_ring)  # THT allows 256, 512, 1024 (NovaLibvirtRxQueueSize allowed_values)
         ring = max([r for r in LIBVIRT_RINGS if r <= kept] or [LIBVIRT_RINGS[0]])
         note = (f"the bench kept {kept}; libvirt takes at most {LIBVIRT_RING_MAX}" if kept > LIBVIRT_RING_MAX else
                 f"the bench kept {kept}; TripleO allows {', '.join(map(str, LIBVIRT_RINGS))}" if ring != kept else None)
         params += [("NovaLibvirtRxQueueSize", str(ring), note), ("NovaLibvirtTxQueueSize", str(ring), None)]
     lines = ["# TripleO heat environment written by `zeroloss tune`", "parameter_defaults:"]
-    if "dut_rxq" in keys:  # a global parameter (tripleo-heat-templates overcloud.j2.yaml), not a role one
+    if k.dut_rxq is not None:  # a global parameter (tripleo-heat-templates overcloud.j2.yaml), not a role one
         lines += comment("a global parameter (tripleo-heat-templates overcloud.j2.yaml), not a role one", 110, "  ")
-        lines.append(f"  NumDpdkInterfaceRxQueues: {keys['dut_rxq']}")
+        lines.append(f"  NumDpdkInterfaceRxQueues: {k.dut_rxq}")
     lines.append(f"  {role}Parameters:")
     for name, value, note in params:
         if note:
@@ -133,7 +157,8 @@ def tripleo(keys: dict[str, Any], role: str = ROLE) -> str:
         lines.append(f"    {name}: {value}")
     if not params:
         lines.append("    {}")
-    rest = [k for k in ("ovs_rxq_assign", "ovs_tx_retries_max", "ovs_rxd", "ovs_txd") if k in keys]
+    rest = [n for n, v in (("ovs_rxq_assign", k.ovs_rxq_assign), ("ovs_tx_retries_max", k.ovs_tx_retries_max),
+                           ("ovs_rxd", k.ovs_rxd), ("ovs_txd", k.ovs_txd)) if v is not None]
     if rest:
         lines += comment(f"{', '.join(rest)}: no TripleO role parameter; apply them with --format ovs-vsctl (e.g. "
                          "from a post-deployment script)", 110)
@@ -142,21 +167,22 @@ def tripleo(keys: dict[str, Any], role: str = ROLE) -> str:
 
 def flavor(keys: dict[str, Any], name: str = "<flavor>") -> str:
     """Flavor properties and nova.conf [libvirt] options for the VNF's guests."""
+    k = Kept.from_json(keys)
     lines = []
     props = []
-    q = _queues(keys)
+    q = _queues(k)
     if q and q > 1:
         props.append("hw:vif_multiqueue_enabled=true")
     if props:
         lines.append(f"# guests: virtio multiqueue ({q} queue pairs: the guest gets one per vCPU, up to its vCPUs)")
         lines.append(f"openstack flavor set {name} " + " ".join(f"--property {p}" for p in props))
-    if "vnf_vcpus" in keys:
-        n = len(str(keys["vnf_vcpus"]).split(","))
+    if k.vnf_vcpus is not None:
+        n = len(str(k.vnf_vcpus).split(","))
         lines += [f"# the VNF forwarded best with {n} vCPUs: a flavor with --vcpus {n} and pinned CPUs",
                   f"openstack flavor create {name} --vcpus {n} --property hw:cpu_policy=dedicated "
                   f"--property hw:emulator_threads_policy=isolate"]
-    if "vnf_ring" in keys:
-        ring = int(keys["vnf_ring"])
+    if k.vnf_ring is not None:
+        ring = int(k.vnf_ring)
         cap = min(ring, LIBVIRT_RING_MAX)
         note = "" if ring == cap else f"; the bench kept {ring}, libvirt takes at most {cap}"
         lines += [f"# nova.conf on the compute node (virtio ring size{note}):", "[libvirt]",
