@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from zeroloss import __version__
 from zeroloss.core import fileio
-from zeroloss.core.codec import R, RecordError
+from zeroloss.core.codec import Json, JsonObject, R, Record, RecordError
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.fileio import now_iso, patch_state_in_place, write_text_atomic
 from zeroloss.results import journal, schema
-from zeroloss.results.journal import Journal
+from zeroloss.results.journal import Change, Journal
 from zeroloss.results.records import (
     FORMAT,
     READABLE,
@@ -47,13 +48,36 @@ from zeroloss.results.records import (
 )
 
 
+@dataclass(frozen=True, kw_only=True)
+class Head(Record):
+    """What a reader looks at in a document before it knows its kind: its format, version and state (any JSON: the
+    document is not checked yet), and the last journal line folded into it."""
+
+    format: Json = None
+    version: Json = None
+    state: Json = None
+    journal_seq: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostFacts(Record):
+    """The host a result was measured on, as named to the user (hostinfo.collect writes more)."""
+
+    hostname: Json = None
+    cpu_model: Json = None
+    kernel: Json = None
+
+    def __str__(self) -> str:
+        return f"{self.hostname} ({self.cpu_model}, kernel {self.kernel})"
+
+
 def read_json(path: Path, what: str, shape: dict[str, Any] | None = None) -> Any:
     """A JSON document from a file (plain or gzip-compressed, bounded: fileio.read_json), or a one-line error naming
     the file and the fault. Any document nests at most schema.MAX_DEPTH levels and has valid text; with a shape (a
     schema of zeroloss.results.schema) it is also checked to have it."""
     doc = fileio.read_json(path, what)
     schema.plain(doc, path)
-    if isinstance(doc, dict) and doc.get("format") in (FORMAT, "zeroloss-campaign"):
+    if isinstance(doc, dict) and Head.from_json(doc).format in (FORMAT, "zeroloss-campaign"):
         journal.replay(doc, Path(path))  # the changes a run appended since the document was last written whole
     return doc if shape is None else schema.check(doc, shape, path)
 
@@ -67,10 +91,11 @@ def read_result(path: Path, shape: dict[str, Any] | None = None) -> dict[str, An
 def check_result(doc: Any, path: object, shape: dict[str, Any] | None = None) -> dict[str, Any]:
     """A result document already read from path (read_json), checked as read_result checks it (messages name path
     as given)."""
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+    head = Head.from_json(doc) if isinstance(doc, dict) else None
+    if head is None or head.format != FORMAT:
         raise ZeroLossError(f"{schema.shown(path)} is not a zeroloss result file")
-    if doc.get("version") not in READABLE or isinstance(doc.get("version"), bool):
-        raise ZeroLossError(f"{schema.shown(path)} has result format version {schema.short(doc.get('version'))}; "
+    if head.version not in READABLE or isinstance(head.version, bool):
+        raise ZeroLossError(f"{schema.shown(path)} has result format version {schema.short(head.version)}; "
                             f"this zeroloss reads versions {', '.join(map(str, READABLE))}", "update zeroloss")
     checked: dict[str, Any] = schema.check(doc, schema.FILE if shape is None else shape, path)
     return checked
@@ -96,7 +121,7 @@ class ResultFile:
     def __init__(self, path: Path, doc: dict[str, Any], journal: Journal | None = None, case: str | None = None):
         self.path = path
         self._doc = doc
-        self._journal = journal or Journal(path, doc.get("journal_seq") or 0)
+        self._journal = journal or Journal(path, Head.from_json(doc).journal_seq or 0)
         self._case = case  # the campaign case whose run this is (its lines name it)
         self._run: RunRecord | None = None
 
@@ -113,8 +138,9 @@ class ResultFile:
         """A result file to continue, its journal folded in (and the folded file written)."""
         path = resolve_own_link(Path(path))
         doc = read_result(path)
-        if doc["version"] != VERSION:
-            raise ZeroLossError(f"{path} has result format version {doc['version']}, written by an older zeroloss: "
+        version = Head.from_json(doc).version
+        if version != VERSION:
+            raise ZeroLossError(f"{path} has result format version {version}, written by an older zeroloss: "
                                 f"it cannot be continued (this one writes version {VERSION})",
                                 "start the run again; report, compare and explain still read it")
         rf = cls(Path(path), doc)
@@ -132,62 +158,59 @@ class ResultFile:
 
     def check_host(self, host: dict[str, Any]) -> None:
         """Refuses to continue a result measured on another host (its numbers would not mix)."""
-        check_same_host(self.path, self._doc["host"], host)
+        check_same_host(self.path, self.run.host, host)
 
     def search(self, frame: int, repeat: int) -> SearchEntry | None:
         return self.run.search(frame, repeat)
 
-    def _change(self, op: dict[str, Any]) -> None:
+    def _change(self, op: str, **fields: Any) -> None:
         """Appends the change to the journal, then makes it in memory."""
-        line = self._journal.append({"t": now_iso(), **({"case": self._case} if self._case else {}), **op})
-        journal.apply(self._doc, {k: v for k, v in line.items() if k != "case"})
+        line = self._journal.append(Change(t=now_iso(), case=self._case or None, op=op, **fields))
+        journal.apply(self._doc, replace(line, case=None))
         self._run = None
 
     def start_search(self, frame: int, repeat: int, **info: Any) -> None:
         """A search starts, or starts again: its stored trials are dropped here and added again as it replays
         them. info: its range, link, paths and ledger context (JSON values)."""
-        self._change({"op": "search", "frame": frame, "repeat": repeat, "info": info})
+        self._change("search", frame=frame, repeat=repeat, info=info)
 
     def add_trial(self, frame: int, repeat: int, trial: TrialEntry) -> None:
-        self._change({"op": "trial", "frame": frame, "repeat": repeat, "trial": trial.to_json()})
+        self._change("trial", frame=frame, repeat=repeat, trial=trial.to_json())
 
     def set_warmup(self, frame: int, repeat: int, warmup: Warmup) -> None:
-        self._change({"op": "warmup", "frame": frame, "repeat": repeat, "fields": {"warmup": warmup.to_json()}})
+        self._change("warmup", frame=frame, repeat=repeat, fields=_fields(warmup=warmup))
 
     def set_latency_loads(self, frame: int, repeat: int, loads: tuple[LoadTrial, ...]) -> None:
         """A search's latency-vs-load trials so far (each written before the next starts)."""
-        self._change({"op": "latency_loads", "frame": frame, "repeat": repeat,
-                      "fields": {"latency_loads": [t.to_json() for t in loads]}})
+        self._change("latency_loads", frame=frame, repeat=repeat, fields=_fields(latency_loads=loads))
 
     def set_b2b(self, frame: int, repeat: int, b2b: B2bRecord) -> None:
         """A frame size's back-to-back frames so far (each search saved before the next starts)."""
-        self._change({"op": "b2b", "frame": frame, "repeat": repeat, "fields": {"b2b": b2b.to_json()}})
+        self._change("b2b", frame=frame, repeat=repeat, fields=_fields(b2b=b2b))
 
     def finish_search(self, frame: int, repeat: int, result: SearchOutcome, wall_s: float | None = None) -> None:
-        fields: dict[str, Any] = {"wall_s": wall_s} if wall_s is not None else {}
-        self._change({"op": "result", "frame": frame, "repeat": repeat, "fields": {**fields,
-                                                                                   "result": result.to_json()}})
+        self._change("result", frame=frame, repeat=repeat, fields=_fields(wall_s=wall_s, result=result))
 
     def set_ceiling(self, frame: int, ceiling: Ceiling) -> None:
-        self._change({"op": "entry", "key": "ceilings", "name": str(frame), "value": ceiling.to_json()})
+        self._change("entry", key="ceilings", name=str(frame), value=ceiling.to_json())
 
     def set_placement(self, key: str, info: dict[str, Any]) -> None:
-        self._change({"op": "entry", "key": "placement", "name": key, "value": info})
+        self._change("entry", key="placement", name=key, value=info)
 
     def add_core_probe(self, probe: CoreProbe) -> None:
-        self._change({"op": "core_probe", "value": probe.to_json()})
+        self._change("core_probe", value=probe.to_json())
 
     def warn(self, text: str) -> None:
         if text not in self._doc["warnings"]:
-            self._change({"op": "warn", "text": text})
+            self._change("warn", text=text)
 
     def set_state(self, state: str, best_effort: bool = False) -> None:
         """Sets the run's state; a final state writes the whole document. best_effort (a run that is ending on an
         error): when the file cannot be written (a full disk), the state is patched in place where it fits, and
         no error replaces the cause."""
-        previous = self._doc["state"]
+        previous = self.run.state
         try:
-            self._change({"op": "state", "state": state})
+            self._change("state", state=state)
             if state != "running":
                 self.save()
         except ZeroLossError:
@@ -211,6 +234,12 @@ class ResultFile:
         self._journal.remove()
 
 
+def _fields(**values: Record | tuple[Record, ...] | float | None) -> JsonObject:
+    """The fields a change sets on a search, in the order given (those given as None left out), as JSON."""
+    return {k: [r.to_json() for r in v] if isinstance(v, tuple) else v.to_json() if isinstance(v, Record) else v
+            for k, v in values.items() if v is not None}
+
+
 def write_compact(path: Path, doc: dict[str, Any]) -> None:
     """A result document written whole, without indentation (a third of the indented size; results are read by
     tools: `jq .` shows it indented), atomically (fileio.write_text_atomic)."""
@@ -227,10 +256,8 @@ def new_document(config: dict[str, Any], host: dict[str, Any]) -> dict[str, Any]
 def check_same_host(path: Path, stored: dict[str, Any], host: dict[str, Any]) -> None:
     """Refuses to continue a result measured on another host (its numbers would not mix)."""
     if fingerprint(stored) != fingerprint(host):
-        a, b = stored, host
-        raise ZeroLossError(f"{path} was measured on {a.get('hostname')} ({a.get('cpu_model')}, kernel "
-                            f"{a.get('kernel')}), this is {b.get('hostname')} ({b.get('cpu_model')}, kernel "
-                            f"{b.get('kernel')})", "resume it on the host that started it")
+        was, now = HostFacts.from_json(stored), HostFacts.from_json(host)
+        raise ZeroLossError(f"{path} was measured on {was}, this is {now}", "resume it on the host that started it")
 
 
 def read_doc(path: Path) -> dict[str, Any]:
@@ -259,7 +286,7 @@ def mark_interrupted(path: Path) -> list[str]:
         doc = read_json(path, "result file")
     except ZeroLossError:
         return []
-    if not isinstance(doc, dict) or doc.get("state") != "running":
+    if not isinstance(doc, dict) or Head.from_json(doc).state != "running":
         return []
     doc["state"] = "interrupted"
     try:
@@ -267,7 +294,7 @@ def mark_interrupted(path: Path) -> list[str]:
         Journal(path, 0).remove()
     except ZeroLossError as e:
         return [f"could not mark {path} interrupted: {e}"]
-    verb = "campaign" if doc.get("format") == "zeroloss-campaign" else "run"
+    verb = "campaign" if Head.from_json(doc).format == "zeroloss-campaign" else "run"
     return [f"{path} was left running by a zeroloss that is gone: marked interrupted; continue it with "
             f"'zeroloss {verb} --resume {path}'"]
 
