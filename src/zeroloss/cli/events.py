@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from zeroloss.cli import autoingest
 from zeroloss.cli.argtypes import number, rate, whole_number
+from zeroloss.cli.progress import Event
 from zeroloss.cli.runflags import add_run_flags, run_overrides
 from zeroloss.core.errors import ZeroLossError
 
@@ -66,11 +67,12 @@ def _progress(args: argparse.Namespace) -> Callable[[str, dict], None]:
     def progress(kind: str, data: dict) -> None:
         if args.json or args.quiet:
             return
+        ev = Event.read(data)
         if kind == "search":
-            print(f"quick NDR search at {data['frame']} B (top {data['max_rate_pps']:,.0f} pps)", file=sys.stderr,
+            print(f"quick NDR search at {ev.frame} B (top {ev.max_rate_pps:,.0f} pps)", file=sys.stderr,
                   flush=True)
         elif kind == "done":
-            t = data["trial"]
+            t = ev.trial
             where = f", {t.where}" if t.where else ""
             print(f"  {t.event} {t.repeat}: lost {t.lost:,} frames, outage {t.outage_ms:,.1f} ms{where}",
                   file=sys.stderr, flush=True)

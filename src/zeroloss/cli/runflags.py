@@ -22,6 +22,24 @@ _KIND_TYPES: dict[str, Callable[[str], Any]] = {"int": whole_number(), "float": 
 DEST_KEY = "run_flag_names"  # the parser default naming the run settings a sub-command offers as flags
 
 
+@dataclasses.dataclass(frozen=True)
+class FieldMeta:
+    """A RunConfig field's metadata (core/config.py _f), read once: its help, range or choices, unit, flag and
+    metavar."""
+
+    help: str
+    lo: Any
+    hi: Any
+    choices: Any
+    unit: str
+    flag: str
+    metavar: str
+
+
+def meta(f: dataclasses.Field) -> FieldMeta:
+    return FieldMeta(**f.metadata)
+
+
 def _kind(f: dataclasses.Field) -> str:
     """The field's type as written in RunConfig ('int', 'list[int]', ...)."""
     return f.type if isinstance(f.type, str) else f.type.__name__
@@ -29,7 +47,7 @@ def _kind(f: dataclasses.Field) -> str:
 
 def flag_fields(names: Iterable[str] | None = None) -> list[dataclasses.Field]:
     """RunConfig's fields that have a flag, in field order, or those of `names` in that order."""
-    by_name = {f.name: f for f in dataclasses.fields(RunConfig) if f.metadata["flag"]}
+    by_name = {f.name: f for f in dataclasses.fields(RunConfig) if meta(f).flag}
     if names is None:
         return list(by_name.values())
     missing = [n for n in names if n not in by_name]
@@ -62,8 +80,8 @@ def choices(f: dataclasses.Field) -> tuple[tuple[str, ...] | None, str]:
         from zeroloss.targets import registry
 
         return registry.duts(), registry.dut_help()
-    m = f.metadata
-    return (tuple(m["choices"]) if m["choices"] else None), m["help"]
+    m = meta(f)
+    return (tuple(m.choices) if m.choices else None), m.help
 
 
 def field_help() -> dict[str, str]:
@@ -79,11 +97,11 @@ def field_help() -> dict[str, str]:
 
 def flag_help(f: dataclasses.Field, default: Any = dataclasses.MISSING, scope: str = "") -> str:
     """The flag's help: the field's help, then its unit, range and default in brackets (argparse-escaped)."""
-    m = f.metadata
-    parts = [UNIT_WORDS[m["unit"]]] if m["unit"] else []
-    if m["lo"] is not None:
-        parts.append(f"{number_text(m['lo'])}..{number_text(m['hi'])}" + (" each" if _kind(f).startswith("list")
-                                                                           else ""))
+    m = meta(f)
+    parts = [UNIT_WORDS[m.unit]] if m.unit else []
+    if m.lo is not None:
+        parts.append(f"{number_text(m.lo)}..{number_text(m.hi)}" + (" each" if _kind(f).startswith("list")
+                                                                     else ""))
     parts.append("default " + default_text(field_default(f) if default is dataclasses.MISSING else default))
     text = f"{scope + ': ' if scope else ''}{choices(f)[1]} [{', '.join(parts)}]"
     return text.replace("%", "%%")
@@ -91,12 +109,12 @@ def flag_help(f: dataclasses.Field, default: Any = dataclasses.MISSING, scope: s
 
 def _metavar(f: dataclasses.Field) -> str | None:
     """The flag's metavar: the field's own, none for choices (argparse lists them), else from the unit."""
-    m, kind = f.metadata, _kind(f)
-    if m["metavar"]:
-        return m["metavar"]
+    m, kind = meta(f), _kind(f)
+    if m.metavar:
+        return m.metavar
     if choices(f)[0]:
         return None
-    one = UNIT_METAVARS.get(m["unit"]) or ("N" if kind in ("int", "list[int]") else "VALUE")
+    one = UNIT_METAVARS.get(m.unit) or ("N" if kind in ("int", "list[int]") else "VALUE")
     return f"{one},{one},..." if kind.startswith("list") else one
 
 
@@ -105,21 +123,16 @@ def add_run_flag(parser: argparse.ArgumentParser, name: str, *, flag: str = "", 
     """One run setting as a flag of `parser`. Without `default` the flag's value is None unless given (the
     config's default then applies); a sub-command with a default of its own gives it (and the help shows it)."""
     (f,) = flag_fields([name])
-    m, kind = f.metadata, _kind(f)
-    kw: dict[str, Any] = {"dest": dest or f.name, "help": flag_help(f, default, scope),
-                          "default": None if default is dataclasses.MISSING else default}
+    m, kind = meta(f), _kind(f)
+    common: dict[str, Any] = {"dest": dest or f.name, "help": flag_help(f, default, scope),
+                              "default": None if default is dataclasses.MISSING else default}
     if kind == "bool":
-        kw["action"] = "store_true"
-    else:
-        if kind == "list[str]":
-            kw["action"] = "append"
-        else:
-            kw["type"] = _TYPES.get((kind, m["unit"])) or _KIND_TYPES[kind]
-        values = choices(f)[0]
-        if values:
-            kw["choices"] = list(values)
-        kw["metavar"] = _metavar(f)
-    return parser.add_argument(flag or m["flag"], **kw)
+        return parser.add_argument(flag or m.flag, action="store_true", **common)
+    values = choices(f)[0]
+    many = kind == "list[str]"  # each flag adds one (action append); else one value of the field's type
+    return parser.add_argument(flag or m.flag, action="append" if many else None,
+                               type=None if many else _TYPES.get((kind, m.unit)) or _KIND_TYPES[kind],
+                               choices=list(values) if values else None, metavar=_metavar(f), **common)
 
 
 def add_run_flags(parser: argparse.ArgumentParser, names: Iterable[str] | None = None) -> None:
