@@ -4,6 +4,7 @@ process, the stored record through the result file's schema and records, and the
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from zeroloss.drivers.probe.telemetry import (
     trial_record,
     vhost_tx_retries,
 )
+from zeroloss.drivers.probe.telemetryrecords import PmdTelemetry, TelemetryRecord
 from zeroloss.results import schema
 from zeroloss.results.records import TrialEntry
 
@@ -227,3 +229,20 @@ def test_report_plots_a_searchs_telemetry_and_explain_tells_it(tmp_path):
     text = trial_text(run.searches[0].frame, t, [], [])
     assert "core 1* (pmd/vnf) busy 9 %" in text and "process_api 143/0" in text
     assert "OVS PMD core 0 400 cycles/pkt" in text and "flag: isolated core 1 took 179 interrupts" in text
+
+
+def test_stored_telemetry_reads_back_byte_for_byte():
+    """TelemetryRecord and PmdTelemetry (drivers/probe/telemetryrecords.py) write back what they read, keys, order
+    and nulls; a PMD whose iterations saw no vhost queue has no bounds, one past the last wall a null upper one."""
+    after = pmd_perf((FIX / "ovs" / "pmd-perf-show.txt").read_text())
+    last = {"0": {**after["0"], "max_vhost_qlen": [[w, n + (1 if w is None else 0)] for w, n in
+                                                    after["0"]["max_vhost_qlen"]]}}
+    none = pmd_telemetry(after, after)["0"]
+    top = pmd_telemetry(after, last)["0"]
+    assert "max_vhost_qlen_gt" not in none and none["us_per_it"] is None and none["cycles_per_pkt"] is None
+    assert list(top)[-2:] == ["max_vhost_qlen_gt", "max_vhost_qlen_le"] and top["max_vhost_qlen_le"] is None
+    rec = trial_record(*snaps(), after, last, {"ovs": {"ports": {"v": {"ovs_tx_retries": 2}}}})
+    assert rec["pmds"]["0"] == top and rec["vhost_tx_retries"] == {"v": 2}
+    for doc in (rec, {"host": "h", "cores": [{"core": 1, "extra": 1, "roles": None}], "pmds": {"0": top}}):
+        assert json.dumps(TelemetryRecord.from_json(doc).to_json()) == json.dumps(doc)
+    assert json.dumps(PmdTelemetry.from_json(top).to_json()) == json.dumps(top)

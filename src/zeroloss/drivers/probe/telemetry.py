@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zeroloss.loss.counters import Counters, PmdStats
+
 from .interference import PROC, USER_HZ, ThreadRef, cpu_list
+from .telemetryrecords import PerfReading, PmdTelemetry, TelemetryRecord, hist_top
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
@@ -266,14 +269,14 @@ class Telemetry:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Telemetry:
         """A stored record back (the report and explain read it); missing parts are empty."""
-        cores = tuple(CoreTelemetry(int(c["core"]), tuple(c.get("roles") or ()), bool(c.get("isolated")),
-                                    {k: int(v) for k, v in (c.get("ticks") or {}).items()},
-                                    {k: int(v) for k, v in (c.get("irqs") or {}).items()}) for c in d.get("cores", []))
-        procs = tuple(ProcTelemetry(int(p["pid"]), str(p.get("role", "")), str(p.get("name", "")),
-                                    int(p.get("minflt", 0)), int(p.get("majflt", 0))) for p in d.get("procs", []))
-        return cls(str(d.get("host", "")), float(d.get("window_s", 0.0)), int(d.get("user_hz", USER_HZ)), cores,
-                   procs, dict(d.get("irq_names") or {}), dict(d.get("pmds") or {}),
-                   dict(d.get("vhost_tx_retries") or {}))
+        r = TelemetryRecord.from_json(d)
+        cores = tuple(CoreTelemetry(int(c.core), tuple(c.roles or ()), bool(c.isolated),
+                                    {k: int(v) for k, v in (c.ticks or {}).items()},
+                                    {k: int(v) for k, v in (c.irqs or {}).items()}) for c in r.cores)
+        procs = tuple(ProcTelemetry(int(p.pid), str(p.role), str(p.name), int(p.minflt), int(p.majflt))
+                      for p in r.procs)
+        return cls(str(r.host), float(r.window_s), int(r.user_hz), cores, procs, dict(r.irq_names or {}),
+                   dict(r.pmds or {}), dict(r.vhost_tx_retries or {}))
 
 
 def delta(before: Snapshot, after: Snapshot, user_hz: int = USER_HZ) -> Telemetry:
@@ -302,14 +305,28 @@ def delta(before: Snapshot, after: Snapshot, user_hz: int = USER_HZ) -> Telemetr
     return Telemetry(after.host, max(0.0, after.t - before.t), user_hz, tuple(cores), tuple(procs), names)
 
 
-def _hist_top(after: list[list[Any]], before: list[list[Any]]) -> tuple[int, int | None] | None:
-    """(lower wall exclusive, upper wall inclusive: None for the last, open bin) of the highest histogram bin that
-    counted anything between two readings ([[wall, count]...]); None when none did."""
-    top = None
-    for i, (wall, n) in enumerate(after):
-        if n - (before[i][1] if i < len(before) else 0) > 0:
-            top = (int(after[i - 1][0]) if i else -1, wall)
-    return top
+def _more(after: int, before: int) -> int:
+    return max(0, int(after) - int(before))
+
+
+def _pmd(a: PerfReading, b: PerfReading, pc: PmdStats | None) -> PmdTelemetry:
+    """One PMD over a trial from two pmd_perf readings and its pmd-stats-show deltas (pc)."""
+    its = _more(a.iterations, b.iterations)
+    cycles = int(a.used_cycles) - int(b.used_cycles)
+    hz = a.tsc_hz
+    got = pc.packets_received if pc else 0
+    qlen = hist_top(list(a.max_vhost_qlen or []), list(b.max_vhost_qlen or []))
+    # the longest vhost queue an iteration saw: more than gt, at most le (None: no bound); written only when seen
+    gt, le = qlen if qlen is not None else (None, None)
+    return PmdTelemetry(
+        iterations=its, busy_iterations=_more(a.busy_iterations, b.busy_iterations),
+        idle_iterations=_more(a.idle_iterations, b.idle_iterations), rx_packets=_more(a.rx_packets, b.rx_packets),
+        tx_packets=_more(a.tx_packets, b.tx_packets), upcalls=_more(a.upcalls, b.upcalls),
+        lost_upcalls=_more(a.lost_upcalls, b.lost_upcalls),
+        us_per_it=round(cycles / hz / its * 1e6, 4) if hz and its and cycles > 0 else None,
+        cycles_per_pkt=round(pc.processing_cycles / got, 1) if pc and got > 0 and pc.processing_cycles is not None
+        else None, max_vhost_qlen_gt=gt, max_vhost_qlen_le=le,
+        keys=PmdTelemetry.WRITTEN | (PmdTelemetry.QLEN if qlen is not None else frozenset()))
 
 
 def pmd_telemetry(perf_before: Mapping[str, Mapping[str, Any]], perf_after: Mapping[str, Mapping[str, Any]],
@@ -319,35 +336,21 @@ def pmd_telemetry(perf_before: Mapping[str, Mapping[str, Any]], perf_after: Mapp
     cycles per packet (processing cycles over packets received, as OVS counts it), upcalls and lost upcalls, and
     the longest vhost queue an iteration saw (the bounds of its histogram bin: > max_vhost_qlen_gt and <=
     max_vhost_qlen_le, None past the last wall)."""
-    pmd_counts = ((counters or {}).get("ovs") or {}).get("pmds") or {}
+    c = Counters.of(counters)
+    pmd_counts = c.ovs.pmds if c.ovs else {}
     out: dict[str, dict[str, Any]] = {}
     for core, a in sorted(perf_after.items()):
         b = perf_before.get(core)
-        if b is None:
-            continue
-        d: dict[str, Any] = {k: max(0, int(a.get(k, 0)) - int(b.get(k, 0))) for k in
-                             ("iterations", "busy_iterations", "idle_iterations", "rx_packets", "tx_packets",
-                              "upcalls", "lost_upcalls")}
-        cycles = int(a.get("used_cycles", 0)) - int(b.get("used_cycles", 0))
-        hz = a.get("tsc_hz")
-        d["us_per_it"] = round(cycles / hz / d["iterations"] * 1e6, 4) if hz and d["iterations"] and cycles > 0 \
-            else None
-        pc = pmd_counts.get(core) or {}
-        got = pc.get("packets_received", 0)
-        d["cycles_per_pkt"] = round(pc["processing_cycles"] / got, 1) if got > 0 and "processing_cycles" in pc \
-            else None
-        qlen = _hist_top(list(a.get("max_vhost_qlen") or []), list(b.get("max_vhost_qlen") or []))
-        if qlen is not None:  # the longest vhost queue an iteration saw: more than gt, at most le (None: no bound)
-            d["max_vhost_qlen_gt"], d["max_vhost_qlen_le"] = qlen
-        out[core] = d
+        if b is not None:
+            out[core] = _pmd(PerfReading.from_json(a), PerfReading.from_json(b), pmd_counts.get(core)).to_json()
     return out
 
 
 def vhost_tx_retries(counters: Mapping[str, Any] | None) -> dict[str, int]:
     """Per OVS port the vhost TX retries over a trial (ovs_tx_retries in the counters' deltas), nonzero only."""
-    ports = ((counters or {}).get("ovs") or {}).get("ports") or {}
-    return {p: int(v["ovs_tx_retries"]) for p, v in sorted(ports.items())
-            if isinstance(v, Mapping) and v.get("ovs_tx_retries")}
+    c = Counters.of(counters)
+    ports = (c.ovs.ports if c.ovs else None) or {}
+    return {p: int(v.ovs_tx_retries) for p, v in sorted(ports.items()) if v.ovs_tx_retries}
 
 
 def trial_record(before: Snapshot, after: Snapshot, perf_before: Mapping[str, Mapping[str, Any]] | None = None,
@@ -375,12 +378,13 @@ def summary_lines(d: Mapping[str, Any]) -> list[str]:
         out.append("page faults (minor/major): " + ", ".join(f"{p.name} {p.minflt:,}/{p.majflt:,}"
                                                               for p in tel.procs))
     for k, v in tel.pmds.items():
-        head = f"core {k}" + (f" {v['cycles_per_pkt']:g} cycles/pkt" if v.get("cycles_per_pkt") is not None else "")
-        us = f", {v['us_per_it']:g} us/it" if v.get("us_per_it") is not None else ""
-        gt, le = v.get("max_vhost_qlen_gt"), v.get("max_vhost_qlen_le")
+        p = PmdTelemetry.from_json(v)
+        head = f"core {k}" + (f" {p.cycles_per_pkt:g} cycles/pkt" if p.cycles_per_pkt is not None else "")
+        us = f", {p.us_per_it:g} us/it" if p.us_per_it is not None else ""
+        gt, le = p.max_vhost_qlen_gt, p.max_vhost_qlen_le
         q = False if gt is None else (f"> {gt}" if le is None else f"<= {le}")
-        out.append(f"OVS PMD {head}: {v['iterations']:,} iterations ({v['busy_iterations']:,} busy){us}, "
-                   f"{v['rx_packets']:,} rx, {v['upcalls']:,} upcalls ({v['lost_upcalls']:,} lost)"
+        out.append(f"OVS PMD {head}: {p.iterations:,} iterations ({p.busy_iterations:,} busy){us}, "
+                   f"{p.rx_packets:,} rx, {p.upcalls:,} upcalls ({p.lost_upcalls:,} lost)"
                    + ("" if q is False else f", longest vhost queue {q}"))
     if tel.vhost_tx_retries:
         out.append("vhost TX retries: " + ", ".join(f"{p} {n:,}" for p, n in tel.vhost_tx_retries.items()))
