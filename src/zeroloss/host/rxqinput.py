@@ -18,9 +18,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 
 import yaml
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.cpuset import MAX_CPUS
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.yamlio import BoundedLoader
@@ -32,6 +34,26 @@ MAX_PORTS = 65535  # a datapath numbers its ports 1..UINT16_MAX (lib/dpif-netdev
 MAX_TOTAL_RXQ = 2**18  # queues simulated at once: MAX_PORTS ports x the 4 queues of the default what-if
 MAX_JSON_BYTES = 64 * 2**20
 MAX_YAML_BYTES = 2**20
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadsDoc(Record):
+    """A loads file (`rxq-plan --help` describes it), values as written: each is checked where it is used."""
+    ports: Json = None
+    pmds: Json = ()
+    datapath_ports: Json = None
+    algorithm: Json = None
+    isolate: Json = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class PortLoads(Record):
+    """One entry of 'ports': its name, queue loads (a list, or a map queue: load), pinning, node, port number."""
+    name: Json = None
+    loads: Json = None
+    affinity: Json = None
+    numa: Json = 0
+    port_no: Json = None
 
 
 def _whole(value, what: str, low: int, high: int) -> int:
@@ -66,7 +88,7 @@ def _shown(value) -> str:
 def _pmds(value, source: str) -> list[Pmd]:
     if isinstance(value, dict):
         items = list(value.items())
-    elif isinstance(value, list):
+    elif isinstance(value, list | tuple):  # a tuple: none given (LoadsDoc's default)
         items = [(c, 0) for c in value]
     else:
         raise ZeroLossError(f"{source}: 'pmds' must be a list of cores or a map core: numa", "e.g. pmds: {2: 0, 3: 0}")
@@ -117,14 +139,14 @@ def _yaml(text: str, source: str):
             loader.dispose()
 
 
-def _dp_ports(doc: dict, dp_ports: dict[str, int], names: set[str], source: str) -> dict:
+def _dp_ports(doc: LoadsDoc, dp_ports: dict[str, int], names: set[str], source: str) -> dict:
     """{'dp_ports': {name: number}, 'dp_ports_complete': bool} from the ports' port_no and 'datapath_ports'."""
     if not dp_ports:
         return {}
     if set(dp_ports) != names:
         raise ZeroLossError(f"{source}: 'port_no' is given for {len(dp_ports)} of {len(names)} ports",
                             "give every port its datapath port number, or none")
-    others = doc.get("datapath_ports") or {}
+    others = doc.datapath_ports or {}
     if not isinstance(others, dict):
         raise ZeroLossError(f"{source}: 'datapath_ports' is not a map name: port number", "e.g. {br0: 1}")
     try:
@@ -133,7 +155,7 @@ def _dp_ports(doc: dict, dp_ports: dict[str, int], names: set[str], source: str)
         raise ZeroLossError(f"{source}: 'datapath_ports': {e}", "datapath port numbers are whole numbers") from None
     if len(set(dp_ports.values())) < len(dp_ports):
         raise ZeroLossError(f"{source}: two ports have the same port_no", "each DPDK port has its own number")
-    return {"dp_ports": every, "dp_ports_complete": "datapath_ports" in doc}
+    return {"dp_ports": every, "dp_ports_complete": doc.keys is not None and "datapath_ports" in doc.keys}
 
 
 def _document(text: str, source: str):
@@ -168,14 +190,16 @@ def _json_map(pairs: list) -> dict:
     return out
 
 
-def _check_sizes(doc: dict, source: str) -> None:
+def _check_sizes(doc: LoadsDoc, source: str) -> list[PortLoads | None]:
     """Refuse a document larger than any OVS datapath before any queue is built: ports, queues per port, queues in
-    all, datapath ports (OVS numbers ports up to 65535: lib/dpif-netdev.c choose_port)."""
-    ports = doc["ports"]
+    all, datapath ports (OVS numbers ports up to 65535: lib/dpif-netdev.c choose_port). The ports read (None for
+    an entry that is not a map)."""
     total = 0
-    fault = f"{len(ports):,} ports, more than the {MAX_PORTS:,} a datapath holds" if len(ports) > MAX_PORTS else ""
-    for no, port in enumerate(ports if not fault else ()):
-        loads = port.get("loads") if isinstance(port, dict) else None
+    count = len(doc.ports)
+    fault = f"{count:,} ports, more than the {MAX_PORTS:,} a datapath holds" if count > MAX_PORTS else ""
+    ports = [PortLoads.from_json(p) if isinstance(p, dict) else None for p in (doc.ports if not fault else ())]
+    for no, port in enumerate(ports):
+        loads = port.loads if port is not None else None
         n = len(loads) if isinstance(loads, list | dict) else 0
         if n > MAX_QUEUES:
             fault = f"port #{no + 1} has {n:,} loads, more than the {MAX_QUEUES} queues a DPDK port has"
@@ -183,29 +207,31 @@ def _check_sizes(doc: dict, source: str) -> None:
         total += n
     if not fault and total > MAX_TOTAL_RXQ:
         fault = f"{total:,} queues, more than the {MAX_TOTAL_RXQ:,} rxq-plan simulates"
-    others = doc.get("datapath_ports")
+    others = doc.datapath_ports
     if not fault and isinstance(others, dict) and len(others) > MAX_PORTS:
         fault = f"{len(others):,} datapath_ports, more than the {MAX_PORTS:,} a datapath holds"
     if fault:
         raise ZeroLossError(f"{source}: {fault}", "is it the right file?")
+    return ports
 
 
 def parse_loads(text: str, source: str = "loads file") -> tuple[list[Pmd], list[Rxq], dict]:
     """A loads file -> (PMDs, RX queues, options {'algorithm', 'isolate'} as given); ZeroLossError naming source
     and the fault (no number, not finite, negative, a core, port or queue given twice, more than OVS holds)."""
-    doc = _document(text, source)
-    if not isinstance(doc, dict) or not isinstance(doc.get("ports"), list):
+    raw = _document(text, source)
+    doc = LoadsDoc.from_json(raw) if isinstance(raw, dict) else LoadsDoc()
+    if not isinstance(doc.ports, list):
         raise ZeroLossError(f"{source} has no 'ports' list", "see `zeroloss rxq-plan --help` for the format")
-    _check_sizes(doc, source)
-    pmds = _pmds(doc.get("pmds", []), source)
+    ports = _check_sizes(doc, source)
+    pmds = _pmds(doc.pmds, source)
     rxqs: list[Rxq] = []
     names: set[str] = set()
     dp_ports: dict[str, int] = {}
-    for no, port in enumerate(doc["ports"]):
-        if not isinstance(port, dict) or "name" not in port or "loads" not in port:
+    for no, port in enumerate(ports):
+        if port is None or not port.keys or not {"name", "loads"} <= port.keys:
             raise ZeroLossError(f"{source}: port #{no + 1} needs 'name' and 'loads'", "e.g. {name: dpdk0, loads: [40]}")
-        name = str(port["name"])
-        loads = port["loads"]
+        name = str(port.name)
+        loads = port.loads
         try:
             if name in names:
                 raise ValueError("the port is listed twice")
@@ -213,10 +239,10 @@ def parse_loads(text: str, source: str = "loads file") -> tuple[list[Pmd], list[
             if not isinstance(loads, dict | list | None):
                 raise ValueError("'loads' is not a list or a map queue: load")
             pairs = list(loads.items()) if isinstance(loads, dict) else list(enumerate(loads or []))
-            pins = parse_affinity(str(port.get("affinity") or ""))
-            numa = _whole(port.get("numa", 0), "numa", -1, MAX_NODES)
-            if "port_no" in port:
-                dp_ports[name] = _whole(port["port_no"], "port_no", 0, 2**32 - 1)
+            pins = parse_affinity(str(port.affinity or ""))
+            numa = _whole(port.numa, "numa", -1, MAX_NODES)
+            if "port_no" in port.keys:
+                dp_ports[name] = _whole(port.port_no, "port_no", 0, 2**32 - 1)
             queues: set[int] = set()
             for q, load in pairs:
                 qid = _whole(q, "queue", 0, MAX_QUEUES)
@@ -230,12 +256,12 @@ def parse_loads(text: str, source: str = "loads file") -> tuple[list[Pmd], list[
                                 "loads are numbers (% of one PMD)") from None
     if not rxqs:
         raise ZeroLossError(f"{source} lists no queues", "give each port a 'loads' list")
-    opts = {k: doc[k] for k in ("algorithm", "isolate") if k in doc}
+    opts = {k: raw[k] for k in ("algorithm", "isolate") if k in raw}
     opts.update(_dp_ports(doc, dp_ports, names, source))
-    if opts.get("algorithm") not in (None, *ALGORITHMS):
-        raise ZeroLossError(f"{source}: unknown algorithm {_shown(opts['algorithm'])}", f"use {', '.join(ALGORITHMS)}")
-    if not isinstance(opts.get("isolate", True), bool):
-        raise ZeroLossError(f"{source}: isolate {_shown(opts['isolate'])} is not true or false")
+    if doc.algorithm not in (None, *ALGORITHMS):
+        raise ZeroLossError(f"{source}: unknown algorithm {_shown(doc.algorithm)}", f"use {', '.join(ALGORITHMS)}")
+    if not isinstance(doc.isolate, bool):
+        raise ZeroLossError(f"{source}: isolate {_shown(doc.isolate)} is not true or false")
     return pmds, rxqs, opts
 
 
