@@ -57,9 +57,14 @@ def test_bench_soak_finds_the_freeze_as_one_loss_event_with_a_balanced_ledger(tm
     total = sum(d["lost"] for d in doc["result"]["directions"])
     # the frames lost, lost then (less at most the frames a reading found in flight: the totals are exact)
     assert total > 0 and 0.995 * total <= e["lost"] <= total, (e["lost"], total)
-    for led in e["ledger"]:  # sent = received + counted + unexplained, with (almost) nothing unexplained
+    # sent = received + counted + unexplained, and nothing unexplained beyond what the readings at the ledger's two
+    # ends leave open: the frames zlgen sent or received while the DUT's counters were read (read_slack, measured
+    # per reading: a hypervisor's stall during a read widens it), plus a burst (32) in flight per end
+    assert set(e["read_slack"]) == {led["direction"] for led in e["ledger"]}, e["read_slack"]
+    for led in e["ledger"]:
         assert led["sent"] == led["received"] + led["counted"] + led["unexplained"]
-        assert abs(led["unexplained"]) <= 0.01 * max(led["lost"], 1) + 64, led
+        assert 0 < e["read_slack"][led["direction"]] < 0.2 * led["sent"], (e["read_slack"], led)
+        assert abs(led["unexplained"]) <= e["read_slack"][led["direction"]] + 64, json.dumps(e, indent=1)
     assert sum(led["counted"] for led in e["ledger"]) >= 0.99 * e["lost"], e["ledger"]
     assert e["diagnosis"] and e["diagnosis"][0]["frames"] > 0
     page = tmp_path / "soak.html"

@@ -6,7 +6,10 @@ so that `report` and `explain` read it as they read result files. Pure: records,
 Format history: version 1 (issue 27): intervals, totals, ledger. Version 2 (issue 32): `target`, `started_at`,
 interval rows with `refused` and `short` counting refused frames as lost where the target says so, and
 `loss_events: [{start_s, end_s, first, last, lost, directions, ledger, diagnosis, window_s}]`. Version 1 files
-are still read (their loss events are found from their rows, without ledgers).
+are still read (their loss events are found from their rows, without ledgers). Since 2026-11-29 an event also has
+`read_slack`: per direction, the frames its ledger's two end readings leave open (those in flight at each, and
+those zlgen sent or received while the DUT's counters were read): how far the ledger's unexplained frames may come
+from where the readings fell rather than from the DUT (runs/soak.Readings.slack). Older files lack it.
 """
 
 from __future__ import annotations
@@ -161,6 +164,20 @@ def confirmed(shorts: list[int], final: int | None = None) -> list[int]:
         floor = shorts[i] if floor is None else min(floor, shorts[i])
         upto[i] = max(0, floor)
     return [b - a for a, b in zip([0, *upto], upto, strict=False)]
+
+
+def in_flight(rows: Sequence[IntervalRow], final: dict[str, int] | None) -> dict[str, list[int]]:
+    """Per direction, the frames in flight at each reading (index k: the reading that ends row k-1; reading 0,
+    before traffic, has none): its shortfall less the loss confirmed by then (confirmed). The exact end has none."""
+    out: dict[str, list[int]] = {}
+    for key in sorted({k for row in rows for k in row.directions}):
+        shorts = [int((d.short if (d := row.directions.get(key)) is not None else 0) or 0) for row in rows]
+        upto, flying = 0, [0]
+        for short, step in zip(shorts, confirmed(shorts, None if final is None else final.get(key, 0)), strict=True):
+            upto += step
+            flying.append(short - upto)
+        out[key] = flying
+    return out
 
 
 def in_flight_margin(shorts: list[int], steps: list[int]) -> int:

@@ -26,7 +26,7 @@ from zeroloss.drivers.proc import ComponentDied
 from zeroloss.loss.diagnose import analyse
 from zeroloss.loss.ledger import counter_delta
 from zeroloss.results import soak as soakfile
-from zeroloss.results.soak import DirectionRow, IntervalRow, SoakRecord, SoakResult, SoakTotal, loss_events
+from zeroloss.results.soak import DirectionRow, IntervalRow, SoakRecord, SoakResult, SoakTotal, in_flight, loss_events
 from zeroloss.targets import registry
 from zeroloss.targets.base import Probe, Target, by_direction, gen_counters, guarded
 
@@ -78,6 +78,8 @@ class Reading:
     tx_pkts: tuple[int, ...]
     rx_pkts: tuple[int, ...]
     tx_refused: tuple[int, ...]
+    read_tx: tuple[int, ...] = ()  # per stream: frames sent, and received, while the DUT's counters were read
+    read_rx: tuple[int, ...] = ()
 
 
 def _direction(sums: list[int], dt: float, refused_is_loss: bool) -> DirectionRow:
@@ -114,12 +116,18 @@ class Readings:
         g2 = guarded(health, client.status)
         zero = [0] * len(self.streams)
 
-        def mean(key: str) -> tuple[int, ...]:
-            a = [x.get(key, 0) for x in g1.get("streams") or []] or zero
-            b = [x.get(key, 0) for x in g2.get("streams") or []] or zero
-            return tuple((x + y) // 2 for x, y in zip(a, b, strict=True))
+        def pair(key: str) -> tuple[list[int], list[int]]:
+            return ([x.get(key, 0) for x in g1.get("streams") or []] or zero,
+                    [x.get(key, 0) for x in g2.get("streams") or []] or zero)
 
-        snap = Reading(t, g2.get("state"), counters, mean("tx_pkts"), mean("rx_pkts"), mean("tx_refused"))
+        def mean(key: str) -> tuple[int, ...]:
+            return tuple((x + y) // 2 for x, y in zip(*pair(key), strict=True))
+
+        def during(key: str) -> tuple[int, ...]:
+            return tuple(y - x for x, y in zip(*pair(key), strict=True))
+
+        snap = Reading(t, g2.get("state"), counters, mean("tx_pkts"), mean("rx_pkts"), mean("tx_refused"),
+                       during("tx_pkts"), during("rx_pkts"))
         self.snaps[k] = snap
         return snap
 
@@ -155,6 +163,27 @@ class Readings:
                        "duplicate": 0} for side, (tx, refused, rx) in sums.items()}
         return {"dirs": dirs, "ports": [], "window_s": b.t - a.t}
 
+    def slack(self, first: int, last: int, flying: dict[str, list[int]]) -> dict[str, int]:
+        """Per direction, the frames a ledger between readings first and last may show as unexplained although the
+        DUT neither lost nor failed to count them: (1) those in flight at either reading (sent and not yet
+        received: flying, from the rows' shortfalls less the loss confirmed by then): the ledger takes zlgen's
+        counts at both readings, so frames on their way at one end and not at the other are a difference the DUT
+        owes nothing for; (2) those zlgen sent or received while the DUT's counters were being read: the DUT's were
+        read at some instant between zlgen's two replies, and a stall of any core meanwhile (the hypervisor's)
+        lengthens that span. Beyond this sum a ledger's unexplained frames are the DUT's. The exact final reading
+        (zlgen's result after the drain) adds nothing."""
+        out: dict[str, int] = {}
+        for k in (first, last):
+            snap = self.snaps[k]
+            for i, s in enumerate(self.streams):
+                if snap.read_tx:
+                    key = direction_key(s)
+                    out[key] = out.get(key, 0) + snap.read_tx[i] + snap.read_rx[i]
+        for key, n in flying.items():
+            at = [flying[key][k] for k in (first, last) if k < len(n) and self.snaps[k].read_tx]
+            out[key] = out.get(key, 0) + sum(abs(x) for x in at)
+        return out
+
     def window(self, first: int, last: int) -> tuple[int, int] | None:
         """The readings around rows first..last (row k runs from reading k to k+1): the one before the first
         row, and the one after the row following the last (the frames the rings held at the event's end) or,
@@ -186,7 +215,7 @@ class SoakRun:
     def __init__(self, rec: SoakRecord, out_path: Path, warnings: list[str] | None = None):
         self.rec, self.out_path = rec, out_path
         self.warnings = warnings  # the list the target warns into while it runs (a lab node's audit: Needs.warn)
-        self.ledgers: dict[tuple[int, int], tuple[int, Ledgers, list[float]]] = {}
+        self.ledgers: dict[tuple[int, int], tuple[int, Ledgers, list[float], int]] = {}  # span: end, ..., start
 
     def save(self) -> None:
         if self.warnings is not None and tuple(self.warnings) != self.rec.warnings:
@@ -202,15 +231,18 @@ class SoakRun:
         the readings around it are kept)."""
         events = loss_events(self.rec.intervals, final)
         spans = [(int(e["first"]), int(e["last"])) for e in events]
+        flying = in_flight(self.rec.intervals, final)
         for e, span in zip(events, spans, strict=True):
             w = rd.window(*span)
             if w is not None and (span not in self.ledgers or self.ledgers[span][0] < w[1]):
-                self.ledgers[span] = (w[1], self._ledger(rd, ctx, *w), [round(rd.snaps[k].t, 3) for k in w])
-            if span in self.ledgers:
-                _, (leds, diag), window = self.ledgers[span]
-                e.update({"ledger": leds, "diagnosis": diag, "window_s": window})
+                self.ledgers[span] = (w[1], self._ledger(rd, ctx, *w), [round(rd.snaps[k].t, 3) for k in w],
+                                      w[0])
+            if span in self.ledgers:  # the slack again each time: later readings tell loss from frames in flight
+                end, (leds, diag), window, start = self.ledgers[span]
+                e.update({"ledger": leds, "diagnosis": diag, "window_s": window,
+                          "read_slack": rd.slack(start, end, flying)})
             else:
-                e.update({"ledger": None, "diagnosis": [], "window_s": None})
+                e.update({"ledger": None, "diagnosis": [], "window_s": None, "read_slack": None})
         self.change(loss_events=tuple(events))
         rd.prune(spans, max(rd.snaps))
 
