@@ -246,3 +246,32 @@ def test_stored_telemetry_reads_back_byte_for_byte():
     for doc in (rec, {"host": "h", "cores": [{"core": 1, "extra": 1, "roles": None}], "pmds": {"0": top}}):
         assert json.dumps(TelemetryRecord.from_json(doc).to_json()) == json.dumps(doc)
     assert json.dumps(PmdTelemetry.from_json(top).to_json()) == json.dumps(top)
+
+
+def test_node_telemetry_learns_the_nodes_cores_and_processes_from_the_agents_replies():
+    """NodeTelemetry reads the agent's replies as records (drivers/lab/replies.py Ran, labtelemetry InfoReply): the
+    PMDs' cores from pmd-stats-show, each VNF's pid from /info (a reply without one, or an error, names none), its
+    core from taskset; a file the node could not read is None in the snapshot."""
+    from types import SimpleNamespace as NS
+
+    from zeroloss.drivers.lab.labtelemetry import NodeTelemetry
+
+    replies = [[{"rc": 0, "out": (FIX / "ovs" / "pmd-stats-show.txt").read_text()}, {"/info": {"pid": 42}},
+                {"/info": {"pid": "x"}}, {"error": "no socket"}],
+               [{"rc": 0, "out": "pid 42's current affinity list: 3\npid 43's current affinity list: 3\n"}],
+               None]
+
+    def batch(items):
+        if replies[0] is None:  # the snapshot: every file but the VNF's stat
+            return [{"rc": 0, "out": (FIX / "telemetry" / "stat.after").read_text()} if i["argv"][1] == "/proc/stat"
+                    else {"rc": 1, "out": "", "err": "gone"} for i in items]
+        return replies.pop(0)
+
+    vnfs = [NS(remote=False, telemetry=f"/t{i}") for i in range(3)]
+    dut = NS(lab=NS(vnfs=vnfs, dut=NS(target="node1")), ovs=True, ctl="/ctl", pids={"ovs-vswitchd": 7},
+             agent=lambda: NS(batch=batch))
+    tel = NodeTelemetry(dut)
+    assert tel.cores == {0: ["pmd"], 3: ["vnf"]} and tel.procs == {7: "pmd", 42: "vnf"}
+    snap = tel()
+    assert snap.host == "node1" and snap.cpus and not snap.irqs and snap.procs == {} and snap.cores == {
+        0: ("pmd",), 3: ("vnf",)}

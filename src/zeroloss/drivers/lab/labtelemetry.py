@@ -12,11 +12,29 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass, field
+
+from zeroloss.core.codec import Json, Record
 
 from ..dut.ovsstats import parse_pmd_stats
 from ..probe.interference import cpu_list
 from ..probe.telemetry import Snapshot, files, snapshot_of
 from .labdut import LabDut
+from .replies import Ran, ran
+
+
+@dataclass(frozen=True, kw_only=True)
+class InfoReply(Record):
+    """A VNF's telemetry reply to /info (agent op telemetry): its info, None when the socket gave none."""
+
+    info: Json = field(default=None, metadata={"key": "/info"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Info(Record):
+    """A DPDK process's /info: its pid (an int when it gave one)."""
+
+    pid: Json = None
 
 READ_TIMEOUT_S = 5
 
@@ -49,21 +67,23 @@ class NodeTelemetry:
         r = dut.agent().batch(items)
         cores: dict[int, list[str]] = {}
         procs: dict[int, str] = {}
-        if dut.ovs and not r[0].get("rc"):
-            for core in parse_pmd_stats(r[0]["out"]):
+        pmds = Ran.from_json(r[0]) if dut.ovs else None
+        if pmds is not None and not pmds.rc:
+            for core in parse_pmd_stats(pmds.out):
                 cores.setdefault(int(core), []).append("pmd")
         if "ovs-vswitchd" in dut.pids:
             procs[dut.pids["ovs-vswitchd"]] = "pmd"
         for reply in r[1:]:
-            info = reply.get("/info") if isinstance(reply, dict) else None
-            if isinstance(info, dict) and isinstance(info.get("pid"), int):
-                procs[info["pid"]] = "vnf"
+            info = InfoReply.from_json(reply).info if isinstance(reply, dict) else None
+            pid = Info.from_json(info).pid if isinstance(info, dict) else None
+            if isinstance(pid, int):
+                procs[pid] = "vnf"
         vnf_pids = [p for p, role in procs.items() if role == "vnf"]
         if vnf_pids:
-            for reply in dut.agent().batch([self._run("taskset", "-apc", str(p)) for p in vnf_pids]):
-                if reply.get("rc"):
+            for done in ran(dut.agent().batch([self._run("taskset", "-apc", str(p)) for p in vnf_pids])):
+                if done.rc:
                     continue
-                for cpus in parse_taskset(reply["out"]).values():
+                for cpus in parse_taskset(done.out).values():
                     if len(cpus) == 1 and "vnf" not in cores.setdefault(cpus[0], []):
                         cores[cpus[0]].append("vnf")
         self.cores, self.procs = cores, procs
@@ -71,7 +91,7 @@ class NodeTelemetry:
     def __call__(self) -> Snapshot:
         paths = files(self.procs)
         keys = list(paths)
-        r = self.dut.agent().batch([self._run("cat", paths[k]) for k in keys])
+        r = ran(self.dut.agent().batch([self._run("cat", paths[k]) for k in keys]))
         t = time.monotonic()
-        texts = {k: (x["out"] if not x.get("rc") else None) for k, x in zip(keys, r, strict=True)}
+        texts = {k: (x.out if not x.rc else None) for k, x in zip(keys, r, strict=True)}
         return snapshot_of(texts, self.cores, self.procs, t, self.dut.lab.dut.target)
