@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.config import RunConfig
 from zeroloss.history.source import Document
 from zeroloss.results import summary
@@ -51,6 +52,53 @@ class RunRows:
 class DocRows:
     document: dict[str, Any]  # zl_documents' columns (sha256 is the caller's)
     runs: list[RunRows]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Host(Record):
+    """What the history reads of a document's host facts (host/hostinfo.py)."""
+
+    hostname: Json = None
+    machine_id: Json = None
+    kernel: Json = None
+    dpdk_package: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Placement(Record):
+    """Whether a placement is a lab node's: the lab file named, or its lab section (the rest stays in extra)."""
+
+    lab_file: Json = None
+    lab: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Setup(Record):
+    """What the history reads of a run's stored settings: its topology (zeroloss's default when absent) and DUT."""
+
+    topology: Json = RunConfig.topology  # a dataclass field's default is its class attribute
+    dut: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Worst(Record):
+    """A frame size's worst latency percentiles over its directions at the NDR (µs); None: no direction had it."""
+
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    p99_9: float | None = field(default=None, metadata={"key": "p99.9"})
+    max: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LossEvent(Record):
+    """A soak's loss event as the history reads it (results/soak.py): when, how many frames, its ledger."""
+
+    start_s: float = 0.0
+    end_s: float = 0.0
+    lost: Json = None
+    ledger: Json = None
 
 
 def _defaults() -> dict[str, Any]:
@@ -99,7 +147,8 @@ def _placed(placement: Mapping[str, Any] | None, key: str) -> Any:
 
 
 def _lab(placement: Mapping[str, Any] | None) -> bool:
-    return bool((placement or {}).get("lab_file") or isinstance((placement or {}).get("lab"), dict))
+    p = _Placement.from_json(placement or {})
+    return bool(p.lab_file or isinstance(p.lab, dict))
 
 
 def node_of(host: Mapping[str, Any] | None, placement: Mapping[str, Any] | None, given: str | None) -> str:
@@ -109,8 +158,8 @@ def node_of(host: Mapping[str, Any] | None, placement: Mapping[str, Any] | None,
         return given
     if _lab(placement) and isinstance(target := _placed(placement, "dut"), str):
         return target.rsplit("@", 1)[-1]
-    h = host or {}
-    name, mid = str(h.get("hostname") or "unknown"), str(h.get("machine_id") or "")
+    h = _Host.from_json(host or {})
+    name, mid = str(h.hostname or "unknown"), str(h.machine_id or "")
     return f"{name}/{mid[:8]}" if mid else name
 
 
@@ -125,11 +174,11 @@ def _versions(host: Mapping[str, Any] | None, placement: Mapping[str, Any] | Non
               zeroloss: str | None) -> dict[str, Any]:
     """The versions a record has: zeroloss, zlgen, DPDK (zlgen's, else the host's package), OVS, the kernel (a lab
     node's when recorded; the bench host's otherwise)."""
-    h = host or {}
+    h = _Host.from_json(host or {})
     lab = _lab(placement)
-    kernel = _placed(placement, "kernel") if lab else h.get("kernel")
+    kernel = _placed(placement, "kernel") if lab else h.kernel
     return {"zeroloss_version": zeroloss, "zlgen_version": _placed(placement, "zlgen"),
-            "dpdk_version": _placed(placement, "dpdk") or h.get("dpdk_package"),
+            "dpdk_version": _placed(placement, "dpdk") or h.dpdk_package,
             "ovs_version": _placed(placement, "ovs_version"), "kernel": kernel}
 
 
@@ -138,15 +187,22 @@ def _share(trials: list[Any]) -> float | None:
     return sum(t.duration_s for t in trials if t.verdict in DISCARDED) / total if total else None
 
 
-def _latency(run: RunRecord) -> dict[str, dict[str, float]]:
+def _latency(run: RunRecord) -> dict[str, _Worst]:
     """Per frame size, the worst direction's latency percentiles at the NDR (µs)."""
-    out: dict[str, dict[str, float]] = {}
-    for row in summary.latency_rows(run):
-        mine = out.setdefault(str(row["frame"]), {})
-        for key in ("p50", "p90", "p99", "p99.9", "max"):
-            if isinstance(row.get(key), int | float):
-                mine[key] = max(mine.get(key, 0.0), float(row[key]))
+    out: dict[str, _Worst] = {}
+    for row in map(_Row.from_json, summary.latency_rows(run)):
+        mine = out.get(str(row.frame), _Worst())
+        worse = {f.name: max(getattr(mine, f.name) or 0.0, float(v)) for f in dataclasses.fields(_Worst)
+                 if f.name not in ("extra", "keys") and isinstance(v := getattr(row, f.name), int | float)}
+        out[str(row.frame)] = dataclasses.replace(mine, **worse)
     return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Row(_Worst):
+    """One direction's row of summary.latency_rows: its frame size and percentiles (µs)."""
+
+    frame: Json = None
 
 
 def _points(run: RunRecord, node: str, topology: str | None,
@@ -155,7 +211,7 @@ def _points(run: RunRecord, node: str, topology: str | None,
     for row in summary.frame_rows(run):
         frame = str(row.frame)
         trials = [t for s in run.searches if s.frame == row.frame for t in s.trials]
-        la, us = lat.get(frame, {}), row.lat_us or (None, None, None)
+        la, us = lat.get(frame, _Worst()), row.lat_us or (None, None, None)
         sv = sizes.get(row.frame)
         series = {"key": series_key(node, topology, frame, settings), "node": node, "topology": topology,
                   "frame": frame, "settings": settings}
@@ -166,9 +222,14 @@ def _points(run: RunRecord, node: str, topology: str | None,
             "line_rate_pct": row.line_rate_pct if row.found and row.line_rate_pps else None,
             "verdict": sv.status if sv else None, "generator_bound": row.generator_bound,
             "flags": list(row.flags), "trials": len(trials), "discarded_share": _share(trials),
-            "lat_p50_us": la.get("p50", us[0]), "lat_p90_us": la.get("p90"), "lat_p99_us": la.get("p99", us[1]),
-            "lat_p99_9_us": la.get("p99.9"), "lat_max_us": la.get("max", us[2])}))
+            "lat_p50_us": _or(la.p50, us[0]), "lat_p90_us": la.p90, "lat_p99_us": _or(la.p99, us[1]),
+            "lat_p99_9_us": la.p99_9, "lat_max_us": _or(la.max, us[2])}))
     return out
+
+
+def _or(value: float | None, otherwise: float | None) -> float | None:
+    """A percentile the latency rows gave, else the summary's."""
+    return otherwise if value is None else value
 
 
 def _b2b(run: RunRecord) -> list[dict[str, Any]]:
@@ -188,12 +249,13 @@ def run_rows(run: RunRecord, label: str, node: str | None, case: str | None = No
              decision: str | None = None) -> RunRows:
     """A run document's rows (a result file, or a case of a campaign or tune file)."""
     who = node_of(run.host, run.placement, node)
-    topology = run.config.get("topology", _DEFAULTS["topology"])
+    setup = _Setup.from_json(run.config)
+    topology = setup.topology
     settings = series_settings(run.config)
     trials = [t for s in run.searches for t in s.trials]
     cols = {"kind": "run", "label": label, "case_name": case, "node": who, "host_fp": host_fp(run.host),
             "started": parse_time(run.created), **_versions(run.host, run.placement, run.zeroloss),
-            "topology": topology, "dut": run.config.get("dut"), "settings": settings,
+            "topology": topology, "dut": setup.dut, "settings": settings,
             "verdict": verdict(run).status, "state": run.state, "trials": len(trials),
             "discarded_share": _share(trials), "tune_decision": decision}
     return RunRows(cols, _points(run, who, topology, settings), _b2b(run))
@@ -244,10 +306,11 @@ def _campaign_rows(doc: CampaignRecord, stem: str, node: str | None) -> DocRows:
 
 def _events_rows(doc: EventsRecord, stem: str, node: str | None) -> DocRows:
     config = doc.config or {}
+    setup = _Setup.from_json(config)
     who = node_of(doc.host, doc.placement, node)
     cols = {"kind": "events", "label": stem, "case_name": None, "node": who, "host_fp": host_fp(doc.host),
             "started": parse_time(doc.created), **_versions(doc.host, doc.placement, None),
-            "topology": config.get("topology", _DEFAULTS["topology"]), "dut": config.get("dut"),
+            "topology": setup.topology, "dut": setup.dut,
             "settings": series_settings(config),
             "verdict": doc.state, "state": doc.state, "trials": len(doc.trials), "discarded_share": None,
             "tune_decision": None}
@@ -270,9 +333,10 @@ def _soak_rows(doc: SoakRecord, stem: str, node: str | None) -> DocRows:
             **_versions(None, doc.placement, None), "topology": doc.target, "dut": None, "settings": {},
             "verdict": doc.state, "state": doc.state, "trials": 1, "discarded_share": None, "tune_decision": None}
     outages = [{"source": "soak", "event": "loss", "repeat": k, "frame": doc.frame, "rate_pps": doc.rate_pps,
-                "lost": int(e.get("lost") or 0), "outage_ms": outage_ms(e, doc.rate_pps),
-                "start_ms": 1000 * float(e["start_s"]), "end_ms": 1000 * float(e["end_s"]),
-                "where": top_drop(e.get("ledger")) or None} for k, e in enumerate(doc.events(), 1)]
+                "lost": int(ev.lost or 0), "outage_ms": outage_ms(e, doc.rate_pps),
+                "start_ms": 1000 * float(ev.start_s), "end_ms": 1000 * float(ev.end_s),
+                "where": top_drop(ev.ledger) or None}
+               for k, (e, ev) in enumerate(((e, _LossEvent.from_json(e)) for e in doc.events()), 1)]
     identity = _identity("soak", who, doc.started_at, doc.frame) if doc.started_at is not None else None
     head = _doc("soak", doc.version, doc.state, None, None, identity or "")
     return DocRows(head, [RunRows(cols, outages=outages)])
