@@ -13,6 +13,7 @@ from .configcheck import (
     BOND_MODES,
     FIREWALLS,
     TUNNELS,
+    FieldMeta,
     _check,
     _kind,
     _shown,
@@ -334,15 +335,15 @@ def field_help() -> dict[str, str]:
     """Help text per key, with unit and range, for --help and docs."""
     out = {}
     for f in fields(RunConfig):
-        m = f.metadata
+        m = FieldMeta.of(f)
         extra = []
-        if m["unit"]:
-            extra.append(m["unit"])
-        if m["lo"] is not None:
-            extra.append(f"{number_text(m['lo'])}..{number_text(m['hi'])}")
-        if m["choices"]:
-            extra.append("|".join(map(str, m["choices"])))
-        out[f.name] = m["help"] + (f" [{', '.join(extra)}]" if extra else "")
+        if m.unit:
+            extra.append(m.unit)
+        if m.lo is not None:
+            extra.append(m.range_text)
+        if m.choices:
+            extra.append("|".join(map(str, m.choices)))
+        out[f.name] = m.help + (f" [{', '.join(extra)}]" if extra else "")
     return out
 
 

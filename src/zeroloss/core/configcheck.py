@@ -91,11 +91,34 @@ def number_text(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
+@dataclasses.dataclass(frozen=True)
+class FieldMeta:
+    """A RunConfig field's metadata (core/config.py _f), read once: its help, range or choices, unit, flag and
+    metavar."""
+
+    help: str
+    lo: Any
+    hi: Any
+    choices: Any
+    unit: str
+    flag: str
+    metavar: str
+
+    @classmethod
+    def of(cls, f: dataclasses.Field) -> FieldMeta:
+        return cls(**f.metadata)
+
+    @property
+    def range_text(self) -> str:
+        """lo..hi as messages and help show them ('' without a range)."""
+        return f"{number_text(self.lo)}..{number_text(self.hi)}" if self.lo is not None else ""
+
+
 def _check(f: dataclasses.Field, value: Any) -> None:
-    meta, name = f.metadata, f.name
+    meta, name = FieldMeta.of(f), f.name
     kind = f.type if isinstance(f.type, str) else f.type.__name__
-    rng = f"{number_text(meta['lo'])}..{number_text(meta['hi'])}" if meta["lo"] is not None else ""
-    unit = f" {meta['unit']}" if meta["unit"] else ""
+    rng = meta.range_text
+    unit = f" {meta.unit}" if meta.unit else ""
 
     def bad(what: str) -> ZeroLossError:
         return ZeroLossError(f"config: {name} {what}, got {_shown(value)}")
@@ -113,9 +136,9 @@ def _check(f: dataclasses.Field, value: Any) -> None:
                 raise bad("must be a list of whole numbers")
             if inner == "str" and not isinstance(v, str):
                 raise bad("must be a list of strings")
-            if meta["choices"] and v not in meta["choices"]:
-                raise bad(f"may only hold {', '.join(map(str, meta['choices']))}")
-            if meta["lo"] is not None and not meta["lo"] <= v <= meta["hi"]:
+            if meta.choices and v not in meta.choices:
+                raise bad(f"may only hold {', '.join(map(str, meta.choices))}")
+            if meta.lo is not None and not meta.lo <= v <= meta.hi:
                 raise ZeroLossError(f"config: {name} must hold values in {rng}{unit}, got {_shown(v)}")
         return
     if kind == "bool":
@@ -128,9 +151,9 @@ def _check(f: dataclasses.Field, value: Any) -> None:
         raise bad(f"must be a number{' in ' + rng + unit if rng else ''}")
     if kind == "str" and not isinstance(value, str):
         raise bad("must be a string")
-    if meta["choices"] and value not in meta["choices"]:
-        raise bad(f"must be one of {', '.join(map(str, meta['choices']))}")
-    if meta["lo"] is not None and not meta["lo"] <= value <= meta["hi"]:
+    if meta.choices and value not in meta.choices:
+        raise bad(f"must be one of {', '.join(map(str, meta.choices))}")
+    if meta.lo is not None and not meta.lo <= value <= meta.hi:
         raise bad(f"must be in {rng}{unit}")
 
 
