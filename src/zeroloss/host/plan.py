@@ -166,8 +166,9 @@ def _check_intent(intent: Intent) -> None:
     _check_bounds(intent)
 
 
-def _partition(inv: Inventory, intent: Intent, port_nodes: set[int], nodes: list[int], plan_reasons: dict[str, str],
-               warnings: list[str]) -> tuple[tuple[int, ...], dict[int, tuple[int, ...]], tuple[int, ...]]:
+def _partition(inv: Inventory, intent: Intent, port_nodes: set[int], nodes: list[int], warnings: list[str]
+               ) -> tuple[tuple[int, ...], dict[int, tuple[int, ...]], tuple[int, ...], dict[str, str]]:
+    """Housekeeping, PMD CPUs per node and VM CPUs, whole cores, and the reasons for them."""
     housekeeping: list[int] = []
     pmd_by_node: dict[int, tuple[int, ...]] = {}
     vm: list[int] = []
@@ -187,16 +188,18 @@ def _partition(inv: Inventory, intent: Intent, port_nodes: set[int], nodes: list
         if node in port_nodes and not rest[want:]:
             warnings.append(f"node {node}: no CPU is left for VMs after housekeeping and PMD cores")
     threads = max((len(c) for n in nodes for c in _cores(inv, n)), default=1)
-    plan_reasons["housekeeping"] = (
-        "the first physical core of each node with all its sibling threads runs the host, OVS's non-PMD threads "
-        "(dpdk-lcore-mask / OvsDpdkCoreList) and the emulator threads of shared-policy guests (TripleO; the "
-        "whitepaper's host CPUs 0,1,36,37)")
-    plan_reasons["pmd"] = (
-        f"{intent.pmd_cores_per_node} physical core(s) ({threads} thread(s) each: whole sibling pairs, so no other "
-        f"work shares a PMD's core) on each node with DPDK ports, {intent.pmd_cores_other_nodes} on other nodes "
-        "(TripleO reserves PMDs on every node: guests there have vhost ports); lowest cores after housekeeping")
-    plan_reasons["vm_cpus"] = "every CPU left after housekeeping and PMDs, whole cores (NovaComputeCpuDedicatedSet)"
-    return tuple(sorted(housekeeping)), pmd_by_node, tuple(sorted(vm))
+    reasons = {
+        "housekeeping": (
+            "the first physical core of each node with all its sibling threads runs the host, OVS's non-PMD threads "
+            "(dpdk-lcore-mask / OvsDpdkCoreList) and the emulator threads of shared-policy guests (TripleO; the "
+            "whitepaper's host CPUs 0,1,36,37)"),
+        "pmd": (
+            f"{intent.pmd_cores_per_node} physical core(s) ({threads} thread(s) each: whole sibling pairs, so no "
+            f"other work shares a PMD's core) on each node with DPDK ports, {intent.pmd_cores_other_nodes} on other "
+            "nodes (TripleO reserves PMDs on every node: guests there have vhost ports); lowest cores after "
+            "housekeeping"),
+        "vm_cpus": "every CPU left after housekeeping and PMDs, whole cores (NovaComputeCpuDedicatedSet)"}
+    return tuple(sorted(housekeeping)), pmd_by_node, tuple(sorted(vm)), reasons
 
 
 def _kernel_args(inv: Inventory, pages: str, isolated: tuple[int, ...], low_latency: bool) -> list[str]:
@@ -211,30 +214,31 @@ def _kernel_args(inv: Inventory, pages: str, isolated: tuple[int, ...], low_late
     return args
 
 
-def _auto_lb(intent: Intent, reasons: dict[str, str]) -> dict[str, str]:
-    """OVS PMD auto load balance settings, each with its reason (none when the intent turns it off)."""
+def _auto_lb(intent: Intent) -> tuple[dict[str, str], dict[str, str]]:
+    """OVS PMD auto load balance settings (none when the intent turns it off) and the reasons for each."""
     if not intent.pmd_auto_lb:
-        reasons["pmd_auto_lb"] = "off (--no-pmd-auto-lb): queues stay where the assignment put them"
-        return {}
-    reasons["pmd_auto_lb"] = (
-        "pmd-auto-lb=true: OVS measures each RX queue's cycles and moves queues off a PMD that stays loaded (with "
-        "pmd-rxq-assign cycles or group, not roundrobin) instead of leaving the balance to hand-set "
-        "pmd-rxq-affinity (Red Hat OVS-DPDK go-live slides: queues had to be balanced by hand 'until automated "
-        "queues rebalancing'). A move reloads the PMDs involved, a short pause in polling that may drop packets "
-        "(the same slides): during RFC 2544 certification trials check ovs-vswitchd.log for rebalances, or set it "
-        "false")
-    reasons["pmd_auto_lb_load"] = (
-        f"pmd-auto-lb-load-threshold={ALB_LOAD_PCT} % (OVS default 95): rebalance while the busiest PMD still has "
-        "headroom; a PMD averaging 95 % over a minute is saturated during bursts, and its rings overflow first")
-    reasons["pmd_auto_lb_improvement"] = (
-        f"pmd-auto-lb-improvement-threshold={ALB_IMPROVEMENT_PCT} % (OVS default): each move costs a PMD reload, "
-        "so only a clear gain in the load variance between PMDs is worth it")
-    reasons["pmd_auto_lb_interval"] = (
-        f"pmd-auto-lb-rebal-interval={ALB_INTERVAL_MIN} min (OVS default 1): at most one reassignment per "
-        f"{ALB_INTERVAL_MIN} minutes, so queues are not reshuffled every minute as flows come and go")
+        return {}, {"pmd_auto_lb": "off (--no-pmd-auto-lb): queues stay where the assignment put them"}
+    reasons = {
+        "pmd_auto_lb": (
+            "pmd-auto-lb=true: OVS measures each RX queue's cycles and moves queues off a PMD that stays loaded (with "
+            "pmd-rxq-assign cycles or group, not roundrobin) instead of leaving the balance to hand-set "
+            "pmd-rxq-affinity (Red Hat OVS-DPDK go-live slides: queues had to be balanced by hand 'until automated "
+            "queues rebalancing'). A move reloads the PMDs involved, a short pause in polling that may drop packets "
+            "(the same slides): during RFC 2544 certification trials check ovs-vswitchd.log for rebalances, or set "
+            "it false"),
+        "pmd_auto_lb_load": (
+            f"pmd-auto-lb-load-threshold={ALB_LOAD_PCT} % (OVS default 95): rebalance while the busiest PMD still "
+            "has headroom; a PMD averaging 95 % over a minute is saturated during bursts, and its rings overflow "
+            "first"),
+        "pmd_auto_lb_improvement": (
+            f"pmd-auto-lb-improvement-threshold={ALB_IMPROVEMENT_PCT} % (OVS default): each move costs a PMD reload, "
+            "so only a clear gain in the load variance between PMDs is worth it"),
+        "pmd_auto_lb_interval": (
+            f"pmd-auto-lb-rebal-interval={ALB_INTERVAL_MIN} min (OVS default 1): at most one reassignment per "
+            f"{ALB_INTERVAL_MIN} minutes, so queues are not reshuffled every minute as flows come and go")}
     return {"pmd-auto-lb": "true", "pmd-auto-lb-load-threshold": str(ALB_LOAD_PCT),
             "pmd-auto-lb-improvement-threshold": str(ALB_IMPROVEMENT_PCT),
-            "pmd-auto-lb-rebal-interval": str(ALB_INTERVAL_MIN)}
+            "pmd-auto-lb-rebal-interval": str(ALB_INTERVAL_MIN)}, reasons
 
 
 def _plan_ports(nics: list[Nic], intent: Intent, nodes: list[int], rxq: int, warnings: list[str]
@@ -264,10 +268,11 @@ class _SocketMem:
     per_port: dict[int, int]
     pools: list[mem.Pool]
     need: dict[int, float]
+    reason: str
 
 
 def _socket_mem(intent: Intent, ports: list[PlannedPort], nodes: list[int], n_pmd: int, rxq: int,
-                reasons: dict[str, str], warnings: list[str]) -> _SocketMem:
+                warnings: list[str]) -> _SocketMem:
     """dpdk-socket-mem per node by the intent's formula, checked against OVS's mempool model of the planned ports."""
     port_nodes = {p.node for p in ports}
     mtus = {n: [p.mtu for p in ports if p.node == n] for n in nodes}
@@ -286,32 +291,32 @@ def _socket_mem(intent: Intent, ports: list[PlannedPort], nodes: list[int], n_pm
             warnings.append(f"node {n}: dpdk-socket-mem {chosen[n]} MB is below the {need[n]:.0f} MiB of mempools "
                             f"OVS would allocate for the planned ports (OVS halves the pool silently on ENOMEM and "
                             f"drops packets later); raise it to {mem.roundup(int(need[n]) + 512, 1024)} MB")
-    reasons["socket_mem"] = (
+    reason = (
         f"{intent.socket_mem_formula if intent.socket_mem_mb is None else 'as given'}: TripleO per node = sum over "
         "distinct MTUs of (roundup(MTU, 1024) + 800) * 4096 * 64 B + 512 MB, rounded up to 1024 MB, 1024 MB without "
         "DPDK ports; per-port variant sums every port (Dell/Intel whitepaper); OVS model = mbufs * mbuf size per "
         f"mempool ({'per-port' if intent.per_port_memory else 'shared'} model, lib/netdev-dpdk.c)")
-    return _SocketMem(chosen, tripleo, per_port, pools, need)
+    return _SocketMem(chosen, tripleo, per_port, pools, need, reason)
 
 
-def _device_settings(inv: Inventory, intent: Intent, reasons: dict[str, str]) -> int:
+def _device_settings(inv: Inventory, intent: Intent) -> tuple[int, dict[str, str]]:
     """The memory channels (given, estimated from DMI, else 4), with the reasons for them and the queue settings."""
     channels = intent.memory_channels if intent.memory_channels is not None else inv.memory_channels or 4
-    reasons["memory_channels"] = (
-        "as given" if intent.memory_channels is not None else
-        f"{len(inv.dimms)} populated DIMMs over {inv.sockets} socket(s), one DIMM per channel assumed (DMI type 17)"
-        if inv.memory_channels else "not readable here (DMI needs root); 4 is the DPDK/TripleO default, check "
-        "dmidecode -t memory and pass --memory-channels")
-    reasons["rxq"] = ("as given" if intent.rxq is not None else
-                      "2 RX queues per port and per vhost port: the Dell/Intel fix that took jumbo ZPL from 99.2 % to "
-                      "100 % of 25 GbE line rate (Table 1); the generator must vary IPs so RSS spreads flows")
-    reasons["descriptors"] = (f"n_rxq_desc = n_txq_desc = {intent.descriptors}: a power of 2 up to 4096 "
-                              "(NIC_PORT_MAX_Q_SIZE); the whitepaper raised 2048 -> 4096 to absorb bursts")
-    reasons["vhost_ring"] = (f"virtio rx/tx_queue_size {intent.vhost_ring} (QEMU >= 2.10 allows 1024; Intel measured "
-                             "+74 % ZPL throughput from 256 to 1024)")
-    reasons["emulator_policy"] = ("hw:emulator_threads_policy=isolate keeps QEMU's emulator threads off the vCPUs "
-                                  "(whitepaper Appendix C; Red Hat KB 3384881)")
-    return channels
+    return channels, {
+        "memory_channels": (
+            "as given" if intent.memory_channels is not None else
+            f"{len(inv.dimms)} populated DIMMs over {inv.sockets} socket(s), one DIMM per channel assumed (DMI type "
+            "17)" if inv.memory_channels else "not readable here (DMI needs root); 4 is the DPDK/TripleO default, "
+            "check dmidecode -t memory and pass --memory-channels"),
+        "rxq": ("as given" if intent.rxq is not None else
+                "2 RX queues per port and per vhost port: the Dell/Intel fix that took jumbo ZPL from 99.2 % to "
+                "100 % of 25 GbE line rate (Table 1); the generator must vary IPs so RSS spreads flows"),
+        "descriptors": (f"n_rxq_desc = n_txq_desc = {intent.descriptors}: a power of 2 up to 4096 "
+                        "(NIC_PORT_MAX_Q_SIZE); the whitepaper raised 2048 -> 4096 to absorb bursts"),
+        "vhost_ring": (f"virtio rx/tx_queue_size {intent.vhost_ring} (QEMU >= 2.10 allows 1024; Intel measured "
+                       "+74 % ZPL throughput from 256 to 1024)"),
+        "emulator_policy": ("hw:emulator_threads_policy=isolate keeps QEMU's emulator threads off the vCPUs "
+                            "(whitepaper Appendix C; Red Hat KB 3384881)")}
 
 
 def make_plan(inv: Inventory, intent: Intent) -> Plan:
@@ -319,30 +324,34 @@ def make_plan(inv: Inventory, intent: Intent) -> Plan:
     _check_intent(intent)
     nics = _select_ports(inv, intent)
     warnings: list[str] = []
-    reasons: dict[str, str] = {}
     nodes = [n.id for n in inv.nodes]
     rxq = 2 if intent.rxq is None else intent.rxq
     ports = _plan_ports(nics, intent, nodes, rxq, warnings)
     port_nodes = {p.node for p in ports}
-    housekeeping, pmd_by_node, vm_cpus = _partition(inv, intent, port_nodes, nodes, reasons, warnings)
+    housekeeping, pmd_by_node, vm_cpus, cpu_reasons = _partition(inv, intent, port_nodes, nodes, warnings)
     isolated = tuple(sorted(set(vm_cpus) | {c for v in pmd_by_node.values() for c in v}))
-    reasons["isolated"] = ("isolcpus = nohz_full = rcu_nocbs = PMD + VM CPUs, so no kernel work, tick or RCU callback "
-                           "interrupts a polling thread (whitepaper Appendix C; Intel vhost ZPL note)")
     n_pmd = sum(len(v) for v in pmd_by_node.values())
-    sm = _socket_mem(intent, ports, nodes, n_pmd, rxq, reasons, warnings)
-    vm_mem, hugepages = node_hugepages(inv, sm.chosen, intent.host_reserve_gb, intent.vm_memory_gb, reasons,
-                                       warnings)
-    channels = _device_settings(inv, intent, reasons)
+    sm = _socket_mem(intent, ports, nodes, n_pmd, rxq, warnings)
+    vm_mem, hugepages, mem_reasons = node_hugepages(inv, sm.chosen, intent.host_reserve_gb, intent.vm_memory_gb,
+                                                    warnings)
+    channels, device_reasons = _device_settings(inv, intent)
     totals = {n.id: n.mem_total_kb // (1024 * 1024) for n in inv.nodes}
     pages, sysfs, how = hugepages_arg(hugepages, totals, inv.kernel_release, warnings)
     args = _kernel_args(inv, pages, isolated, intent.low_latency)
-    reasons["kernel_args"] = (f"hugepages: {how}; IOMMU for vfio-pci in passthrough mode; isolation as above"
-                              + ("; C-states limited to C1 (real-time settings: 4-5x ZPL, Intel vhost note)"
-                                 if intent.low_latency else ""))
+    auto_lb, auto_lb_reasons = _auto_lb(intent)
+    reasons = {
+        **cpu_reasons,
+        "isolated": ("isolcpus = nohz_full = rcu_nocbs = PMD + VM CPUs, so no kernel work, tick or RCU callback "
+                     "interrupts a polling thread (whitepaper Appendix C; Intel vhost ZPL note)"),
+        "socket_mem": sm.reason, **mem_reasons, **device_reasons,
+        "kernel_args": (f"hugepages: {how}; IOMMU for vfio-pci in passthrough mode; isolation as above"
+                        + ("; C-states limited to C1 (real-time settings: 4-5x ZPL, Intel vhost note)"
+                           if intent.low_latency else "")),
+        **auto_lb_reasons}
     return Plan(intent=intent, nodes=nodes, ports=ports, housekeeping=housekeeping, pmd_by_node=pmd_by_node,
                 vm_cpus=vm_cpus, isolated=isolated, socket_mem=sm.chosen, socket_mem_tripleo=sm.tripleo,
                 socket_mem_per_port=sm.per_port, ovs_pools=sm.pools, ovs_need_mib=sm.need, vm_memory_gb=vm_mem,
                 hugepages_1g=hugepages, memory_channels=channels, rxq=rxq, descriptors=intent.descriptors,
                 vhost_ring=intent.vhost_ring, emulator_policy="isolate", kernel_args=args,
                 cpu_vendor=inv.cpu_vendor, reasons=reasons, warnings=warnings, kernel_release=inv.kernel_release,
-                hugepages_sysfs=sysfs, pmd_auto_lb=_auto_lb(intent, reasons))
+                hugepages_sysfs=sysfs, pmd_auto_lb=auto_lb)

@@ -15,8 +15,9 @@ BOOT_HEADROOM_GB = 2  # memory a node keeps while the boot allocation holds the 
 
 
 def node_hugepages(inv: Inventory, socket_mem: dict[int, int], host_reserve_gb: int, vm_memory_gb: int | None,
-                   reasons: dict[str, str], warnings: list[str]) -> tuple[dict[int, int], dict[int, int]]:
-    """Guest memory and 1 GB pages per node (OVS socket memory + guests); refuses more pages than a node holds."""
+                   warnings: list[str]) -> tuple[dict[int, int], dict[int, int], dict[str, str]]:
+    """Guest memory and 1 GB pages per node (OVS socket memory + guests), and the reasons for both; refuses more
+    pages than a node holds."""
     vm_mem: dict[int, int] = {}
     hugepages: dict[int, int] = {}
     for node in inv.nodes:
@@ -37,13 +38,13 @@ def node_hugepages(inv: Inventory, socket_mem: dict[int, int], host_reserve_gb: 
         if hugepages[node.id] + host_reserve_gb > total_gb:
             warnings.append(f"node {node.id}: {hugepages[node.id]} GB of hugepages + {host_reserve_gb} GB for "
                             f"the host exceed its {total_gb} GB")
-    reasons["vm_memory"] = ("as given" if vm_memory_gb is not None else
-                            f"node memory - {host_reserve_gb} GB for the host - OVS socket memory")
-    reasons["hugepages"] = ("1 GB pages per node = OVS socket memory + guest memory (whitepaper: 1 GiB pages back OVS "
-                            "and the guests; NovaReservedHugePages keeps OVS's share from nova)")
+    reasons = {"vm_memory": ("as given" if vm_memory_gb is not None else
+                             f"node memory - {host_reserve_gb} GB for the host - OVS socket memory"),
+               "hugepages": ("1 GB pages per node = OVS socket memory + guest memory (whitepaper: 1 GiB pages back "
+                             "OVS and the guests; NovaReservedHugePages keeps OVS's share from nova)")}
     if "pdpe1gb" not in inv.cpu_flags and inv.cpu_flags:
         warnings.append("the CPU lacks the pdpe1gb flag: 1 GB hugepages are not available; use 2 MB pages")
-    return vm_mem, hugepages
+    return vm_mem, hugepages, reasons
 
 
 def hugepages_arg(hugepages: dict[int, int], totals_gb: dict[int, int], release: str, warnings: list[str]
