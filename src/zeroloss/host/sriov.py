@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from zeroloss.core.codec import Record
 from zeroloss.core.errors import ZeroLossError
 
 PCI = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
@@ -150,6 +151,27 @@ def parse_ip_link(text: str, where: str = "ip link show") -> PfLink:
     return pf
 
 
+@dataclass(frozen=True, kw_only=True)
+class I40eVfCounters(Record):
+    """The vfNNN.* counters i40e's `ethtool -S PF` prints for one VF (None: not printed)."""
+    rx_unicast: int | None = None
+    tx_unicast: int | None = None
+    rx_bytes: int | None = None
+    tx_bytes: int | None = None
+    rx_discards: int | None = None
+    tx_errors: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class VfStats(Record):
+    """A VF's counters from ip's per-VF stats or ethtool's (as parse_ip_link and parse_ethtool_vf_stats name them);
+    a count not given reads 0."""
+    rx_packets: int = 0
+    tx_packets: int = 0
+    rx_dropped: int = 0
+    tx_dropped: int = 0
+
+
 _ETHTOOL_VF = re.compile(r"^\s*VF (\d+) (Rx Packets|Rx Bytes|Tx Packets|Tx Bytes|MC Packets):\s*(\d+)\s*$")
 _ETHTOOL_VFNNN = re.compile(r"^\s*vf(\d{3})\.([a-z_]+):\s*(\d+)\s*$")
 
@@ -172,14 +194,15 @@ def parse_ethtool_vf_stats(text: str) -> dict[int, dict[str, int]]:
         if m:
             raw.setdefault(int(m.group(1)), {})[m.group(2)] = int(m.group(3))
     for n, r in raw.items():
-        if not {"rx_unicast", "tx_unicast"} <= set(r):
+        c = I40eVfCounters.from_json(r)
+        if c.rx_unicast is None or c.tx_unicast is None:
             continue
         out[n] = {"rx_packets": sum(r.get(f"rx_{k}", 0) for k in ("unicast", "multicast", "broadcast")),
                   "tx_packets": sum(r.get(f"tx_{k}", 0) for k in ("unicast", "multicast", "broadcast")),
-                  **({"rx_bytes": r["rx_bytes"]} if "rx_bytes" in r else {}),
-                  **({"tx_bytes": r["tx_bytes"]} if "tx_bytes" in r else {}),
-                  **({"rx_dropped": r["rx_discards"]} if "rx_discards" in r else {}),
-                  **({"tx_dropped": r["tx_errors"]} if "tx_errors" in r else {})}
+                  **({"rx_bytes": c.rx_bytes} if c.rx_bytes is not None else {}),
+                  **({"tx_bytes": c.tx_bytes} if c.tx_bytes is not None else {}),
+                  **({"rx_dropped": c.rx_discards} if c.rx_discards is not None else {}),
+                  **({"tx_dropped": c.tx_errors} if c.tx_errors is not None else {})}
     return out
 
 
@@ -191,15 +214,12 @@ def vf_counters(stats: dict[str, int] | None, ethtool: dict[str, int] | None, pf
     src = stats if stats and "rx_packets" in stats else ethtool if ethtool and "rx_packets" in ethtool else None
     if src is None:
         return None
-    rx = src["rx_packets"]
-    out = {"rx_packets": rx, "tx_packets": src.get("tx_packets", 0)}
-    if src is stats or "rx_dropped" in src:
-        out["rx_dropped"] = src.get("rx_dropped", 0)
-        if pf_driver in DROPS_IN_RX_PACKETS:
-            out["rx_packets"] = rx - out["rx_dropped"]
-    if src is stats or "tx_dropped" in src:
-        out["tx_dropped"] = src.get("tx_dropped", 0)
-    return out
+    vf = VfStats.from_json(src)
+    rx_drops, tx_drops = src is stats or "rx_dropped" in src, src is stats or "tx_dropped" in src
+    # a driver that counts its drops in rx_packets too: the frames delivered are the rest
+    delivered = vf.rx_packets - vf.rx_dropped if rx_drops and pf_driver in DROPS_IN_RX_PACKETS else vf.rx_packets
+    return {"rx_packets": delivered, "tx_packets": vf.tx_packets, **({"rx_dropped": vf.rx_dropped} if rx_drops else {}),
+            **({"tx_dropped": vf.tx_dropped} if tx_drops else {})}
 
 
 def vf_spec(port: str) -> str | None:
