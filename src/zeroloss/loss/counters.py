@@ -121,6 +121,7 @@ class PmdStats(Ordered):
 
     numa: int = 0
     packets_received: int = 0
+    megaflow_hits: int | None = None
     idle_cycles: int = 0
     processing_cycles: int | None = None
 

@@ -12,6 +12,9 @@ import re
 # pmd-rxq-show and dpctl/show are parsed (and the caches' figures summed) beside the diagnosis that reads them
 # from stored results
 from zeroloss.core.ovsfacts import cache_stats, parse_dpctl_config, parse_pmd_rxq
+from zeroloss.loss.counters import PmdStats
+
+from .ovsrecords import PerfDelta, PerfHead, PerfHist, UpcallDp
 
 __all__ = ["cache_stats", "datapath_state", "parse_coverage_drops", "parse_ct_limits", "parse_ct_stats",
            "parse_dpctl_config", "parse_dpctl_datapaths", "parse_dump_ports", "parse_mempool", "parse_meter_config",
@@ -67,33 +70,34 @@ def parse_dump_ports(text: str) -> dict[str, dict[str, int]]:
 
 def parse_meter_stats(text: str) -> dict[int, dict[str, int]]:
     """`ovs-ofctl -O OpenFlow13 meter-stats BR`: per meter, frames it saw and frames its bands dropped."""
-    out: dict[int, dict[str, int]] = {}
-    cur: dict[str, int] | None = None
+    seen: dict[int, int] = {}  # packets in, by meter
+    dropped: dict[int, int] = {}
+    cur: int | None = None
     for line in text.splitlines():
         m = re.match(r"meter:(\d+) .*packet_in_count:(\d+)", line)
         if m:
-            cur = out[int(m.group(1))] = {"packets_in": int(m.group(2)), "dropped": 0}
+            cur = int(m.group(1))
+            seen[cur], dropped[cur] = int(m.group(2)), 0
             continue
         m = re.match(r"\s*\d+: packet_count:(\d+)", line)
         if m and cur is not None:
-            cur["dropped"] += int(m.group(1))
-    return out
+            dropped[cur] += int(m.group(1))
+    return {k: {"packets_in": n, "dropped": dropped[k]} for k, n in seen.items()}
 
 
 def parse_meter_config(text: str) -> dict[int, dict]:
     """`ovs-ofctl -O OpenFlow13 dump-meters BR`: each meter's unit and its drop band's rate and burst."""
     out: dict[int, dict] = {}
-    cur: dict | None = None
+    cur: int | None = None
     for line in text.splitlines():
         m = re.match(r"meter=(\d+) (\w+)", line)
         if m:
-            cur = out[int(m.group(1))] = {"unit": m.group(2)}
+            cur = int(m.group(1))
+            out[cur] = {"unit": m.group(2)}
             continue
         m = re.match(r"\s*type=drop rate=(\d+)(?: burst_size=(\d+))?", line)
         if m and cur is not None:
-            cur["rate"] = int(m.group(1))
-            if m.group(2):
-                cur["burst_size"] = int(m.group(2))
+            out[cur] = {**out[cur], "rate": int(m.group(1)), **({"burst_size": int(m.group(2))} if m.group(2) else {})}
     return out
 
 
@@ -133,8 +137,9 @@ def parse_pmd_stats(text: str) -> dict[str, dict[str, int]]:
         if m:
             avg[core] = float(m.group(1))
     for core, pmd in out.items():
-        if core in avg and "megaflow_hits" in pmd:
-            pmd["megaflow_lookups"] = round(avg[core] * pmd["megaflow_hits"])
+        hits = PmdStats.from_json(pmd).megaflow_hits
+        if core in avg and hits is not None:
+            out[core] = {**pmd, "megaflow_lookups": round(avg[core] * hits)}
     return out
 
 
@@ -149,9 +154,7 @@ def parse_mempool(text: str) -> dict:
         if k:
             out[key] = int(k.group(1))
     k = re.search(r"avail \((\d+)\), in use \((\d+)\)", text)
-    if k:
-        out["avail"], out["in_use"] = int(k.group(1)), int(k.group(2))
-    return out
+    return {**out, "avail": int(k.group(1)), "in_use": int(k.group(2))} if k else out
 
 
 # coverage counters kept beside the drop counters: conntrack refusing a new connection (table or zone full; the
@@ -207,10 +210,14 @@ def parse_upcall_show(text: str) -> dict[str, dict[str, int | list[int]]]:
     """`ovs-appctl upcall/show`: per datapath, its flows (current, avg, max and the flow limit the revalidators
     keep), the last dump's duration (ms) and each revalidator's keys."""
     out: dict[str, dict[str, int | list[int]]] = {}
+    keys: dict[str, list[int]] = {}  # each revalidator's keys, by datapath
     cur: dict[str, int | list[int]] | None = None
+    name = ""
     for line in text.splitlines():
         if m := re.match(r"(\S+@\S+):$", line):
-            cur = out[m.group(1)] = {"revalidator_keys": []}
+            name = m.group(1)
+            keys[name] = []
+            cur = out[name] = {"revalidator_keys": keys[name]}
         elif cur is None:
             continue
         elif m := re.match(r"\s*flows\s*: \(current (\d+)\) \(avg (\d+)\) \(max (\d+)\) \(limit (\d+)\)", line):
@@ -219,33 +226,23 @@ def parse_upcall_show(text: str) -> dict[str, dict[str, int | list[int]]]:
         elif m := re.match(r"\s*dump duration : (\d+)ms", line):
             cur["dump_duration_ms"] = int(m.group(1))
         elif m := re.match(r"\s*\d+: \(keys (\d+)\)", line):
-            keys = cur["revalidator_keys"]
-            assert isinstance(keys, list)
-            keys.append(int(m.group(1)))
-    for dp in out.values():
-        keys = dp["revalidator_keys"]
-        dp["revalidators"] = len(keys) if isinstance(keys, list) else 0
-    return out
+            keys[name].append(int(m.group(1)))
+    return {n: {**dp, "revalidators": len(keys[n])} for n, dp in out.items()}
 
 
 def parse_ct_limits(text: str) -> dict:
     """`ovs-appctl dpctl/ct-get-limits`: the default zone limit (0: none) and each zone's limit and count."""
-    out: dict = {"zones": {}}
-    if m := re.search(r"default limit=(\d+)", text):
-        out["default_limit"] = int(m.group(1))
-    for zone, limit, count in re.findall(r"zone=(\d+),limit=(\d+),count=(\d+)", text):
-        out["zones"][zone] = {"limit": int(limit), "count": int(count)}
-    return out
+    zones = {zone: {"limit": int(limit), "count": int(count)}
+             for zone, limit, count in re.findall(r"zone=(\d+),limit=(\d+),count=(\d+)", text)}
+    m = re.search(r"default limit=(\d+)", text)
+    return {"zones": zones, **({"default_limit": int(m.group(1))} if m else {})}
 
 
 def parse_ct_stats(text: str) -> dict[str, int]:
     """`ovs-appctl dpctl/ct-stats-show`: connections in total and per protocol (tcp, udp, icmp...)."""
-    out: dict[str, int] = {}
-    if m := re.search(r"Total: (\d+)", text):
-        out["total"] = int(m.group(1))
-    for proto, n in re.findall(r"^\s+(TCP|UDP|UDPLITE|SCTP|ICMP|ICMPv6|ICMPV6|DCCP|IGMP|Other): (\d+)", text, re.M):
-        out[proto.lower()] = int(n)
-    return out
+    m = re.search(r"Total: (\d+)", text)
+    protos = re.findall(r"^\s+(TCP|UDP|UDPLITE|SCTP|ICMP|ICMPv6|ICMPV6|DCCP|IGMP|Other): (\d+)", text, re.M)
+    return {**({"total": int(m.group(1))} if m else {}), **{proto.lower(): int(n) for proto, n in protos}}
 
 
 def _int_reply(text: str | None) -> int | None:
@@ -267,8 +264,9 @@ def datapath_state(texts: dict[str, str]) -> dict:
     up = parse_upcall_show(ok("upcall_show")).get(NETDEV_DP, {})
     out.update({k: v for k, v in up.items() if k in ("flow_limit", "flows_max", "flows_avg", "dump_duration_ms",
                                                      "revalidators")})
-    if "flows" not in out and "flows" in up:
-        out["flows"] = up["flows"]
+    flows = UpcallDp.from_json(up).flows
+    if "flows" not in out and flows is not None:
+        out = {**out, "flows": flows}
     ct: dict = {}
     for key in ("nconns", "maxconns"):
         v = _int_reply(ok(f"ct_{key}"))
@@ -277,9 +275,7 @@ def datapath_state(texts: dict[str, str]) -> dict:
     if ok("ct_limits"):
         ct.update(parse_ct_limits(ok("ct_limits")))
     ct.update(parse_ct_stats(ok("ct_stats_show")))
-    if ct:
-        out["ct"] = ct
-    return out
+    return {**out, "ct": ct} if ct else out
 
 
 _PERF_LINES = (  # (pattern, keys): the overall lines of pmd-perf-show (OVS 3.1; 'Cycles:' and '- idle:' before it)
@@ -300,13 +296,13 @@ def _number(text: str) -> int | float:
     return float(text) if "." in text else int(text)
 
 
-def _tsc_hz(pmd: dict) -> float | None:
+def _tsc_hz(pmd: PerfHead) -> float | None:
     """The TSC rate behind a PMD's cycle counts: used cycles over their share of the measurement's duration."""
-    if not pmd.get("duration_s"):
+    if not pmd.duration_s:
         return None
-    if pmd.get("used_pct"):
-        return pmd["used_cycles"] / (pmd["used_pct"] / 100) / pmd["duration_s"]
-    return pmd["ghz"] * 1e9 if pmd.get("ghz") else None
+    if pmd.used_pct:
+        return pmd.used_cycles / (pmd.used_pct / 100) / pmd.duration_s
+    return pmd.ghz * 1e9 if pmd.ghz else None
 
 
 def pmd_perf(text: str) -> dict[str, dict]:
@@ -343,7 +339,7 @@ def pmd_perf(text: str) -> dict[str, dict]:
                     cur.update({k: _number(v) for k, v in zip(keys, m.groups(), strict=True) if v is not None})
                     break
     for pmd in out.values():
-        pmd["tsc_hz"] = _tsc_hz(pmd)
+        pmd["tsc_hz"] = _tsc_hz(PerfHead.from_json(pmd))
     return out
 
 
@@ -357,21 +353,24 @@ def pmd_perf_delta(before: dict[str, dict], after: dict[str, dict]) -> dict[str,
         b = before.get(core)
         if b is None:
             continue
-        d = {k: a.get(k, 0) - b.get(k, 0) for k in ("iterations", "idle_iterations", "busy_iterations", "rx_packets")}
-        bins = b.get("cycles_per_it", [])
-        counts = [(wall, n - (bins[i][1] if i < len(bins) else 0))
-                  for i, (wall, n) in enumerate(a.get("cycles_per_it", []))]
+        pa, pb = PerfHist.from_json(a), PerfHist.from_json(b)
+        bins = pb.cycles_per_it
+        counts = [(wall, n - (bins[i][1] if i < len(bins) else 0)) for i, (wall, n) in enumerate(pa.cycles_per_it)]
         used = [i for i, (_, n) in enumerate(counts) if n > 0]
+        le = gt = le_ms = gt_ms = None
+        written = PerfDelta.COUNTS
         if used:
             top = used[-1]
-            d["max_iteration_cycles_le"] = counts[top][0]
-            d["max_iteration_cycles_gt"] = counts[top - 1][0] if top else 0
-            hz = a.get("tsc_hz")
-            if hz:
-                for key in ("max_iteration_cycles_le", "max_iteration_cycles_gt"):
-                    v = d[key]
-                    d[key.replace("cycles", "ms")] = None if v is None else round(v / hz * 1e3, 3)
-        out[core] = d
+            le, gt = counts[top][0], counts[top - 1][0] if top else 0
+            written |= PerfDelta.CYCLES
+            if pa.tsc_hz:
+                le_ms, gt_ms = (None if v is None else round(v / pa.tsc_hz * 1e3, 3) for v in (le, gt))
+                written |= PerfDelta.MS
+        out[core] = PerfDelta(
+            iterations=pa.iterations - pb.iterations, idle_iterations=pa.idle_iterations - pb.idle_iterations,
+            busy_iterations=pa.busy_iterations - pb.busy_iterations, rx_packets=pa.rx_packets - pb.rx_packets,
+            max_iteration_cycles_le=le, max_iteration_cycles_gt=gt, max_iteration_ms_le=le_ms,
+            max_iteration_ms_gt=gt_ms, keys=written).to_json()
     return out
 
 
