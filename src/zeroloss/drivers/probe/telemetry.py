@@ -20,7 +20,7 @@ from typing import Any
 from zeroloss.loss.counters import Counters, PmdStats
 
 from .interference import PROC, USER_HZ, ThreadRef, cpu_list
-from .telemetryrecords import PerfReading, PmdTelemetry, TelemetryRecord, hist_top
+from .telemetryrecords import HostTexts, PerfReading, PmdTelemetry, TelemetryRecord, hist_top
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
@@ -153,9 +153,9 @@ def snapshot_of(texts: Mapping[str, str | None], cores: Mapping[int, Iterable[st
         if text:
             s = parse_pid_stat(text)
             pids[pid] = ProcSample(role, s.comm, s.minflt, s.majflt)
-    return Snapshot(t, host, parse_cpu_times(texts.get("stat") or ""), parse_irqs(texts.get("interrupts") or ""),
-                    pids, {c: tuple(sorted(set(r))) for c, r in cores.items()},
-                    parse_isolated(texts.get("isolated") or ""))
+    read = HostTexts.from_json(texts)
+    return Snapshot(t, host, parse_cpu_times(read.stat or ""), parse_irqs(read.interrupts or ""),
+                    pids, {c: tuple(sorted(set(r))) for c, r in cores.items()}, parse_isolated(read.isolated or ""))
 
 
 def _read(path: str) -> str | None:

@@ -19,6 +19,16 @@ from .interference import USER_HZ
 
 
 @dataclass(frozen=True, kw_only=True)
+class HostTexts(Ordered):
+    """The files of a snapshot as read (telemetry.files(): None when unreadable): /proc/stat, /proc/interrupts, the
+    isolated CPUs; each process's stat ("pid:N") stays in `extra`."""
+
+    stat: str | None = None
+    interrupts: str | None = None
+    isolated: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class CoreRecord(Ordered):
     """One core over a trial as stored: the roles pinned there, isolated or not, ticks by kind, interrupts by
     source (their shares and sums are written beside them)."""
