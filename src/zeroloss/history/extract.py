@@ -21,6 +21,7 @@ from typing import Any
 
 from zeroloss.core.codec import Json, Record
 from zeroloss.core.config import RunConfig
+from zeroloss.history.rows import DocHead, DocRows, Point, RunCols, RunRows, Series
 from zeroloss.history.source import Document
 from zeroloss.results import summary
 from zeroloss.results.campaigns import CampaignRecord, TuneRecord
@@ -36,22 +37,6 @@ NOT_SERIES = frozenset({
     "ports", "allow_dut_changes", "max_retries", "anomaly_policy", "topology", "vnf_boot_timeout_s"})
 # trial verdicts that count for nothing (core/search/types.py): the generator's or the host's, retried
 DISCARDED = ("generator-failure", "disturbed", "anomaly")
-
-
-@dataclass
-class RunRows:
-    """One run's rows: zl_runs' columns, per frame size (series columns, zl_points columns), b2b and outages."""
-
-    run: dict[str, Any]
-    points: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
-    b2b: list[dict[str, Any]] = field(default_factory=list)
-    outages: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class DocRows:
-    document: dict[str, Any]  # zl_documents' columns (sha256 is the caller's)
-    runs: list[RunRows]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,25 +190,24 @@ class _Row(_Worst):
     frame: Json = None
 
 
-def _points(run: RunRecord, node: str, topology: str | None,
-            settings: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def _points(run: RunRecord, node: str, topology: str | None, settings: dict[str, Any]) -> list[tuple[Series, Point]]:
     sizes, lat, out = size_verdicts(run), _latency(run), []
     for row in summary.frame_rows(run):
         frame = str(row.frame)
         trials = [t for s in run.searches if s.frame == row.frame for t in s.trials]
         la, us = lat.get(frame, _Worst()), row.lat_us or (None, None, None)
         sv = sizes.get(row.frame)
-        series = {"key": series_key(node, topology, frame, settings), "node": node, "topology": topology,
-                  "frame": frame, "settings": settings}
-        out.append((series, {
-            "frame": frame, "searches": row.searches, "ndr_pps": row.ndr_pps if row.found else None,
-            "ndr_values": list(row.ndrs), "ndr_sd": row.ndr_sd if len(row.ndrs) > 1 else None,
-            "spread_pps": row.spread_pps, "pdr_pps": row.pdr_pps,
-            "line_rate_pct": row.line_rate_pct if row.found and row.line_rate_pps else None,
-            "verdict": sv.status if sv else None, "generator_bound": row.generator_bound,
-            "flags": list(row.flags), "trials": len(trials), "discarded_share": _share(trials),
-            "lat_p50_us": _or(la.p50, us[0]), "lat_p90_us": la.p90, "lat_p99_us": _or(la.p99, us[1]),
-            "lat_p99_9_us": la.p99_9, "lat_max_us": _or(la.max, us[2])}))
+        series = Series(key=series_key(node, topology, frame, settings), node=node, topology=topology, frame=frame,
+                        settings=settings)
+        out.append((series, Point(
+            frame=frame, searches=row.searches, ndr_pps=row.ndr_pps if row.found else None,
+            ndr_values=list(row.ndrs), ndr_sd=row.ndr_sd if len(row.ndrs) > 1 else None,
+            spread_pps=row.spread_pps, pdr_pps=row.pdr_pps,
+            line_rate_pct=row.line_rate_pct if row.found and row.line_rate_pps else None,
+            verdict=sv.status if sv else None, generator_bound=row.generator_bound,
+            flags=list(row.flags), trials=len(trials), discarded_share=_share(trials),
+            lat_p50_us=_or(la.p50, us[0]), lat_p90_us=la.p90, lat_p99_us=_or(la.p99, us[1]),
+            lat_p99_9_us=la.p99_9, lat_max_us=_or(la.max, us[2]))))
     return out
 
 
@@ -253,11 +237,11 @@ def run_rows(run: RunRecord, label: str, node: str | None, case: str | None = No
     topology = setup.topology
     settings = series_settings(run.config)
     trials = [t for s in run.searches for t in s.trials]
-    cols = {"kind": "run", "label": label, "case_name": case, "node": who, "host_fp": host_fp(run.host),
-            "started": parse_time(run.created), **_versions(run.host, run.placement, run.zeroloss),
-            "topology": topology, "dut": setup.dut, "settings": settings,
-            "verdict": verdict(run).status, "state": run.state, "trials": len(trials),
-            "discarded_share": _share(trials), "tune_decision": decision}
+    cols = RunCols(kind="run", label=label, case_name=case, node=who, host_fp=host_fp(run.host),
+                   started=parse_time(run.created), **_versions(run.host, run.placement, run.zeroloss),
+                   topology=topology, dut=setup.dut, settings=settings,
+                   verdict=verdict(run).status, state=run.state, trials=len(trials),
+                   discarded_share=_share(trials), tune_decision=decision)
     return RunRows(cols, _points(run, who, topology, settings), _b2b(run))
 
 
@@ -290,9 +274,9 @@ def extract(doc: Document, path: Path, node: str | None = None) -> DocRows:
 
 
 def _doc(kind: str, version: int | None, state: str | None, created: str | None, updated: str | None,
-         identity: str) -> dict[str, Any]:
-    return {"kind": kind, "format_version": version, "state": state, "created": parse_time(created),
-            "updated": parse_time(updated), "identity": identity}
+         identity: str) -> DocHead:
+    return DocHead(kind=kind, format_version=version, state=state, created=parse_time(created),
+                   updated=parse_time(updated), identity=identity)
 
 
 def _campaign_rows(doc: CampaignRecord, stem: str, node: str | None) -> DocRows:
@@ -308,12 +292,11 @@ def _events_rows(doc: EventsRecord, stem: str, node: str | None) -> DocRows:
     config = doc.config or {}
     setup = _Setup.from_json(config)
     who = node_of(doc.host, doc.placement, node)
-    cols = {"kind": "events", "label": stem, "case_name": None, "node": who, "host_fp": host_fp(doc.host),
-            "started": parse_time(doc.created), **_versions(doc.host, doc.placement, None),
-            "topology": setup.topology, "dut": setup.dut,
-            "settings": series_settings(config),
-            "verdict": doc.state, "state": doc.state, "trials": len(doc.trials), "discarded_share": None,
-            "tune_decision": None}
+    cols = RunCols(kind="events", label=stem, case_name=None, node=who, host_fp=host_fp(doc.host),
+                   started=parse_time(doc.created), **_versions(doc.host, doc.placement, None),
+                   topology=setup.topology, dut=setup.dut, settings=series_settings(config),
+                   verdict=doc.state, state=doc.state, trials=len(doc.trials), discarded_share=None,
+                   tune_decision=None)
     outages = []
     for t in doc.trials:
         starts = [o.start_ms for o in t.outages]
@@ -329,9 +312,9 @@ def _events_rows(doc: EventsRecord, stem: str, node: str | None) -> DocRows:
 def _soak_rows(doc: SoakRecord, stem: str, node: str | None) -> DocRows:
     who = node_of(None, doc.placement, node)
     started = None if doc.started_at is None else datetime.fromtimestamp(doc.started_at, UTC).replace(tzinfo=None)
-    cols = {"kind": "soak", "label": stem, "case_name": None, "node": who, "host_fp": None, "started": started,
-            **_versions(None, doc.placement, None), "topology": doc.target, "dut": None, "settings": {},
-            "verdict": doc.state, "state": doc.state, "trials": 1, "discarded_share": None, "tune_decision": None}
+    cols = RunCols(kind="soak", label=stem, case_name=None, node=who, host_fp=None, started=started,
+                   **_versions(None, doc.placement, None), topology=doc.target, dut=None, settings={},
+                   verdict=doc.state, state=doc.state, trials=1, discarded_share=None, tune_decision=None)
     outages = [{"source": "soak", "event": "loss", "repeat": k, "frame": doc.frame, "rate_pps": doc.rate_pps,
                 "lost": int(ev.lost or 0), "outage_ms": outage_ms(e, doc.rate_pps),
                 "start_ms": 1000 * float(ev.start_s), "end_ms": 1000 * float(ev.end_s),

@@ -22,8 +22,10 @@ from sqlalchemy.engine import Connection
 
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.history.db import Database
-from zeroloss.history.extract import DocRows, RunRows, extract
+from zeroloss.history.extract import extract
 from zeroloss.history.models import B2b, Document, Outage, Point, Run, Series
+from zeroloss.history.rows import DocRows, RunRows
+from zeroloss.history.rows import Series as SeriesRow
 from zeroloss.history.source import Document as DocRecord
 from zeroloss.history.source import content_hash, read_document
 from zeroloss.results import schema
@@ -66,16 +68,16 @@ def ingest(db: Database, path: Path | str, node: str | None = None) -> Ingested:
     start = time.perf_counter()
     path = Path(path)
     doc, rows = _read(path, node)
-    if rows.document["state"] == "running":
+    if rows.document.state == "running":
         raise ZeroLossError(f"{schema.shown(path)} is still being written (state running)",
                             "ingest it when its run has ended")
     sha = content_hash(doc)
     with db.transaction() as conn:
         status = store(conn, db.dialect, rows, sha, str(path))
-    notes = tuple(f"node recorded as '{r.run['node']}': the file names no host; give --node NAME"
-                  for r in rows.runs if r.run["node"] == "unknown")
-    return Ingested(str(path), status, rows.document["kind"], len(rows.runs), sum(len(r.points) for r in rows.runs),
-                    sum(r.run["trials"] for r in rows.runs), time.perf_counter() - start, notes)
+    notes = tuple(f"node recorded as '{r.run.node}': the file names no host; give --node NAME"
+                  for r in rows.runs if r.run.node == "unknown")
+    return Ingested(str(path), status, rows.document.kind, len(rows.runs), sum(len(r.points) for r in rows.runs),
+                    sum(r.run.trials for r in rows.runs), time.perf_counter() - start, notes)
 
 
 def _read(path: Path, node: str | None) -> tuple[DocRecord, DocRows]:
@@ -98,19 +100,19 @@ def store(conn: Connection, dialect: str, rows: DocRows, sha: str, path: str) ->
     """The document's rows on an open transaction: STORED, REPLACED, or ALREADY / OLDER (nothing written)."""
     if conn.execute(select(DOCS.c.id).where(DOCS.c.sha256 == sha)).first() is not None:
         return ALREADY
-    identity = rows.document["identity"] or sha
+    identity = rows.document.identity or sha
     old = conn.execute(select(DOCS.c.id, DOCS.c.updated, DOCS.c.sha256).where(DOCS.c.identity == identity)
                        .with_for_update()).first()
     status = STORED
     if old is not None and old.sha256 == sha:  # a concurrent ingest committed this very file since the look above
         return ALREADY
     if old is not None:
-        new = rows.document["updated"]
+        new = rows.document.updated
         if new is None or (old.updated is not None and new <= old.updated):
             return OLDER
         conn.execute(delete(DOCS).where(DOCS.c.id == old.id))
         status = REPLACED
-    values = {**rows.document, "identity": identity, "sha256": sha, "path": path,
+    values = {**rows.document.row(), "identity": identity, "sha256": sha, "path": path,
               "ingested": datetime.now(UTC).replace(tzinfo=None)}
     doc_id = conn.execute(_insert(dialect, DOCS).values(**values).on_conflict_do_nothing()
                           .returning(DOCS.c.id)).scalar()
@@ -124,19 +126,20 @@ def store(conn: Connection, dialect: str, rows: DocRows, sha: str, path: str) ->
 
 def store_run(conn: Connection, dialect: str, doc_id: int, seq: int, run: RunRows, series: dict[str, int]) -> None:
     """One run's rows; series: the ids of the series met so far in this document."""
-    run_id = conn.execute(insert(RUNS).values(**run.run, document_id=doc_id, seq=seq).returning(RUNS.c.id)).scalar_one()
+    run_id = conn.execute(insert(RUNS).values(**run.run.row(), document_id=doc_id, seq=seq)
+                          .returning(RUNS.c.id)).scalar_one()
     points = []
     for s, p in run.points:
-        if s["key"] not in series:
-            series[s["key"]] = _series_id(conn, dialect, s)
-        points.append({**p, "run_id": run_id, "series_id": series[s["key"]]})
+        if s.key not in series:
+            series[s.key] = _series_id(conn, dialect, s)
+        points.append({**p.row(), "run_id": run_id, "series_id": series[s.key]})
     for table, many in ((POINTS, points), (B2BS, [{**b, "run_id": run_id} for b in run.b2b]),
                         (OUTAGES, [{**o, "run_id": run_id} for o in run.outages])):
         if many:
             conn.execute(insert(table), many)
 
 
-def _series_id(conn: Connection, dialect: str, s: dict[str, Any]) -> int:
+def _series_id(conn: Connection, dialect: str, s: SeriesRow) -> int:
     """The series' id, the series added when new (ON CONFLICT: another ingest may add it at the same moment)."""
-    conn.execute(_insert(dialect, SERIES).values(**s).on_conflict_do_nothing(index_elements=["key"]))
-    return int(conn.execute(select(SERIES.c.id).where(SERIES.c.key == s["key"])).scalar_one())
+    conn.execute(_insert(dialect, SERIES).values(**s.row()).on_conflict_do_nothing(index_elements=["key"]))
+    return int(conn.execute(select(SERIES.c.id).where(SERIES.c.key == s.key)).scalar_one())

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,9 @@ from sqlalchemy import delete
 
 from zeroloss.history import pgtemp
 from zeroloss.history.db import Database, open_db
-from zeroloss.history.extract import DocRows, RunRows, extract
+from zeroloss.history.extract import extract
 from zeroloss.history.ingest import DOCS, ingest, store
+from zeroloss.history.rows import DocRows, RunRows
 from zeroloss.history.source import read_document
 from zeroloss.results.records import RunRecord
 from zeroloss.studies.historydetect import Spread, detect, detection_lines, false_alarms
@@ -66,9 +67,9 @@ def _ndrs(rows: DocRows) -> Iterator[tuple[str, str, list[float]]]:
     """(series key, frame, NDRs of its searches) of every point of a document's rows."""
     for r in rows.runs:
         for series, p in r.points:
-            vals = [float(v) for v in p["ndr_values"] or ([] if p["ndr_pps"] is None else [p["ndr_pps"]])]
+            vals = [float(v) for v in p.ndr_values or ([] if p.ndr_pps is None else [p.ndr_pps])]
             if vals:
-                yield series["key"], p["frame"], vals
+                yield series.key, p.frame, vals
 
 
 def templates(folder: Path) -> list[Template]:
@@ -110,24 +111,24 @@ def _night(base: DocRows, t: Template, node: int, night: int, factor: float,
     """A node's night: the template's rows at that time, each search's NDR drawn anew; and its content hash."""
     when = START + timedelta(days=night)
     ident = hashlib.sha256(f"historybench {node} {night}".encode()).hexdigest()
-    doc = {**base.document, "identity": ident, "created": when, "updated": when}
+    doc = replace(base.document, identity=ident, created=when, updated=when)
     runs = []
     for r in base.runs:
         points = []
         for series, p in r.points:
-            vals = [float(v) for v in p["ndr_values"] or ([] if p["ndr_pps"] is None else [p["ndr_pps"]])]
+            vals = [float(v) for v in p.ndr_values or ([] if p.ndr_pps is None else [p.ndr_pps])]
             if not vals:
                 points.append((series, p))
                 continue
-            m0, sd = statistics.mean(vals), t.rel_sd[p["frame"]]
+            m0, sd = statistics.mean(vals), t.rel_sd[p.frame]
             new = [_drawn(rnd, m0 * factor, sd * m0) for _ in vals]
             m = statistics.mean(new)
-            points.append((series, {**p, "ndr_pps": m, "ndr_values": new,
-                                    "ndr_sd": statistics.stdev(new) if len(new) > 1 else None,
-                                    "spread_pps": max(new) - min(new) if len(new) > 1 else None,
-                                    "pdr_pps": p["pdr_pps"] * m / m0 if p["pdr_pps"] else None}))
-        label = f"{r.run['label']}-n{night:04d}"
-        runs.append(RunRows({**r.run, "started": when, "label": label}, points, r.b2b, r.outages))
+            points.append((series, replace(p, ndr_pps=m, ndr_values=new,
+                                           ndr_sd=statistics.stdev(new) if len(new) > 1 else None,
+                                           spread_pps=max(new) - min(new) if len(new) > 1 else None,
+                                           pdr_pps=p.pdr_pps * m / m0 if p.pdr_pps else None)))
+        label = f"{r.run.label}-n{night:04d}"
+        runs.append(RunRows(replace(r.run, started=when, label=label), points, r.b2b, r.outages))
     return DocRows(doc, runs), ident
 
 
