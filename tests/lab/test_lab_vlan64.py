@@ -34,7 +34,10 @@ def test_tagged_generator_ports_at_64_bytes_balance(tmp_path, lab, sshd):
     try:
         f = tagged_lab_file(tmp_path / "lab.yaml", lab, sshd)
         out = tmp_path / "run.json"
-        r = zl("run", "--lab", f, "--frame-sizes", "64", *FAST, "--max-rate", "100k", "-o", str(out))
+        # up to 50 kpps at 10 %: FAST's 5 kpps step and floor, without the 100 kpps trial that always fails (the
+        # node forwards some 15-26 kpps); the claims are about tagged frames and the ledger, not the NDR's value
+        r = zl("run", "--lab", f, "--frame-sizes", "64", *FAST, "--granularity", "10", "--max-rate", "50k",
+               "-o", str(out))
     finally:
         for port, vlan in trunks.items():
             lab.vsctl("clear", "Port", port, "trunks", "--", "set", "Port", port, f"tag={vlan}")
