@@ -120,7 +120,7 @@ def test_the_save_benchmark_times_both_writers_on_the_same_trials(tmp_path):
     from zeroloss.studies.savebench import FIXTURE, measure, render
 
     rows = measure([1, 20], 1, FIXTURE, tmp_path)
-    assert [r["trials"] for r in rows] == [1, 20]
-    assert rows[1]["old_bytes"] > 10 * rows[0]["old_bytes"] and rows[1]["new_bytes"] < 2 * rows[0]["new_bytes"]
-    assert all(r["old_ms"] > 0 and r["new_ms"] > 0 for r in rows) and list(tmp_path.iterdir()) == []
+    assert [r.trials for r in rows] == [1, 20]
+    assert rows[1].old_bytes > 10 * rows[0].old_bytes and rows[1].new_bytes < 2 * rows[0].new_bytes
+    assert all(r.old_ms > 0 and r.new_ms > 0 for r in rows) and list(tmp_path.iterdir()) == []
     assert "whole file ms" in render(rows, FIXTURE)
