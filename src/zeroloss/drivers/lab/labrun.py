@@ -15,6 +15,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address
 
+from zeroloss.core.codec import Record
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.model import MIN_FRAME
 from zeroloss.core.stream import Stream
@@ -31,6 +32,15 @@ from .path import Chain, Headers, discover, ledger_paths, stage_procs
 
 GEN_MB = 256
 LINK_WAIT_S = 30.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinkState(Record):
+    """A zlgen port as its ports reply describes it (what the lab needs of it: its MAC, link and speed)."""
+
+    mac: str = ""
+    link_up: bool = False
+    speed_mbps: int | None = None
 
 
 def addresses(lab: Lab, tx: int, rx: int) -> tuple[str, str]:
@@ -189,14 +199,14 @@ def session(lab: Lab, max_frame: int, gap_us: int, default_gbps: float, dut_set:
             ports = _wait_links(gen.client, lab, dut)  # a port reconfigured by a change may flap
         for f in dut.vfs.audit(max(1518, max_frame)) if dut.vfs.specs else []:
             warn(f"SR-IOV {f.rule}: {f.message}; remedy: {f.remedy}")
-        macs = [p.mac or q["mac"].lower() for p, q in zip(lab.ports, ports, strict=True)]
+        macs = [p.mac or q.mac.lower() for p, q in zip(lab.ports, ports, strict=True)]
         speeds, source = [], []
         for p, q in zip(lab.ports, ports, strict=True):
             if p.speed_gbps:
                 speeds.append(float(p.speed_gbps))
                 source.append("lab file")
-            elif q.get("speed_mbps") and 0 < q["speed_mbps"] < 10_000_000:
-                speeds.append(q["speed_mbps"] / 1000)
+            elif q.speed_mbps and 0 < q.speed_mbps < 10_000_000:
+                speeds.append(q.speed_mbps / 1000)
                 source.append("port")
             else:
                 speeds.append(default_gbps)
@@ -216,14 +226,14 @@ def _stop_dut(dut: LabDut, warn: Callable[[str], None], note: Callable[[str], No
         warn(f"could not restore a DUT setting: {fault}")
 
 
-def _wait_links(client: ZlgenClient, lab: Lab, dut: LabDut) -> list[dict]:
+def _wait_links(client: ZlgenClient, lab: Lab, dut: LabDut) -> list[LinkState]:
     deadline = time.monotonic() + LINK_WAIT_S
     while True:
-        ports = client.ports()
+        ports = [LinkState.from_json(q) for q in client.ports()]
         if len(ports) != len(lab.ports):
             raise ZeroLossError(f"lab: zlgen has {len(ports)} ports for the lab file's {len(lab.ports)}",
                                 "check generator.ports[].device")
-        down = [p.name for p, q in zip(lab.ports, ports, strict=True) if not q.get("link_up")]
+        down = [p.name for p, q in zip(lab.ports, ports, strict=True) if not q.link_up]
         if not down:
             return ports
         if time.monotonic() > deadline:
