@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.results import events, schema, soak
 from zeroloss.results.campaigns import FORMAT as CAMPAIGN
@@ -26,18 +28,34 @@ Document = RunRecord | CampaignRecord | EventsRecord | SoakRecord
 KINDS = "a zeroloss result, campaign, tune, soak or events file"
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Head(Record):
+    """What tells a file's kind and version apart before its kind's reader reads it (and a campaign's parts)."""
+
+    format: Json = None
+    version: Json = None
+    cases: Json = None
+    tune: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Case(Record):
+    run: Json = None
+
+
 def read_document(path: Path) -> Document:
     """The record of a file of any kind the history keeps, or one line naming the file and its fault: not a file of
     ours, a format newer than this zeroloss reads, a damaged field."""
     raw = read_json(path, "result file")
+    head = _Head.from_json(raw) if isinstance(raw, dict) else _Head()
     if soak.is_soak(raw):
-        _check_version(path, raw.get("version"), "soak", soak.VERSION)
+        _check_version(path, head.version, "soak", soak.VERSION)
         return soak.read(raw, schema.shown(path))
     if events.is_events(raw):
-        _check_version(path, raw.get("version"), "events", events.VERSION)
+        _check_version(path, head.version, "events", events.VERSION)
         return events.read(raw, schema.shown(path))
-    if isinstance(raw, dict) and raw.get("format") == CAMPAIGN:
-        return _campaign(path, raw)
+    if isinstance(raw, dict) and head.format == CAMPAIGN:
+        return _campaign(path, raw, head)
     if not isinstance(raw, dict) or "format" not in raw:
         raise ZeroLossError(f"{schema.shown(path)} is not {KINDS}")
     return records(RunRecord, _run_doc(raw, path), path)
@@ -49,15 +67,15 @@ def _run_doc(raw: Any, path: Path) -> dict[str, Any]:
     return check_result(raw, path)
 
 
-def _campaign(path: Path, raw: dict[str, Any]) -> CampaignRecord:
+def _campaign(path: Path, raw: dict[str, Any], head: _Head) -> CampaignRecord:
     """A campaign or tune file, its cases' run documents of a version this zeroloss reads."""
-    _check_version(path, raw.get("version"), "campaign", CAMPAIGN_VERSION)
-    if not isinstance(raw.get("cases"), list):
+    _check_version(path, head.version, "campaign", CAMPAIGN_VERSION)
+    if not isinstance(head.cases, list):
         raise ZeroLossError(f"{schema.shown(path)}: cases: is not a list", "the campaign file is damaged")
-    if isinstance(raw.get("tune"), dict):
+    if isinstance(head.tune, dict):
         schema.check(raw, schema.TUNE, path)
-    for case in raw["cases"]:
-        run = case.get("run") if isinstance(case, dict) else None
+    for case in head.cases:
+        run = _Case.from_json(case).run if isinstance(case, dict) else None
         if run is not None:
             _run_doc(run, path)
     return records(CampaignRecord, raw, path)
