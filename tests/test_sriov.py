@@ -304,6 +304,11 @@ def test_vf_count_against_the_plans_sriov_policy(tmp_path):
     (tmp_path / "none.yaml").write_text("kind: Pod\n")
     with pytest.raises(ZeroLossError, match="no SriovNetworkNodePolicy in it"):
         read_plan(str(tmp_path / "none.yaml"))
+    (tmp_path / "bad.yaml").write_text("kind: SriovNetworkNodePolicy\nspec: {nicSelector: ens2f0}\n")
+    with pytest.raises(ZeroLossError) as e:  # a policy of another shape: one line naming the file and the key
+        read_plan(str(tmp_path / "bad.yaml"))
+    assert "bad.yaml: an SriovNetworkNodePolicy not of its kind's shape (nicSelector: " in e.value.message
+    assert "\n" not in e.value.message
 
 
 def test_readme_sriov_lab_example_is_a_valid_lab_file():
