@@ -15,10 +15,11 @@ import dataclasses
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zeroloss.core.codec import JsonObject
+from zeroloss.core.codec import Json, JsonObject, Record
 from zeroloss.core.config import RunConfig, load, stored
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.frames import Frame, key, order
@@ -55,23 +56,41 @@ def parse_target(text: str) -> tuple[str, float]:
             from None
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Base(Record):
+    """What create reads of the settings a tune starts from (the rest stays in extra)."""
+
+    lab: Json = None
+    allow_dut_changes: Json = None
+    repeat: Json = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Changed(Record):
+    """A step's change as the tune file keeps it (knobs.Change's JSON): the setting and the value tried."""
+
+    key: str = ""
+    new: Json = None
+
+
 def create(path: Path, base: JsonObject, target: tuple[str, float], budget_min: float, noise_pct: float,
            host: JsonObject, max_steps: int | None = None, node: JsonObject | None = None) -> CampaignFile:
     """A new tune file. On a lab node (base has a lab file) node is what LabDut.node_settings read there: the
     ladders start from its values, and each step's changes go to the node through dut_set."""
-    if base.get("lab"):
-        if not base.get("allow_dut_changes"):
+    b = _Base.from_json(base)
+    if b.lab:
+        if not b.allow_dut_changes:
             raise ZeroLossError("zeroloss tune changes the lab node's OVS settings (each restored after its step)",
                                 "add --allow-dut-changes")
         if node is None:
             raise ZeroLossError("zeroloss tune on a lab node needs the node's settings read first")
-    settings = {**base, "repeat": max(int(base.get("repeat", 1) or 1), MIN_REPEAT)}
+    settings = {**base, "repeat": max(int(b.repeat or 1), MIN_REPEAT)}
     registry.load(None, settings)  # checked now (with its kind of DUT): one line before anything starts
     spec = {"name": "tune", "description": f"zeroloss tune to {target_text(target)}", "base": settings}
     cf = CampaignFile.create(path, spec, host, {})
     cf.set_tune(TuneRecord(target=tuple(target), budget_min=budget_min, max_steps=max_steps, noise_pct=noise_pct,
                            spent_s=0.0, base=settings, current=settings, current_step=None, steps=(), stop=None,
-                           skipped=(), advice=(), node=node if base.get("lab") else None))
+                           skipped=(), advice=(), node=node if b.lab else None))
     cf.save()
     return cf
 
@@ -108,9 +127,7 @@ def _stats_json(s: dict[Frame, dec.SizeStats]) -> dict[str, JsonObject]:
 
 def _decision_json(d: dec.Decision) -> JsonObject:
     """A decision as the tune file keeps it (per_size keyed by the frame size as text)."""
-    out = dataclasses.asdict(d)
-    out["per_size"] = {str(f): v for f, v in out["per_size"].items()}
-    return out
+    return {**dataclasses.asdict(d), "per_size": {str(f): dict(v) for f, v in d.per_size.items()}}
 
 
 Progress = Callable[[str, dict[str, Any]], None]
@@ -180,7 +197,8 @@ def _measure(cf: CampaignFile, t: TuneRecord, step: TuneStep, host: JsonObject,
     cfg = load(None, step.settings or {})
     new = not cf.has_case(step.name)
     rf = cf.case(step.name, cfg, None, host)
-    if rf is not None and new and step.change and step.change["key"] not in CEILING_KEYS and t.current_step:
+    if rf is not None and new and step.change and _Changed.from_json(step.change).key not in CEILING_KEYS \
+            and t.current_step:
         for f, c in (_run(cf, t.current_step).ceilings or {}).items():  # the generator's own ceilings stay
             if c.how == "loopback":
                 rf.set_ceiling(key(f), _generator_ceiling(c))
@@ -215,7 +233,7 @@ def _next(cf: CampaignFile, t: TuneRecord, target: tuple[str, float], cpus: int,
     changes = sum(1 for s in t.steps if s.change)
     if t.max_steps is not None and changes >= t.max_steps:
         return t, f"step limit reached ({changes} change{'s' if changes != 1 else ''} tried, --steps {t.max_steps})"
-    tried = {(s.change["key"], _hashable(s.change["new"])) for s in t.steps if s.change}
+    tried = {(c.key, _hashable(c.new)) for c in (_Changed.from_json(s.change) for s in t.steps if s.change)}
     tried |= {(k, _hashable(v)) for k, v in (t.base or {}).items()}
     skipped_now = labknobs.skipped(findings, node) if node else []
     found = (labknobs.candidates(findings, cfg, node, tried) if node
