@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from zeroloss.core.codec import JsonObject, Record
+from zeroloss.core.codec import Json, JsonObject, Record
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.model import TrialResult
 from zeroloss.core.stream import Stream
@@ -46,6 +46,26 @@ class Evidence(Record):
     ovs_v0_tx_packets: int = 0
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Iface(Record):
+    """What the check reads of a port's Interface row (Ovs.interface: ovs-vsctl's strings)."""
+
+    mtu: Json = None
+    link_state: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _PortDelta(Record):
+    """What the check reads of v0's counters over a trial (OVS's port statistics, counter_delta)."""
+
+    tx_dropped: int = 0
+    tx_packets: int = 0
+
+
+def _mtu(bench: OvsBench, port: str) -> Json:
+    return _Iface.from_json(bench.ovs.interface(port)).mtu
+
+
 def _trial(bench: OvsBench, frame: int) -> tuple[TrialResult, dict]:
     """Frames port 0 -> 1 (through v0); OVS's live counters of v0 over the trial."""
     c = bench.gen.client
@@ -61,21 +81,22 @@ def set_mtu(bench: OvsBench, port: str, mtu: int, timeout: float = 30) -> None:
     bench.ovs.vsctl("set", "Interface", port, f"mtu_request={mtu}")
     deadline = time.monotonic() + timeout
     while True:
-        row = bench.ovs.interface(port)
-        if row.get("mtu") == str(mtu) and row.get("link_state") == "up":
+        row = _Iface.from_json(bench.ovs.interface(port))
+        if row.mtu == str(mtu) and row.link_state == "up":
             break
         if time.monotonic() > deadline:
             raise ZeroLossError(f"OVS did not apply mtu_request={mtu} on {port} in {timeout:.0f} s "
-                                f"(mtu {row.get('mtu')}, link {row.get('link_state')})")
+                                f"(mtu {row.mtu}, link {row.link_state})")
         time.sleep(0.2)
     time.sleep(1.0)  # the VNF's virtio device settles after the vhost port's reconfiguration
 
 
 def _evidence(r: TrialResult, frame: int, ovs_v0: dict, mtu: dict) -> Evidence:
     (s,) = r.streams
+    v0 = _PortDelta.from_json(ovs_v0)
     return Evidence(frame_bytes=frame, sent=s.tx_pkts, received=s.rx_unique, lost=s.lost, bytes_sent=s.tx_bytes,
                     bytes_received=s.rx_bytes, malformed_or_truncated=r.ports[1].rx_malformed, ovs_mtu=mtu,
-                    ovs_v0_tx_dropped=ovs_v0.get("tx_dropped", 0), ovs_v0_tx_packets=ovs_v0.get("tx_packets", 0))
+                    ovs_v0_tx_dropped=v0.tx_dropped, ovs_v0_tx_packets=v0.tx_packets)
 
 
 def jumbo(ws: Workspace, vnf: str = "process") -> list[Step]:
@@ -83,14 +104,14 @@ def jumbo(ws: Workspace, vnf: str = "process") -> list[Step]:
     steps = []
     spec = OvsBenchSpec(max_frame=9018, vnf=vnf)  # mtu_request 9000 on every port
     with OvsBench(spec, ws) as bench:
-        mtus = {p: bench.ovs.interface(p)["mtu"] for p in ("g0", "v0", "v1", "g1")}
+        mtus = {p: _mtu(bench, p) for p in ("g0", "v0", "v1", "g1")}
         r, d = _trial(bench, 9018)
         ev = _evidence(r, 9018, d, mtus)
         ok = ev.lost == 0 and ev.bytes_received == ev.bytes_sent == FRAMES * 9018 and ev.malformed_or_truncated == 0
         steps.append(Step("mtu_request=9000 everywhere: 9018 B frames cross PVP whole", ok, ev.to_json()))
 
         set_mtu(bench, "v0", 6000)
-        mtus = {p: bench.ovs.interface(p)["mtu"] for p in ("g0", "v0", "v1", "g1")}
+        mtus = {p: _mtu(bench, p) for p in ("g0", "v0", "v1", "g1")}
         r, d = _trial(bench, 9018)
         ev = _evidence(r, 9018, d, mtus)
         ok = ev.received == 0 and ev.sent == FRAMES and ev.ovs_v0_tx_dropped == FRAMES
