@@ -21,11 +21,12 @@ def test_b2b_finds_the_meters_bucket(tmp_path):
     out = tmp_path / "r.json"
     # the throughput search first (RFC 9004 §5): trials as long as its validation (1 s; with shorter trials the
     # bucket lets them pass above what a validation keeps, and the search walked down through failed validations:
-    # 22 trials), 5 % granularity (the throughput only corrects the buffer time by T / R, 0.2 %); its top fails at
-    # the meter (explain has a lossy trial to show)
+    # 22 trials), 25 % granularity (the throughput only corrects the buffer time by T / R, 0.2 %: a throughput 25 %
+    # low moves the corrected buffer by 0.05 % of the bucket; 5 trials where 5 % took 8); its top fails at the meter
+    # (explain has a lossy trial to show)
     r = run("--topology", "ovs-p2p", "--frame-sizes", "64", "--set", f"meter_pps={METER_PPS}",
             "--set", f"meter_burst={BUCKET}", "--b2b", "--b2b-repeats", "3", "--b2b-max", "0.05",
-            "--set", "b2b_idle_s=0.2", "--trial", "1", "--validation", "1", "--granularity", "5", "--warmup", "0",
+            "--set", "b2b_idle_s=0.2", "--trial", "1", "--validation", "1", "--granularity", "25", "--warmup", "0",
             "--latency-loads", "none", "--drain-ms", "100", "--pdr-loss", "-1", "--flows", "64", "-o", str(out))
     assert_ran(r)
     doc = read_doc(out)
