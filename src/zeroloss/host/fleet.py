@@ -34,6 +34,7 @@ from . import remote
 from .audit import SEVERITIES, Context, Finding, run
 from .fleetrun import Collected, run_playbook, ssh_config_path
 from .inventory import Inventory
+from .ovsstate import OtherConfig
 from .plan import Intent, Plan, make_plan
 from .planmem import HUGEPAGE_1G_KB
 from .ssh import unreachable_hint
@@ -205,6 +206,10 @@ def _kernel_rows(plan: Plan, inv: Inventory) -> list[Deviation]:
     return rows
 
 
+def _or_unset(value: str | None) -> str:
+    return "unset" if value is None else value
+
+
 def _mask_text(cpus) -> str:
     return f"{to_mask(cpus)} (CPUs {_cpus_text(cpus)})" if cpus else "unset"
 
@@ -212,21 +217,22 @@ def _mask_text(cpus) -> str:
 def _ovs_rows(plan: Plan, inv: Inventory) -> list[Deviation]:
     ovs = inv.ovs
     oc = {k: v.strip('"') for k, v in ovs.other_config.items()}
-    rows = [_row("OVS dpdk-init", "true", oc.get("dpdk-init", "unset"), oc.get("dpdk-init") in ("true", "try")),
+    known = OtherConfig.from_json(oc)
+    rows = [_row("OVS dpdk-init", "true", _or_unset(known.dpdk_init), known.dpdk_init in ("true", "try")),
             _row("OVS pmd-cpu-mask", _mask_text(plan.pmd_cpus), _mask_text(ovs.pmd_cpus()),
                  set(plan.pmd_cpus) == set(ovs.pmd_cpus())),
             _row("OVS dpdk-lcore-mask", _mask_text(plan.housekeeping), _mask_text(ovs.lcore_cpus()),
                  set(plan.housekeeping) == set(ovs.lcore_cpus()))]
     have_mem = ovs.socket_mem()
     want_mem = [plan.socket_mem[n] for n in plan.nodes]
-    rows.append(_row("OVS dpdk-socket-mem", plan.socket_mem_list(), oc.get("dpdk-socket-mem", "unset"),
+    rows.append(_row("OVS dpdk-socket-mem", plan.socket_mem_list(), _or_unset(known.dpdk_socket_mem),
                      have_mem is not None and have_mem + [0] * (len(want_mem) - len(have_mem)) == want_mem))
-    m = re.search(r"(?:^|\s)-n\s*([0-9]{1,3})\b", oc.get("dpdk-extra", ""))
+    m = re.search(r"(?:^|\s)-n\s*([0-9]{1,3})\b", known.dpdk_extra or "")
     rows.append(_row("OVS dpdk-extra -n (memory channels)", plan.memory_channels, m.group(1) if m else "unset",
                      bool(m) and int(m.group(1)) == plan.memory_channels))
     if plan.intent.per_port_memory:
-        rows.append(_row("OVS per-port-memory", "true", oc.get("per-port-memory", "unset"),
-                         oc.get("per-port-memory") == "true"))
+        rows.append(_row("OVS per-port-memory", "true", _or_unset(known.per_port_memory),
+                         known.per_port_memory == "true"))
     for key, value in plan.pmd_auto_lb.items():
         rows.append(_row(f"OVS {key}", value, oc.get(key, "unset"), oc.get(key) == value))
     for p in plan.ports:

@@ -24,6 +24,43 @@ CAPTURE = {
 DEFAULT_DESC = 2048  # OVS NIC_PORT_DEFAULT_RXQ_SIZE / _TXQ_SIZE (lib/netdev-dpdk.c)
 
 
+def _key(name: str) -> dict[str, str]:
+    return {"key": name}
+
+
+@dataclass(frozen=True, kw_only=True)
+class OtherConfig(Record):
+    """The Open_vSwitch other_config keys zeroloss reads, values as OVS stores them (None: unset)."""
+    dpdk_init: str | None = field(default=None, metadata=_key("dpdk-init"))
+    dpdk_socket_mem: str | None = field(default=None, metadata=_key("dpdk-socket-mem"))
+    dpdk_lcore_mask: str | None = field(default=None, metadata=_key("dpdk-lcore-mask"))
+    pmd_cpu_mask: str | None = field(default=None, metadata=_key("pmd-cpu-mask"))
+    dpdk_extra: str | None = field(default=None, metadata=_key("dpdk-extra"))
+    per_port_memory: str | None = field(default=None, metadata=_key("per-port-memory"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class InterfaceOptions(Record):
+    """The Interface options zeroloss reads (None: unset)."""
+    n_rxq: str | None = None
+    n_rxq_desc: str | None = None
+    n_txq_desc: str | None = None
+    dpdk_devargs: str | None = field(default=None, metadata=_key("dpdk-devargs"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class InterfaceStatus(Record):
+    """The Interface status keys zeroloss reads (None: not reported)."""
+    numa_id: str | None = None
+    link_speed: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class InterfaceConfig(Record):
+    """The Interface other_config keys zeroloss reads (None: unset)."""
+    pmd_rxq_affinity: str | None = field(default=None, metadata=_key("pmd-rxq-affinity"))
+
+
 @dataclass(frozen=True)
 class OvsInterface:
     name: str
@@ -47,8 +84,20 @@ class OvsInterface:
         return self.mtu or self.mtu_request or 1500
 
     @property
+    def known_options(self) -> InterfaceOptions:
+        return InterfaceOptions.from_json(self.options)
+
+    @property
+    def known_status(self) -> InterfaceStatus:
+        return InterfaceStatus.from_json(self.status)
+
+    @property
+    def known_other_config(self) -> InterfaceConfig:
+        return InterfaceConfig.from_json(self.other_config)
+
+    @property
     def n_rxq(self) -> int:
-        return _int(self.options.get("n_rxq"), 1)
+        return _int(self.known_options.n_rxq, 1)
 
     def desc(self, which: str) -> int:
         """n_rxq_desc / n_txq_desc as configured (OVS's default 2048 when unset)."""
@@ -56,12 +105,13 @@ class OvsInterface:
 
     @property
     def numa(self) -> int | None:
-        value = self.status.get("numa_id")
+        value = self.known_status.numa_id
         return _int(value, None) if value is not None else None
 
     @property
     def devargs(self) -> str:
-        return self.options.get("dpdk-devargs", "")
+        devargs = self.known_options.dpdk_devargs
+        return "" if devargs is None else devargs
 
 
 @dataclass
@@ -73,8 +123,13 @@ class OvsState:
     pmd_rxq_show: str = ""
     bridges: dict[str, str] = field(default_factory=dict)  # name -> datapath_type ('' = system)
 
+    @property
+    def known_other_config(self) -> OtherConfig:
+        """other_config's keys that zeroloss reads (read from the map each time: the map is the state)."""
+        return OtherConfig.from_json(self.other_config)
+
     def socket_mem(self) -> list[int] | None:
-        text = self.other_config.get("dpdk-socket-mem")
+        text = self.known_other_config.dpdk_socket_mem
         if not text:
             return None
         try:

@@ -86,12 +86,12 @@ class Context:
             nic = self.inv.nic(i.devargs) if i.devargs else None
             reported = i.numa if i.numa is not None else (nic.node if nic else None)
             try:
-                pins = parse_affinity(i.other_config.get("pmd-rxq-affinity", ""))
+                pins = parse_affinity(i.known_other_config.pmd_rxq_affinity or "")
             except ValueError:
                 pins = {}
             out.append(AuditPort(i.name, max(reported or 0, 0), reported, i.effective_mtu, i.n_rxq,
-                                 i.desc("n_rxq_desc"), i.desc("n_txq_desc"), i.options.get("n_rxq_desc"),
-                                 i.options.get("n_txq_desc"), pins, nic.pci if nic else i.devargs))
+                                 i.desc("n_rxq_desc"), i.desc("n_txq_desc"), i.known_options.n_rxq_desc,
+                                 i.known_options.n_txq_desc, pins, nic.pci if nic else i.devargs))
         return out
 
     @cached_property
@@ -102,7 +102,7 @@ class Context:
 
     @property
     def has_dpdk(self) -> bool:
-        dpdk_init = bool(self.ovs and self.ovs.other_config.get("dpdk-init", "").strip('"') in ("true", "try"))
+        dpdk_init = bool(self.ovs and (self.ovs.known_other_config.dpdk_init or "").strip('"') in ("true", "try"))
         return bool(self.ports) or any(n.dpdk_bound for n in self.inv.nics) or dpdk_init
 
     @cached_property

@@ -49,7 +49,7 @@ def pmd_not_isolated(ctx: Context) -> list[Hit]:
     if not ctx.pmds or not ctx.isolated or not loose:
         return []
     return [Hit(f"PMD CPUs {cpus_text(loose)} are not isolated: the scheduler can run other tasks there",
-                f"pmd-cpu-mask={ctx.ovs.other_config.get('pmd-cpu-mask')} -> CPUs {cpus_text(ctx.pmds)}; isolcpus "
+                f"pmd-cpu-mask={ctx.ovs.known_other_config.pmd_cpu_mask} -> CPUs {cpus_text(ctx.pmds)}; isolcpus "
                 f"(/proc/cmdline, /sys/devices/system/cpu/isolated) = {cpus_text(ctx.isolated)}",
                 grub(f"isolcpus={cpus_text(ctx.isolated | set(loose))}"))]
 
@@ -63,8 +63,8 @@ def pmd_shared(ctx: Context) -> list[Hit]:
     if lcores:
         mask = to_mask(sorted(ctx.housekeeping))
         hits.append(Hit(f"PMD CPUs {cpus_text(lcores)} also run OVS's non-PMD (lcore) threads",
-                        f"pmd-cpu-mask={ctx.ovs.other_config.get('pmd-cpu-mask')}, dpdk-lcore-mask="
-                        f"{ctx.ovs.other_config.get('dpdk-lcore-mask')}",
+                        f"pmd-cpu-mask={ctx.ovs.known_other_config.pmd_cpu_mask}, dpdk-lcore-mask="
+                        f"{ctx.ovs.known_other_config.dpdk_lcore_mask}",
                         f"ovs-vsctl set Open_vSwitch . other_config:dpdk-lcore-mask={mask}"))
     halves = sorted({s for p in pmds if ctx.inv.cpu(p) for s in ctx.inv.cpu(p).siblings} - pmds)
     if halves:
@@ -189,7 +189,7 @@ def socket_mem_low(ctx: Context) -> list[Hit]:
         if have < distinct:
             hits.append(Hit(f"node {node}: dpdk-socket-mem {have} MB < {distinct} MB the TripleO formula gives for "
                             f"{', '.join(labels) or 'a node without DPDK ports'} (per-port variant: {per_port} MB)",
-                            f"dpdk-socket-mem={ctx.ovs.other_config.get('dpdk-socket-mem')}", fix))
+                            f"dpdk-socket-mem={ctx.ovs.known_other_config.dpdk_socket_mem}", fix))
     return hits
 
 
@@ -197,12 +197,13 @@ def socket_mem_low(ctx: Context) -> list[Hit]:
       "dpdk-extra -n differs from the populated memory channels", ("ovs", "dpdk"))
 def memory_channels(ctx: Context) -> list[Hit]:
     have = ctx.inv.memory_channels
-    extra = ctx.ovs.other_config.get("dpdk-extra", "").strip('"').split()
+    dpdk_extra = ctx.ovs.known_other_config.dpdk_extra
+    extra = (dpdk_extra or "").strip('"').split()
     given = int(extra[extra.index("-n") + 1]) if "-n" in extra[:-1] and extra[extra.index("-n") + 1].isdigit() else None
     if have is None or given == have:
         return []
     return [Hit(f"DPDK is told {given or 'nothing (default 4)'} memory channels, the DIMMs populate {have} per socket",
-                f"dpdk-extra={ctx.ovs.other_config.get('dpdk-extra', '(unset)')}; DMI type 17: {len(ctx.inv.dimms)} "
+                f"dpdk-extra={'(unset)' if dpdk_extra is None else dpdk_extra}; DMI type 17: {len(ctx.inv.dimms)} "
                 f"DIMMs on {ctx.inv.sockets} socket(s)",
                 f'ovs-vsctl set Open_vSwitch . other_config:dpdk-extra="-n {have}"')]
 

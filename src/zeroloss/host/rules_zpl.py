@@ -28,7 +28,7 @@ def _port_gbps(ctx: Context, pci: str) -> tuple[float | None, str]:
     """A function's port speed (Gb/s) and where it came from: OVS status link_speed, sysfs speed, device ID."""
     for i in ctx.ovs.dpdk_ports() if ctx.ovs else []:
         if i.devargs == pci:
-            m = re.fullmatch(r"\s*([0-9]+)\s*([GM])bps\s*", i.status.get("link_speed", ""))
+            m = re.fullmatch(r"\s*([0-9]+)\s*([GM])bps\s*", i.known_status.link_speed or "")
             if m:
                 return int(m.group(1)) / (1 if m.group(2) == "G" else 1000), f"OVS {i.name} link_speed"
     nic = ctx.inv.nic(pci)
@@ -124,7 +124,8 @@ def datapath_mixed(ctx: Context) -> list[Hit]:
     if "netdev" not in kinds or len(kinds) < 2:
         return []
     kernel = [b for dp, names in kinds.items() if dp != "netdev" for b in names]
-    return [Hit(f"bridges {', '.join(kernel)} use the kernel datapath and {', '.join(kinds['netdev'])} the userspace "
+    user = [b for dp, names in kinds.items() if dp == "netdev" for b in names]
+    return [Hit(f"bridges {', '.join(kernel)} use the kernel datapath and {', '.join(user)} the userspace "
                 "(netdev) one: traffic between them leaves the DPDK data path",
                 "ovs-vsctl list Bridge: " + "; ".join(f"{dp}: {', '.join(names)}" for dp, names in kinds.items()),
                 " && ".join(f"ovs-vsctl set Bridge {b} datapath_type=netdev" for b in kernel[:5])
