@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from zeroloss.core.codec import Record
 from zeroloss.core.cpuset import MAX_CPUS, format_list
 from zeroloss.core.errors import ZeroLossError
 
@@ -75,6 +76,15 @@ class PlannedPort:
     device: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class AutoLb(Record):
+    """The planned PMD auto load balance settings (Plan.pmd_auto_lb, OVS other_config keys; None: not set)."""
+    enabled: str | None = field(default=None, metadata={"key": "pmd-auto-lb"})
+    load_threshold: str | None = field(default=None, metadata={"key": "pmd-auto-lb-load-threshold"})
+    improvement_threshold: str | None = field(default=None, metadata={"key": "pmd-auto-lb-improvement-threshold"})
+    rebal_interval: str | None = field(default=None, metadata={"key": "pmd-auto-lb-rebal-interval"})
+
+
 @dataclass
 class Plan:
     intent: Intent
@@ -103,6 +113,11 @@ class Plan:
     kernel_release: str = ""  # of the planned host ('' = unknown)
     hugepages_sysfs: dict[int, int] = field(default_factory=dict)  # per-node counts a boot unit writes (old kernel)
     pmd_auto_lb: dict[str, str] = field(default_factory=dict)  # OVS other_config keys -> values
+
+    @property
+    def auto_lb(self) -> AutoLb:
+        """pmd_auto_lb's settings as a record (the map stays the plan's: it is written as it is)."""
+        return AutoLb.from_json(self.pmd_auto_lb)
 
     @property
     def pmd_cpus(self) -> tuple[int, ...]:

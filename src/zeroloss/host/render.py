@@ -55,7 +55,7 @@ def summary(plan: Plan) -> str:
         ("vhost ring size", str(plan.vhost_ring), "vhost_ring"),
         ("emulator threads", plan.emulator_policy, "emulator_policy"),
         ("kernel arguments", " ".join(plan.kernel_args), "kernel_args"),
-        ("PMD auto load balance", plan.pmd_auto_lb.get("pmd-auto-lb", "off"), "pmd_auto_lb"),
+        ("PMD auto load balance", "off" if plan.auto_lb.enabled is None else plan.auto_lb.enabled, "pmd_auto_lb"),
         *[(f"  {key}", plan.pmd_auto_lb[key], why) for key, why in (
             ("pmd-auto-lb-load-threshold", "pmd_auto_lb_load"),
             ("pmd-auto-lb-improvement-threshold", "pmd_auto_lb_improvement"),
@@ -133,11 +133,10 @@ def tripleo(plan: Plan, role: str = "ComputeOvsDpdk") -> str:
         ("OvsPmdAutoLb", "true" if plan.pmd_auto_lb else "false", "pmd_auto_lb"),
     ]
     if plan.pmd_auto_lb:
-        alb = plan.pmd_auto_lb
-        params += [("OvsPmdLoadThreshold", json.dumps(alb["pmd-auto-lb-load-threshold"]), "pmd_auto_lb_load"),
-                   ("OvsPmdImprovementThreshold", json.dumps(alb["pmd-auto-lb-improvement-threshold"]),
-                    "pmd_auto_lb_improvement"),
-                   ("OvsPmdRebalInterval", json.dumps(alb["pmd-auto-lb-rebal-interval"]), "pmd_auto_lb_interval")]
+        alb = plan.auto_lb
+        params += [("OvsPmdLoadThreshold", json.dumps(alb.load_threshold), "pmd_auto_lb_load"),
+                   ("OvsPmdImprovementThreshold", json.dumps(alb.improvement_threshold), "pmd_auto_lb_improvement"),
+                   ("OvsPmdRebalInterval", json.dumps(alb.rebal_interval), "pmd_auto_lb_interval")]
     lines = ["# TripleO heat environment written by `zeroloss host plan`", "parameter_defaults:"]
     lines += _wrap("a global parameter (tripleo-heat-templates overcloud.j2.yaml), not a role one: "
                    + plan.reasons["rxq"], 110, "  # ")

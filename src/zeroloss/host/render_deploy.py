@@ -189,12 +189,11 @@ def _edpm_params(plan: Plan) -> list[tuple[str, str, str | None]]:
         ("edpm_ovs_dpdk_pmd_auto_lb", "true" if alb else "false", "pmd_auto_lb"),
     ]
     if alb:
-        params += [("edpm_ovs_dpdk_pmd_load_threshold", json.dumps(alb["pmd-auto-lb-load-threshold"]),
-                    "pmd_auto_lb_load"),
-                   ("edpm_ovs_dpdk_pmd_improvement_threshold", json.dumps(alb["pmd-auto-lb-improvement-threshold"]),
+        settings = plan.auto_lb
+        params += [("edpm_ovs_dpdk_pmd_load_threshold", json.dumps(settings.load_threshold), "pmd_auto_lb_load"),
+                   ("edpm_ovs_dpdk_pmd_improvement_threshold", json.dumps(settings.improvement_threshold),
                     "pmd_auto_lb_improvement"),
-                   ("edpm_ovs_dpdk_pmd_rebal_interval", json.dumps(alb["pmd-auto-lb-rebal-interval"]),
-                    "pmd_auto_lb_interval")]
+                   ("edpm_ovs_dpdk_pmd_rebal_interval", json.dumps(settings.rebal_interval), "pmd_auto_lb_interval")]
     params += [("edpm_ovs_dpdk_vhost_postcopy_support", "false", None), ("edpm_ovs_dpdk_enable_tso", "false", None)]
     return params
 
