@@ -7,6 +7,7 @@ import re
 import struct
 from dataclasses import dataclass, field
 
+from zeroloss.core.codec import Record
 from zeroloss.core.cpuset import parse_kernel_list, shown
 
 from .hostfacts import PcieLink, Proc, interrupt_counts, kernel_release, pcie_link, processes
@@ -200,6 +201,21 @@ def _siblings(root: Root, topo: str, cid: int, online: bool) -> tuple[int, ...]:
     return (cid,)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Meminfo(Record):
+    """The meminfo counts the inventory reads (kB; 0 when absent)."""
+    mem_total: int = field(default=0, metadata={"key": "MemTotal"})
+    mem_free: int = field(default=0, metadata={"key": "MemFree"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CpuinfoBlock(Record):
+    """The first processor block of /proc/cpuinfo, the fields the inventory reads ('' when absent)."""
+    vendor_id: str = ""
+    model_name: str = field(default="", metadata={"key": "model name"})
+    flags: str = ""
+
+
 def _meminfo(root: Root, rel: str) -> dict[str, int]:
     """'Node 0 MemTotal:  123 kB' or 'MemTotal: 123 kB' lines -> {'MemTotal': 123} (kB or pages)."""
     out = {}
@@ -228,16 +244,16 @@ def _nodes(root: Root, cpus: list[Cpu]) -> list[Node]:
     for name in root.listdir(NODE_DIR):
         if not re.fullmatch(r"node\d+", name):
             continue
-        mi = _meminfo(root, f"{NODE_DIR}/{name}/meminfo")
-        if root.exists(f"{NODE_DIR}/{name}/meminfo") and not mi.get("MemTotal"):
+        mi = Meminfo.from_json(_meminfo(root, f"{NODE_DIR}/{name}/meminfo"))
+        if root.exists(f"{NODE_DIR}/{name}/meminfo") and not mi.mem_total:
             raise root.fault(f"{NODE_DIR}/{name}/meminfo", "has no MemTotal (or 0 kB): the node's memory is unknown")
         nodes.append(Node(int(name[4:]), root.cpus(f"{NODE_DIR}/{name}/cpulist") or (),
-                          mi.get("MemTotal", 0), mi.get("MemFree", 0), _pools(root, f"{NODE_DIR}/{name}/hugepages")))
+                          mi.mem_total, mi.mem_free, _pools(root, f"{NODE_DIR}/{name}/hugepages")))
     if not nodes:  # a kernel without NUMA: one node holding everything
-        mi = _meminfo(root, "proc/meminfo")
-        if root.exists("proc/meminfo") and not mi.get("MemTotal"):
+        mi = Meminfo.from_json(_meminfo(root, "proc/meminfo"))
+        if root.exists("proc/meminfo") and not mi.mem_total:
             raise root.fault("proc/meminfo", "has no MemTotal (or 0 kB): the host's memory is unknown")
-        nodes.append(Node(0, tuple(c.id for c in cpus), mi.get("MemTotal", 0), mi.get("MemFree", 0),
+        nodes.append(Node(0, tuple(c.id for c in cpus), mi.mem_total, mi.mem_free,
                           _pools(root, "sys/kernel/mm/hugepages")))
     return sorted(nodes, key=lambda n: n.id)
 
@@ -331,7 +347,8 @@ def _cpuinfo(root: Root) -> tuple[str, str, tuple[str, ...]]:
                 break  # the first processor block is enough
             continue
         info.setdefault(key.strip(), value.strip())
-    return info.get("vendor_id", ""), info.get("model name", ""), tuple(info.get("flags", "").split())
+    block = CpuinfoBlock.from_json(info)
+    return block.vendor_id, block.model_name, tuple(block.flags.split())
 
 
 def _power(root: Root, cpus: list[Cpu]) -> tuple[dict[int, str], dict[int, list[Cstate]]]:

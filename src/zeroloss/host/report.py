@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from zeroloss.core.codec import Record
 from zeroloss.core.cpuset import format_list
 from zeroloss.core.text import table
 
@@ -19,9 +20,7 @@ def _gib(kb: int) -> str:
 
 
 def inventory_dict(inv: Inventory) -> dict:
-    doc = dataclasses.asdict(inv)
-    doc["memory_channels_estimate"] = inv.memory_channels
-    return doc
+    return {**dataclasses.asdict(inv), "memory_channels_estimate": inv.memory_channels}
 
 
 def inventory_text(inv: Inventory) -> str:
@@ -110,16 +109,28 @@ def compare_rows(cases: list[tuple[str, Assignment]]) -> str:
     return table(["case", "max PMD %", "min PMD %", "spread", "variance/node", "cross-NUMA", "unpolled"], rows)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AlbRow(Record):
+    """One node's row of rxq.alb_estimate."""
+    numa: int = 0
+    current_variance: int = 0
+    estimated_variance: int = 0
+    improvement_pct: int = 0
+    busiest_pmd_pct: float = 0.0
+    estimable: bool = True
+    would_rebalance: bool = False
+
+
 def alb_lines(rows: list[dict]) -> list[str]:
     from .rxq import ALB_IMPROVEMENT_PCT
 
     out = []
-    for r in rows:
-        if not r["estimable"]:
+    for r in map(AlbRow.from_json, rows):
+        if not r.estimable:
             verdict = "not estimated (the new placement would poll across NUMA)"
         else:
-            verdict = "would rebalance" if r["would_rebalance"] else "would keep the placement"
-        out.append(f"numa {r['numa']}: variance {r['current_variance']} -> {r['estimated_variance']} "
-                   f"(improvement {r['improvement_pct']} %, needs >= {ALB_IMPROVEMENT_PCT} % and a PMD >= 95 % busy; "
-                   f"busiest {r['busiest_pmd_pct']:.0f} %): {verdict}")
+            verdict = "would rebalance" if r.would_rebalance else "would keep the placement"
+        out.append(f"numa {r.numa}: variance {r.current_variance} -> {r.estimated_variance} "
+                   f"(improvement {r.improvement_pct} %, needs >= {ALB_IMPROVEMENT_PCT} % and a PMD >= 95 % busy; "
+                   f"busiest {r.busiest_pmd_pct:.0f} %): {verdict}")
     return out
