@@ -289,11 +289,10 @@ def read_ovs(root, rundir, errors):
             except OSError:
                 pass
         return out, ("OVS state captured in the tree's ovs/ directory" if found else "no ovs/ directory in the tree")
-    env = dict(os.environ)
-    if rundir:
-        env["OVS_RUNDIR"] = rundir
-    env["PATH"] = os.pathsep.join([env.get("PATH", "")] + list(EXTRA_PATH))
-    sock = os.path.join(env.get("OVS_RUNDIR") or "/var/run/openvswitch", "db.sock")
+    rundir = rundir or os.getenv("OVS_RUNDIR")
+    env = dict(os.environ, **({"OVS_RUNDIR": rundir} if rundir else {}),
+               PATH=os.pathsep.join([os.getenv("PATH", "")] + list(EXTRA_PATH)))
+    sock = os.path.join(rundir or "/var/run/openvswitch", "db.sock")
     if not os.path.exists(sock):
         return out, f"no OVS database socket at {sock}"
     for name, argv in OVS_COMMANDS.items():

@@ -3,6 +3,10 @@ C-states, NICs of unknown NUMA node."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from zeroloss.core.codec import Record
+
 from .rulebase import Context, Hit, rule
 from .rules import WP, cpus_text, grub
 
@@ -46,6 +50,13 @@ def nohz_rcu_missing(ctx: Context) -> list[Hit]:
     return hits
 
 
+@dataclass(frozen=True, kw_only=True)
+class IommuArgs(Record):
+    """The IOMMU arguments of the kernel command line (Inventory.cmdline_args: each value given)."""
+    intel_iommu: tuple[str, ...] = ()
+    iommu: tuple[str, ...] = ()
+
+
 @rule("iommu", "error", "DPDK Linux drivers guide (vfio-pci needs an IOMMU); " + WP + " (iommu=pt intel_iommu=on)",
       "IOMMU off or not in passthrough mode while DPDK is in use", ("dpdk",))
 def iommu(ctx: Context) -> list[Hit]:
@@ -58,11 +69,12 @@ def iommu(ctx: Context) -> list[Hit]:
                         "/sys/kernel/iommu_groups is empty",
                         grub("intel_iommu=on iommu=pt") if intel else
                         "enable the IOMMU (AMD-Vi) in the BIOS; " + grub("iommu=pt")))
-    if intel and "on" not in ",".join(args.get("intel_iommu", [])).split(","):
+    iommu = IommuArgs.from_json(args)
+    if intel and "on" not in ",".join(iommu.intel_iommu).split(","):
         hits.append(Hit("intel_iommu=on is missing: the Intel IOMMU stays off on most distributions",
                         f"/proc/cmdline: {' '.join(t for t in ctx.inv.cmdline.split() if 'iommu' in t) or 'no iommu'}",
                         grub("intel_iommu=on iommu=pt")))
-    if "pt" not in args.get("iommu", []):
+    if "pt" not in iommu.iommu:
         hits.append(Hit("iommu=pt is missing: host DMA goes through IOMMU translation", "/proc/cmdline: no iommu=pt",
                         grub("iommu=pt"), severity="warning"))
     return hits
