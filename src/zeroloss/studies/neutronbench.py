@@ -35,12 +35,15 @@ from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
 from zeroloss.results.resultfile import read_json, records
 
 from .neutronrecords import (
+    CaseConfig,
     CaseSettings,
+    CaseTelemetry,
     LatencyPart,
     MatrixCase,
     MatrixPart,
     MatrixSize,
     NeutronReport,
+    PmdFigures,
     Settings,
     TunedSize,
     TunedStep,
@@ -104,8 +107,8 @@ def cycles_per_packet(search: SearchEntry) -> float | None:
     packets): what a frame costs the switch, steadier on a shared host than the NDR, which one stall can cut."""
     per_trial = []
     for t in search.trials:
-        pmds = ((t.telemetry or {}).get("pmds") or {}).values()
-        weighted = [(p.get("cycles_per_pkt"), p.get("rx_packets") or 0) for p in pmds]
+        pmds = map(PmdFigures.from_json, (CaseTelemetry.from_json(t.telemetry or {}).pmds or {}).values())
+        weighted = [(p.cycles_per_pkt, p.rx_packets or 0) for p in pmds]
         packets = sum(n for c, n in weighted if c is not None)
         if packets:
             per_trial.append(sum(c * n for c, n in weighted if c is not None) / packets)
@@ -130,9 +133,10 @@ def matrix_rows(camp: CampaignRecord) -> tuple[list[str], list[list[str]], tuple
         headers += [f"{f} B NDR kpps (% line)", f"{f} B cyc/pkt", f"{f} B why not higher"]
     rows, cases = [], []
     for c in camp.cases:
-        cfg = c.run.config if c.run is not None else {}
-        row = [str(cfg.get("topology", "-")), str(cfg.get("firewall", "-")), str(cfg.get("tunnel", "-")),
-               f"{int(cfg['flows']):,}" if "flows" in cfg else "-"]
+        config = c.run.config if c.run is not None else {}
+        cfg = CaseConfig.from_json(config)
+        row = [str(cfg.topology), str(cfg.firewall), str(cfg.tunnel),
+               "-" if cfg.flows is None else f"{int(cfg.flows):,}"]
         sizes: dict[str, MatrixSize] = {}
         for f in frames:
             s = c.run.search(f, 0) if c.run is not None else None
@@ -144,7 +148,7 @@ def matrix_rows(camp: CampaignRecord) -> tuple[list[str], list[list[str]], tuple
                                            pmd_cycles_per_packet=cpp,
                                            diagnosis=cell_diagnosis(s) if s.finished else None)
         rows.append(row)
-        settings = CaseSettings(**{k: cfg.get(k) for k in ("topology", "firewall", "tunnel", "flows")})
+        settings = CaseSettings(**{k: config.get(k) for k in ("topology", "firewall", "tunnel", "flows")})
         cases.append(MatrixCase(case=c.name, settings=settings, sizes=sizes, skip=c.skip))
     return headers, rows, tuple(cases)
 

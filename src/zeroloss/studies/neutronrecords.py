@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from zeroloss.core.codec import JsonObject, Record
+from zeroloss.core.codec import Json, JsonObject, Record
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,3 +129,28 @@ class NeutronReport(Record):
     matrix: MatrixPart | None = None
     tune: TunePart | None = None
     latency: LatencyPart | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseConfig(Record):
+    """What the matrix shows of a case's run settings ("-" where the run has none)."""
+
+    topology: Json = "-"
+    firewall: Json = "-"
+    tunnel: Json = "-"
+    flows: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseTelemetry(Record):
+    """What the matrix reads of a trial's DUT telemetry (drivers/probe/telemetry.py): the OVS PMDs' figures."""
+
+    pmds: JsonObject | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PmdFigures(Record):
+    """One PMD's figures over a trial: processing cycles per packet and packets received."""
+
+    cycles_per_pkt: Json = None
+    rx_packets: Json = None
