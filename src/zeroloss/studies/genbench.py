@@ -67,12 +67,24 @@ class GenReport(Record):
     pacing: dict[int, tuple[Paced, ...]] | None = None  # per restart gap (us), the trials at PACING of the maximum
 
 
+@dataclass(frozen=True, kw_only=True)
+class EthStats(Record):
+    """What the benchmark reads of a port's ethdev statistics (DPDK telemetry /ethdev/stats)."""
+
+    opackets: int
+
+
+def _opackets(tel: Telemetry) -> int:
+    """Frames port 0 has sent, as its device counts them."""
+    return EthStats.from_json(tel.ethdev_stats(0)).opackets
+
+
 def _window_rate(tel: Telemetry, seconds: float) -> float:
     """opackets per second of port 0 over a window of the given length."""
-    a = tel.ethdev_stats(0)["opackets"]
+    a = _opackets(tel)
     t0 = time.monotonic()
     time.sleep(seconds)
-    b = tel.ethdev_stats(0)["opackets"]
+    b = _opackets(tel)
     return (b - a) / (time.monotonic() - t0)
 
 
@@ -106,9 +118,9 @@ def zlgen_pacing(ws: Workspace, rates: list[float], seconds: float, gap_us: int)
             Telemetry(eal.telemetry_socket) as tel:
         g.client.configure([Stream(port=0, size=64)])
         for rate in rates:
-            before = tel.ethdev_stats(0)["opackets"]
+            before = _opackets(tel)
             r = g.client.run_trial(duration_s=seconds, drain_ms=0, rate_pps=rate)
-            sent = tel.ethdev_stats(0)["opackets"] - before
+            sent = _opackets(tel) - before
             (s,) = r.streams
             out.append(Paced(requested_pps=s.requested_pps, achieved_pps=s.achieved_pps,
                              device_pps=sent / r.tx_window_s, ratio=s.achieved_pps / s.requested_pps,

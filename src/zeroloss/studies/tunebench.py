@@ -74,21 +74,22 @@ def tune_bench(frames: list[int], trial_s: float, validation_s: float, granulari
                 best[f] = (s.mean, f"ring {run.config['vnf_ring']}")
     current, base = t.current or {}, t.base or {}
     rows = []
+    kept = {k: v for k, v in current.items() if base.get(k) != v}
+    sizes: dict[Any, dict[str, Any]] = {}
     doc: dict[str, Any] = {"tune_steps": len(t.steps), "tune_min": tune_min, "campaign_cases": len(camp.cases),
-                           "campaign_min": camp_min, "stop": t.stop,
-                           "kept": {k: v for k, v in current.items() if base.get(k) != v}, "sizes": {}}
+                           "campaign_min": camp_min, "stop": t.stop, "kept": kept, "sizes": sizes}
     for f in sorted(start):
         b = best.get(f, (0.0, "-"))
         ratio = end[f].mean / b[0] if b[0] else float("nan")
-        doc["sizes"][f] = {"start": start[f].mean, "end": end[f].mean, "best": b[0], "best_setting": b[1],
-                           "end_vs_best": ratio}
+        sizes[f] = {"start": start[f].mean, "end": end[f].mean, "best": b[0], "best_setting": b[1],
+                    "end_vs_best": ratio}
         rows.append([f"{f}", f"{start[f].mean:,.0f}", f"{end[f].mean:,.0f} ±{end[f].spread / 2:,.0f}",
                      f"{end[f].mean / start[f].mean:.2f}" if start[f].mean else "-", f"{b[0]:,.0f} ({b[1]})",
                      f"{ratio:.2f}"])
     if json_out:
         return [json.dumps(doc, indent=2)]
     return [f"zeroloss tune from PVP with the VNF's ring at 256 (target 100 %): {len(t.steps)} step(s) in "
-            f"{tune_min:.1f} min, kept {doc['kept'] or 'nothing'}; ended: {t.stop}",
+            f"{tune_min:.1f} min, kept {kept or 'nothing'}; ended: {t.stop}",
             f"vnf-ring campaign (rings 256, 1024, 4096, same trial settings): {len(camp.cases)} runs in "
             f"{camp_min:.1f} min",
             table(["frame B", "start NDR", "tune end NDR", "end/start", "campaign best NDR", "tune/best"], rows),

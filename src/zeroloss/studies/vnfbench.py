@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zeroloss.core.codec import Json, JsonObject, Record
 from zeroloss.core.config import RunConfig
 from zeroloss.drivers.vnf.domain import RING_SIZES
 from zeroloss.host.hostinfo import collect
@@ -41,6 +42,22 @@ class Outcome:
     accel: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class Placement(Record):
+    """A run's placement as the benchmark reads it: the pvp topology's section (the run measures pvp)."""
+
+    pvp: JsonObject
+
+
+@dataclass(frozen=True, kw_only=True)
+class PvpPlace(Record):
+    """What the benchmark reads of the pvp section: the VMs' boot or the containers' start seconds, the acceleration."""
+
+    vnf_boot_s: Json = ()
+    cnf_start_s: Json = ()
+    vnf_accel: Json = ""
+
+
 def _search(out: Path, frame: int, vnf: str, ring: int, trial_s: float, validation_s: float,
             granularity_pct: float, host: dict) -> Outcome:
     cfg = RunConfig(topology="pvp", frame_sizes=[frame], vnf=vnf, vnf_ring=ring, trial_s=trial_s,
@@ -48,13 +65,13 @@ def _search(out: Path, frame: int, vnf: str, ring: int, trial_s: float, validati
     rf = ResultFile.create(out, cfg.to_dict(), host)
     Run(cfg, rf, lambda *_: None).execute()
     (s,) = rf.run.searches
-    place = rf.run.place()["pvp"]
+    place = PvpPlace.from_json(Placement.from_json(rf.run.place()).pvp)
     res = s.result
     lat = res.ndr_latency_ns if res else None
-    starts = place.get("vnf_boot_s", []) if vnf == "vm" else place.get("cnf_start_s", [])
+    starts = place.vnf_boot_s if vnf == "vm" else place.cnf_start_s
     return Outcome(ndr_pps=(res.ndr.rate_pps if res else None) or 0.0,
                    p50_us=lat.p50 / 1000 if lat else None, p99_us=lat.p99 / 1000 if lat else None,
-                   flags=res.flags if res else (), start_s=[b for b in starts if b], accel=place.get("vnf_accel", ""))
+                   flags=res.flags if res else (), start_s=[b for b in starts if b], accel=place.vnf_accel)
 
 
 def _order(i: int) -> tuple[str, ...]:
