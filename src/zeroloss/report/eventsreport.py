@@ -12,6 +12,7 @@ from html import escape
 
 from zeroloss import __version__
 from zeroloss.report.canvas import Axes, Figure
+from zeroloss.report.docparts import EventIntervals, HostFacts, Placement
 from zeroloss.report.htmlbase import CSS, _fmt, _kv, _table
 from zeroloss.report.htmlledger import ledger_html
 from zeroloss.report.htmlsetup import _lab_block
@@ -36,13 +37,13 @@ def _series(trial: EventTrial) -> tuple[float, dict[str, tuple[list[int], list[i
     """The trial's interval length (ms) and per direction its frames sent, received and offered into a link the
     event took down (results.events.EventDirection.link_down) per interval, the lists as long (the shorter padded
     with empty intervals: zlgen leaves trailing ones out)."""
-    iv = trial.intervals or {}
+    iv = EventIntervals.from_json(trial.intervals or {})
     out = {}
-    for key, d in sorted((iv.get("directions") or {}).items()):
-        tx, rx, down = list(d.get("tx") or []), list(d.get("rx") or []), list(d.get("link_down") or [])
+    for key, d in sorted((iv.directions or {}).items()):
+        tx, rx, down = list(d.tx or ()), list(d.rx or ()), list(d.link_down or ())
         n = max(len(tx), len(rx), len(down))
         out[key] = (tx + [0] * (n - len(tx)), rx + [0] * (n - len(rx)), down + [0] * (n - len(down)))
-    return float(iv.get("ms") or 0), out
+    return float(iv.ms or 0), out
 
 
 def event_figure(trial: EventTrial, repeats: int) -> Figure | None:
@@ -115,18 +116,18 @@ def _direction_panel(ax: Axes, loss_ax: Axes, i: int, key: str, series: tuple[li
 def _marks(axes: list[Axes], trial: EventTrial, end_s: float) -> None:
     """On every panel: the outages (a light band), the commands run during the trial (grey), the event's apply
     (solid) and undo (dashed)."""
-    first = {"outage": True, "command": True}
+    first_outage = first_command = True  # only the first of each is labelled
     for o in trial.outages:
         for ax in axes:
             ax.axvspan(o.start_ms / 1000, o.end_ms / 1000, color=SHADE, alpha=0.12, linewidth=0, zorder=0,
-                       label="outage (intervals with loss)" if first["outage"] and ax is axes[0] else None)
-        first["outage"] = False
+                       label="outage (intervals with loss)" if first_outage and ax is axes[0] else None)
+        first_outage = False
     for a in trial.actions:  # commands run during the trial (a preparation before it is in the table only)
         if 0 <= a.t_ms <= end_s * 1000:
             for ax in axes:
                 ax.axvspan(a.t_ms / 1000, (a.t_ms + a.took_ms) / 1000, color="#7f7f7f", alpha=0.25, linewidth=0,
-                           zorder=0, label="command running" if first["command"] and ax is axes[0] else None)
-            first["command"] = False
+                           zorder=0, label="command running" if first_command and ax is axes[0] else None)
+            first_command = False
     for t_ms, style, text in ((trial.t_event_ms, "-", "event applied"), (trial.t_undo_ms, "--", "undone")):
         if t_ms is not None:
             for ax in axes:
@@ -212,7 +213,7 @@ def render_events(rec: EventsRecord, label: str, title: str | None = None) -> st
     items = [(k, _fmt(v), False, "") for k, v in plan.items()]
     items += [("NDR", f"{rec.ndr_pps:,.0f} pps" if rec.ndr_pps else "-", False, "per direction"),
               ("NDR from", _fmt(rec.ndr_from), False, "a search, a result file, or --rate"),
-              ("host", _fmt((rec.host or {}).get("hostname")), False, "")]
+              ("host", _fmt(HostFacts.from_json(rec.host or {}).hostname), False, "")]
     cfg = rec.config or {}
     setup: list[tuple[str, str, bool, str]] = [(k, _fmt(cfg.get(k)), False, "") for k in
                                                ("topology", "bond", "vnf", "frame_sizes", "flows") if k in cfg]
@@ -225,8 +226,9 @@ def render_events(rec: EventsRecord, label: str, title: str | None = None) -> st
             "each frame at the time it was sent). Where: the ledger's largest drop.</p>",
             _table(SUMMARY_HEAD, _summary_rows(rec), "events", left=1),
             '<div class="grid">' + _kv("Plan", items) + (_kv("Setup", setup) if setup else "") + "</div>"]
-    if rec.placement and rec.placement.get("lab"):
-        body.append(_lab_block("lab", rec.placement["lab"]))
+    lab = Placement.from_json(rec.placement).lab if rec.placement else None
+    if lab:
+        body.append(_lab_block("lab", lab))
     warns = list(rec.warnings) + ([rec.error] if rec.error else [])
     body.append("<h2>Warnings</h2>" + ("".join(f'<div class="warn">{escape(w)}</div>' for w in warns) if warns
                                          else '<p class="ok">None.</p>'))

@@ -18,6 +18,7 @@ from zeroloss.drivers.probe.telemetry import summary_lines as telemetry_lines
 from zeroloss.loss.diagnose import analyse, analysis, pmd_load
 from zeroloss.loss.ledger import REASONS
 from zeroloss.loss.records import Finding, Ledger, finding_of
+from zeroloss.report.docparts import Interference, LatencyCounts
 from zeroloss.results import schema
 from zeroloss.results.campaigns import CampaignRecord
 from zeroloss.results.fmt import table
@@ -103,21 +104,21 @@ def findings_text(diag: Sequence[FindingLike], limit: int | None = None) -> list
 def host_lines(t: TrialEntry) -> list[str]:
     """What the host did to the trial: a stall that disturbed it (the host's loss, not the DUT's), the pollers'
     longest mean wait and the cores' steal, and each OVS PMD's longest iteration."""
-    inter = t.interference or {}
+    inter = Interference.from_json(t.interference or {})
     out = []
     if t.outcome.disturbed:
         out.append(f"host: DISTURBED, {t.outcome.disturbed}: the frames lost are the host's, not the DUT's "
                    "(retried; never counted against the DUT)")
-    steal = [f"core {c['core']} {c['steal_ms']:g} ms" for c in inter.get("cores", []) if c.get("steal_ms")]
-    waits = [f"{x['name']} {x['run_delay_ms'] / max(1, x['nonvoluntary']):.2f} ms x {x['nonvoluntary']}"
-             for x in inter.get("threads", []) if x.get("nonvoluntary")]
+    steal = [f"core {c.core} {c.steal_ms:g} ms" for c in inter.cores or () if c.steal_ms]
+    waits = [f"{x.name} {x.run_delay_ms / max(1, x.nonvoluntary):.2f} ms x {x.nonvoluntary}"
+             for x in inter.threads or () if x.nonvoluntary]
     if steal or waits:
         out.append("host: " + "; ".join(
             ([f"preempted pollers (mean wait x times): {', '.join(waits)}"] if waits else [])
             + ([f"steal {', '.join(steal)}"] if steal else [])))
-    perf = inter.get("pmd_perf") or {}
-    longest = [f"core {k} {v['max_iteration_ms_gt']:g}-{v['max_iteration_ms_le'] or '…'} ms"
-               for k, v in sorted(perf.items()) if v.get("max_iteration_ms_gt") is not None]
+    perf = inter.pmd_perf or {}
+    longest = [f"core {k} {v.max_iteration_ms_gt:g}-{v.max_iteration_ms_le or '…'} ms"
+               for k, v in sorted(perf.items()) if v.max_iteration_ms_gt is not None]
     if longest:
         out.append("OVS PMD longest iteration: " + ", ".join(longest))
     return out
@@ -132,12 +133,13 @@ def latency_lines(t: TrialEntry) -> list[str]:
         o = outs[i] if i < len(outs) else None
         lat = LoadDirection(tx=o.tx if o else 0, rx=o.rx if o else 0, latency_ns=d.latency_ns,
                             latency_hist=d.latency_hist).latency()
-        if not lat.get("count") and not lat.get("lost"):
+        counts = LatencyCounts.from_json(lat)
+        if not counts.count and not counts.lost:
             continue
         cells = ", ".join(f"{SHOWN.get(k, k)} {value_text(lat, k)}" for k in ("p50", "p99", "p99_9", "max"))
         line = f"latency {d.port}->{d.rx_port} (us, over the frames sent): {cells}"
         if lost_tail(lat):
-            line += (f"; '> x': {lat['lost']:,} lost frames reach it, above the largest latency measured (the frames "
+            line += (f"; '> x': {counts.lost:,} lost frames reach it, above the largest latency measured (the frames "
                      "that arrived are not the ones delayed most)")
         out.append(line)
     return out

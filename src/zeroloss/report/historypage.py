@@ -21,7 +21,8 @@ from zeroloss.report.htmlbase import CSS, _table
 from zeroloss.report.plots import svg_inline
 
 RUN_COLOR = "#1f77b4"
-GROUP_COLOR = {"normal": "#7f7f7f", "regression": "#d62728", "progression": "#2ca02c"}
+NORMAL_COLOR = "#7f7f7f"  # a group or change neither a regression nor a progression
+GROUP_COLOR = {"normal": NORMAL_COLOR, "regression": "#d62728", "progression": "#2ca02c"}
 DAY = 86400.0
 # date tick steps in days: an hour to a year; the first that gives at most MAX_TICKS ticks is taken
 STEPS = (1 / 24, 3 / 24, 6 / 24, 12 / 24, 1.0, 2.0, 7.0, 14.0, 28.0, 91.0, 182.0, 364.0)
@@ -63,7 +64,7 @@ def _groups(ax: Axes, t: Trend, xs: Sequence[float], scale: float) -> None:
     shown: set[str] = set()
     for g in t.groups:
         xa, xb = _group_span(xs, g)
-        col = GROUP_COLOR.get(g.comment, GROUP_COLOR["normal"])
+        col = GROUP_COLOR.get(g.comment, NORMAL_COLOR)
         lo, hi = (g.avg - g.stdev) / scale, (g.avg + g.stdev) / scale
         label = None if g.comment in shown else f"group ({g.comment}): average ± standard deviation"
         shown.add(g.comment)
@@ -77,7 +78,7 @@ def _changes(ax: Axes, t: Trend, xs: Sequence[float], scale: float) -> None:
     lo, hi = min(xs), max(xs)
     for c in t.changes():
         x, g = xs[c.at], next(g for g in t.groups if g.start == c.at)
-        col = GROUP_COLOR.get(c.kind, GROUP_COLOR["normal"])
+        col = GROUP_COLOR.get(c.kind, NORMAL_COLOR)
         ax.axvline(x, color=col, linestyle="--", linewidth=1)
         text = f"{c.size_pct:+.2f} % at {c.label}"
         dx = -(len(text) * 0.6 * 6.94 + 4) if hi > lo and (x - lo) / (hi - lo) > 0.5 else 4

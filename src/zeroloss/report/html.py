@@ -11,6 +11,7 @@ from html import escape
 from zeroloss import __version__
 from zeroloss.core import frames
 from zeroloss.report import latencyplots, plots
+from zeroloss.report.docparts import Goals, LatencyRow, LossEvent, Placement
 from zeroloss.report.explain import select
 from zeroloss.report.htmlbase import CSS, _table
 from zeroloss.report.htmlledger import _ledger_html, _trace, warnings
@@ -63,12 +64,12 @@ def results_table(run: RunRecord) -> str:
 
 def _latency(run: RunRecord) -> str:
     """Latency percentiles at the NDR per frame size and direction."""
-    rows = latency_rows(run)
+    rows = [LatencyRow.from_json(r) for r in latency_rows(run)]
     if not rows:
         return "<p>No latency recorded at the NDR.</p>"
     names = [name for _, name in PERCENTILES]
-    cells = [[f"{r['frame']}", r["direction"], f"{r['rate_pps']:,.0f}", f"{r['count']:,}", f"{r['mean']:.1f}",
-              *(f"{r[n]:.1f}" if n in r else "-" for n in names)] for r in rows]
+    cells = [[f"{r.frame}", r.direction, f"{r.rate_pps:,.0f}", f"{r.count:,}", f"{r.mean:.1f}",
+              *(f"{r.extra[n]:.1f}" if n in r.extra else "-" for n in names)] for r in rows]
     return _table(["frame B", "direction", "rate pps", "samples", "mean", *names], cells, "latency", left=2)
 
 
@@ -120,8 +121,8 @@ def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
             f"{rec.created}, updated {rec.updated}, state {rec.state}")
     yield f'<p class="meta">{escape(describe(rec))}<br>{escape(meta)}</p>'
     yield "<h3>Setup</h3>" + _setup(rec)
-    c = rec.config
-    yield (f"<h3>Results</h3><p>NDR: loss ≤ {c['ndr_loss_pct']:g} %, PDR: loss ≤ {c['pdr_loss_pct']:g} %, per "
+    c = Goals.from_json(rec.config)
+    yield (f"<h3>Results</h3><p>NDR: loss ≤ {c.ndr_loss_pct:g} %, PDR: loss ≤ {c.pdr_loss_pct:g} %, per "
            f"direction; % of {line_gbps(rec):g} Gb/s line rate; rates in frames/s per direction.</p>")
     yield results_table(rec)
     yield "<h3>Latency at the NDR</h3>" + _latency(rec)
@@ -197,9 +198,9 @@ def render_soak(rec: SoakRecord, label: str, title: str | None = None) -> str:
 
     title = title or f"zeroloss soak report: {label}"
     head, *rest = summary_lines(rec, label)
-    rows = [[f"{r['t_s']:g}", r["direction"], f"{r['tx_pps'] or 0:,.0f}", f"{r['rx_pps'] or 0:,.0f}",
-             f"{r['tx'] or 0:,}", f"{r['refused'] or 0:,}", f"{r['rx'] or 0:,}", f"{r['lost'] or 0:,}",
-             f"{r['loss_pct'] or 0:.3f}"] for r in rec.rows()]
+    rows = [[f"{row.t_s:g}", key, f"{d.tx_pps or 0:,.0f}", f"{d.rx_pps or 0:,.0f}", f"{d.tx or 0:,}",
+             f"{d.refused or 0:,}", f"{d.rx or 0:,}", f"{d.lost or 0:,}", f"{d.loss_pct or 0:.3f}"]
+            for row in rec.intervals for key, d in sorted(row.directions.items())]  # as SoakRecord.rows()
     ledger = [line for led in rec.ledger or [] for line in direction_text(led)]
     diag = findings_text(rec.diagnosis or [])
     body = [f"<h1>{escape(title)}</h1>", f"<p class=\"verdict\">{escape(head)}</p>",
@@ -212,27 +213,27 @@ def render_soak(rec: SoakRecord, label: str, title: str | None = None) -> str:
             "a virtual wire, whose refusal is the DUT's full ring), received and lost.</p>",
             _table(["t s", "direction", "sent pps", "received pps", "sent", "refused", "received", "lost", "loss %"],
                    rows, "soak", left=2)]
-    events = rec.events()
+    events = [LossEvent.from_json(e) for e in rec.events()]
     if events:
-        erows = [[str(k), f"{e['start_s']:g}", f"{e['end_s']:g}", f"{int(e['lost']):,}",
-                  f"{ms:,.1f}" if (ms := outage_ms(e, rec.rate_pps)) is not None else "", top_drop(e.get("ledger"))]
-                 for k, e in enumerate(events, 1)]
+        erows = [[str(k), f"{e.start_s:g}", f"{e.end_s:g}", f"{int(e.lost):,}",
+                  f"{ms:,.1f}" if (ms := outage_ms(e.to_json(), rec.rate_pps)) is not None else "",
+                  top_drop(e.ledger)] for k, e in enumerate(events, 1)]
         body += ["<h2>Loss events</h2>", _table(["event", "start s", "end s", "frames lost",
                                                  "outage ms at the offered rate (worst direction)",
                                                  "where (largest drop)"], erows,
                                                 "events", left=1)]
         for k, e in enumerate(events, 1):
-            lines = [line for led in e.get("ledger") or [] for line in direction_text(led)]
-            lines += findings_text(e.get("diagnosis") or [])
+            lines = [line for led in e.ledger or [] for line in direction_text(led)]
+            lines += findings_text(e.diagnosis or [])
             if lines:
-                body += [f"<h3>Loss event {k}: its ledger ({e['start_s']:g} s .. {e['end_s']:g} s)</h3>",
+                body += [f"<h3>Loss event {k}: its ledger ({e.start_s:g} s .. {e.end_s:g} s)</h3>",
                          "<pre>" + escape("\n".join(lines)) + "</pre>"]
     if ledger:
         body += ["<h2>Where frames were lost (the whole trial)</h2>", "<pre>" + escape("\n".join(ledger)) + "</pre>"]
     if diag:
         body += ["<h2>Diagnosis</h2>", "<pre>" + escape("\n".join(diag)) + "</pre>"]
     if rec.placement:
-        body.append(_lab_block("lab", rec.placement.get("lab") or rec.placement))
+        body.append(_lab_block("lab", Placement.from_json(rec.placement).lab or rec.placement))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"generator\" content=\"zeroloss {__version__}\"><title>{escape(title)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -12,6 +12,7 @@ from zeroloss.core.errors import ZeroLossError
 from zeroloss.loss.ledger import REASONS
 from zeroloss.loss.records import Ledger, finding_of
 from zeroloss.report import plots, telemetryplots
+from zeroloss.report.docparts import Goals
 from zeroloss.report.explain import HOP_HEADERS, FindingLike, LedgerLike, hop_rows, trial_records
 from zeroloss.report.htmlbase import _table
 from zeroloss.results.fmt import FLAG_TEXT
@@ -26,7 +27,7 @@ def warnings(run: RunRecord) -> list[str]:
     if run.state != "complete":
         out.append(f"The run is {run.state}: results are partial (continue it with zeroloss run --resume).")
     done = {s.frame for s in run.finished()}
-    missing = [f for f in run.config.get("frame_sizes", []) if f not in done]
+    missing = [f for f in Goals.from_json(run.config).frame_sizes or [] if f not in done]
     if missing:
         out.append(f"No result for {', '.join(map(frames.text, missing))}.")
     for r in frame_rows(run):

@@ -11,6 +11,7 @@ from typing import Any
 from zeroloss.core import frames
 from zeroloss.core.config import RunConfig
 from zeroloss.report import plots
+from zeroloss.report.docparts import LabHostPlace, LabPlace, PlaceFlows, StepChange, StepDecision, given, meta
 from zeroloss.report.htmlbase import _fmt, _kv, _table
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import RunRecord
@@ -25,28 +26,34 @@ HOST_KEYS = [("hostname", "host"), ("cpu_model", "CPU"), ("cpus", "CPUs"), ("num
 def _lab_block(where: str, place: Mapping[str, Any]) -> str:
     """A lab node: where it is, the paths OVS traced, changes made; or its audit, finding by finding."""
     if where == "lab_host":
-        if "error" in place:
-            return _kv("Lab node's host", [("not read", _fmt(place["error"]), False, "")])
-        findings = (place.get("audit") or {}).get("findings") or []
-        items = [("host", _fmt(place.get("host")), False, "ssh destination"),
-                 ("hostname", _fmt(place.get("hostname")), False, "")]
-        items += [(f.get("severity", ""), f"{f.get('rule', '')}: {f.get('message', '')}", False,
-                   f.get("remedy", "")) for f in findings]
-        if not findings:
-            items.append(("audit", "no finding", False, "zeroloss host audit --host"))
-        return _kv("Lab node's host and audit", items)
-    items = [(k, _fmt(place.get(k)), False, "") for k in ("dut", "lab_file", "ovs_version", "ovs_rundir",
-                                                            "dut_readings") if k in place]
-    for c in place.get("chains") or []:
-        hops = c["ovs_ports"]
-        path = " → ".join(hops[:1] + [f"{a} | {v} | {b}" for a, b, v in zip(hops[1::2], hops[2::2], c["vnfs"],
+        return _lab_host(LabHostPlace.from_json(place))
+    lab = LabPlace.from_json(place)
+    items = [(k, _fmt(v), False, "") for k, v in (("dut", lab.dut), ("lab_file", lab.lab_file),
+                                                  ("ovs_version", lab.ovs_version), ("ovs_rundir", lab.ovs_rundir),
+                                                  ("dut_readings", lab.dut_readings)) if given(lab, k)]
+    for c in lab.chains or ():
+        hops = list(c.ovs_ports)
+        path = " → ".join(hops[:1] + [f"{a} | {v} | {b}" for a, b, v in zip(hops[1::2], hops[2::2], c.vnfs,
                                                                                  strict=False)] + hops[-1:])
-        items.append((f"path {c['tx']}→{c['rx']}", path, False, "traced by ofproto/trace"))
-    for ch in place.get("dut_changes") or []:
-        items.append(("changed (restored)", f"{ch['setting']}: {ch['from']} → {ch['to']}", True, "--dut-set"))
-    items += [(f"port {p['name']}", f"{p['device']} → {p['dut_port']}, {p['speed_gbps']:g} Gb/s ({p['speed_from']})",
-               False, "") for p in place.get("ports") or []]
+        items.append((f"path {c.tx}→{c.rx}", path, False, "traced by ofproto/trace"))
+    for ch in lab.dut_changes or ():
+        items.append(("changed (restored)", f"{ch.setting}: {ch.from_} → {ch.to}", True, "--dut-set"))
+    items += [(f"port {p.name}", f"{p.device} → {p.dut_port}, {p.speed_gbps:g} Gb/s ({p.speed_from})",
+               False, "") for p in lab.ports or ()]
     return _kv("Lab node", items)
+
+
+def _lab_host(place: LabHostPlace) -> str:
+    """The lab node's host and its audit, finding by finding (or why they were not read)."""
+    if given(place, "error"):
+        return _kv("Lab node's host", [("not read", _fmt(place.error), False, "")])
+    findings = (place.audit.findings if place.audit is not None else None) or ()
+    items = [("host", _fmt(place.host), False, "ssh destination"),
+             ("hostname", _fmt(place.hostname), False, "")]
+    items += [(f.severity, f"{f.rule}: {f.message}", False, f.remedy) for f in findings]
+    if not findings:
+        items.append(("audit", "no finding", False, "zeroloss host audit --host"))
+    return _kv("Lab node's host and audit", items)
 
 
 def _tune_section(runs: list[Run], tick: Callable[[], None]) -> Iterator[str]:
@@ -63,11 +70,11 @@ def _tune_section(runs: list[Run], tick: Callable[[], None]) -> Iterator[str]:
         tick()
         rows = []
         for s in t.steps:
-            d = s.decision or {}
-            c = s.change
-            rows.append([s.name, f"{c['key']}: {c['old']} → {c['new']}" if c else "as given",
-                         (c or {}).get("finding", ""), d.get("effect", "running"),
-                         "kept" if s.kept else ("reverted" if d else ""), d.get("why", "")])
+            d = StepDecision.from_json(s.decision or {})
+            c = None if s.change is None else StepChange.from_json(s.change)
+            rows.append([s.name, f"{c.key}: {c.old} → {c.new}" if c else "as given",
+                         c.finding if c else "", d.effect,
+                         "kept" if s.kept else ("reverted" if s.decision else ""), d.why])
         keys = tuned_keys(t)
         kept = (f"<pre>{escape(render_settings(keys, 'ovs-vsctl'))}</pre>" if keys
                 else "<p>No setting was kept: the start settings stay.</p>")
@@ -89,9 +96,9 @@ def _setup(run: RunRecord) -> str:
     cfg_items: list[tuple[str, str, bool, str]] = []
     for f in fields(RunConfig):
         if f.name in cfg:
-            unit = f.metadata.get("unit") or ""
+            unit = meta(f).unit or ""
             value = _fmt(cfg[f.name]) + ("" if unit in ("", "%") else " ") + unit
-            cfg_items.append((f.name, value, cfg[f.name] != getattr(defaults, f.name), f.metadata.get("help", "")))
+            cfg_items.append((f.name, value, cfg[f.name] != getattr(defaults, f.name), meta(f).help))
     cfg_items += [(k, _fmt(v), True, "not a setting of this zeroloss") for k, v in cfg.items()
                   if k not in {f.name for f in fields(RunConfig)}]
     changed = [item for item in cfg_items if item[2]]
@@ -105,7 +112,7 @@ def _setup(run: RunRecord) -> str:
             continue
         items = [(k, _fmt(v), False, "") for k, v in place.items() if k != "flows"]
         items += [(f"flows {br}", "; ".join(rules), False, "OpenFlow rules zeroloss installed")
-                  for br, rules in (place.get("flows") or {}).items()]
+                  for br, rules in (PlaceFlows.from_json(place).flows or {}).items()]
         blocks.append(_kv(f"Core placement and DUT: {where}", items))
     return '<div class="grid">' + "".join(blocks) + _ceilings(run) + _core_probes(run) + "</div>"
 

@@ -9,6 +9,7 @@ from html import escape
 
 from zeroloss.core.latency import lost_tail, ns_text, value_text
 from zeroloss.report.canvas import Figure
+from zeroloss.report.docparts import LoadRow
 from zeroloss.results import latencyload
 from zeroloss.results.records import RunRecord, SearchEntry
 from zeroloss.results.summary import Run
@@ -92,9 +93,9 @@ def table_html(run: RunRecord) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in ("frame", "load % of NDR", "rate pps", "lost", "p50 µs",
                                                       "p99 µs", "p99.9 µs", "max µs"))
     body = []
-    for r in rows:
-        lat = r["latency_ns"]
-        cells = [str(r["frame"]), f"{r['load_pct']:g}", f"{r['rate_pps']:,.0f}", f"{r['lost']:,}",
+    for r in map(LoadRow.from_json, rows):
+        lat = r.latency_ns
+        cells = [str(r.frame), f"{r.load_pct:g}", f"{r.rate_pps:,.0f}", f"{r.lost:,}",
                  *(value_text(lat, k) for k, _, _ in SHOWN)]
         body.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
     return f'<table class="latency-load"><tr>{head}</tr>{"".join(body)}</table>'

@@ -12,6 +12,7 @@ from zeroloss.core.fileio import write_text_atomic
 from zeroloss.core.frames import Frame, by_size, order
 from zeroloss.report import svgdraw
 from zeroloss.report.canvas import Figure, replay
+from zeroloss.report.docparts import LatencyRow, LossEvent, StepStats
 from zeroloss.results.campaigns import TuneRecord
 from zeroloss.results.records import SearchEntry
 from zeroloss.results.soak import SoakRecord
@@ -76,17 +77,17 @@ LAT_SHOWN = (("p50", "-"), ("p99", "--"), ("p99.9", "-."), ("max", ":"))
 
 def latency_figure(runs: list[Run]) -> Figure:
     """Latency percentiles at NDR per frame size (the worse direction), one colour per run, log scale."""
-    frames = by_size({r["frame"] for run in runs for r in latency_rows(run.record)})
+    per_run = [[LatencyRow.from_json(r) for r in latency_rows(run.record)] for run in runs]
+    frames = by_size({r.frame for rows in per_run for r in rows})
     fig = Figure(figsize=(9, 4.2), layout="constrained")
     ax = fig.add_subplot()
-    for i, run in enumerate(runs):
-        rows = latency_rows(run.record)
+    for i, (run, rows) in enumerate(zip(runs, per_run, strict=True)):
         worst: dict[Frame, dict[str, float]] = {}
         for r in rows:
-            w = worst.setdefault(r["frame"], {})
+            w = worst.setdefault(r.frame, {})
             for name, _ in LAT_SHOWN:
-                if name in r:
-                    w[name] = max(w.get(name, 0.0), r[name])
+                if name in r.extra:  # the percentiles, by name
+                    w[name] = max(w.get(name, 0.0), r.extra[name])
         for name, style in LAT_SHOWN:
             pts = [(frames.index(f), v[name]) for f, v in sorted(worst.items(), key=lambda x: order(x[0])) if name in v]
             if pts:
@@ -173,21 +174,21 @@ def tune_figure(tune: TuneRecord) -> Figure:
     """A tune's story: each frame size's NDR (mean over repeats, bar = spread) at every step; filled markers for
     the steps kept, hollow for those reverted; the target as a dashed line where it is in frames/s or % of one
     line rate."""
-    steps = [(s, s.stats) for s in tune.steps if s.stats]
+    steps = [(s, {f: StepStats.from_json(x) for f, x in s.stats.items()}) for s in tune.steps if s.stats]
     frames = sorted({int(f) for _, stats in steps for f in stats})
     fig = Figure(figsize=(9, 4.2), layout="constrained")
     ax = fig.add_subplot()
     for i, f in enumerate(frames):
         color = COLORS[i % len(COLORS)]
         pts = [(k, stats[str(f)], s.kept) for k, (s, stats) in enumerate(steps) if str(f) in stats]
-        ax.errorbar([k for k, _, _ in pts], [x["mean"] / 1e6 for _, x, _ in pts],
-                    yerr=[x["spread"] / 2e6 for _, x, _ in pts], color=color, capsize=3, label=f"{f} B", alpha=0.8)
-        ax.scatter([k for k, _, kept in pts if not kept], [x["mean"] / 1e6 for _, x, kept in pts if not kept],
+        ax.errorbar([k for k, _, _ in pts], [x.mean / 1e6 for _, x, _ in pts],
+                    yerr=[x.spread / 2e6 for _, x, _ in pts], color=color, capsize=3, label=f"{f} B", alpha=0.8)
+        ax.scatter([k for k, _, kept in pts if not kept], [x.mean / 1e6 for _, x, kept in pts if not kept],
                    facecolors="white", edgecolors=color, zorder=3, s=40)
-        ax.scatter([k for k, _, kept in pts if kept], [x["mean"] / 1e6 for _, x, kept in pts if kept],
+        ax.scatter([k for k, _, kept in pts if kept], [x.mean / 1e6 for _, x, kept in pts if kept],
                    color=color, zorder=3, s=40)
         kind, value = tune.target
-        line = pts[0][1].get("line_rate_pps") if pts else None
+        line = pts[0][1].line_rate_pps if pts else None
         goal = value if kind == "pps" else (value / 100 * line if line else None)
         if goal:
             ax.axhline(goal / 1e6, color=color, linestyle="--", linewidth=0.8)
@@ -205,20 +206,19 @@ def soak_figure(rec: SoakRecord, title: str) -> Figure:
     loss events shaded."""
     fig = Figure(figsize=(9, 3.6), layout="constrained")
     rate_ax, loss_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
-    rows = list(rec.rows())
     for i, key in enumerate(rec.directions()):
-        mine = [r for r in rows if r["direction"] == key]
-        ts = [r["t_s"] for r in mine]
+        mine = [(row.t_s, d) for row in rec.intervals if (d := row.directions.get(key)) is not None]
+        ts = [t for t, _ in mine]
         color = COLORS[i % len(COLORS)]
-        rate_ax.plot(ts, [(r["tx_pps"] or 0) / 1e6 for r in mine], color=color, linewidth=1, label=f"{key} sent")
-        rate_ax.plot(ts, [(r["rx_pps"] or 0) / 1e6 for r in mine], color=color, linewidth=1, linestyle="--",
+        rate_ax.plot(ts, [(d.tx_pps or 0) / 1e6 for _, d in mine], color=color, linewidth=1, label=f"{key} sent")
+        rate_ax.plot(ts, [(d.rx_pps or 0) / 1e6 for _, d in mine], color=color, linewidth=1, linestyle="--",
                      label=f"{key} received")
-        loss_ax.plot(ts, [max(0.0, r["loss_pct"] or 0.0) for r in mine], color=color, marker=".", linewidth=0.8)
+        loss_ax.plot(ts, [max(0.0, d.loss_pct or 0.0) for _, d in mine], color=color, marker=".", linewidth=0.8)
     if rec.rate_pps:
         rate_ax.axhline(rec.rate_pps / 1e6, color="#555555", linestyle=":", linewidth=1, label="requested")
-    for k, e in enumerate(rec.events()):  # each loss event's intervals shaded, on both axes
+    for k, e in enumerate(map(LossEvent.from_json, rec.events())):  # each loss event's intervals shaded, on both axes
         for ax in (rate_ax, loss_ax):
-            ax.axvspan(e["start_s"], e["end_s"], color="#d62728", alpha=0.15, linewidth=0,
+            ax.axvspan(e.start_s, e.end_s, color="#d62728", alpha=0.15, linewidth=0,
                        label="loss event" if k == 0 and ax is rate_ax else None)
     rate_ax.set_ylabel("Mpps")
     rate_ax.set_ylim(bottom=0)

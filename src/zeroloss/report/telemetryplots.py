@@ -9,6 +9,7 @@ from html import escape
 
 from zeroloss.drivers.probe.telemetry import Telemetry
 from zeroloss.report.canvas import Axes, Figure
+from zeroloss.report.docparts import PmdCycles
 from zeroloss.report.plots import COLORS, svg_inline
 from zeroloss.results.records import SearchEntry
 
@@ -27,7 +28,7 @@ def telemetry_figure(search: SearchEntry, title: str) -> Figure | None:
     rows = trials_with(search)
     if not rows:
         return None
-    pmds = sorted({k for _, tel in rows for k, v in tel.pmds.items() if v.get("cycles_per_pkt") is not None}, key=int)
+    pmds = sorted({k for _, tel in rows for k, v in _cycles(tel).items() if v is not None}, key=int)
     fig = Figure(figsize=(9, 7.2 if pmds else 5.8), layout="constrained")
     axes = fig.subplots(4 if pmds else 3, 1, sharex=True)
     share_ax, irq_ax, fault_ax = axes[0], axes[1], axes[2]
@@ -94,11 +95,15 @@ def _fault_panel(fault_ax: Axes, rows: Rows) -> None:
         fault_ax.legend(fontsize="x-small", ncols=min(3, len(procs)))
 
 
+def _cycles(tel: Telemetry) -> dict[str, float | None]:
+    """Each OVS PMD's cycles per packet over the trial (None: it had no packet), in the telemetry's order."""
+    return {k: PmdCycles.from_json(v).cycles_per_pkt for k, v in tel.pmds.items()}
+
+
 def _pmd_panel(pmd_ax: Axes, rows: Rows, pmds: list[str]) -> None:
     """Per OVS PMD: its cycles per packet, trial by trial."""
     for i, pmd in enumerate(pmds):
-        cpp = [(n, float(tel.pmds[pmd]["cycles_per_pkt"])) for n, tel in rows
-               if tel.pmds.get(pmd, {}).get("cycles_per_pkt") is not None]
+        cpp = [(n, float(v)) for n, tel in rows if (v := _cycles(tel).get(pmd)) is not None]
         pmd_ax.plot([n for n, _ in cpp], [v for _, v in cpp], "-", marker=".", color=COLORS[i % len(COLORS)],
                     label=f"PMD core {pmd}")
     pmd_ax.set_ylabel("cycles/packet")
@@ -111,7 +116,7 @@ def _cells(n: int, tel: Telemetry) -> list[str]:
     cores = "; ".join(f"{c.core}{'*' if c.isolated else ''}: {c.busy_pct:.0f}/{c.pct('steal'):.1f}/"
                       f"{c.pct('irq', 'softirq'):.1f} %, {c.interrupts:,} int" for c in tel.cores)
     faults = ", ".join(f"{p.name} {p.minflt:,}/{p.majflt:,}" for p in tel.procs)
-    pmd = ", ".join(f"{k}: {v['cycles_per_pkt']:g}" for k, v in tel.pmds.items() if v.get("cycles_per_pkt") is not None)
+    pmd = ", ".join(f"{k}: {v:g}" for k, v in _cycles(tel).items() if v is not None)
     return [str(n), f"{tel.window_s:.2f}", cores, faults, pmd, "; ".join(tel.flags())]
 
 
