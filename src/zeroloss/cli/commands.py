@@ -19,7 +19,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if args.what == "ledger":
         return _check_ledger(args)
-    from zeroloss.studies.jumbocheck import jumbo
+    from zeroloss.studies.jumbocheck import Evidence, jumbo
 
     with Workspace() as ws:
         steps = jumbo(ws, resolve_vnf(args.vnf))
@@ -27,17 +27,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps([{"step": s.name, "passed": s.passed, "evidence": s.evidence} for s in steps], indent=1))
     else:
         for s in steps:
-            e = s.evidence
+            e = Evidence.from_json(s.evidence)
             print(f"{'PASS' if s.passed else 'FAIL'}  {s.name}")
-            print(f"      {e['frame_bytes']} B: sent {e['sent']}, received {e['received']} "
-                  f"({e['bytes_received']} of {e['bytes_sent']} bytes), malformed/truncated "
-                  f"{e['malformed_or_truncated']}, OVS TX drops on v0 {e['ovs_v0_tx_dropped']}, "
-                  f"OVS MTUs {e['ovs_mtu']}")
+            print(f"      {e.frame_bytes} B: sent {e.sent}, received {e.received} "
+                  f"({e.bytes_received} of {e.bytes_sent} bytes), malformed/truncated "
+                  f"{e.malformed_or_truncated}, OVS TX drops on v0 {e.ovs_v0_tx_dropped}, "
+                  f"OVS MTUs {e.ovs_mtu}")
     return 0 if all(s.passed for s in steps) else 2
 
 
 def _check_ledger(args: argparse.Namespace) -> int:
     from zeroloss.drivers.vnf.vm import resolve_vnf
+    from zeroloss.report.docparts import Told
     from zeroloss.report.explain import findings_text
     from zeroloss.studies.ledgercheck import ATTRIBUTED_PCT, run
 
@@ -50,8 +51,8 @@ def _check_ledger(args: argparse.Namespace) -> int:
         print(json.dumps([{"case": c.name, "passed": c.passed, "lost": c.lost, "expected_hop": c.hop,
                            "expected_reason": c.reason, "attributed": c.attributed,
                            "attributed_pct": c.attributed_pct, "knob": c.knob, "knob_named": c.knob_named,
-                           "ledger": c.detail.get("ledger"), "diagnosis": c.detail.get("diagnosis")}
-                          for c in cases], indent=1))
+                           "ledger": d.ledger, "diagnosis": d.diagnosis}
+                          for c in cases for d in [Told.from_json(c.detail)]], indent=1))
     else:
         for c in cases:
             print(f"{'PASS' if c.passed else 'FAIL'}  {c.name}")
@@ -66,6 +67,7 @@ def _explain_soak(args: argparse.Namespace, rec: SoakRecord) -> int:
     and why (its ledger and diagnosis)."""
     from pathlib import Path
 
+    from zeroloss.report.docparts import LossEvent
     from zeroloss.report.explain import direction_text, findings_text
     from zeroloss.results.soak import summary_lines
     from zeroloss.results.summary import stem
@@ -76,13 +78,13 @@ def _explain_soak(args: argparse.Namespace, rec: SoakRecord) -> int:
                           "loss_events": rec.events()}, indent=1))
         return 0
     lines = summary_lines(rec, stem(Path(args.file)))
-    for k, e in enumerate(rec.events(), 1):
-        if e.get("ledger"):
-            lines.append(f"event {k} ledger ({e['start_s']:g} s .. {e['end_s']:g} s):")
-            for led in e["ledger"]:
+    for k, e in enumerate(map(LossEvent.from_json, rec.events()), 1):
+        if e.ledger:
+            lines.append(f"event {k} ledger ({e.start_s:g} s .. {e.end_s:g} s):")
+            for led in e.ledger:
                 lines += direction_text(led)
-            if e.get("diagnosis"):
-                lines += ["  diagnosis:", *findings_text(e["diagnosis"])]
+            if e.diagnosis:
+                lines += ["  diagnosis:", *findings_text(e.diagnosis)]
     if rec.events():
         lines.append("the whole soak:")
     for led in rec.ledger or []:

@@ -7,9 +7,11 @@ import argparse
 import dataclasses
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from zeroloss.cli.argtypes import whole_number
+from zeroloss.core.codec import Record
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.results.fmt import table
 
@@ -125,6 +127,18 @@ def _cmd_inventory(args: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass(frozen=True, kw_only=True)
+class Reading(Record):
+    """zlcores' reading of the cores (drivers/probe/coreprobe.py probe): per core alone and together, their ratio,
+    and whether any core was shared."""
+
+    cores: tuple[int, ...] = ()
+    alone_mops: tuple[float, ...] = ()
+    together_mops: tuple[float, ...] = ()
+    ratio: tuple[float, ...] = ()
+    shared: bool = False
+
+
 def _cmd_cores(args: argparse.Namespace) -> int:
     from zeroloss.core.cores import lcore_set
     from zeroloss.drivers.probe import coreprobe
@@ -135,15 +149,15 @@ def _cmd_cores(args: argparse.Namespace) -> int:
     if not 1 <= args.rounds <= 100:
         raise ZeroLossError(f"--rounds {args.rounds} must be 1..100")
     reading = coreprobe.probe(cores, ms=100, rounds=args.rounds)
+    r = Reading.from_json(reading)
     if args.json:
         print(json.dumps(reading, indent=1))
     else:
         print(coreprobe.describe(reading))
-        rows = [[str(c), f"{a:,.0f}", f"{t:,.0f}", f"{r:.2f}"]
-                for c, a, t, r in zip(reading["cores"], reading["alone_mops"], reading["together_mops"],
-                                      reading["ratio"], strict=True)]
+        rows = [[str(c), f"{a:,.0f}", f"{t:,.0f}", f"{x:.2f}"]
+                for c, a, t, x in zip(r.cores, r.alone_mops, r.together_mops, r.ratio, strict=True)]
         print(table(["core", "alone M ops/s", "together M ops/s", "together/alone"], rows))
-    return 3 if reading["shared"] else 0
+    return 3 if r.shared else 0
 
 
 def _intent(args):
@@ -165,9 +179,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     inv, _ = _inventory(args, with_ovs=False)
     plan = make_plan(inv, _intent(args))
     if args.json:
-        doc = dataclasses.asdict(plan)
-        doc["pmd_cpus"] = list(plan.pmd_cpus)
-        doc["rendered"] = {f: render(plan, f) for f in FORMATS}
+        doc = {**dataclasses.asdict(plan), "pmd_cpus": list(plan.pmd_cpus),
+               "rendered": {f: render(plan, f) for f in FORMATS}}
         print(json.dumps(doc, indent=1, default=str))
         return 0
     print(render(plan, args.format))
@@ -204,7 +217,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
-    from zeroloss.host.fleet import fleet, fleet_text
+    from zeroloss.host.fleet import FleetDoc, fleet, fleet_text
 
     def progress(line: str) -> None:
         print(f"  {line}", file=sys.stderr, flush=True)
@@ -216,7 +229,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1, default=str))
     else:
         print(fleet_text(doc))
-    return doc["exit_code"]
+    return FleetDoc.from_json(doc).exit_code
 
 
 def _add_root(p: argparse.ArgumentParser, ovs: bool = True) -> None:

@@ -36,6 +36,7 @@ class Event:
     repeat: int | None = None  # b2b
     of: int | None = None
     trial: Any = None  # load: the latency trial; events: the event trial
+    step: Any = None  # tune-measure, tune-step (runs/tune/loop.py): the TuneStep
 
     @classmethod
     def read(cls, data: dict[str, Any]) -> Event:

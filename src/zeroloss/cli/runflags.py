@@ -11,6 +11,7 @@ from typing import Any
 
 from zeroloss.cli.argtypes import frame_sizes, number, rate, whole_number
 from zeroloss.core.config import RunConfig, number_text
+from zeroloss.report.docparts import meta
 
 # a unit as the help says it, and the metavar it gives a flag that names none
 UNIT_WORDS = {"B": "bytes", "s": "seconds", "ms": "milliseconds", "us": "microseconds", "pps": "frames/s",
@@ -20,24 +21,6 @@ UNIT_METAVARS = {"B": "B", "s": "S", "ms": "MS", "us": "US", "pps": "PPS", "%": 
 _TYPES: dict[tuple[str, str], Callable[[str], Any]] = {("list[Frame]", "B"): frame_sizes, ("float", "pps"): rate}
 _KIND_TYPES: dict[str, Callable[[str], Any]] = {"int": whole_number(), "float": number, "str": str, "Any": str}
 DEST_KEY = "run_flag_names"  # the parser default naming the run settings a sub-command offers as flags
-
-
-@dataclasses.dataclass(frozen=True)
-class FieldMeta:
-    """A RunConfig field's metadata (core/config.py _f), read once: its help, range or choices, unit, flag and
-    metavar."""
-
-    help: str
-    lo: Any
-    hi: Any
-    choices: Any
-    unit: str
-    flag: str
-    metavar: str
-
-
-def meta(f: dataclasses.Field) -> FieldMeta:
-    return FieldMeta(**f.metadata)
 
 
 def _kind(f: dataclasses.Field) -> str:

@@ -9,9 +9,11 @@ import json
 import re
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from zeroloss.cli.argtypes import whole_number
+from zeroloss.core.codec import Record
 from zeroloss.core.errors import ZeroLossError
 
 if TYPE_CHECKING:
@@ -55,13 +57,39 @@ def _read_text(spec: str, live: tuple[str, ...] = PMD_RXQ_SHOW, name: str = "pmd
     return read_utf8(spec), spec
 
 
-def _rxq_order(args, pmds, rxqs, opts):
-    """(queues numbered with their datapath port numbers, the modelled visit order, its JSON description)."""
+@dataclass(frozen=True, kw_only=True)
+class Options(Record):
+    """A loads file's options (host/rxqinput.py parse_loads): algorithm and isolate as given, the datapath port
+    numbers it gives and whether they are every port's."""
+
+    algorithm: str | None = None
+    isolate: Any = True
+    dp_ports: dict[str, int] | None = None
+    dp_ports_complete: Any = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class VisitOrder(Record):
+    """How OVS is modelled to walk the ports and NUMA nodes (--json's visit_order): the hash build it assumed and
+    why, the datapath port numbers, the assumptions."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"ports", "dp_ports"})
+
+    ports: tuple[str, ...] | None = None
+    numas: tuple[int, ...] = ()
+    hash_build: str = ""
+    hash_build_source: str = ""
+    dp_ports: dict[str, int] | None = None
+    assumptions: tuple[str, ...] = ()
+
+
+def _rxq_order(args, pmds, rxqs, opts: Options):
+    """(queues numbered with their datapath port numbers, the modelled visit order, its description)."""
     from zeroloss.host.rxqorder import DPIF_SHOW, detect_build, number_ports, parse_dpif_show, visit_order
 
     if args.dpif_show == "-" and "-" in (args.loads, args.pmd_rxq_show):
         raise ZeroLossError("stdin can feed only one input", "give --dpif-show as a file")
-    dp_ports, complete = opts.get("dp_ports"), bool(opts.get("dp_ports_complete"))
+    dp_ports, complete = opts.dp_ports, bool(opts.dp_ports_complete)
     live = "live" in (args.pmd_rxq_show, args.dpif_show)
     if args.dpif_show or (args.pmd_rxq_show == "live" and not dp_ports):
         try:
@@ -79,8 +107,8 @@ def _rxq_order(args, pmds, rxqs, opts):
     if dp_ports:
         rxqs = number_ports(rxqs, dp_ports)
     order = visit_order(rxqs, pmds, dp_ports, build, how, assumed, complete)
-    doc = {"ports": list(order.ports) if order.ports is not None else None, "numas": list(order.numas),
-           "hash_build": build, "hash_build_source": how, "dp_ports": dp_ports, "assumptions": list(order.notes)}
+    doc = VisitOrder(ports=None if order.ports is None else tuple(order.ports), numas=tuple(order.numas),
+                     hash_build=build, hash_build_source=how, dp_ports=dp_ports, assumptions=tuple(order.notes))
     return rxqs, order, doc
 
 
@@ -88,9 +116,10 @@ def _cmd_rxq(args: argparse.Namespace) -> int:
     from zeroloss.host.report import alb_lines, assignment_text, compare_rows
     from zeroloss.host.rxq import ALGORITHMS, alb_estimate, assign, split_queues
 
-    source, pmds, rxqs, opts, current, notes = _inputs(args)
-    algorithm = args.algorithm or opts.get("algorithm") or "cycles"
-    isolate = bool(opts.get("isolate", True)) and not args.no_isolate
+    source, pmds, rxqs, raw_opts, current, notes = _inputs(args)
+    opts = Options.from_json(raw_opts)
+    algorithm = args.algorithm or opts.algorithm or "cycles"
+    isolate = bool(opts.isolate) and not args.no_isolate
     rxqs, order, order_doc = _rxq_order(args, pmds, rxqs, opts)
     chosen = assign(pmds, rxqs, algorithm, isolate, order)
     cases = [(f"{a}{' (chosen)' if a == algorithm else ''}", assign(pmds, rxqs, a, isolate, order))
@@ -102,7 +131,8 @@ def _cmd_rxq(args: argparse.Namespace) -> int:
     alb = alb_estimate(current, chosen) if current is not None else []
     starts = _other_starts(pmds, rxqs, algorithm, isolate, order, chosen)
     if args.json:
-        doc = {"source": source, "algorithm": algorithm, "isolate": isolate, "notes": notes, "visit_order": order_doc,
+        doc = {"source": source, "algorithm": algorithm, "isolate": isolate, "notes": notes,
+               "visit_order": order_doc.to_json(),
                "assignment": dataclasses.asdict(chosen),
                "other_starts": [{"numas": list(n), "assignment": dataclasses.asdict(a)} for n, a in starts],
                "compare": [{"case": n, "assignment": dataclasses.asdict(a)} for n, a in cases], "auto_lb": alb}
@@ -119,8 +149,8 @@ def _cmd_rxq(args: argparse.Namespace) -> int:
     if alb:
         print("\nauto load balance (pmd-auto-lb) estimate against the current placement:")
         print("\n".join(alb_lines(alb)))
-    if order_doc["ports"] and len(order_doc["ports"]) > 1 or len(order.numas) > 1:
-        print(f"\nOVS visit order ({order_doc['hash_build']} hash: {order_doc['hash_build_source']}): ports "
+    if order_doc.ports and len(order_doc.ports) > 1 or len(order.numas) > 1:
+        print(f"\nOVS visit order ({order_doc.hash_build} hash: {order_doc.hash_build_source}): ports "
               f"{', '.join(order.ports) if order.ports else 'as input'}; NUMA nodes {', '.join(map(str, order.numas))}")
     for n in notes:
         print(f"note: {n}")

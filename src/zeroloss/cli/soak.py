@@ -59,9 +59,7 @@ def _settings(args: argparse.Namespace) -> tuple[RunConfig, float]:
         raise ZeroLossError("a soak needs a DUT: --dut none wires zlgen to itself", "drop --dut none")
     overrides = {"frame_sizes": [args.frame_size], "flows": args.flows, "forward_mode": args.forward_mode,
                  "drain_ms": args.drain_ms, "bidirectional": not args.unidirectional, **run_overrides(args),
-                 **dict(args.set or [])}
-    if args.link:
-        overrides["link"] = args.link
+                 **dict(args.set or []), **({"link": args.link} if args.link else {})}
     if args.lab:
         overrides.update({"dut": "lab", "lab": args.lab})
     cfg = config_mod.load(None, overrides).effective()
@@ -110,15 +108,16 @@ def soak_trial(args: argparse.Namespace) -> int:
             return 130
         except ZeroLossError as e:
             raise ZeroLossError(f"{e} (intervals so far: {out})") from e
+    rec = read_soak(doc, out)
     if args.json:
         print(json.dumps(doc, indent=2))
     else:
         from zeroloss.results.soak import event_lines
 
         print(soak_table(doc))
-        print("\n".join(event_lines(read_soak(doc, out))))
+        print("\n".join(event_lines(rec)))
         print(f"\nresult file: {out}\nreport: zeroloss report {out}; explain: zeroloss explain {out}")
     # lost frames or not; a soak file records no host: a bench soak is named after this host, a lab's after its node
     autoingest.store(db, out, node=autoingest.bench_node() if db and not args.lab else None)
-    lost = sum(d["lost"] for d in doc["result"]["directions"])
+    lost = sum(d.lost for d in rec.ends())
     return 0 if lost == 0 else 2

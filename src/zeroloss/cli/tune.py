@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zeroloss.cli import autoingest
+from zeroloss.cli.progress import Event
 from zeroloss.cli.runflags import add_run_flags, run_overrides
 from zeroloss.core.errors import ZeroLossError
+from zeroloss.report.docparts import Skipped, StepChange, StepDecision, StepStats
 from zeroloss.results.campaigns import TuneRecord, TuneStep
 
 if TYPE_CHECKING:
@@ -149,13 +151,13 @@ def _progress(args: argparse.Namespace, kind: str, info: dict[str, Any]) -> None
     """One line on stderr per step measured and decided (runs/tune/loop.py's progress)."""
     if args.quiet:
         return
-    step: TuneStep = info["step"]
+    step: TuneStep = Event.read(info).step
     if kind == "tune-measure":
         print(f"zeroloss tune: measuring {step.name}", file=sys.stderr, flush=True)
     elif kind == "tune-step":
-        d = step.decision or {}
-        print(f"zeroloss tune: {step.name}: {d['effect']}{' (kept)' if step.kept else ' (reverted)'}: "
-              f"{d.get('why', '')}", file=sys.stderr, flush=True)
+        d = StepDecision.from_json(step.decision or {})
+        print(f"zeroloss tune: {step.name}: {d.effect}{' (kept)' if step.kept else ' (reverted)'}: "
+              f"{d.why}", file=sys.stderr, flush=True)
 
 
 def _steps_table(t: TuneRecord) -> str:
@@ -169,12 +171,13 @@ def _steps_table(t: TuneRecord) -> str:
         cells = []
         for f in frames:
             x = st.get(str(f))
-            cells.append(f"{x['mean']:,.0f} ±{x['spread'] / 2:,.0f}" if x else "-")
-        d = s.decision or {}
-        c = s.change
-        change = f"{c['key']}: {c['old']} -> {c['new']}" if c else "as given"
-        rows.append([s.name.split(":")[0], change, *cells, d.get("effect", "running"),
-                     "kept" if s.kept else ("reverted" if d else "")])
+            y = StepStats.from_json(x) if x else None
+            cells.append(f"{y.mean:,.0f} ±{y.spread / 2:,.0f}" if y else "-")
+        d = StepDecision.from_json(s.decision or {})
+        c = None if s.change is None else StepChange.from_json(s.change)
+        change = f"{c.key}: {c.old} -> {c.new}" if c else "as given"
+        rows.append([s.name.split(":")[0], change, *cells, d.effect,
+                     "kept" if s.kept else ("reverted" if s.decision else "")])
     return table(["step", "change", *(f"{f} B NDR pps" for f in frames), "effect", ""], rows)
 
 
@@ -187,7 +190,8 @@ def story(t: TuneRecord) -> str:
              f"{t.spent_s / 60:.1f} min measuring", _steps_table(t)]
     for s in t.steps:
         if s.change and s.decision:
-            lines.append(f"  {s.name}: {s.change.get('finding', '')}; {s.decision.get('why', '')}")
+            lines.append(f"  {s.name}: {StepChange.from_json(s.change).finding}; "
+                         f"{StepDecision.from_json(s.decision).why}")
     lines.append(f"ended: {t.stop or 'not yet'}")
     keys = tuned_keys(t)
     if keys:
@@ -196,8 +200,8 @@ def story(t: TuneRecord) -> str:
                   render(keys, "flavor")]
     else:
         lines.append("no setting was kept: the start settings stay")
-    for x in t.skipped:  # runs/tune/loop.py's {key, new, why}
-        lines.append(f"not tried: {x['key']}={x['new']}: {x['why']}")
+    for x in map(Skipped.from_json, t.skipped):  # runs/tune/loop.py's {key, new, why}
+        lines.append(f"not tried: {x.key}={x.new}: {x.why}")
     for a in t.advice:
         lines.append(f"advice: {a}")
     return "\n".join(lines)
