@@ -153,12 +153,12 @@ def _file(t: Template, when: datetime, folder: Path, rnd: random.Random) -> Path
     """A copy of the template as a new night's file: its times moved, each search's NDR drawn anew."""
     stamp = when.strftime("%Y-%m-%dT%H:%M:%S+0000")
     searches = []
-    for s in t.raw.get("searches") or []:
-        ndr = ((s.get("result") or {}).get("ndr") or {}).get("rate_pps")
-        if ndr:
-            sd = t.rel_sd.get(str(s.get("frame")), 0.0) * ndr
-            s = {**s, "result": {**s["result"], "ndr": {**s["result"]["ndr"], "rate_pps": _drawn(rnd, ndr, sd)}}}
-        searches.append(s)
+    for s in t.record.searches:
+        ndr = s.result.ndr.rate_pps if s.result is not None else None
+        if s.result is not None and ndr:
+            sd = t.rel_sd.get(str(s.frame), 0.0) * ndr
+            s = s.with_(result=s.result.with_(ndr=s.result.ndr.with_(rate_pps=_drawn(rnd, ndr, sd))))
+        searches.append(s.to_json())
     path = folder / f"{t.path.stem}-{when:%Y%m%d}.json"
     path.write_text(json.dumps({**t.raw, "created": stamp, "updated": stamp, "searches": searches}))
     return path
