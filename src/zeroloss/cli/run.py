@@ -155,7 +155,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     from zeroloss.cli.lab import check_lab_file
     from zeroloss.drivers.session import BENCH, ResultLock
     from zeroloss.host import hostinfo
-    from zeroloss.runs.campaign import CampaignFile, builtin_names, expand, read
+    from zeroloss.runs.campaign import CampaignFile, Definition, builtin_names, expand, read
 
     if args.list or not (args.campaign or args.resume):
         print("built-in campaigns: " + ", ".join(builtin_names()))
@@ -172,7 +172,8 @@ def cmd_campaign(args: argparse.Namespace) -> int:
         cases = expand(spec, overrides)
         for lab in sorted({c.config.lab for c in cases if c.config is not None and c.config.lab}):
             check_lab_file(lab)  # before the bench is taken, as run does
-        path = Path(args.output or f"results/campaign-{spec['name']}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        name = Definition.from_json(spec).name
+        path = Path(args.output or f"results/campaign-{name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
     db = autoingest.database(args)
     with ResultLock(path), BENCH:  # one writer per campaign file, one zeroloss on the bench
         if args.resume:
