@@ -58,7 +58,7 @@ class CoreWatch:
                     return
             attempts += 1
             waited = time.monotonic() - started
-            if not reading["shared"] or waited + PROBE_EVERY_S > wait_s:
+            if not CoreProbe.from_json(reading).shared or waited + PROBE_EVERY_S > wait_s:
                 break
             if attempts == 1:
                 self.progress("cores", {"cores": sorted(cores), "line": f"{coreprobe.describe(reading)}; probing "
@@ -68,8 +68,9 @@ class CoreWatch:
         self.progress("cores", {"cores": sorted(cores), "line": why + coreprobe.describe(reading)})
         more = {"trigger": trigger, "attempts": attempts, "waited_s": round(waited, 1),
                 **({"after_trial": after_trial} if after_trial is not None else {})}
-        self.rf.add_core_probe(CoreProbe.from_json({"frames": frames, **reading, **more}))
-        if reading["shared"]:
+        probe = CoreProbe.from_json({"frames": frames, **reading, **more})
+        self.rf.add_core_probe(probe)
+        if probe.shared:
             sizes = ", ".join(map(frames_.text, frames)) + (
                 f" from trial {after_trial + 2} on" if after_trial is not None else "")
             never = (f"the host never gave independent cores in {waited:.0f} s ({attempts} probes); "

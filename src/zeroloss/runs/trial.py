@@ -52,7 +52,7 @@ def direction_latency(group: list[StreamResult], refused_is_loss: bool = True) -
     if hist is None:
         lat = [asdict(s.latency_ns) for s in group]
         worst = {k: max(x[k] for x in lat) for k in lat[0]}
-        return mark_lost({**worst, "count": sum(x["count"] for x in lat)}, lost), None
+        return mark_lost({**worst, "count": sum(s.latency_ns.count for s in group)}, lost), None
     return hist.percentiles(), hist
 
 
@@ -116,11 +116,12 @@ class TrialRunner:
         out = outcome_of(r, self.refused_is_loss)
         disturbed = self.disturbance(out, stalls, rate_pps) or self.burst(out, r)
         detail = guarded(health, lambda: self.detail_of(r, before, after, rate_pps))
-        interference = {**stalls.to_json(), "stall_ms": stalls.stall_ms_by_core(), "disturbed": disturbed}
+        pmd = {}
         if perf and perf_before is not None:  # each PMD's longest iteration: its own stalls, whatever caused them
             perf_after = guarded(health, perf)
-            interference["pmd_perf"] = pmd_perf_delta(perf_before, perf_after)
-        detail = detail.with_(interference=interference)
+            pmd = {"pmd_perf": pmd_perf_delta(perf_before, perf_after)}
+        detail = detail.with_(interference={**stalls.to_json(), "stall_ms": stalls.stall_ms_by_core(),
+                                            "disturbed": disturbed, **pmd})
         if tel_before is not None and tel_after is not None:
             detail = detail.with_(telemetry=trial_record(tel_before, tel_after, perf_before,
                                                          perf_after if perf else None, detail.counters))
@@ -172,8 +173,7 @@ class TrialRunner:
         """The trial's record beyond the search's view: counters of every stage over the trial (before and after
         it, as the probe read them), the ledger of each direction hop by hop, the diagnosis when frames were lost,
         and the DUT's state."""
-        c = counter_delta(after, before) or {}
-        c["gen"] = gen_counters(r, self.refused_is_loss)
+        c = {**(counter_delta(after, before) or {}), "gen": gen_counters(r, self.refused_is_loss)}
         state = self.probe.state() if self.probe.state else None
         ctx = {**self.probe.context, "frame": self.frame, "rate_pps": rate_pps, "flows": self.cfg.flows}
         groups = by_direction(r)
