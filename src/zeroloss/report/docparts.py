@@ -130,14 +130,18 @@ class Skipped(Record):
 @dataclass(frozen=True, kw_only=True)
 class LossEvent(Record):
     """A soak's loss event (results/soak.py loss_events): its span, frames lost in all and per direction, and
-    its ledger and diagnosis as stored (explain's direction_text and findings_text read them)."""
+    its ledger and diagnosis as stored (explain's direction_text and findings_text read them); the fields in the
+    file's order, so that to_json gives the event back as stored."""
 
     start_s: float = 0.0
     end_s: float = 0.0
+    first: int | None = None  # its first and last interval row
+    last: int | None = None
     lost: float = 0
     directions: JsonObject | None = None
     ledger: list[JsonObject] | None = None
     diagnosis: list[JsonObject] | None = None
+    window_s: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
