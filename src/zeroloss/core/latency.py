@@ -16,26 +16,29 @@ Stored form (`to_json`): {"count", "min", "max", "mean", "bins": "300:5,2,3:1"} 
 
 from __future__ import annotations
 
-import base64
 import math
 import re
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.errors import ZeroLossError
 
-SUB_BITS = 7
-SUB = 1 << SUB_BITS  # 128
-MAX_EXP = 40
-BUCKETS = SUB * (MAX_EXP - SUB_BITS + 2)
-
-# bins text longer than this is stored deflated (bins_stored); the most a deflated one may inflate to: every bucket
-# holding a 20-digit count and a gap
-ZIP_OVER = 1024
-ZIP_PREFIX = "z:"
-ZIP_MAX = BUCKETS * 24
+# zlgen's buckets and their stored text (moved to core/latbins.py; read from here too)
+from zeroloss.core.latbins import BUCKETS as BUCKETS
+from zeroloss.core.latbins import MAX_EXP as MAX_EXP
+from zeroloss.core.latbins import SUB as SUB
+from zeroloss.core.latbins import SUB_BITS as SUB_BITS
+from zeroloss.core.latbins import ZIP_MAX as ZIP_MAX
+from zeroloss.core.latbins import ZIP_OVER as ZIP_OVER
+from zeroloss.core.latbins import ZIP_PREFIX as ZIP_PREFIX
+from zeroloss.core.latbins import bins_of as bins_of
+from zeroloss.core.latbins import bins_stored as bins_stored
+from zeroloss.core.latbins import bins_text as bins_text
+from zeroloss.core.latbins import bucket_index as bucket_index
+from zeroloss.core.latbins import bucket_low as bucket_low
+from zeroloss.core.latbins import bucket_width as bucket_width
 
 # the percentiles a trial keeps, by key, and the percent each is
 PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99_9", 99.9), ("p99_99", 99.99))
@@ -45,26 +48,19 @@ SHOWN = {v: k for k, v in BOUND_NAMES.items()}  # stored key -> as written (p99_
 UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
-def bucket_index(v: int) -> int:
-    """The bucket of a value in ns (zl_hist_index)."""
-    if v < SUB:
-        return max(0, int(v))
-    e = int(v).bit_length() - 1
-    if e > MAX_EXP:
-        return BUCKETS - 1
-    return SUB * (e - SUB_BITS + 1) + (int(v) >> (e - SUB_BITS)) - SUB
+@dataclass(frozen=True, kw_only=True)
+class Summary(Record):
+    """What a latency_ns says of itself, besides its percentiles: zlgen's summary (count, min, mean, max), the stored
+    histogram (`bins`, or `buckets` pairs before format 3), and the lost frames and the keys they reach."""
 
-
-def bucket_low(i: int) -> int:
-    """The smallest value of bucket i, ns (zl_hist_bucket_low)."""
-    if i < SUB:
-        return i
-    return (SUB + i % SUB) << (i // SUB - 1)
-
-
-def bucket_width(i: int) -> int:
-    """The width of bucket i, ns (zl_hist_bucket_width)."""
-    return 1 if i < SUB else 1 << (i // SUB - 1)
+    count: Json = None
+    min: Json = None
+    max: Json = None
+    mean: Json = None
+    bins: Json = None
+    buckets: Json = None
+    lost: Json = None
+    lost_tail: Json = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +83,8 @@ class Histogram:
     def of_stream(cls, summary: Mapping[str, Any], buckets: Iterable[Sequence[int]]) -> Histogram:
         """One stream's histogram from zlgen's summary (count, min, mean, max) and its sparse buckets. Raises
         ValueError when the buckets do not add up to the count (an export zlgen did not make)."""
-        count = int(summary.get("count") or 0)
+        head = Summary.from_json(summary)
+        count = int(head.count or 0)
         merged: dict[int, int] = {}
         for low, n in buckets:
             if int(n) < 0 or int(low) < 0:
@@ -102,8 +99,7 @@ class Histogram:
         if not count:
             return cls()
         return cls(buckets=tuple((bucket_low(i), merged[i]) for i in sorted(merged)), count=count,
-                   min=int(summary.get("min") or 0), max=int(summary.get("max") or 0),
-                   sum_ns=float(summary.get("mean") or 0.0) * count)
+                   min=int(head.min or 0), max=int(head.max or 0), sum_ns=float(head.mean or 0.0) * count)
 
     def to_json(self) -> dict[str, Any]:
         """The stored form (result format 3): the summary and the non-empty buckets as one `bins` text."""
@@ -114,9 +110,9 @@ class Histogram:
     def from_json(cls, doc: Mapping[str, Any]) -> Histogram:
         """A histogram from its stored form, `bins` (format 3) or `buckets` pairs (format 2); ValueError when it
         does not add up."""
-        bins = doc.get("bins")
-        h = cls.of_stream(doc, doc.get("buckets") or () if bins is None else bins_of(bins))
-        lost = int(doc.get("lost") or 0)
+        head = Summary.from_json(doc)
+        h = cls.of_stream(doc, head.buckets or () if head.bins is None else bins_of(head.bins))
+        lost = int(head.lost or 0)
         if lost < 0:
             raise ValueError(f"latency histogram: lost {lost} is negative")
         return replace(h, lost=lost) if lost else h
@@ -182,65 +178,6 @@ class Histogram:
         return out
 
 
-def bins_text(buckets: Iterable[tuple[int, int]]) -> str:
-    """Sparse buckets (low ns, count), sorted, as the compact text a result file keeps: comma-separated counts of
-    consecutive buckets from bucket index 0, a count after k empty buckets written `k:count`. Buckets 300, 301, 305
-    holding 5, 2, 1: "300:5,2,3:1". A 1,700-bucket histogram takes ~6 KB instead of ~20 KB of [low, count] pairs
-    (~70 KB indented), and a reader checks one string instead of walking thousands of lists."""
-    out, at = [], 0
-    for low, n in buckets:
-        i = bucket_index(low)
-        out.append(f"{i - at}:{n}" if i > at else str(n))
-        at = i + 1
-    return ",".join(out)
-
-
-def bins_stored(buckets: Iterable[tuple[int, int]]) -> str:
-    """The `bins` a result file keeps: the bins_text, or, when that passes ZIP_OVER characters, "z:" and the text
-    deflated and in base64. A trial's two 1,800-bucket histograms took 18 of its 25 KB as text, 11 KB so (issue 37:
-    20 KB a trial); lossless, so a stored histogram still gives zlgen's own percentiles."""
-    text = bins_text(buckets)
-    if len(text) <= ZIP_OVER:
-        return text
-    return ZIP_PREFIX + base64.b64encode(zlib.compress(text.encode("ascii"), 9)).decode("ascii")
-
-
-def _unzipped(text: str) -> str:
-    """The bins_text inside a "z:" bins; ValueError when it is not base64 of deflated ASCII or inflates past what
-    zlgen's buckets can make (a crafted file cannot make the reader inflate gigabytes)."""
-    try:
-        z = zlib.decompressobj()
-        out = z.decompress(base64.b64decode(text[len(ZIP_PREFIX):], validate=True), ZIP_MAX)
-    except (ValueError, zlib.error) as e:
-        raise ValueError(f"latency bins: deflated bins do not read: {e}") from None
-    if z.unconsumed_tail or not z.eof:
-        raise ValueError("latency bins: deflated bins are truncated or inflate past any zlgen histogram")
-    try:
-        return out.decode("ascii")
-    except UnicodeDecodeError:
-        raise ValueError("latency bins: deflated bins are not text") from None
-
-
-def bins_of(text: str) -> list[tuple[int, int]]:
-    """The sparse buckets (low ns, count) of a `bins_text` or `bins_stored`; ValueError naming the fault when it is
-    not one."""
-    if not isinstance(text, str):
-        raise ValueError(f"latency bins are {type(text).__name__}, not text")
-    if text.startswith(ZIP_PREFIX):
-        text = _unzipped(text)
-    out, at = [], 0
-    for item in text.split(",") if text else ():
-        skip, _, n = item.rpartition(":")
-        if not n.isdigit() or not (skip == "" or skip.isdigit()):
-            raise ValueError(f"latency bins: {item[:20]!r} is not COUNT or GAP:COUNT")
-        at += int(skip or 0)
-        if at >= BUCKETS:
-            raise ValueError(f"latency bins: bucket {at} beyond zlgen's {BUCKETS}")
-        out.append((bucket_low(at), int(n)))
-        at += 1
-    return out
-
-
 def merge(hists: Iterable[Histogram]) -> Histogram:
     """One histogram of several (the queues of a direction, the directions of a trial): counts added bucket by
     bucket, min and max of all, the sum for the mean."""
@@ -264,7 +201,7 @@ def of_streams(streams: Iterable[tuple[Mapping[str, Any], Sequence[Sequence[int]
     before the export: only its percentiles are known; `mark_lost` marks them)."""
     hists = []
     for summary, buckets in streams:
-        if int(summary.get("count") or 0) and not buckets:
+        if int(Summary.from_json(summary).count or 0) and not buckets:
             return None
         try:
             hists.append(Histogram.of_stream(summary, buckets))
@@ -290,14 +227,15 @@ def mark_lost(lat: dict[str, Any], lost: int) -> dict[str, Any]:
     loss. For percentiles known only as numbers (a zlgen without bucket export); a histogram computes them exactly."""
     if lost <= 0:
         return lat
-    received, top = int(lat.get("count") or 0), lat.get("max") or 0
+    head = Summary.from_json(lat)
+    received, top = int(head.count or 0), head.max or 0
     tail = [key for key, pct in PERCENTILES if key in lat and lost_reaches(pct, received, lost)] + ["max"]
     return {**lat, **{k: max(top, lat.get(k) or 0) for k in tail}, "lost": int(lost), "lost_tail": tail}
 
 
 def lost_tail(lat: Mapping[str, Any] | None) -> frozenset[str]:
     """The keys of a latency_ns the lost frames reach (their value is a lower bound); none in a file before it."""
-    return frozenset((lat or {}).get("lost_tail") or ())
+    return frozenset(Summary.from_json(lat or {}).lost_tail or ())
 
 
 def value_text(lat: Mapping[str, Any] | None, key: str, scale: float = 1e3, fmt: str = ",.1f") -> str:
@@ -308,7 +246,7 @@ def value_text(lat: Mapping[str, Any] | None, key: str, scale: float = 1e3, fmt:
     if v is None:
         return "-"
     if key in lost_tail(lat):
-        return f"> {v / scale:{fmt}}" if lat.get("count") else "lost"
+        return f"> {v / scale:{fmt}}" if Summary.from_json(lat).count else "lost"
     return f"{v / scale:{fmt}}"
 
 
@@ -365,7 +303,7 @@ def exceeded(bounds: Iterable[tuple[str, float]], latency: Mapping[str, float] |
     """The first bound a direction's latency exceeds, as 'p99 63 us > 50 us', or None when it meets them all.
     Latency not measured (None, or no value counted) meets no bound."""
     for key, limit in bounds:
-        if latency is None or not latency.get("count"):
+        if latency is None or not Summary.from_json(latency).count:
             return f"{SHOWN.get(key, key)} not measured (bound {ns_text(limit)})"
         value = latency.get(key)
         if value is None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from zeroloss.core.frames import legend as mix_legend
 from zeroloss.results import latencyload
+from zeroloss.results.runsettings import RunSettings
 from zeroloss.results.summary import FrameRow, Run, frame_rows
 from zeroloss.results.verdict import SizeVerdict, size_verdicts, verdict
 
@@ -66,10 +67,10 @@ def records(runs: list[Run]) -> list[dict[str, Any]]:
 
 def _run_json(r: Run) -> dict[str, Any]:
     """What a run's rows are of: its topology, link speed, loss limits and state."""
-    c = r.record.config
-    return {"label": r.label, "source": r.source, "topology": c.get("topology", "p2p"),
-            "link_speed_gbps": r.record.link_speed_gbps, "ndr_loss_pct": c["ndr_loss_pct"],
-            "pdr_loss_pct": c["pdr_loss_pct"], "state": r.record.state, "verdict": verdict(r.record).to_dict(),
+    c = RunSettings.from_json(r.record.config)
+    return {"label": r.label, "source": r.source, "topology": c.topology,
+            "link_speed_gbps": r.record.link_speed_gbps, "ndr_loss_pct": c.ndr_loss_pct,
+            "pdr_loss_pct": c.pdr_loss_pct, "state": r.record.state, "verdict": verdict(r.record).to_dict(),
             "latency_vs_load": latencyload.to_json(r.record)}
 
 
@@ -111,9 +112,9 @@ def to_markdown(runs: list[Run]) -> str:
     head = ["frame B", "NDR pps", "% line rate", "L1 Gb/s", "PDR pps", "val. lost / sent", "lat p50 / p99 / max us",
             "verdict", "flags"]
     for run in runs:
-        c = run.record.config
-        out.append(f"**{run.label}**: {c.get('topology', 'p2p')}, NDR (loss ≤ {c['ndr_loss_pct']:g} %) and PDR "
-                   f"(≤ {c['pdr_loss_pct']:g} %) per direction, % of {run.record.link_speed_gbps:g} Gb/s line rate")
+        c = RunSettings.from_json(run.record.config)
+        out.append(f"**{run.label}**: {c.topology}, NDR (loss ≤ {c.ndr_loss_pct:g} %) and PDR "
+                   f"(≤ {c.pdr_loss_pct:g} %) per direction, % of {run.record.link_speed_gbps:g} Gb/s line rate")
         out.append("")
         out.append(verdict(run.record).line)
         out.append("")

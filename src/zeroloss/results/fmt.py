@@ -2,17 +2,48 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from zeroloss.core.codec import Json, Record
 from zeroloss.core.frames import legend as mix_legend
 from zeroloss.core.frames import text as frame_text
 from zeroloss.core.latency import lost_reaches
 from zeroloss.core.model import TrialResult
 from zeroloss.core.text import si, table
 from zeroloss.loss.records import Ledger
-from zeroloss.results.soak import SoakRecord
+from zeroloss.results.runsettings import RunSettings
+from zeroloss.results.soak import IntervalRow, SoakRecord
 
 __all__ = ["port_table", "queue_lines", "run_table", "si", "soak_line", "soak_table", "table", "trial_table"]
+
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueCounts(Record):
+    """A port's frames per RX queue: a DUT testpmd's `dut_ports` entry (q_ipackets) or a hop's evidence (q_ipackets,
+    or rx_queues: loss/ledger.py)."""
+
+    q_ipackets: Json = ()
+    rx_queues: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OldTrial(Record):
+    """What a trial of a file before the hop ledger kept beside its record: the DUT testpmd's port counters."""
+
+    dut_ports: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Said(Record):
+    """What the soak table shows of a finding of its diagnosis (loss/records.py Finding, as the soak file keeps it)."""
+
+    frames: Json = None
+    hop: Json = None
+    cause: Json = None
+    remedies: Json = ()
+
 
 if TYPE_CHECKING:
     from zeroloss.results.records import RunRecord, TrialEntry
@@ -77,7 +108,7 @@ def run_table(run: RunRecord) -> str:
     from zeroloss.results.summary import frame_rows
     from zeroloss.results.verdict import verdict
 
-    cfg = run.config
+    cfg = RunSettings.from_json(run.config)
     frows = frame_rows(run)
     sign_off = verdict(run)
     repeat = max((r.repeats for r in frows), default=1)
@@ -104,8 +135,8 @@ def run_table(run: RunRecord) -> str:
         rows.append(row)
     legend = [f"  {f}: {FLAG_TEXT[f]}" for f in sorted({f for r in frows for f in r.flags}) if f in FLAG_TEXT]
     legend += mix_legend(r.frame for r in frows)
-    title = (f"Zero-loss throughput: NDR (loss <= {cfg['ndr_loss_pct']:g} %) and PDR (loss <= "
-             f"{cfg['pdr_loss_pct']:g} %) per direction, % of {run.link_speed_gbps:g} Gb/s line rate")
+    title = (f"Zero-loss throughput: NDR (loss <= {cfg.ndr_loss_pct:g} %) and PDR (loss <= "
+             f"{cfg.pdr_loss_pct:g} %) per direction, % of {run.link_speed_gbps:g} Gb/s line rate")
     from zeroloss.results.latencyload import criterion
 
     if bound := criterion(run):  # a latency bound was part of the criterion (--max-latency)
@@ -126,14 +157,14 @@ def _queue_cells(trial: TrialEntry, nb: int) -> list[str]:
     """A trial's RX queue shares per port that counts per queue: from its hop ledger (the hops' evidence, in
     loss/ledger.py's shape), or from `dut_ports` in files written before the hop ledger."""
     cells = []
-    for p, port in enumerate(trial.extra.get("dut_ports") or []):
-        q = port.get("q_ipackets", [])[:nb]
+    for p, port in enumerate(OldTrial.from_json(trial.extra).dut_ports or []):
+        q = QueueCounts.from_json(port).q_ipackets[:nb]
         if sum(q):
             cells.append(f"port {p}: " + " ".join(f"q{i} {100 * c / sum(q):.0f}%" for i, c in enumerate(q)))
     for led in trial.ledger or []:
         for hop in led.hops:
-            ev = hop.evidence or {}
-            q = (ev.get("q_ipackets") or ev.get("rx_queues") or [])[:nb]
+            ev = QueueCounts.from_json(hop.evidence or {})
+            q = (ev.q_ipackets or ev.rx_queues or [])[:nb]
             total = sum(q)
             if total:
                 shares = " ".join(f"q{i} {100 * c / total:.0f}%" for i, c in enumerate(q))
@@ -144,7 +175,7 @@ def _queue_cells(trial: TrialEntry, nb: int) -> list[str]:
 def queue_lines(run: RunRecord) -> list[str]:
     """How the frames of the NDR validation trial spread over the RX queues of each port on the path that
     counts per queue (a DUT testpmd's ports, OVS's vhost ports)."""
-    nb = run.config.get("dut_rxq", 1)
+    nb = RunSettings.from_json(run.config).dut_rxq
     out: list[str] = []
     if nb < 2:
         return out
@@ -162,11 +193,13 @@ def queue_lines(run: RunRecord) -> list[str]:
 
 def soak_line(row: dict[str, Any]) -> str:
     """One interval of a fixed-rate (soak) trial: time, then per direction rate sent/received, the frames the wire
-    refused in it (not in the rate sent) and the shortfall."""
-    parts = [f"{row['t_s']:8.1f} s"]
-    for key, d in sorted(row["directions"].items()):
-        parts.append(f"{key} tx {d['tx_pps']:>11,.0f} pps  rx {d['rx_pps']:>11,.0f} pps  "
-                     f"refused {d.get('refused', 0):>9,}  short {d.get('short', d['lost']):>9,}")
+    refused in it (not in the rate sent) and the shortfall (its loss in a file before `short`)."""
+    rec = IntervalRow.from_json(row)
+    parts = [f"{rec.t_s:8.1f} s"]
+    for key, d in sorted(rec.directions.items()):
+        short = d.short if d.keys is None or "short" in d.keys else d.lost
+        parts.append(f"{key} tx {d.tx_pps:>11,.0f} pps  rx {d.rx_pps:>11,.0f} pps  "
+                     f"refused {d.refused:>9,}  short {short:>9,}")
     return "  ".join(parts)
 
 
@@ -189,10 +222,10 @@ def soak_table(soak: SoakRecord | dict[str, Any]) -> str:
     lines.append(f"largest shortfall during the trial: {worst:,} frame(s) sent and not yet received (lost or in "
                  f"flight; 'short' per interval)")
     lines += _ledger_lines(rec.ledger or [])
-    for f in rec.diagnosis or []:
-        if "frames" in f:
-            lines.append(f"diagnosis: {f['frames']:,} frame(s) at {f['hop']}: {f['cause']}")
-            lines += [f"  fix: {r}" for r in f.get("remedies", [])[:2]]
+    for f in map(Said.from_json, rec.diagnosis or []):
+        if "frames" in (f.keys or ()):
+            lines.append(f"diagnosis: {f.frames:,} frame(s) at {f.hop}: {f.cause}")
+            lines += [f"  fix: {r}" for r in f.remedies[:2]]
     return "\n".join(lines)
 
 

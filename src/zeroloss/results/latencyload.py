@@ -9,6 +9,7 @@ from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.latency import bounds_text, lost_tail, parse_bounds, value_text
 from zeroloss.core.text import table
 from zeroloss.results.records import LoadTrial, RunRecord, SearchEntry
+from zeroloss.results.runsettings import RunSettings
 
 SHOWN = ("p50", "p99", "p99_9", "max")  # NFVbench's columns
 
@@ -35,7 +36,7 @@ def rows(run: RunRecord) -> list[dict[str, Any]]:
 def criterion(run: RunRecord) -> str:
     """The latency bound the run's NDR and PDR also met ('' without one): 'p99 <= 50 us'."""
     try:
-        return bounds_text(parse_bounds(str(run.config.get("max_latency") or "")))
+        return bounds_text(parse_bounds(str(RunSettings.from_json(run.config).max_latency or "")))
     except ZeroLossError:
         return ""
 
@@ -44,23 +45,22 @@ def load_table(run: RunRecord) -> str:
     """The text table printed after a run and by `zeroloss report --format markdown`'s text: frame, load % of the
     NDR, rate, frames lost, p50, p99, p99.9 and max in us, all directions merged, over the frames sent: a figure the
     lost frames reach is '> x' (x the largest measured, latency.Histogram.percentile); '' when there are no trials."""
-    rs = rows(run)
+    rs = [(s, t, t.latency()) for s in searches(run) for t in s.latency_loads or ()]
     if not rs:
         return ""
-    repeats = len({r["repeat"] for r in rs}) > 1
+    repeats = len({s.repeat for s, _, _ in rs}) > 1
     headers = ["frame", *(["search"] if repeats else []), "load %", "rate pps", "lost",
                "p50 us", "p99 us", "p99.9 us", "max us"]
     cells = []
-    for r in rs:
-        lat = r["latency_ns"]
-        cells.append([str(r["frame"]), *([str(r["repeat"] + 1)] if repeats else []), f"{r['load_pct']:g}",
-                      f"{r['rate_pps']:,.0f}", f"{r['lost']:,}" + (" *" if r["disturbed"] else ""),
+    for s, t, lat in rs:
+        cells.append([str(s.frame), *([str(s.repeat + 1)] if repeats else []), f"{t.load_pct:g}",
+                      f"{t.rate_pps:,.0f}", f"{t.lost:,}" + (" *" if t.disturbed else ""),
                       *(value_text(lat, k) for k in SHOWN)])
     title = "Latency vs load (% of the NDR; every direction's frames merged)"
     out = [title, table(headers, cells, left=(0,))]
-    if any(r["disturbed"] for r in rs):
+    if any(t.disturbed for _, t, _ in rs):
         out.append("  *: a host stall touched the trial (its latency is the host's as much as the DUT's)")
-    if any(lost_tail(r["latency_ns"]) for r in rs):
+    if any(lost_tail(lat) for _, _, lat in rs):
         out.append("  > x: frames lost reach this percentile: over the frames sent it is above x, the largest latency "
                    "measured (a lost frame never arrived; the frames that did are not its latency)")
     return "\n".join(out)

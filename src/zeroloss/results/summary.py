@@ -12,11 +12,13 @@ from typing import Any
 
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.frames import Frame, mean, order
+from zeroloss.core.latency import Summary
 from zeroloss.core.model import l1_bps, l2_bps
 from zeroloss.results import schema
 from zeroloss.results.campaigns import CampaignRecord, TuneRecord
 from zeroloss.results.load import Raw, read, record
 from zeroloss.results.records import RunRecord, SearchEntry, TrialEntry
+from zeroloss.results.runsettings import RunSettings
 
 
 @dataclass(frozen=True)
@@ -226,22 +228,23 @@ def latency_rows(run: RunRecord) -> list[dict[str, Any]]:
     for s, t in chosen.values():
         for d in t.dirs():
             lat = d.latency_ns or {}
-            if not lat.get("count"):
+            head = Summary.from_json(lat)
+            if not head.count:
                 continue
             out.append({"frame": s.frame, "direction": f"{d.port}->{d.rx_port}",
-                        "rate_pps": t.rate_pps, "count": lat["count"], "mean": lat["mean"] / 1e3,
+                        "rate_pps": t.rate_pps, "count": head.count, "mean": head.mean / 1e3,
                         **{name: lat[key] / 1e3 for key, name in PERCENTILES if key in lat}})
     return out
 
 
 def describe(run: RunRecord) -> str:
     """A run's setup in a few words: topology, DUT, the settings an engineer looks for first."""
-    c = run.config
-    topo = c.get("topology", "p2p")
-    parts = [topo, f"DUT {c.get('dut', 'testpmd')}"]
-    if topo == "p2p" and c.get("dut", "testpmd") == "testpmd":
-        parts.append(f"testpmd {c.get('forward_mode', 'io')}, {c.get('dut_rxq', 1)} rxq")
+    c = RunSettings.from_json(run.config)
+    topo = c.topology
+    parts = [topo, f"DUT {c.dut}"]
+    if topo == "p2p" and c.dut == "testpmd":
+        parts.append(f"testpmd {c.forward_mode}, {c.dut_rxq} rxq")
     if topo in ("pvp", "pvvp"):
-        parts.append(f"virtio ring {c.get('vnf_ring', 1024)}")
-    parts.append(f"{c.get('flows')} flows, {'bidirectional' if c.get('bidirectional', True) else 'one way'}")
+        parts.append(f"virtio ring {c.vnf_ring}")
+    parts.append(f"{c.flows} flows, {'bidirectional' if c.bidirectional else 'one way'}")
     return ", ".join(parts)

@@ -28,6 +28,7 @@ from zeroloss.core.frames import Frame
 from zeroloss.core.text import si
 from zeroloss.results.latencyload import criterion
 from zeroloss.results.records import RunRecord, SearchEntry
+from zeroloss.results.runsettings import RunSettings
 
 PASS, FAIL, INCONCLUSIVE, MEASURED = "PASS", "FAIL", "INCONCLUSIVE", "MEASURED"
 NONE, INCOMPLETE = "NONE", "INCOMPLETE"  # run statuses: no requirement given (all measured); no search finished
@@ -220,14 +221,14 @@ def _shared_frames(run: RunRecord) -> set[Frame]:
 
 def _required(run: RunRecord) -> dict[Frame, float]:
     """The stored require_ndr: {frame key: %} (JSON keys are text: "64", "imix")."""
-    return {frames.key(k): float(v) for k, v in (run.config.get("require_ndr") or {}).items()}
+    return {frames.key(k): float(v) for k, v in (RunSettings.from_json(run.config).require_ndr or {}).items()}
 
 
 def size_verdicts(run: RunRecord) -> dict[Frame, SizeVerdict]:
     """Every measured frame size's verdict, from its finished searches."""
     required = _required(run)
     shared = _shared_frames(run)
-    gran = run.config.get("granularity_pct")
+    gran = RunSettings.from_json(run.config).granularity_pct
     gran = float(gran) if isinstance(gran, (int, float)) and not isinstance(gran, bool) else 0.5
     by_frame: dict[Frame, list[SearchEntry]] = {}
     for s in run.finished():
