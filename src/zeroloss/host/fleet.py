@@ -34,7 +34,7 @@ from . import remote
 from .audit import SEVERITIES, Context, Finding, run
 from .fleetrun import Collected, run_playbook, ssh_config_path
 from .inventory import Inventory
-from .ovsstate import OtherConfig
+from .ovsrecords import OtherConfig
 from .plan import Intent, Plan, make_plan
 from .planmem import HUGEPAGE_1G_KB
 from .ssh import unreachable_hint

@@ -10,9 +10,20 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zeroloss.core.codec import Json, Record
 from zeroloss.core.cpuset import MAX_CPUS, parse_mask, shown
 from zeroloss.core.errors import ZeroLossError
+
+from .ovsrecords import (
+    BridgeRow,
+    InterfaceConfig,
+    InterfaceOptions,
+    InterfaceRow,
+    InterfaceStatus,
+    OpenVswitchRow,
+    OtherConfig,
+    OvsOutputs,
+    VsctlTable,
+)
 
 # file name in a captured directory -> the read-only command that produced it
 CAPTURE = {
@@ -22,43 +33,6 @@ CAPTURE = {
     "pmd-rxq-show.txt": ["ovs-appctl", "--timeout=5", "dpif-netdev/pmd-rxq-show"],
 }
 DEFAULT_DESC = 2048  # OVS NIC_PORT_DEFAULT_RXQ_SIZE / _TXQ_SIZE (lib/netdev-dpdk.c)
-
-
-def _key(name: str) -> dict[str, str]:
-    return {"key": name}
-
-
-@dataclass(frozen=True, kw_only=True)
-class OtherConfig(Record):
-    """The Open_vSwitch other_config keys zeroloss reads, values as OVS stores them (None: unset)."""
-    dpdk_init: str | None = field(default=None, metadata=_key("dpdk-init"))
-    dpdk_socket_mem: str | None = field(default=None, metadata=_key("dpdk-socket-mem"))
-    dpdk_lcore_mask: str | None = field(default=None, metadata=_key("dpdk-lcore-mask"))
-    pmd_cpu_mask: str | None = field(default=None, metadata=_key("pmd-cpu-mask"))
-    dpdk_extra: str | None = field(default=None, metadata=_key("dpdk-extra"))
-    per_port_memory: str | None = field(default=None, metadata=_key("per-port-memory"))
-
-
-@dataclass(frozen=True, kw_only=True)
-class InterfaceOptions(Record):
-    """The Interface options zeroloss reads (None: unset)."""
-    n_rxq: str | None = None
-    n_rxq_desc: str | None = None
-    n_txq_desc: str | None = None
-    dpdk_devargs: str | None = field(default=None, metadata=_key("dpdk-devargs"))
-
-
-@dataclass(frozen=True, kw_only=True)
-class InterfaceStatus(Record):
-    """The Interface status keys zeroloss reads (None: not reported)."""
-    numa_id: str | None = None
-    link_speed: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class InterfaceConfig(Record):
-    """The Interface other_config keys zeroloss reads (None: unset)."""
-    pmd_rxq_affinity: str | None = field(default=None, metadata=_key("pmd-rxq-affinity"))
 
 
 @dataclass(frozen=True)
@@ -153,48 +127,6 @@ class OvsState:
 
     def dpdk_ports(self) -> list[OvsInterface]:
         return [i for i in self.interfaces if i.is_dpdk]
-
-
-@dataclass(frozen=True, kw_only=True)
-class OvsOutputs(Record):
-    """The commands' outputs by CAPTURE's file names (a missing one is None)."""
-    open_vswitch: str | None = field(default=None, metadata={"key": "vsctl-list-open_vswitch.json"})
-    interface: str | None = field(default=None, metadata={"key": "vsctl-list-interface.json"})
-    bridge: str | None = field(default=None, metadata={"key": "vsctl-list-bridge.json"})
-    pmd_rxq_show: str = field(default="", metadata={"key": "pmd-rxq-show.txt"})
-
-
-@dataclass(frozen=True, kw_only=True)
-class VsctlTable(Record):
-    """`ovs-vsctl --format=json list TABLE`: the column names and one list of values per row."""
-    headings: Json = None
-    data: Json = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class OpenVswitchRow(Record):
-    """The Open_vSwitch table's row (OVSDB values decoded)."""
-    other_config: Json = None
-    dpdk_initialized: Json = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class InterfaceRow(Record):
-    """A row of the Interface table (OVSDB values decoded)."""
-    name: Json = ""
-    type: Json = ""
-    mtu: Json = None
-    mtu_request: Json = None
-    options: Json = None
-    status: Json = None
-    other_config: Json = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class BridgeRow(Record):
-    """A row of the Bridge table (OVSDB values decoded)."""
-    name: Json = ""
-    datapath_type: Json = None
 
 
 def _int(value, default):
