@@ -5,7 +5,7 @@ a shared mempool's mbufs). Text and numbers in, values out; no host or process a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 MiB = 1 << 20
@@ -101,21 +101,35 @@ def cache_stats(pmds: dict[str, dict[str, int]]) -> dict[str, float | int]:
     """The datapath caches over a trial, summed over PMDs (pmds: a delta of parse_pmd_stats): packets, hits of each
     cache and their shares of the packets (%), upcalls, lost upcalls and subtable lookups per megaflow hit. Empty
     when the PMDs received nothing or OVS printed no cache counters."""
-    keys = ("packets_received", "phwol_hits", "mfex_opt_hits", "simple_hits", "emc_hits", "smc_hits",
-            "megaflow_hits", "megaflow_lookups", "upcalls", "lost_upcalls", "recirculations")
-    tot = {k: sum(int(p.get(k, 0)) for p in pmds.values() if isinstance(p, dict)) for k in keys}
+    keys = [f.name for f in fields(CacheCounts)]
+    tot = CacheCounts(**{k: sum(int(p.get(k, 0)) for p in pmds.values() if isinstance(p, dict)) for k in keys})
     if not any(k in p for p in pmds.values() if isinstance(p, dict) for k in ("emc_hits", "megaflow_hits")):
         return {}
-    passes = tot["packets_received"] + tot["recirculations"]  # a recirculated packet looks up the caches again
+    passes = tot.packets_received + tot.recirculations  # a recirculated packet looks up the caches again
     if passes <= 0:
         return {}
-    out: dict[str, float | int] = dict(tot)
-    out["lookups"] = passes
-    for k in ("emc_hits", "smc_hits", "megaflow_hits", "upcalls", "lost_upcalls"):
-        out[k.replace("_hits", "") + "_pct"] = round(100 * tot[k] / passes, 2)
-    out["subtable_lookups_per_hit"] = round(tot["megaflow_lookups"] / tot["megaflow_hits"], 2) \
-        if tot["megaflow_hits"] else 0.0
-    return out
+    counts = asdict(tot)
+    shares = {k.replace("_hits", "") + "_pct": round(100 * counts[k] / passes, 2)
+              for k in ("emc_hits", "smc_hits", "megaflow_hits", "upcalls", "lost_upcalls")}
+    per_hit = round(tot.megaflow_lookups / tot.megaflow_hits, 2) if tot.megaflow_hits else 0.0
+    return {**counts, "lookups": passes, **shares, "subtable_lookups_per_hit": per_hit}
+
+
+@dataclass(frozen=True)
+class CacheCounts:
+    """The datapath cache counters of the PMDs over a trial, summed (OVS's dpif-netdev/pmd-perf-show names)."""
+
+    packets_received: int = 0
+    phwol_hits: int = 0
+    mfex_opt_hits: int = 0
+    simple_hits: int = 0
+    emc_hits: int = 0
+    smc_hits: int = 0
+    megaflow_hits: int = 0
+    megaflow_lookups: int = 0
+    upcalls: int = 0
+    lost_upcalls: int = 0
+    recirculations: int = 0
 
 
 
@@ -142,16 +156,11 @@ class DatapathTuning:
     ct_zone_limit: int = 0
 
     def other_config(self) -> dict[str, str]:
-        out = {}
-        if self.emc_insert_inv_prob >= 0:
-            out["emc-insert-inv-prob"] = str(self.emc_insert_inv_prob)
-        if self.smc_enable:
-            out["smc-enable"] = "true"
-        if self.flow_limit > 0:
-            out["flow-limit"] = str(self.flow_limit)
-        if self.revalidators > 0:
-            out["n-revalidator-threads"] = str(self.revalidators)
-        return out
+        """The other_config keys set (those left at OVS's default absent)."""
+        given = (("emc-insert-inv-prob", self.emc_insert_inv_prob >= 0, str(self.emc_insert_inv_prob)),
+                 ("smc-enable", self.smc_enable, "true"), ("flow-limit", self.flow_limit > 0, str(self.flow_limit)),
+                 ("n-revalidator-threads", self.revalidators > 0, str(self.revalidators)))
+        return {key: value for key, on, value in given if on}
 
     def ct_commands(self, dp: str = "netdev@ovs-netdev") -> list[tuple[str, ...]]:
         """The ovs-appctl commands that set conntrack's limits (once the datapath exists, again after a restart)."""

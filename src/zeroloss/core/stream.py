@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
+from .codec import Json, Record
 from .model import MAX_FRAME, MIN_FRAME
 
 FLOW_FIELDS = ("src_ip", "dst_ip", "src_port", "dst_port")
@@ -111,27 +112,36 @@ class Stream:
 
     def to_wire(self) -> dict[str, Any]:
         """The stream as zlgen's `configure` request takes it (gen/PROTOCOL.md)."""
-        out: dict[str, Any] = {"port": self.port}
-        for key in ("queue", "rx_port"):
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key)
-        if isinstance(self.size, Imix):
-            out["imix"] = [list(x) for x in self.size.mix]
-        else:
-            out["frame_size"] = self.size
-        if self.flows is not None:
-            out["flows"] = self.flows
-        if self.flow_fields is not None:
-            out["flow_fields"] = list(self.flow_fields)
-        out["rate_pps"] = self.rate_pps
-        for key in ("src_mac", "dst_mac", "src_ip", "dst_ip"):
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key)
-        if self.vlan is not None and self.vlan >= 0:
-            out["vlan"] = self.vlan
-        if self.vxlan is not None:
-            out["vxlan"] = self.vxlan.to_wire()
-        return out
+        mix = self.size if isinstance(self.size, Imix) else None
+        return WireStream(
+            port=self.port, queue=self.queue, rx_port=self.rx_port,
+            imix=None if mix is None else [list(x) for x in mix.mix], frame_size=self.size if mix is None else None,
+            flows=self.flows, flow_fields=None if self.flow_fields is None else list(self.flow_fields),
+            rate_pps=self.rate_pps, src_mac=self.src_mac, dst_mac=self.dst_mac, src_ip=self.src_ip, dst_ip=self.dst_ip,
+            vlan=self.vlan if self.vlan is not None and self.vlan >= 0 else None,
+            vxlan=None if self.vxlan is None else self.vxlan.to_wire()).to_json()
+
+
+@dataclass(frozen=True, kw_only=True)
+class WireStream(Record):
+    """A stream in zlgen's `configure` request: the fields given (None left out; rate_pps always), in this order."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"rate_pps"})
+
+    port: Json = None
+    queue: Json = None
+    rx_port: Json = None
+    imix: Json = None
+    frame_size: Json = None
+    flows: Json = None
+    flow_fields: Json = None
+    rate_pps: Json = None
+    src_mac: Json = None
+    dst_mac: Json = None
+    src_ip: Json = None
+    dst_ip: Json = None
+    vlan: Json = None
+    vxlan: Json = None
 
 
 def imix_of(pairs: list[list[int]] | list[tuple[int, int]] | None) -> Imix | None:
