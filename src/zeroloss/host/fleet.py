@@ -300,8 +300,7 @@ def host_result(c: Collected, intent: Intent, tree: Path) -> HostOutcome:
         plan = make_plan(inv, intent)
     except ZeroLossError as e:
         return dataclasses.replace(out, plan_error=str(e), deviations=())
-    doc_plan = dataclasses.asdict(plan)
-    doc_plan.update(pmd_cpus=list(plan.pmd_cpus))
+    doc_plan = {**dataclasses.asdict(plan), "pmd_cpus": list(plan.pmd_cpus)}  # as host plan --json writes it
     return dataclasses.replace(out, plan=json.loads(json.dumps(doc_plan, default=str)),
                                deviations=tuple(deviations(plan, inv, note)))
 
