@@ -10,13 +10,14 @@ Format history: version 1 (issue 32).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from zeroloss.core.codec import JsonObject, Record, RecordError
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.loss.ledger import largest_drop
+from zeroloss.loss.records import Ledger
 
 KIND = "zeroloss-events"
 VERSION = 1
@@ -124,8 +125,9 @@ class EventTrial(Record):
         if not self.directions:
             return top_hop(self.ledger or [])
         down = {d.direction: d.link_down for d in self.directions if d.lost > 0}
-        return top_hop([_without_refused(led, down[led.get("direction", "")]) for led in self.ledger or []
-                        if led.get("direction") in down])
+        ledgers = [Ledger.of(led) for led in self.ledger or []]
+        return top_hop([_without_refused(led, down[led.direction]) for led in ledgers
+                        if "direction" in (led.keys or ()) and led.direction in down])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,25 +199,25 @@ def worst(rec: EventsRecord) -> list[tuple[EventTrial, int]]:
     return [(max(ts, key=lambda t: t.lost), len(ts)) for ts in by.values()]
 
 
-def _without_refused(led: JsonObject, frames: int) -> JsonObject:
+def _without_refused(led: Ledger, frames: int) -> Ledger:
     """A direction's ledger with up to frames taken off zlgen's refusals (loss/ledger.py: 'zlgen tx_refused into
     ...')."""
     if not frames:
         return led
     hops = []
-    for hop in led.get("hops") or []:
+    for hop in led.hops:
         drops = []
-        for d in hop.get("drops") or []:
-            if str(d.get("counter", "")).startswith("zlgen tx_refused") and frames:
-                n = min(frames, int(d.get("frames") or 0))
+        for d in hop.drops:
+            if str(d.counter).startswith("zlgen tx_refused") and frames:
+                n = min(frames, int(d.frames or 0))
                 frames -= n
-                d = {**d, "frames": int(d.get("frames") or 0) - n}
+                d = d.with_(frames=int(d.frames or 0) - n)
             drops.append(d)
-        hops.append({**hop, "drops": drops})
-    return {**led, "hops": hops}
+        hops.append(hop.with_(drops=tuple(drops)))
+    return led.with_(hops=tuple(hops))
 
 
-def top_hop(ledger: list[JsonObject]) -> str:
+def top_hop(ledger: Sequence[JsonObject | Ledger]) -> str:
     """Where a trial lost most frames, from its ledger: the hop and its largest drop reason (or 'unexplained'),
     with the frames; '' when nothing was lost."""
     best = largest_drop(ledger, unexplained=True)
