@@ -338,9 +338,7 @@ def pmd_perf(text: str) -> dict[str, dict]:
                 if m := re.match(pattern, line):
                     cur.update({k: _number(v) for k, v in zip(keys, m.groups(), strict=True) if v is not None})
                     break
-    for pmd in out.values():
-        pmd["tsc_hz"] = _tsc_hz(PerfHead.from_json(pmd))
-    return out
+    return {core: {**pmd, "tsc_hz": _tsc_hz(PerfHead.from_json(pmd))} for core, pmd in out.items()}
 
 
 def pmd_perf_delta(before: dict[str, dict], after: dict[str, dict]) -> dict[str, dict]:
