@@ -13,7 +13,7 @@ the controller's) and the kernel's (isolcpus, C-states, pages).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from zeroloss.core.config import RunConfig
@@ -22,6 +22,8 @@ from zeroloss.core.ovsfacts import CT_MAXCONNS, FLOW_LIMIT, VXLAN_OVERHEAD
 
 from . import knobs as kn
 from . import sites as st
+from .labnode import Node as Node
+from .labnode import Port as Port
 
 NETDEV_DP = "netdev@ovs-netdev"
 
@@ -29,45 +31,6 @@ OC = "Open_vSwitch:.:other_config:"
 OVS_DEFAULT_DESC = 2048      # OVS's NIC_PORT_DEFAULT_SIZE for n_rxq_desc / n_txq_desc
 OVS_DEFAULT_MTU = 1500
 VHOST_TYPES = ("dpdkvhostuser", "dpdkvhostuserclient")
-
-
-@dataclass(frozen=True)
-class Port:
-    """One OVS interface of the node as read: its type, MTU, options and ingress policing."""
-
-    name: str
-    type: str = ""
-    mtu: int | None = None
-    mtu_request: int | None = None
-    options: dict[str, str] = field(default_factory=dict)
-    policing_kbps: int = 0
-
-
-@dataclass(frozen=True)
-class Node:
-    """What tune reads of a node before it starts: OVS's other_config, the interfaces at the ends of the path (the
-    generator-facing ones and the VNFs'), and the CPUs the lab file says tune may give to PMDs."""
-
-    other_config: dict[str, str]
-    ports: dict[str, Port]
-    gen_ports: tuple[str, ...]
-    vnf_ports: tuple[str, ...]
-    spare_cpus: tuple[int, ...] = ()
-    ct: dict[str, str] = field(default_factory=dict)  # conntrack's ct-maxconns and ct-limits:default, as read
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Node:
-        return cls({str(k): str(v) for k, v in (d.get("other_config") or {}).items()},
-                   {n: Port(n, **{k: v for k, v in p.items() if k != "name"}) for n, p in d["ports"].items()},
-                   tuple(d["gen_ports"]), tuple(d["vnf_ports"]), tuple(d.get("spare_cpus") or ()),
-                   {str(k): str(v) for k, v in (d.get("ct") or {}).items()})
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"other_config": self.other_config,
-                "ports": {n: {"type": p.type, "mtu": p.mtu, "mtu_request": p.mtu_request, "options": p.options,
-                              "policing_kbps": p.policing_kbps} for n, p in self.ports.items()},
-                "gen_ports": list(self.gen_ports), "vnf_ports": list(self.vnf_ports),
-                "spare_cpus": list(self.spare_cpus), "ct": dict(self.ct)}
 
 
 # -- dut_set entries: TABLE:RECORD:COLUMN[:KEY]=VALUE ----------------------------------------------------------
