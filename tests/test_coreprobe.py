@@ -23,6 +23,7 @@ NEEDS_ZLCORES = pytest.mark.skipif(not os.access(GEN_BUILD / "zlcores", os.X_OK)
 
 
 @NEEDS_ZLCORES
+@pytest.mark.alone  # another test on its core would change the reading (tests/workers.py)
 def test_one_core_named_twice_is_shared():
     """Two workers pinned to one core get half of it each (time slicing): the probe must call that shared, the
     case the bench meets when a hypervisor runs both of its vCPUs on one physical CPU."""
@@ -35,6 +36,7 @@ def test_one_core_named_twice_is_shared():
 
 
 @NEEDS_ZLCORES
+@pytest.mark.alone  # another test on its core would change the reading (tests/workers.py)
 def test_a_reading_of_two_cores_is_whole():
     """Whatever this host's cores are, the reading has a ratio per core within what sharing allows."""
     cores = sorted(os.sched_getaffinity(0))[:2]
@@ -255,6 +257,7 @@ def test_only_sizes_measured_while_shared_are_flagged():
 
 
 @NEEDS_ZLCORES
+@pytest.mark.alone  # a reading of this host's cores (tests/workers.py)
 def test_host_cores_prints_a_reading_and_exits_3_only_when_shared():
     import json
     import subprocess

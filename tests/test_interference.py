@@ -115,6 +115,7 @@ def test_a_pinned_thread_has_its_core():
     assert later.threads == () and delta(snap, later).threads == ()
 
 
+@pytest.mark.alone  # a third busy test on the core would take its share (tests/workers.py)
 def test_two_busy_processes_on_one_core_wait_for_it():
     """Two busy loops pinned to the same core take turns: each waits about half the time, and that shows as run
     delay, so the core's stall bound is far above an RX ring of 0.5 ms."""
