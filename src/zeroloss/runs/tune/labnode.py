@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from zeroloss.core.codec import Json, JsonObject, Record
+
 
 @dataclass(frozen=True)
 class Port:
@@ -17,6 +19,18 @@ class Port:
     mtu_request: int | None = None
     options: dict[str, str] = field(default_factory=dict)
     policing_kbps: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeJson(Record):
+    """A node as the tune file keeps it (Node.to_dict), read once by Node.from_dict."""
+
+    other_config: JsonObject | None = None
+    ports: JsonObject
+    gen_ports: Json
+    vnf_ports: Json
+    spare_cpus: Json = None
+    ct: JsonObject | None = None
 
 
 @dataclass(frozen=True)
@@ -33,10 +47,11 @@ class Node:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Node:
-        return cls({str(k): str(v) for k, v in (d.get("other_config") or {}).items()},
-                   {n: Port(n, **{k: v for k, v in p.items() if k != "name"}) for n, p in d["ports"].items()},
-                   tuple(d["gen_ports"]), tuple(d["vnf_ports"]), tuple(d.get("spare_cpus") or ()),
-                   {str(k): str(v) for k, v in (d.get("ct") or {}).items()})
+        n = NodeJson.from_json(d)
+        return cls({str(k): str(v) for k, v in (n.other_config or {}).items()},
+                   {name: Port(name, **{k: v for k, v in p.items() if k != "name"}) for name, p in n.ports.items()},
+                   tuple(n.gen_ports), tuple(n.vnf_ports), tuple(n.spare_cpus or ()),
+                   {str(k): str(v) for k, v in (n.ct or {}).items()})
 
     def to_dict(self) -> dict[str, Any]:
         return {"other_config": self.other_config,
