@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -28,9 +29,15 @@ def _kind(f: dataclasses.Field) -> str:
     return f.type if isinstance(f.type, str) else f.type.__name__
 
 
+@functools.cache
+def _flagged() -> dict[str, dataclasses.Field]:
+    """RunConfig's fields that have a flag, by name, in field order: read once (each flag of each parser asks)."""
+    return {f.name: f for f in dataclasses.fields(RunConfig) if meta(f).flag}
+
+
 def flag_fields(names: Iterable[str] | None = None) -> list[dataclasses.Field]:
     """RunConfig's fields that have a flag, in field order, or those of `names` in that order."""
-    by_name = {f.name: f for f in dataclasses.fields(RunConfig) if meta(f).flag}
+    by_name = _flagged()
     if names is None:
         return list(by_name.values())
     missing = [n for n in names if n not in by_name]
