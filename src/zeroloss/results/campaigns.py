@@ -25,6 +25,13 @@ class CaseRecord(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Decision(Record):
+    """What a tune step's decision says of the change: kept or not (its effect, reasons and sizes in `extra`)."""
+
+    keep: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class TuneStep(Record):
     """One step of a tune: the change tried (None for the baseline), its settings, what was measured and decided."""
 
@@ -38,7 +45,7 @@ class TuneStep(Record):
 
     @property
     def kept(self) -> bool:
-        return bool((self.decision or {}).get("keep"))
+        return bool(Decision.from_json(self.decision or {}).keep)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,6 +96,13 @@ class CampaignRecord(Record):
 
     def measured(self) -> tuple[CaseRecord, ...]:
         return tuple(c for c in self.cases if c.run is not None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tuned(Record):
+    """A campaign document before it is checked: its `tune` section, if any (any JSON)."""
+
+    tune: Json = None
 
 
 def write(path: Path, rec: CampaignRecord) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from zeroloss.core.codec import JsonObject, Record, RecordError
+from zeroloss.core.codec import Json, JsonObject, Record, RecordError
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.loss.ledger import largest_drop
 from zeroloss.loss.records import Ledger
@@ -224,8 +224,22 @@ def top_hop(ledger: Sequence[JsonObject | Ledger]) -> str:
     return f"{best[1]}: {best[2]}" if best else ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class Kind(Record):
+    """What a document says it is before it is checked (any JSON)."""
+
+    kind: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan(Record):
+    """What the table reads of an events file's plan: the load, as % of the NDR (runs/eventplan.py writes the rest)."""
+
+    load_pct: Json = None
+
+
 def is_events(doc: object) -> bool:
-    return isinstance(doc, dict) and doc.get("kind") == KIND
+    return isinstance(doc, dict) and Kind.from_json(doc).kind == KIND
 
 
 def read(doc: Mapping[str, Any], path: object) -> EventsRecord:
@@ -264,7 +278,7 @@ def table(rec: EventsRecord) -> str:
                                                                                                    strict=True)))
              .rstrip() for r in rows]
     rate = f"{rec.rate_pps:,.0f} pps per direction" if rec.rate_pps else "rate not set"
-    load = (rec.plan or {}).get("load_pct")
+    load = Plan.from_json(rec.plan or {}).load_pct
     of = f" ({load:g} % of the NDR {rec.ndr_pps:,.0f} pps)" if rec.ndr_pps and isinstance(load, int | float) else ""
     return f"events at {rate}{of}, {rec.frame} B:\n" + "\n".join(lines)
 

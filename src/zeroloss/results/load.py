@@ -61,7 +61,7 @@ def _campaign(doc: dict[str, Any], name: object, shape: Shape | None) -> Campaig
         schema.check(doc, shape, name)
     else:
         schema.check(doc, schema.CAMPAIGN, name)
-        if isinstance(doc.get("tune"), dict):
+        if isinstance(campaigns.Tuned.from_json(doc).tune, dict):
             schema.check(doc, schema.TUNE, name)
     return records(CampaignRecord, doc, name)
 

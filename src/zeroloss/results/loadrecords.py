@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from zeroloss.core.codec import JsonObject, Record
-from zeroloss.core.latency import Histogram, mark_lost, merge
+from zeroloss.core.latency import Histogram, Summary, mark_lost, merge
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,8 +77,8 @@ class LoadTrial(Record):
         if not lats:
             return {}
         keys = [k for k in lats[0] if k not in ("lost", "lost_tail")]
-        worst: dict[str, Any] = {k: max(x.get(k) or 0 for x in lats) for k in keys}
-        worst["count"] = sum(x.get("count") or 0 for x in lats)
+        worst: dict[str, Any] = {**{k: max(x.get(k) or 0 for x in lats) for k in keys},
+                                 "count": sum(Summary.from_json(x).count or 0 for x in lats)}
         return mark_lost(worst, sum(max(0, d.lost) for d in self.directions))
 
 

@@ -31,6 +31,7 @@ from .b2brecords import B2bRepeat as B2bRepeat
 from .loadrecords import LoadDirection as LoadDirection
 from .loadrecords import LoadTrial as LoadTrial
 from .loadrecords import merged_hist as merged_hist
+from .runsettings import LabPlacement, Placement, PortSpeed, RunSettings
 
 FORMAT = "zeroloss-result"
 VERSION = 3
@@ -349,6 +350,6 @@ class RunRecord(Record):
     @property
     def link_speed_gbps(self) -> float:
         """The link speed a run's % of line rate is of: a lab's ports' (the slowest), else the configured one."""
-        lab = self.place().get("lab") or {}
-        speeds = [p.get("speed_gbps") for p in lab.get("ports") or [] if p.get("speed_gbps")]
-        return float(min(speeds)) if speeds else float(self.config["link_speed_gbps"])
+        lab = LabPlacement.from_json(Placement.from_json(self.place()).lab or {})
+        speeds = [s for s in (PortSpeed.from_json(p).speed_gbps for p in lab.ports or []) if s]
+        return float(min(speeds)) if speeds else float(RunSettings.from_json(self.config).link_speed_gbps)

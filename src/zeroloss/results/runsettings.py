@@ -25,3 +25,20 @@ class RunSettings(Record):
     max_latency: Json = None  # the latency bound of --max-latency, as written (core/latency.parse_bounds)
     require_ndr: Json = None  # {frame key: % of line rate} (JSON keys are text)
     granularity_pct: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Placement(Record):
+    """What a run's `placement` says of a lab (drivers/lab/: its node and ports); the bench's cores stay in `extra`."""
+
+    lab: Json = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LabPlacement(Record):
+    ports: Json = None  # the lab's ports, each with its speed_gbps (PortSpeed)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PortSpeed(Record):
+    speed_gbps: Json = None

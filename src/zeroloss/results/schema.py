@@ -70,14 +70,9 @@ QUEUE_KEY = {"pattern": r"^(?:(?![rt]x_q).*|[rt]x_q(?!.*_good_packets$).*|[rt]x_
 def obj(props: dict[str, Any] | None = None, required: tuple[str, ...] = (), values: dict[str, Any] | None = None,
         **more: Any) -> dict[str, Any]:
     """An object with typed properties (others allowed), required ones, and optionally a type for every value."""
-    s: dict[str, Any] = {"type": "object"}
-    if props:
-        s["properties"] = props
-    if required:
-        s["required"] = list(required)
-    if values is not None:
-        s["additionalProperties"] = values
-    return {**s, **more}
+    return {"type": "object", **({"properties": props} if props else {}),
+            **({"required": list(required)} if required else {}),
+            **({"additionalProperties": values} if values is not None else {}), **more}
 
 
 def arr(items: dict[str, Any], **more: Any) -> dict[str, Any]:
