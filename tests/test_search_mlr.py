@@ -29,7 +29,10 @@ def assert_brackets(lower: float | None, upper: float | None, threshold: float, 
     if upper is None:
         assert lower == MAX
         return
-    assert upper > threshold
+    # the fake counts whole frames, a part of a frame lost as one (ceil): at a loss ratio p that moves the rate where
+    # the ratio is reached down by up to one frame per trial second, 1/(1-p) pps (< 1.01 for p <= 0.5 %); found
+    # by Hypothesis at threshold 488,153.375: PDR's upper bound 488,642 against 488,642.017
+    assert upper > threshold - 1.01
     assert lower >= upper * (1 - width_pct / 100) - 1
 
 
