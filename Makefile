@@ -13,16 +13,19 @@ build:
 # the fast tier (< 3 min, no root, no hugepages): zlgen's C unit tests and every Python test without the bench or lab
 # marker, i.e. that starts no DPDK, OVS, QEMU, podman or sshd (tests/tiers.py fails a test that does unmarked); the
 # Python tests on every CPU (pytest-xdist, the test extra; PYTEST_XDIST_AUTO_NUM_WORKERS=N sets the number), a test
-# marked alone while no other runs (tests/workers.py). make test stays one process.
+# marked alone while no other runs (tests/workers.py).
 check: build
 	meson test -C gen/build --print-errorlogs
 	@$(VENV)/python -c 'import xdist' 2>/dev/null || { echo 'make check: no pytest-xdist in .venv: run make setup (it installs the test extra)' >&2; exit 1; }
 	$(VENV)/pytest -q -n logical -m "not bench and not lab" tests
 
-# every test: C unit tests of zlgen, then Python unit, lab and bench integration tests
+# every test: C unit tests of zlgen, then the Python tests that start no process on every CPU (as make check), then
+# the lab and bench integration tests in one process (they take the bench in turn); both tiers run, either failing
+# fails the target
 test: setup
 	meson test -C gen/build --print-errorlogs
-	$(VENV)/pytest -q --durations=15 tests
+	@unit=0; $(VENV)/pytest -q -n logical -m "not bench and not lab" tests || unit=$$?; \
+	$(VENV)/pytest -q --durations=15 -m "bench or lab" tests || exit $$?; exit $$unit
 
 test-c: build
 	meson test -C gen/build --print-errorlogs
