@@ -54,8 +54,9 @@ def _size(ev: Event) -> str:
 class Progress:
     """Receives the runner's events; draws a bar (terminal) or prints one line per trial (log)."""
 
-    def __init__(self, out: TextIO = sys.stderr, quiet: bool = False, granularity_pct: float = 0.5):
-        self.out = out
+    def __init__(self, out: TextIO | None = None, quiet: bool = False, granularity_pct: float = 0.5):
+        # sys.stderr when made, not when this module was imported (a stream replaced since may be closed)
+        self.out = out if out is not None else sys.stderr
         self.quiet = quiet
         self.tty = out.isatty()
         self.color = self.tty and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
