@@ -58,7 +58,7 @@ class Progress:
         # sys.stderr when made, not when this module was imported (a stream replaced since may be closed)
         self.out = out if out is not None else sys.stderr
         self.quiet = quiet
-        self.tty = out.isatty()
+        self.tty = self.out.isatty()
         self.color = self.tty and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
         # trials a search takes: halving 100 % down to the granularity, plus validation
         self.expected = math.ceil(math.log2(100 / granularity_pct)) + 2
