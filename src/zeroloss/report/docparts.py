@@ -9,6 +9,7 @@ from dataclasses import Field, dataclass, field
 from typing import Any
 
 from zeroloss.core.codec import Json, JsonObject, Record
+from zeroloss.core.configcheck import FieldMeta
 
 
 def given(rec: Record, name: str) -> bool:
@@ -173,22 +174,8 @@ class PlaceFlows(Record):
     flows: JsonObject | None = None
 
 
-@dataclass(frozen=True)
-class FieldMeta:
-    """A RunConfig field's metadata (core/config.py _f), read once: its help, range or choices, unit, flag and
-    metavar."""
-
-    help: str
-    lo: Any
-    hi: Any
-    choices: Any
-    unit: str
-    flag: str
-    metavar: str
-
-
 def meta(f: Field[Any]) -> FieldMeta:
-    return FieldMeta(**f.metadata)
+    return FieldMeta.of(f)
 
 
 @dataclass(frozen=True, kw_only=True)
