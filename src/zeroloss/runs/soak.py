@@ -215,7 +215,8 @@ class SoakRun:
     def __init__(self, rec: SoakRecord, out_path: Path, warnings: list[str] | None = None):
         self.rec, self.out_path = rec, out_path
         self.warnings = warnings  # the list the target warns into while it runs (a lab node's audit: Needs.warn)
-        self.ledgers: dict[tuple[int, int], tuple[int, Ledgers, list[float], int]] = {}  # span: end, ..., start
+        # span: its ledger's end reading, ledgers, times, start reading and slack (kept: its readings may go)
+        self.ledgers: dict[tuple[int, int], tuple[int, Ledgers, list[float], int, dict[str, int]]] = {}
 
     def save(self) -> None:
         if self.warnings is not None and tuple(self.warnings) != self.rec.warnings:
@@ -236,11 +237,13 @@ class SoakRun:
             w = rd.window(*span)
             if w is not None and (span not in self.ledgers or self.ledgers[span][0] < w[1]):
                 self.ledgers[span] = (w[1], self._ledger(rd, ctx, *w), [round(rd.snaps[k].t, 3) for k in w],
-                                      w[0])
-            if span in self.ledgers:  # the slack again each time: later readings tell loss from frames in flight
-                end, (leds, diag), window, start = self.ledgers[span]
-                e.update({"ledger": leds, "diagnosis": diag, "window_s": window,
-                          "read_slack": rd.slack(start, end, flying)})
+                                      w[0], rd.slack(*w, flying))
+            if span in self.ledgers:
+                end, (leds, diag), window, start, slack = self.ledgers[span]
+                if start in rd.snaps and end in rd.snaps:  # again while its readings are kept: later readings
+                    slack = rd.slack(start, end, flying)   # tell loss from frames in flight
+                    self.ledgers[span] = (end, (leds, diag), window, start, slack)
+                e.update({"ledger": leds, "diagnosis": diag, "window_s": window, "read_slack": slack})
             else:
                 e.update({"ledger": None, "diagnosis": [], "window_s": None, "read_slack": None})
         self.change(loss_events=tuple(events))
