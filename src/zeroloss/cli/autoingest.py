@@ -1,7 +1,8 @@
 """`--history DB` of run, campaign, events, tune and a soak (`trial --interval`): the command's result file stored in
 the history database (zeroloss.history) when the command ends with a result, as `zeroloss history ingest` would.
 
-Which database: --history, else the `history` key of the --config file, else $ZEROLOSS_HISTORY_AUTO; `none` at any
+Which database: --history, else the `history` key of the --config file (a campaign's: of the campaign file, at its
+top or in its base), else $ZEROLOSS_HISTORY_AUTO; `none` at any
 of them stores nothing (a config file's `none` overrides the environment), `default` is the history's own default
 ($ZEROLOSS_HISTORY, else ~/.local/share/zeroloss/history.sqlite). It is read when the command starts (a config
 file's bad value is one line before anything runs) and opened only when the command ends.
@@ -31,19 +32,24 @@ DEFAULT = "default"  # the history's own default database (zeroloss history --db
 WAIT_S = 30.0  # how long to wait for a SQLite file another writer holds, or to reach a server (history --wait's)
 
 
-def add_flag(p: argparse.ArgumentParser, what: str, scope: str = "", config: bool = True) -> None:
-    """--history DB on a command whose result is `what` (config: the command takes --config FILE)."""
-    default = f"the --config file's history key, else ${ENV}" if config else f"${ENV}"
+def add_flag(p: argparse.ArgumentParser, what: str, scope: str = "", config: bool = True, file: str = "") -> None:
+    """--history DB on a command whose result is `what` (config: the command takes --config FILE; file: the file of
+    its own whose history key it reads, a campaign's)."""
+    default = (f"{file}'s history key, else " if file else "") + (
+        f"the --config file's history key, else ${ENV}" if config else f"${ENV}")
     p.add_argument("--history", metavar="DB",
                    help=f"{scope}when it ends with a result (any verdict), store {what} in this history database: a "
                         "file path (SQLite), postgresql://USER@HOST/DB, default (zeroloss history's), or none "
                         f"(default: {default}; see docs/history.md)")
 
 
-def database(args: argparse.Namespace) -> str | None:
+def database(args: argparse.Namespace, in_file: object = None, file: str = "") -> str | None:
     """The database the command's result goes to (None: none; DEFAULT: the history's default), from --history, the
-    --config file's `history` key and $ZEROLOSS_HISTORY_AUTO, in that order."""
+    --config file's `history` key (or in_file: the value of the `history` key of the command's own file, a
+    campaign's, named `file`) and $ZEROLOSS_HISTORY_AUTO, in that order."""
     given = getattr(args, "history", None)
+    if given is None and in_file is not None:
+        given = _checked(in_file, file)
     if given is None:
         config = getattr(args, "config", None)
         given = _from_config(Path(config)) if config else None
@@ -66,9 +72,13 @@ def _from_config(path: Path) -> str | None:
     data = yaml_load(yamlio.read(path, "config file"), f"config file {path}")
     if not isinstance(data, dict) or data.get(CONFIG_KEY) is None:
         return None  # the run's own reading of the file names its other faults
-    value = data[CONFIG_KEY]
+    return _checked(data[CONFIG_KEY], f"config file {path}")
+
+
+def _checked(value: object, file: str) -> str:
+    """A file's `history` value when it can name a database; else a one-line error naming the file."""
     if not isinstance(value, str) or not value.strip():
-        raise ZeroLossError(f"config file {path}: {CONFIG_KEY} must be a history database (a file path or "
+        raise ZeroLossError(f"{file}: {CONFIG_KEY} must be a history database (a file path or "
                             f"postgresql://USER@HOST/DB), {DEFAULT} or {OFF}, got {value!r}")
     return value
 

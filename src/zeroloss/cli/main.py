@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--set", action="append", type=_set_value, metavar="KEY=VALUE",
                    help="a run setting applied to every case, e.g. --set trial_s=5")
     c.add_argument("--output", "-o", metavar="FILE", help="result file (default results/campaign-NAME-TIME.json)")
-    autoingest.add_flag(c, "the campaign file", config=False)
+    autoingest.add_flag(c, "the campaign's result file", config=False, file="the campaign YAML")
     c.add_argument("--resume", metavar="FILE", help="continue a cut campaign from its result file: finished "
                                                     "cases are kept, the cut one continues from its last trial")
     c.add_argument("--json", action="store_true", help="print the whole result document as JSON")

@@ -155,7 +155,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     from zeroloss.cli.lab import check_lab_file
     from zeroloss.drivers.session import BENCH, ResultLock
     from zeroloss.host import hostinfo
-    from zeroloss.runs.campaign import CampaignFile, Definition, builtin_names, expand, read
+    from zeroloss.runs.campaign import CampaignFile, Definition, builtin_names, expand, read_definition
 
     if args.list or not (args.campaign or args.resume):
         print("built-in campaigns: " + ", ".join(builtin_names()))
@@ -166,15 +166,16 @@ def cmd_campaign(args: argparse.Namespace) -> int:
             raise ZeroLossError("--resume takes the campaign and its settings from the result file; "
                                 "give only the file")
         path = Path(args.resume)
+        in_file = None  # a campaign file keeps no database: --history or the environment's
     else:
-        spec = read(args.campaign)
+        spec, in_file = read_definition(args.campaign)
         overrides = dict(args.set or [])
         cases = expand(spec, overrides)
         for lab in sorted({c.config.lab for c in cases if c.config is not None and c.config.lab}):
             check_lab_file(lab)  # before the bench is taken, as run does
         name = Definition.from_json(spec).name
         path = Path(args.output or f"results/campaign-{name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
-    db = autoingest.database(args)
+    db = autoingest.database(args, in_file, f"campaign {args.campaign}")
     with ResultLock(path), BENCH:  # one writer per campaign file, one zeroloss on the bench
         if args.resume:
             cf = CampaignFile.load(path, host)

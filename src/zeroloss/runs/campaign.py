@@ -38,6 +38,7 @@ from zeroloss.targets import registry
 FORMAT = "zeroloss-campaign"
 VERSION = 1
 BUILTIN = Path(__file__).parent / "campaigns"
+HISTORY_KEY = "history"  # the history database the campaign file is stored in (cli/autoingest.py), not a setting
 MAX_CASES = 10_000  # each case is a whole run (minutes): more is a mistake, and its list would not fit in memory
 
 
@@ -94,6 +95,13 @@ def builtin_names() -> list[str]:
 
 def read(name_or_path: str) -> dict:
     """A campaign definition from a file, or by name from the built-in ones; checked (schema.DEFINITION)."""
+    return read_definition(name_or_path)[0]
+
+
+def read_definition(name_or_path: str) -> tuple[dict, Json]:
+    """A campaign definition (read()) and the history database its file names (None when none): the file's
+    `history` key, at the top or in `base` as a run's config file has it. That key is taken out of the definition,
+    which the campaign file keeps: the database is not a run setting, and a URL's password stays out of results."""
     from zeroloss.results import schema
 
     path = Path(name_or_path)
@@ -112,11 +120,31 @@ def read(name_or_path: str) -> dict:
     if not isinstance(spec, dict) or not isinstance(spec["cases"] if "cases" in spec else [], list):
         raise ZeroLossError(f"campaign {shown}: must be a mapping with a list of cases")
     for key in spec:
-        if key not in ("name", "description", "base", "cases", "cross", "columns"):
+        if key not in ("name", "description", "base", "cases", "cross", "columns", HISTORY_KEY):
             raise ZeroLossError(f"campaign {shown}: unknown key {schema.short(key)}",
-                                "use name, description, base, cases, cross, columns")
+                                f"use name, description, base, cases, cross, columns, {HISTORY_KEY}")
+    spec, history = _without_history(spec, f"campaign {shown}")
     named = spec if "name" in spec else {**spec, "name": path.stem}
-    return schema.check(named, schema.DEFINITION, f"campaign {shown}")
+    return schema.check(named, schema.DEFINITION, f"campaign {shown}"), history
+
+
+def _without_history(spec: dict, shown: str) -> tuple[dict, Json]:
+    """The definition less its `history` key (top level or base) and that key's value; both places naming
+    different databases, or a case naming one (the database is the campaign's: it stores one file), is refused."""
+    top = spec.get(HISTORY_KEY)
+    base = spec.get("base")
+    in_base = base.get(HISTORY_KEY) if isinstance(base, dict) else None
+    if top is not None and in_base is not None and top != in_base:
+        raise ZeroLossError(f"{shown}: history is given twice, {top!r} and in base {in_base!r}",
+                            "name the database once")
+    for case in spec.get("cases") or []:
+        if isinstance(case, dict) and isinstance(case.get("set"), dict) and HISTORY_KEY in case["set"]:
+            raise ZeroLossError(f"{shown}: case {case.get('name')!r} sets history: the campaign's file is stored "
+                                "once, in one database", "put history: at the top of the campaign file")
+    out = {k: v for k, v in spec.items() if k != HISTORY_KEY}
+    if in_base is not None or (isinstance(base, dict) and HISTORY_KEY in base):
+        out["base"] = {k: v for k, v in base.items() if k != HISTORY_KEY}
+    return out, top if top is not None else in_base
 
 
 def expand(spec: JsonObject, overrides: dict[str, Any]) -> list[Case]:
