@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 import types
 from pathlib import Path
 
@@ -261,3 +262,29 @@ def test_what_the_target_warns_while_it_runs_is_in_the_file(clock, tmp_path):
                        warnings)
     assert doc["warnings"] == ["before it started", "SR-IOV vf-trust: said while entering"]
     assert json.loads(out.read_text())["warnings"] == doc["warnings"]
+
+
+class _Varying(Client):
+    """A->B loses 50 frames 2.2 s in (fewer than a reading's pin); the frames in flight are 3, but 40 from 5 s to
+    15 s: while they are more than half the rows, a step of 50 is within what a reading finds in flight
+    (in_flight_margin), so the event goes, its readings are pruned, and it comes back once the 3s are the median."""
+
+    def _counts(self, i: int) -> tuple[int, int]:
+        t = min(self.clock.t - self.t0, self.duration)
+        tx = int(t * RATE)
+        lost = min(int((t - 2.2) * RATE), 50) if i == 0 and t > 2.2 else 0
+        flying = (40 if 5 <= t < 15 else IN_FLIGHT) if t < self.duration else 0
+        return tx, tx - lost - flying
+
+
+def test_an_event_that_comes_back_after_its_readings_went_has_a_ledger(clock, tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "Client", _Varying)  # Target makes its client by this name
+    doc, writes = _soak(clock, tmp_path / "s.json", duration=30.0)
+    seen = [len(w["loss_events"]) for w in writes if "loss_events" in w]
+    assert 0 in seen[seen.index(1):], seen  # the event went after it was found ...
+    # ... and is back; at the exact end its rows narrow to the loss's own (the first rows' shortfall was in flight),
+    # whose readings went while it was no event: it has the ledger of the wider event seen before, which holds them
+    (event,) = doc["loss_events"]
+    assert (event["first"], event["last"], event["lost"]) == (2, 2, 50 - IN_FLIGHT), event  # as LOST above
+    assert event["ledger"] and event["window_s"] == [0.0, 4.0] and (event["start_s"], event["end_s"]) == (2.0, 3.0)
+    assert set(event["read_slack"]) == {"A->B", "B->A"} and all(n >= 0 for n in event["read_slack"].values())

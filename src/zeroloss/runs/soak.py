@@ -238,6 +238,8 @@ class SoakRun:
             if w is not None and (span not in self.ledgers or self.ledgers[span][0] < w[1]):
                 self.ledgers[span] = (w[1], self._ledger(rd, ctx, *w), [round(rd.snaps[k].t, 3) for k in w],
                                       w[0], rd.slack(*w, flying))
+            elif w is None and span not in self.ledgers:
+                self._enclosing(span)
             if span in self.ledgers:
                 end, (leds, diag), window, start, slack = self.ledgers[span]
                 if start in rd.snaps and end in rd.snaps:  # again while its readings are kept: later readings
@@ -248,6 +250,14 @@ class SoakRun:
                 e.update({"ledger": None, "diagnosis": [], "window_s": None, "read_slack": None})
         self.change(loss_events=tuple(events))
         rd.prune(spans, max(rd.snaps))
+
+    def _enclosing(self, span: tuple[int, int]) -> None:
+        """A span whose readings went before it was an event (the exact end, or a smaller in-flight margin, can
+        narrow an earlier event's rows) takes the ledger of the narrowest span seen before that holds its rows: its
+        readings hold the same loss, and its slack counts what else was open at its two ends."""
+        around = [s for s in self.ledgers if s[0] <= span[0] and span[1] <= s[1]]
+        if around:
+            self.ledgers[span] = self.ledgers[min(around, key=lambda s: s[1] - s[0])]
 
     @staticmethod
     def _ledger(rd: Readings, ctx: JsonObject, first: int, last: int) -> Ledgers:
