@@ -122,7 +122,7 @@ def test_every_run_setting_flag_shows_the_fields_help_default_and_unit(command):
     helps = _option_helps(_sub(command).format_help())
     defaults = config.RunConfig()
     names = [n for n in config.RunConfig.__dataclass_fields__ if n in _sub(command).parse_args([]).run_flag_names]
-    assert names and (command != "run" or len(names) == len(flag_fields()) == 37)
+    assert names and (command != "run" or len(names) == len(flag_fields()) == 38)
     for f in flag_fields(names):
         m = f.metadata
         text = helps[m["flag"]]

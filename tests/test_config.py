@@ -79,10 +79,12 @@ def test_hex_masks_and_lcore_lists_given_as_numbers_are_text(tmp_path):
 
 def test_text_keys_are_the_cpu_masks_and_lcore_lists():
     """core.configfile names the settings YAML keeps as text (it cannot import RunConfig: core.config imports it);
-    they must be every RunConfig field named like a CPU mask or lcore list, and only those."""
+    they must be every RunConfig field named like a CPU mask or lcore list, and only those, and the run's label
+    (a name, whatever YAML makes of `label: 2026`)."""
     from zeroloss.core.configfile import TEXT_KEYS
 
-    assert TEXT_KEYS == {n for n in RunConfig.__dataclass_fields__ if n.endswith(("_mask", "_lcores", "_cpus"))}
+    masks = {n for n in RunConfig.__dataclass_fields__ if n.endswith(("_mask", "_lcores", "_cpus"))}
+    assert TEXT_KEYS == masks | {"label"}
 
 
 @pytest.mark.parametrize("text, message", [

@@ -41,6 +41,7 @@ VNF_RINGS = (256, 512, 1024, 2048, 4096)
 # keys a config file may hold that are not run settings (not in RunConfig, so never in a result file or a series): the
 # history database the command's result is stored in (cli/autoingest.py reads it)
 FILE_ONLY_KEYS = frozenset({"history"})
+LABEL_MAX = 64  # a series label is a name in tables, not a note
 
 
 def _f(default, help: str, lo=None, hi=None, choices=None, unit: str = "", flag: str = "", metavar: str = ""):
@@ -227,6 +228,9 @@ class RunConfig:
     strict_rfc2544: bool = _f(False, "RFC 2544 preset: 60 s trials and validation, 2 s drain, 0 loss (RFC 2544 "
                                      "§24, §23)",
                               flag="--strict-rfc2544")
+    label: str = _f("", "a name of the run's series in the results history: runs that differ only in their label are "
+                        "compared apart, e.g. noisy-neighbour for runs beside another tenant's load (what zeroloss's "
+                        "settings do not say); empty: none", flag="--label", metavar="TEXT")
 
     def __post_init__(self) -> None:
         self._check_fields()
@@ -248,6 +252,9 @@ class RunConfig:
         for f in fields(self):
             _check(f, getattr(self, f.name))
         parse_bounds(self.max_latency), parse_loads(self.latency_loads)  # a fault named in one line
+        if len(self.label) > LABEL_MAX or not self.label.isprintable():
+            raise ZeroLossError(f"config: label must be at most {LABEL_MAX} printable characters, got "
+                                f"{_shown(self.label)}")
         if self.pdr_loss_pct >= 0 and self.pdr_loss_pct < self.ndr_loss_pct:
             raise ZeroLossError(f"pdr_loss_pct ({self.pdr_loss_pct}) must be >= ndr_loss_pct ({self.ndr_loss_pct})")
 

@@ -9,7 +9,7 @@ from .errors import ZeroLossError
 
 # settings whose text looks like a number but is not one: CPU masks (0x6 is hex text for OVS) and lcore lists; the
 # RunConfig fields whose names end in _mask, _lcores or _cpus (tests/test_config.py checks that they are these)
-TEXT_KEYS = frozenset({"ovs_pmd_cpu_mask", "ovs_lcore_mask", "vnf_emulator_cpus", "gen_lcores", "dut_lcores"})
+TEXT_KEYS = frozenset({"ovs_pmd_cpu_mask", "ovs_lcore_mask", "vnf_emulator_cpus", "gen_lcores", "dut_lcores", "label"})
 
 
 def setting(text: str, where: str = "--set") -> tuple[str, Any]:

@@ -17,6 +17,7 @@ generator's core) are printed as met or not; nothing is tuned to meet them. Ever
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -281,7 +282,8 @@ def _hog_part(cases: list[str], trial_s: float, validation_s: float, granularity
     for name, core in (("hog-gen", gen_core(cfg)), ("hog-dut", dut_core(cfg))):
         if name in cases:
             with hog(core):
-                run, wall, error = _execute(cfg, out_dir / f"{name}.json", host)
+                # labelled with the case: the hog is no setting, and the history keeps a loaded run's series apart
+                run, wall, error = _execute(dataclasses.replace(cfg, label=name), out_dir / f"{name}.json", host)
             yield hog_case(name, core, run, wall, error)
 
 
