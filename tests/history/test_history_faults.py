@@ -93,6 +93,19 @@ def test_unreachable_server(capsys, tmp_path):
     _one_error(capsys, "cannot reach the history database", "check the server")
 
 
+@pytest.mark.parametrize("url", ["postgresql://zl:s3cr3t@db.lab:54x/zl", "postgresql://zl:s3cr3t@[::1/zl"])
+def test_a_url_that_does_not_parse_hides_its_password(url, capsys):
+    assert main(["history", "check", "--db", url]) == 1
+    err = _one_error(capsys, "is not a database URL", "zl:***@")
+    assert "s3cr3t" not in err
+
+
+def test_a_host_that_does_not_resolve_is_out_of_reach(capsys):
+    assert main(["history", "check", "--db", "postgresql://zl:s3cr3t@no-such-host.invalid/zl", "--wait", "2"]) == 1
+    err = _one_error(capsys, "cannot reach the history database", "check the server")
+    assert "s3cr3t" not in err
+
+
 def test_read_only_postgresql(pg_server, capsys):
     pg_server.sql("CREATE DATABASE zl_ro")
     try:

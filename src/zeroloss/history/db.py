@@ -11,6 +11,7 @@ meet on the tables' unique constraints (ingest.py).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ def parse_url(text: str) -> URL:
     try:
         url = make_url(text)
     except (ArgumentError, ValueError):  # ValueError: a port that is not a number (postgresql://u@h:x/db)
-        raise ZeroLossError(f"'{text}' is not a database URL", "give a file path, sqlite:///PATH or "
+        raise ZeroLossError(f"'{_hide_password(text)}' is not a database URL", "give a file path, sqlite:///PATH or "
                             "postgresql://USER@HOST/DB") from None
     if url.get_backend_name() == "postgresql":
         return url.set(drivername="postgresql+psycopg")
@@ -73,6 +74,12 @@ def parse_url(text: str) -> URL:
         return url
     raise ZeroLossError(f"the history database {url.render_as_string(hide_password=True)} is neither SQLite nor "
                         "PostgreSQL", "give a file path, sqlite:///PATH or postgresql://USER@HOST/DB")
+
+
+def _hide_password(text: str) -> str:
+    """A URL's text as messages show it when it does not parse: what lies between the user's colon and the last @
+    is taken for its password and hidden (as render_as_string(hide_password=True) shows a URL that parses)."""
+    return re.sub(r"(://[^:@/?#]*:).*@", r"\1***@", text, count=1)
 
 
 def _sqlite_file(url: URL) -> Path | None:
@@ -210,6 +217,6 @@ def _fault_line(shown: str, e: DBAPIError) -> tuple[str, str | None]:
         return f"{shown} is not a SQLite database", "give --db another file"
     if "unable to open database file" in low:
         return f"cannot open the history database {shown}", "check the path and its folder's permissions"
-    if "connection" in low or "could not" in low or "timeout" in low or "no such host" in low:
+    if any(w in low for w in ("connection", "could not", "timeout", "no such host", "resolve host")):
         return f"cannot reach the history database {shown}: {why}", "check the server, the URL and the network"
     return f"the history database {shown}: {why}", None
