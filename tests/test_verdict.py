@@ -119,8 +119,10 @@ def trial(i: int, rate: float, verdict: str, passes=None, seconds: float = 1.0, 
 
 
 def search_run(trials: list[dict], ndr: float | None, require: float | None = 1.0, gen_limit: float | None = None,
-               flags=(), shared: bool = False, max_rate: float = 6e6, generator_bound: bool = False) -> RunRecord:
-    """A run of one 64 B search with the given trials and answer; require: % of line rate (None: no requirement)."""
+               flags=(), shared: bool = False, max_rate: float = 6e6, generator_bound: bool = False,
+               measured: bool = False) -> RunRecord:
+    """A run of one 64 B search with the given trials and answer; require: % of line rate (None: no requirement);
+    measured: zlgen's ceiling was offered before the search (the bench's runs; not an external DUT's)."""
     clean = min((t["rate_pps"] for t in trials if t["verdict"] in ("pass", "fail") and "ndr" not in t["passes"]),
                 default=None)
     result = {"ndr": {"rate_pps": ndr, "lower_pps": ndr or 0, "upper_pps": clean, "clean_fail_pps": clean,
@@ -130,6 +132,8 @@ def search_run(trials: list[dict], ndr: float | None, require: float | None = 1.
               "max_rate_pps": max_rate, "result": result}
     doc = {"config": {"require_ndr": {"64": require} if require else None, "ndr_loss_pct": 0, "pdr_loss_pct": 0.1,
                       "link_speed_gbps": 25}, "searches": [search]}
+    if measured:
+        doc["ceilings"] = {"64": {"pps": max_rate, "link": "memif", "how": "loopback"}}
     if shared:
         doc["core_probes"] = [{"frames": [64], "cores": [0, 1], "ratio": [0.5, 0.5], "shared": True}]
     return RunRecord.from_json(doc)
@@ -146,6 +150,17 @@ def test_every_trial_a_generator_failure_is_inconclusive_never_fail():
     size = v.sizes[64]
     assert size.bound and "generator could not offer more than 10.000 kpps" in v.line
     assert "100 % of the trial" in v.line and v.line.startswith("INCONCLUSIVE: 64 B NDR none (required 1 %)")
+
+
+@pytest.mark.parametrize("measured, says", [
+    (True, "having offered 6.000 Mpps before the search: a stalled or busy generator core"),
+    (False, "below the search's top of 6.000 Mpps (the line rate or --max-rate, not measured for this DUT)")])
+def test_the_generators_shortfall_says_whether_the_top_was_offered_before(measured, says):
+    """On the bench zlgen offered the search's top flat out before it, so a shortfall is a stall; an external or
+    linux-bridge DUT's top is the line rate or --max-rate, which nothing offered, so it may be zlgen's own limit."""
+    trials = [trial(i, 6e6 / 2 ** (i // 4), "generator-failure", achieved=1e4) for i in range(12)]
+    v = verdict(search_run(trials, None, gen_limit=1e4, flags=["generator-limited"], measured=measured))
+    assert v.status == "INCONCLUSIVE" and says in v.line
 
 
 def test_a_clean_loss_at_or_below_the_required_rate_is_a_fail():

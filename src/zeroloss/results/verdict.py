@@ -142,7 +142,8 @@ def _wasted_share(s: SearchEntry) -> float:
     return lost / total if total else 0.0
 
 
-def _obstacles(s: SearchEntry, clean: float | None, shared: bool, step_pps: float = 0.0) -> list[str]:
+def _obstacles(s: SearchEntry, clean: float | None, shared: bool, step_pps: float = 0.0,
+               top_measured: bool = True) -> list[str]:
     """What kept a search from a clean answer: between its NDR and its clean DUT loss (or above the NDR, without
     one), the generator's limit or a disturbed trial; shared cores; trial time mostly wasted.
 
@@ -163,8 +164,13 @@ def _obstacles(s: SearchEntry, clean: float | None, shared: bool, step_pps: floa
     if clean is not None and ndr and clean - ndr <= step_pps:
         top = ndr  # answered to the step: nothing between the two is an obstacle
     if limit is not None and ndr <= limit < top and limit < ceiling * (1 - CEILING_SLACK):
-        out.append(f"the generator could not offer more than {si(limit, 'pps')}, having offered "
-                   f"{si(ceiling, 'pps')} before the search: a stalled or busy generator core")
+        if top_measured:  # zlgen offered the top flat out before the search: falling short of it now is a stall
+            out.append(f"the generator could not offer more than {si(limit, 'pps')}, having offered "
+                       f"{si(ceiling, 'pps')} before the search: a stalled or busy generator core")
+        else:  # the top is the line rate or --max-rate (external, linux-bridge): nothing offered it before
+            out.append(f"the generator could not offer more than {si(limit, 'pps')}, below the search's top of "
+                       f"{si(ceiling, 'pps')} (the line rate or --max-rate, not measured for this DUT): the "
+                       "generator's own limit on this path, or a stalled generator core")
     disturbed = [t.rate_pps for t in s.trials if t.verdict == "disturbed" and "ndr" not in (t.passes or ())]
     final = [r for r in disturbed if ndr <= r < top]
     if final:
@@ -189,13 +195,15 @@ def _obstacles(s: SearchEntry, clean: float | None, shared: bool, step_pps: floa
 
 
 def judge_search(s: SearchEntry, required_pps: float | None, shared: bool = False,
-                 granularity_pct: float = 0.5) -> SearchJudgement:
-    """One finished search against the required rate (None: no requirement); granularity_pct: the run's."""
+                 granularity_pct: float = 0.5, top_measured: bool = True) -> SearchJudgement:
+    """One finished search against the required rate (None: no requirement); granularity_pct: the run's;
+    top_measured: whether zlgen offered the search's top before it (its ceiling, on the bench), or the top is only
+    the line rate or --max-rate."""
     res = s.result
     assert res is not None and s.ndr is not None
     ndr = s.ndr.rate_pps or 0.0
     clean = _clean_fail(s)
-    obstacles = _obstacles(s, clean, shared, granularity_pct / 100 * (s.max_rate_pps or 0.0))
+    obstacles = _obstacles(s, clean, shared, granularity_pct / 100 * (s.max_rate_pps or 0.0), top_measured)
     # nothing was lost up to the search's top (line rate, the generator's ceiling, or above the DUT's MRR): the
     # NDR is that top, a lower bound only when the top is the generator's
     top = s.max_rate_pps or 0.0
@@ -239,7 +247,8 @@ def size_verdicts(run: RunRecord) -> dict[Frame, SizeVerdict]:
         line = searches[0].line_rate_pps or 0.0
         need = required.get(frame)
         need_pps = need / 100 * line if need is not None and line else None
-        judged = [judge_search(s, need_pps, frame in shared, gran) for s in searches]
+        measured = run.ceiling(frame) is not None  # zlgen's ceiling offered before the searches (the bench's)
+        judged = [judge_search(s, need_pps, frame in shared, gran, measured) for s in searches]
         worst = min(judged, key=lambda j: (_RANK[j.status], j.ndr_pps))
         pct = 100 * worst.ndr_pps / line if worst.ndr_pps and line else None
         out[frame] = SizeVerdict(frame, worst.status, need, pct, worst.bound, worst.reasons)
