@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import shutil
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from sqlalchemy import text
 
 from zeroloss.cli.main import main
 from zeroloss.history.db import VERSION_TABLE, open_db
+from zeroloss.history.ingest import ingest
 from zeroloss.history.models import Base
 
 from .conftest import FIXTURES
@@ -126,6 +131,50 @@ def test_read_only_sqlite(tmp_path, capsys):
     assert main(["history", "ingest", "--db", url, str(FIXTURES / "result_v1.json")]) == 1
     _one_error(capsys, "is read-only")
     assert main(["history", "trend", "--db", url]) == 0
+
+
+def _without_root_over_modes() -> list[str] | None:
+    """The prefix that runs a command without root's power over file modes (so a folder's mode 555 holds for it as
+    for any user), or None when there is none."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    return None if setpriv is None else [setpriv, "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--"]
+
+
+@pytest.mark.parametrize("how", ["path", "uri"])
+def test_trend_and_check_read_a_history_in_a_folder_they_cannot_write(tmp_path, how):
+    """A history in WAL mode needs a shared-memory file beside it to be read as usual; a user who cannot write its
+    folder (a lab's history published read-only) still reads it, and writing it is one line."""
+    prefix = _without_root_over_modes()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: a folder's mode does not hold")
+    folder = tmp_path / "published"
+    folder.mkdir()
+    path = folder / "h.sqlite"
+    db = open_db(str(path))
+    ingest(db, FIXTURES / "result_v1.json")
+    db.engine.dispose()
+    assert sorted(p.name for p in folder.iterdir()) == ["h.sqlite"]  # the last connection closed: no -wal, -shm
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    url = str(path) if how == "path" else f"sqlite:///file:{path}?mode=ro&uri=true"
+
+    def zeroloss(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*prefix, sys.executable, "-m", "zeroloss.cli", "history", *args, "--db", url],
+                              capture_output=True, text=True, timeout=120)
+
+    try:
+        check = zeroloss("check")
+        assert (check.returncode, check.stderr) == (0, ""), check
+        assert check.stdout.startswith("no regression: 2 series"), check.stdout
+        trend = zeroloss("trend", "--json")
+        assert trend.returncode == 0 and len(json.loads(trend.stdout)["series"]) == 2, trend
+        stored = zeroloss("ingest", str(FIXTURES / "result_v3.json.gz"))
+        assert stored.returncode == 1 and stored.stderr.count("\n") == 1 and "is read-only" in stored.stderr, stored
+    finally:
+        folder.chmod(0o755)
+    assert counts(open_db(str(path), create=False))["documents"] == 1
 
 
 def test_locked_sqlite(tmp_path, capsys):

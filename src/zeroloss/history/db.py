@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, make_url
@@ -30,6 +31,11 @@ DEFAULT = Path("~/.local/share/zeroloss/history.sqlite")
 VERSION_TABLE = "zl_schema"
 WAIT_S = 30.0  # how long a writer waits for a SQLite file another writer holds
 PG_LOCK = 0x7A6C6869  # the advisory lock the schema's upgrade holds on PostgreSQL ("zlhi")
+
+
+class ReadOnly(ZeroLossError):
+    """The database refuses to be written (for a SQLite file in WAL mode, also a reader who cannot make its
+    shared-memory file)."""
 
 
 @dataclass(frozen=True)
@@ -132,8 +138,34 @@ def open_db(text: str | None = None, *, create: bool = True, wait_s: float = WAI
     else:
         engine = create_engine(url, connect_args={"connect_timeout": max(1, int(wait_s))})
     db = Database(engine, shown)
-    upgrade(db)
+    try:
+        upgrade(db)
+    except ReadOnly:
+        frozen = None if create else _unchanging(url)
+        if frozen is None:
+            raise
+        db = Database(_sqlite_engine(frozen, wait_s), shown)
+        upgrade(db)
     return db
+
+
+def _unchanging(url: URL) -> URL | None:
+    """A reader's way into a SQLite file it may read but not open as usual: a history in WAL mode (every one this
+    module made) needs its shared-memory file beside it, which a user who cannot write the folder cannot make, so
+    trend and check failed as 'read-only'. Opened immutable, SQLite reads the file alone, which holds every
+    committed write when no write-ahead log with writes in it lies beside it (one left by a writer is not skipped:
+    None, the fault stands)."""
+    if url.get_backend_name() != "sqlite":
+        return None
+    db = url.database or ""
+    path = Path(unquote(db.removeprefix("file:"))) if db.startswith("file:") and "?" not in db else _sqlite_file(url)
+    if path is None or not path.is_file():
+        return None
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return None
+    return URL.create("sqlite", database="file:" + quote(str(path)),
+                      query={"mode": "ro", "immutable": "1", "uri": "true"})
 
 
 def upgrade(db: Database) -> None:
@@ -194,7 +226,8 @@ def faults(shown: str) -> Iterator[None]:
     except ZeroLossError:
         raise
     except DBAPIError as e:
-        raise ZeroLossError(_fault_line(shown, e)[0], _fault_line(shown, e)[1]) from None
+        line, fix = _fault_line(shown, e)
+        raise (ReadOnly if _read_only(_first_line(e)) else ZeroLossError)(line, fix) from None
     except SQLAlchemyError as e:
         raise ZeroLossError(f"the history database {shown}: {_first_line(e)}") from None
 
@@ -204,6 +237,11 @@ def _first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
+def _read_only(why: str) -> bool:
+    low = why.lower()
+    return "readonly database" in low or "read-only transaction" in low or "permission denied" in low
+
+
 def _fault_line(shown: str, e: DBAPIError) -> tuple[str, str | None]:
     """What went wrong and the fix, from what the driver said."""
     why = _first_line(e)
@@ -211,7 +249,7 @@ def _fault_line(shown: str, e: DBAPIError) -> tuple[str, str | None]:
     if "database is locked" in low or "database table is locked" in low:
         return (f"the history database {shown} is locked by another writer (waited for it)",
                 "try again when the other ingest has ended, or give --wait more seconds")
-    if "readonly database" in low or "read-only transaction" in low or "permission denied" in low:
+    if _read_only(why):
         return f"the history database {shown} is read-only: {why}", "give --db a database you can write"
     if "file is not a database" in low or "file is encrypted" in low:
         return f"{shown} is not a SQLite database", "give --db another file"
