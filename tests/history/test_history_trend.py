@@ -74,3 +74,20 @@ def test_a_change_names_the_versions_that_changed(db_url, tmp_path):
     (t,) = trends(db)
     (change,) = t.changes()
     assert change.changed == {"kernel": (read_doc(REAL)["host"]["kernel"], "6.19.0-new")}
+
+
+def test_a_check_whose_filter_matches_no_series_fails(db_url, tmp_path, capsys):
+    """A misspelt node or size must not pass the nightly gate by checking nothing."""
+    db = open_db(db_url)
+    for f in _history(tmp_path, 6, 3, 0.05):
+        ingest(db, f)
+    (t,) = trends(db)
+    assert main(["history", "check", "--db", db_url, "--node", t.node, "--frame", "64"]) == 2
+    capsys.readouterr()
+    for args in (["--frame", "1518"], ["--node", "compute-3"], ["--node", t.node, "--topology", "p2p"],
+                 ["--metric", "pdr"]):
+        assert main(["history", "check", "--db", db_url, *args]) == 1, args
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.startswith("zeroloss: error: no series matches"), err
+    assert main(["history", "trend", "--db", db_url, "--node", "compute-3"]) == 0  # trend just shows nothing
+    assert capsys.readouterr().out.strip() == "no series matches"

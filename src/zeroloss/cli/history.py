@@ -98,10 +98,18 @@ def _write_page(args: argparse.Namespace, shown: str, found: list[Trend]) -> int
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    """The gate: exit 2 when a series regressed; a filter that matches no series is an error (a misspelt node or
+    size must not pass the gate by checking nothing)."""
     from zeroloss.history.text import check_text
-    from zeroloss.history.trend import trends
+    from zeroloss.history.trend import Filter, trends
 
-    found = trends(_open(args, create=False), _filter(args), args.metric, _window(args))
+    want = _filter(args)
+    found = trends(_open(args, create=False), want, args.metric, _window(args))
+    if not found and (want != Filter() or args.metric == "pdr"):
+        given = [f"--{k} {v}" for k, v in vars(want).items() if v is not None] + \
+            (["a PDR (--metric pdr)"] if args.metric == "pdr" else [])
+        raise ZeroLossError(f"no series matches {', '.join(given)}: the gate checked nothing",
+                            "see the series and their names with zeroloss history trend")
     failed = [(t, c) for t in found if (c := t.regression(args.last)) is not None]
     if args.json:
         print(json.dumps({"series": len(found), "last": args.last, "regressions": [
