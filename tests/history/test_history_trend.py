@@ -91,3 +91,16 @@ def test_a_check_whose_filter_matches_no_series_fails(db_url, tmp_path, capsys):
         assert len(err.splitlines()) == 1 and err.startswith("zeroloss: error: no series matches"), err
     assert main(["history", "trend", "--db", db_url, "--node", "compute-3"]) == 0  # trend just shows nothing
     assert capsys.readouterr().out.strip() == "no series matches"
+
+
+def test_the_help_of_trend_and_check_states_units(capsys):
+    """What a level, ± and --wait are measured in, as `trial --help` states its units."""
+    from zeroloss.cli.main import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["history"]
+    actions = next(a for a in sub._actions if a.dest == "history_command").choices
+    for name in ("trend", "check"):
+        text = " ".join(actions[name].format_help().split())
+        assert "frames/s per direction" in text and "seconds to wait" in text, (name, text)
+    text = " ".join(actions["trend"].format_help().split())
+    assert "standard deviation in % of that level" in text and "UTC" in text

@@ -126,7 +126,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="the history database: a file path (SQLite) or postgresql://USER@HOST/DB (default: "
                         "$ZEROLOSS_HISTORY, else ~/.local/share/zeroloss/history.sqlite)")
     p.add_argument("--wait", type=number, default=30.0, metavar="S",
-                   help="how long to wait for a SQLite file another writer holds, or to reach a server (default 30)")
+                   help="seconds to wait for a SQLite file another writer holds, or to reach a server (default 30)")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
@@ -134,7 +134,8 @@ def _series_filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--node", metavar="NAME", help="only this node's series")
     p.add_argument("--topology", metavar="NAME", help="only this topology's series (p2p, ovs-p2p, pvp, pvvp)")
     p.add_argument("--frame", metavar="SIZE", help="only this frame size's series (bytes, or an IMIX's label)")
-    p.add_argument("--metric", choices=["ndr", "pdr"], default="ndr", help="the rate followed (default ndr)")
+    p.add_argument("--metric", choices=["ndr", "pdr"], default="ndr",
+                   help="the rate followed: the NDR or the PDR as delivered, frames/s per direction (default ndr)")
     p.add_argument("--window", type=whole_number(0), default=None, metavar="N",
                    help="classify each series' newest N runs (default 200; 0: all of them, which takes time "
                         "quadratic in a series' runs)")
@@ -160,7 +161,9 @@ def register(sub: Any) -> None:
     i.set_defaults(func=_cmd_ingest)
     t = hs.add_parser("trend", help="each series' groups of equal performance and the changes between them",
                       description="Per series, its runs in time order split by jumpavg into groups of equal "
-                                  "performance; each change with its size in % and the run that started it.")
+                                  "performance; each change with its size in % and the run that started it. A "
+                                  "group's level is its runs' mean NDR (or PDR) as delivered, frames/s per "
+                                  "direction, ± its standard deviation in % of that level; times are UTC.")
     _series_filters(t)
     t.add_argument("--changed", action="store_true", help="only the series with a change")
     t.add_argument("--html", type=Path, metavar="FILE",
