@@ -44,6 +44,31 @@ def _write_plots(runs: list[Run], folder: Path, fmt: str) -> list[Path]:
     return out
 
 
+def _history(runs: list[Run], db_text: str) -> list[str]:
+    """Each run's history part of the report (--history DB): the series of its node (the one it is stored under,
+    else its file's), topology, frame sizes and settings as the history holds them (history/trend.py, the default
+    window), the run marked where stored. The database is only read: one that does not exist or cannot be reached
+    is one line."""
+    from zeroloss.history.db import open_db
+    from zeroloss.history.extract import host_fp, parse_time, run_rows, series_key
+    from zeroloss.history.lookup import stored_nodes
+    from zeroloss.history.trend import Filter, trends
+    from zeroloss.report.historypage import run_history
+
+    db = open_db(None if db_text == "default" else db_text, create=False)
+    out = []
+    for i, run in enumerate(runs):
+        found = []
+        started = parse_time(run.record.created)
+        # the node it was stored under (ingest --node), else the one its file names, as ingest would
+        node = next(iter(stored_nodes(db, host_fp(run.record.host), started)), None)
+        for series, _ in run_rows(run.record, run.label, node).points:
+            found += [t for t in trends(db, Filter(series.node, series.topology, series.frame))
+                      if series_key(t.node, t.topology, t.frame, t.settings) == series.key]
+        out.append(run_history(found, started, f"hist{i}", db.shown))
+    return out
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     """`zeroloss report`: the HTML report, or the results table as JSON/CSV/Markdown."""
     from zeroloss.results.events import EventsRecord
@@ -58,6 +83,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise ZeroLossError(f"-o {out} is one of the result files: it would be overwritten", "name another file")
     found = [read(f) for f in args.files]  # each file read once; the first that cannot be read is one line
     lone = _lone(found)  # a soak or events file is reported on its own
+    if args.history and (fmt != "html" or lone is not None):
+        raise ZeroLossError("--history adds the runs' series to the HTML report of run or campaign files",
+                            "drop --history, or use zeroloss history trend for the series alone")
     if isinstance(lone, SoakRecord):
         return _report_soak(args, lone, out, fmt)
     if isinstance(lone, EventsRecord):
@@ -77,7 +105,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
                 end = "\n" if done == total else ""
                 print(f"\rdrawing plots: {done}/{total}", end=end, file=sys.stderr, flush=True)
 
-        text = render(runs, args.title, progress)
+        text = render(runs, args.title, progress, _history(runs, args.history) if args.history else None)
     else:
         text = export(runs, fmt)
     if out is None:
@@ -212,6 +240,10 @@ def register(sub: Any) -> None:
     r.add_argument("--plots", metavar="DIR", help="also save every plot in DIR as an image")
     r.add_argument("--plot-format", choices=["svg", "png"], default="svg", help="image format of --plots (default svg)")
     r.add_argument("--title", metavar="TEXT", help="the report's title (default: the runs' names)")
+    r.add_argument("--history", metavar="DB",
+                   help="HTML: add each run's series from this results history (a file path for SQLite, "
+                        "postgresql://USER@HOST/DB, or default: zeroloss history's), its NDR over time with jumpavg's "
+                        "groups and changes, the run marked; the database is only read (see docs/history.md)")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     r.set_defaults(func=_cmd_report)
 

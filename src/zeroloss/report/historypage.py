@@ -21,6 +21,7 @@ from zeroloss.report.htmlbase import CSS, _table
 from zeroloss.report.plots import svg_inline
 
 RUN_COLOR = "#1f77b4"
+MARK_COLOR = "#ff7f0e"  # the run a report is of, in its series (run_history)
 NORMAL_COLOR = "#7f7f7f"  # a group or change neither a regression nor a progression
 GROUP_COLOR = {"normal": NORMAL_COLOR, "regression": "#d62728", "progression": "#2ca02c"}
 DAY = 86400.0
@@ -86,9 +87,10 @@ def _changes(ax: Axes, t: Trend, xs: Sequence[float], scale: float) -> None:
                     color=col)
 
 
-def series_figure(t: Trend) -> Figure:
+def series_figure(t: Trend, mark: int | None = None) -> Figure:
     """A series' NDR (or PDR) over time: each run's value (its repeats as small dots), jumpavg's groups as bands
-    with their averages, each change marked with its size in % and the run that started it."""
+    with their averages, each change marked with its size in % and the run that started it; mark: a sample drawn
+    apart (the run a report is of)."""
     xs, dated = _xs(t)
     scale, unit = _unit(max((s.value for s in t.samples), default=1.0))
     fig = Figure(figsize=(9, 3.4), layout="constrained")
@@ -99,6 +101,9 @@ def series_figure(t: Trend) -> Figure:
         ax.scatter([x for x, _ in reps], [y for _, y in reps], s=5, color="#555555", alpha=0.5, label="repeats")
     ax.plot(xs, [s.value / scale for s in t.samples], "o", color=RUN_COLOR, markersize=3,
             label=f"run's {t.metric.upper()}" + (" (mean of its repeats)" if reps else ""))
+    if mark is not None and 0 <= mark < len(t.samples):
+        ax.plot([xs[mark]], [t.samples[mark].value / scale], "o", color=MARK_COLOR, markersize=9,
+                markerfacecolor="none", label="this run")
     _changes(ax, t, xs, scale)
     if xs:
         pad = (max(xs) - min(xs)) * 0.02 or 0.5
@@ -143,6 +148,31 @@ def _node_section(node: str, found: list[Trend], k: int, last: int) -> str:
             parts.append('<ul class="fix">' + "".join(f"<li>{escape(change_text(c))}</li>" for c in changes)
                          + "</ul>")
     return "".join(parts) + "</section>"
+
+
+def run_history(found: Sequence[Trend], started: datetime | None, prefix: str, db_shown: str, last: int = 3) -> str:
+    """A run report's history part (`zeroloss report --history DB`): the series of the run's node, topology, frame
+    sizes and settings in the history, as the trend page draws them, the run itself marked where it is stored (the
+    sample of its start time). prefix: the figures' id prefix, unique in the page."""
+    head = (f'<p class="meta">From {escape(db_shown)}: the series this run belongs to (its node, topology, frame '
+            "size and the settings that define a series), each series' runs in time order split into groups of "
+            "equal performance by FD.io CSIT's jumpavg; the circle is this run.</p>")
+    if not found:
+        return head + ('<p class="ok">None of its series has a run in the history yet: store it with '
+                       "zeroloss history ingest, or run with --history.</p>")
+    rows = [_row(t, last) for t in found]
+    parts = [head, _table(["topology", "frame", "settings", "runs", "groups", "last group", "last change",
+                           f"check --last {last}"], [r for r, _ in rows], "series", [c for _, c in rows], left=3)]
+    for n, t in enumerate(found):
+        mark = next((k for k, x in enumerate(t.samples) if started is not None and x.started == started), None)
+        where = (f"this run is run {mark + 1 + t.skipped} of {len(t.samples) + t.skipped}" if mark is not None
+                 else "this run is not in the history")
+        parts.append(f"<h4>{escape(t.title)}</h4>")
+        parts.append(f'<div class="fig">{svg_inline(series_figure(t, mark), f"{prefix}-{n}")}</div>')
+        changes = "".join(f"<li>{escape(change_text(c))}</li>" for c in t.changes())
+        parts.append(f'<p class="meta">{len(t.samples)} run(s); {where}.</p>'
+                     + (f'<ul class="fix">{changes}</ul>' if changes else ""))
+    return "".join(parts)
 
 
 def render_history(found: list[Trend], db_shown: str, last: int = 3, title: str | None = None) -> str:

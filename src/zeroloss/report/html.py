@@ -5,7 +5,7 @@ setup in htmlsetup.py, traces, warnings and ledgers in htmlledger.py, the shared
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from html import escape
 
 from zeroloss import __version__
@@ -113,8 +113,9 @@ def b2b_table(run: RunRecord) -> str:
                       "implied ms", "corrected ms", "step", "limit", "note"], rows, "b2b", left=1))
 
 
-def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
-    """One run's section: setup, results, latency, warnings, search traces, where frames were lost."""
+def _run_section(i: int, run: Run, tick: Callable[[], None], history: str | None = None) -> Iterator[str]:
+    """One run's section: setup, results, latency, its history (report --history: report/historypage.run_history's
+    part, None: not asked), warnings, search traces, where frames were lost."""
     rec = run.record
     yield f'<section class="run" id="run-{i}"><h2>{escape(run.label)}</h2>'
     meta = (f"file {run.source}, format version {rec.version}, zeroloss {rec.zeroloss}, started "
@@ -132,6 +133,8 @@ def _run_section(i: int, run: Run, tick: Callable[[], None]) -> Iterator[str]:
         tick()
     yield latencyplots.section(run, svg)
     yield b2b_table(rec)
+    if history is not None:
+        yield "<h3>History of its series</h3>" + history
     warns = warnings(rec)
     yield "<h3>Warnings</h3>" + ("".join(f'<div class="warn">{escape(w)}</div>' for w in warns) if warns
                                  else '<p class="ok">None.</p>')
@@ -155,9 +158,10 @@ def figure_count(runs: list[Run]) -> int:
     return 2 + sum(len(traced_searches(r.record)) for r in runs) + latencyplots.figure_count(runs)
 
 
-def render(runs: list[Run], title: str | None = None, progress: Callable[[int], None] | None = None) -> str:
+def render(runs: list[Run], title: str | None = None, progress: Callable[[int], None] | None = None,
+           history: Sequence[str] | None = None) -> str:
     """The report page for one or more runs (several runs share the NDR and latency plots); progress is told
-    the number of figures drawn so far."""
+    the number of figures drawn so far; history: each run's history part, in the runs' order (None: none)."""
     drawn = 0
 
     def tick() -> None:
@@ -185,7 +189,8 @@ def render(runs: list[Run], title: str | None = None, progress: Callable[[int], 
             f'<div class="fig" id="fig-ndr">{ndr}</div>', summary,
             f'<div class="fig" id="fig-latency">{lat}</div></section>',
             *_tune_section(runs, tick),
-            *(part for i, r in enumerate(runs) for part in _run_section(i, r, tick))]
+            *(part for i, r in enumerate(runs)
+              for part in _run_section(i, r, tick, history[i] if history is not None else None))]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"generator\" content=\"zeroloss {__version__}\"><title>{escape(title)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
