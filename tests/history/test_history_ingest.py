@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from zeroloss.cli.main import main
 from zeroloss.history import ingest as ingest_mod
 from zeroloss.history.db import open_db
 from zeroloss.history.ingest import ALREADY, OLDER, REPLACED, STORED, ingest
@@ -182,3 +183,12 @@ def test_two_ingests_at_once(db_url):
     for i in range(len(files)):
         assert sorted(s["files"][i]["status"] for s in statuses) == [ALREADY, STORED]
     assert counts(open_db(db_url))["documents"] == len(files)
+
+
+@pytest.mark.parametrize("node", ["", "   "])
+def test_a_blank_node_name_is_refused(tmp_path, capsys, node):
+    db = tmp_path / "h.sqlite"
+    with pytest.raises(SystemExit) as e:
+        main(["history", "ingest", "--db", str(db), "--node", node, str(FIXTURES / "result_v1.json")])
+    assert e.value.code == 2 and "is not blank" in capsys.readouterr().err
+    assert not db.exists()

@@ -141,6 +141,13 @@ def _series_filters(p: argparse.ArgumentParser) -> None:
                         "quadratic in a series' runs)")
 
 
+def _name(text: str) -> str:
+    """--node: a node's name as the series will show it; a blank one would be a series of no node."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a node's name is not blank (leave --node out for the file's own node)")
+    return text.strip()
+
+
 def register(sub: Any) -> None:
     """Add `history` (ingest, trend, check) to the main parser's subcommands."""
     h = sub.add_parser("history", help="every run kept in a database; trends and regressions per series "
@@ -155,8 +162,9 @@ def register(sub: Any) -> None:
                                   "a later copy of a stored run (resumed and completed) replaces it. Exit 1 when a "
                                   "file could not be stored (the others are).")
     i.add_argument("files", nargs="+", metavar="FILE", help="result, campaign, tune, events or soak files")
-    i.add_argument("--node", metavar="NAME", help="the node's name (default: a lab node's ssh target, else the "
-                                                  "bench host's hostname and machine id)")
+    i.add_argument("--node", type=_name, metavar="NAME",
+                   help="the node's name (default: a lab node's ssh target, else the bench host's hostname and "
+                        "machine id)")
     _common(i)
     i.set_defaults(func=_cmd_ingest)
     t = hs.add_parser("trend", help="each series' groups of equal performance and the changes between them",
