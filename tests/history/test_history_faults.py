@@ -20,7 +20,7 @@ from zeroloss.history.ingest import ingest
 from zeroloss.history.models import Base
 
 from .conftest import FIXTURES
-from .helpers import counts, read_doc, soak_doc, write_doc
+from .helpers import counts, read_doc, soak_doc, synthetic_history, write_doc
 
 
 def _one_error(capsys, *words: str) -> str:
@@ -218,3 +218,12 @@ def test_the_default_database_is_the_environments(tmp_path, monkeypatch, capsys)
     out = json.loads(capsys.readouterr().out)
     assert out["files"][0]["status"] == "stored"
     assert (tmp_path / ".local/share/zeroloss/history.sqlite").exists()
+
+
+def test_a_trend_page_that_cannot_be_written_is_one_line_naming_html(tmp_path, capsys):
+    db = tmp_path / "h.sqlite"
+    assert main(["history", "ingest", "--db", str(db), *map(str, synthetic_history(tmp_path, 3, None, 0.0))]) == 0
+    capsys.readouterr()
+    assert main(["history", "trend", "--db", str(db), "--html", str(tmp_path)]) == 1  # a folder
+    err = _one_error(capsys, "give --html a file path")
+    assert "(-o)" not in err

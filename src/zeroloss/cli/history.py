@@ -90,7 +90,10 @@ def _write_page(args: argparse.Namespace, shown: str, found: list[Trend]) -> int
     from zeroloss.report.historypage import render_history
 
     text = render_history(found, shown, args.last)
-    write_text_atomic(args.html, text, mode=0o644)
+    try:
+        write_text_atomic(args.html, text, mode=0o644)
+    except ZeroLossError as e:  # its remedy names run's -o
+        raise ZeroLossError(e.message, "give --html a file path in a folder you can write") from None
     nodes = len({t.node for t in found})
     print(f"wrote {args.html} ({len(text.encode()) / 1024:,.0f} KiB, {nodes} node(s), {len(found)} series, "
           "self-contained: open it in any browser)")
