@@ -41,7 +41,18 @@ def trend_text(t: Trend) -> str:
         lines.append(f"  {runs:<12} {when(first.started)} .. {when(last.started)}  {si(g.avg, unit)} "
                      f"± {_pct(g.stdev, g.avg)}")
     lines += [f"  {change_text(c)}" for c in t.changes()]
+    if t.bounds:
+        lines.append(f"  {bounds_text(t)}")
     return "\n".join(lines)
+
+
+def bounds_text(t: Trend) -> str:
+    """The runs of a series whose NDR there is only a lower bound (trend.py): how many, their range, why apart."""
+    unit = "pps" if t.metric == "ndr" else "pps PDR"
+    lo, hi = min(b.value for b in t.bounds), max(b.value for b in t.bounds)
+    span = f">= {si(lo, unit)}" + (f" .. >= {si(hi, unit)}" if hi != lo else "")
+    return (f"{len(t.bounds)} run(s) not classified, lower bounds {span} (inconclusive or generator-bound: what the "
+            "generator delivered, not the DUT's rate)")
 
 
 def check_text(failed: list[tuple[Trend, Change]], series: int, last: int) -> str:

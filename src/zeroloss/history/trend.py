@@ -4,9 +4,14 @@ minimum description length; each group after the first starts a change, a regres
 size in % of the group before and the run that started it (and what versions changed at that run).
 
 A run measured with repeats enters as its repeats (jumpavg takes a run's samples together), a run once as its NDR;
-a run that found no NDR is left out of its series. jumpavg's classification takes time quadratic in the runs it is
-given (2.5 s for 1,000 runs, 10 s for 2,000 on this bench's host): a series is classified over its newest `window`
-runs (WINDOW by default; None: all of them), its older runs left out of the trend (Trend.skipped counts them).
+a run that found no NDR is left out of its series. So is a run whose NDR at that size is only a lower bound (its
+verdict INCONCLUSIVE, or nothing lost up to the generator's top: generator-bound): it says what the generator and the
+host delivered that night, not the DUT's rate, so a lower one is no evidence the DUT regressed. Such runs are kept
+apart (Trend.bounds) and shown, never classified: the nightly check cannot fail on them.
+
+jumpavg's classification takes time quadratic in the runs it is given (2.5 s for 1,000 runs, 10 s for 2,000 on this
+bench's host): a series is classified over its newest `window` runs (WINDOW by default; None: all of them), its older
+runs left out of the trend (Trend.skipped counts them).
 
 The nightly check: a series regressed when its last group started within its newest `last` runs and lies below
 the last group that started before them by more than the series' spread (the larger of those groups' standard
@@ -43,6 +48,7 @@ class Sample:
     repeats: tuple[float, ...]
     spread: float | None
     versions: dict[str, str | None]
+    bound: bool = False  # only a lower bound of the DUT's rate (module docstring): never classified
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,7 @@ class Trend:
     samples: list[Sample] = field(default_factory=list)
     groups: list[Group] = field(default_factory=list)
     skipped: int = 0  # older runs left out of the window (samples and groups count from the first one kept)
+    bounds: list[Sample] = field(default_factory=list)  # lower bounds within the window, in time order
 
     @property
     def title(self) -> str:
@@ -126,6 +133,8 @@ class Trend:
 
         return {"node": self.node, "topology": self.topology, "frame": self.frame, "settings": self.settings,
                 "metric": self.metric, "runs": len(self.samples), "older_runs_left_out": self.skipped,
+                "lower_bounds": [{"run": b.label, "started": when(b.started), "value_pps": b.value}
+                                 for b in self.bounds],
                 "groups": [{"first_run": self.samples[g.start].label, "last_run": self.samples[g.end].label,
                             "runs": g.end - g.start + 1, "from": when(self.samples[g.start].started),
                             "to": when(self.samples[g.end].started), "avg_pps": g.avg, "stdev_pps": g.stdev,
@@ -154,7 +163,8 @@ class Filter:
 
 def _rows(db: Database, want: Filter) -> list[Any]:
     q = (select(Series.id, Series.node, Series.topology, Series.frame, Series.settings, Point.ndr_pps,
-                Point.ndr_values, Point.spread_pps, Point.pdr_pps, Run.label, Run.started,
+                Point.ndr_values, Point.spread_pps, Point.pdr_pps, Point.verdict, Point.generator_bound, Run.label,
+                Run.started,
                 *(getattr(Run, k) for k in VERSIONS))
          .join(Point, Point.series_id == Series.id).join(Run, Run.id == Point.run_id)
          .order_by(Series.id, Run.started, Run.id))
@@ -175,12 +185,16 @@ def trends(db: Database, want: Filter = Filter(), metric: str = "ndr", window: i
             continue
         t = by.setdefault(r.id, Trend(r.node, r.topology, r.frame, dict(r.settings or {}), metric))
         repeats = tuple(float(v) for v in (r.ndr_values or ())) if metric == "ndr" else ()
-        t.samples.append(Sample(r.label, r.started, float(value), repeats if len(repeats) > 1 else (),
-                                r.spread_pps if metric == "ndr" else None, {k: getattr(r, k) for k in VERSIONS}))
+        bound = bool(r.generator_bound) or r.verdict == "INCONCLUSIVE"
+        (t.bounds if bound else t.samples).append(
+            Sample(r.label, r.started, float(value), repeats if len(repeats) > 1 else (),
+                   r.spread_pps if metric == "ndr" else None, {k: getattr(r, k) for k in VERSIONS}, bound))
     for t in by.values():
         if window is not None and len(t.samples) > window:
             t.skipped, t.samples = len(t.samples) - window, t.samples[-window:]
-        t.groups = classify([s.repeats or s.value for s in t.samples])
+        first = t.samples[0].started if t.samples and t.skipped else None
+        t.bounds = [b for b in t.bounds if first is None or b.started is None or b.started >= first]
+        t.groups = classify([s.repeats or s.value for s in t.samples]) if t.samples else []
     return sorted(by.values(), key=lambda t: (t.node, t.topology or "", _frame_order(t.frame), t.title))
 
 

@@ -14,7 +14,7 @@ from html import escape
 
 from zeroloss import __version__
 from zeroloss.core.text import si
-from zeroloss.history.text import change_text, when
+from zeroloss.history.text import bounds_text, change_text, when
 from zeroloss.history.trend import Group, Trend
 from zeroloss.report.canvas import Axes, Figure
 from zeroloss.report.htmlbase import CSS, _table
@@ -37,7 +37,8 @@ def _unit(level: float) -> tuple[float, str]:
 def _xs(t: Trend) -> tuple[list[float], bool]:
     """Each run's place on the x axis: its start in days since 1970 (UTC) when every run has one, else its number
     in the series; and whether they are dates."""
-    if t.samples and all(s.started is not None for s in t.samples):
+    every = [*t.samples, *t.bounds]
+    if every and all(s.started is not None for s in every):
         return [s.started.replace(tzinfo=UTC).timestamp() / DAY for s in t.samples if s.started], True
     return [float(k + 1 + t.skipped) for k in range(len(t.samples))], False
 
@@ -76,7 +77,7 @@ def _groups(ax: Axes, t: Trend, xs: Sequence[float], scale: float) -> None:
 def _changes(ax: Axes, t: Trend, xs: Sequence[float], scale: float) -> None:
     """Each change: a dashed line at the run that started it, its size in % and that run's name beside it (on
     the left of the line when it is in the right half of the figure)."""
-    lo, hi = min(xs), max(xs)
+    lo, hi = min(xs, default=0.0), max(xs, default=0.0)
     for c in t.changes():
         x, g = xs[c.at], next(g for g in t.groups if g.start == c.at)
         col = GROUP_COLOR.get(c.kind, NORMAL_COLOR)
@@ -92,7 +93,7 @@ def series_figure(t: Trend, mark: int | None = None) -> Figure:
     with their averages, each change marked with its size in % and the run that started it; mark: a sample drawn
     apart (the run a report is of)."""
     xs, dated = _xs(t)
-    scale, unit = _unit(max((s.value for s in t.samples), default=1.0))
+    scale, unit = _unit(max((s.value for s in [*t.samples, *t.bounds]), default=1.0))
     fig = Figure(figsize=(9, 3.4), layout="constrained")
     ax = fig.add_subplot()
     _groups(ax, t, xs, scale)
@@ -101,15 +102,21 @@ def series_figure(t: Trend, mark: int | None = None) -> Figure:
         ax.scatter([x for x, _ in reps], [y for _, y in reps], s=5, color="#555555", alpha=0.5, label="repeats")
     ax.plot(xs, [s.value / scale for s in t.samples], "o", color=RUN_COLOR, markersize=3,
             label=f"run's {t.metric.upper()}" + (" (mean of its repeats)" if reps else ""))
+    span = list(xs)  # where the x axis runs: the classified runs and the lower bounds
+    if dated and t.bounds:  # lower bounds (trend.py): drawn apart, never in a group
+        at = [(b.started.replace(tzinfo=UTC).timestamp() / DAY, b.value / scale) for b in t.bounds if b.started]
+        ax.plot([x for x, _ in at], [y for _, y in at], "^", color=NORMAL_COLOR, markersize=4,
+                markerfacecolor="none", label="lower bound (inconclusive or generator-bound): not classified")
+        span += [x for x, _ in at]
     if mark is not None and 0 <= mark < len(t.samples):
         ax.plot([xs[mark]], [t.samples[mark].value / scale], "o", color=MARK_COLOR, markersize=9,
                 markerfacecolor="none", label="this run")
     _changes(ax, t, xs, scale)
-    if xs:
-        pad = (max(xs) - min(xs)) * 0.02 or 0.5
-        ax.set_xlim(min(xs) - pad, max(xs) + pad)
+    if span:
+        pad = (max(span) - min(span)) * 0.02 or 0.5
+        ax.set_xlim(min(span) - pad, max(span) + pad)
         if dated:
-            ax.set_xticks(*_date_ticks(min(xs) - pad, max(xs) + pad))
+            ax.set_xticks(*_date_ticks(min(span) - pad, max(span) + pad))
     ax.set_xlabel("run start (UTC)" if dated else "run of the series")
     ax.set_ylabel(f"{t.metric.upper()}, {unit}")
     ax.grid(alpha=0.3)
@@ -126,7 +133,8 @@ def _row(t: Trend, last: int) -> tuple[list[str], str]:
     level = f"{si(g.avg, 'pps')} ± {100 * g.stdev / g.avg:.2f} %" if g and g.avg else "-"
     settings = ", ".join(f"{k}={v}" for k, v in sorted(t.settings.items())) or "defaults"
     frame = f"{t.frame} B" if t.frame.isdigit() else t.frame
-    runs = str(len(t.samples)) + (f" (+{t.skipped} older)" if t.skipped else "")
+    runs = str(len(t.samples)) + (f" (+{t.skipped} older)" if t.skipped else "") + (
+        f" (+{len(t.bounds)} lower bounds)" if t.bounds else "")
     return ([t.topology or "-", frame, settings, runs, str(len(t.groups)), level,
              change_text(c) if c else "-", "REGRESSION" if failed else "ok"], "fail" if failed else "")
 
@@ -141,7 +149,8 @@ def _node_section(node: str, found: list[Trend], k: int, last: int) -> str:
         parts.append(f'<div class="fig">{svg_inline(series_figure(t), f"h{k}-{n}")}</div>')
         first, newest = (t.samples[0], t.samples[-1]) if t.samples else (None, None)
         span = f"{when(first.started)} .. {when(newest.started)} UTC" if first and newest else "-"
-        older = f"; {t.skipped} older run(s) left out of the classification" if t.skipped else ""
+        older = (f"; {t.skipped} older run(s) left out of the classification" if t.skipped else "") + (
+            f"; {bounds_text(t)}" if t.bounds else "")
         parts.append(f'<p class="meta">{len(t.samples)} run(s), {span}{older}.</p>')
         changes = t.changes()
         if changes:
@@ -165,7 +174,9 @@ def run_history(found: Sequence[Trend], started: datetime | None, prefix: str, d
                            f"check --last {last}"], [r for r, _ in rows], "series", [c for _, c in rows], left=3)]
     for n, t in enumerate(found):
         mark = next((k for k, x in enumerate(t.samples) if started is not None and x.started == started), None)
+        bound = any(started is not None and b.started == started for b in t.bounds)
         where = (f"this run is run {mark + 1 + t.skipped} of {len(t.samples) + t.skipped}" if mark is not None
+                 else "this run's NDR here is a lower bound, not classified" if bound
                  else "this run is not in the history")
         parts.append(f"<h4>{escape(t.title)}</h4>")
         parts.append(f'<div class="fig">{svg_inline(series_figure(t, mark), f"{prefix}-{n}")}</div>')
