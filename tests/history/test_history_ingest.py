@@ -9,17 +9,21 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from zeroloss.cli.main import main
 from zeroloss.history import ingest as ingest_mod
 from zeroloss.history.db import open_db
 from zeroloss.history.ingest import ALREADY, OLDER, REPLACED, STORED, ingest
-from zeroloss.history.models import Outage, Point, Run
+from zeroloss.history.models import Document, Outage, Point, Run
+from zeroloss.history.source import content_hash
 from zeroloss.results.events import EventsRecord
 from zeroloss.results.summary import frame_rows, load_runs
 
@@ -124,6 +128,52 @@ def test_a_later_copy_of_a_run_replaces_the_earlier(db_url, tmp_path):
     assert ingest(db, tmp_path / "a.json").status == OLDER
     n = counts(db)
     assert n["documents"] == 1 and n["runs"] == 1 and n["points"] == 1
+
+
+def test_two_later_copies_of_a_run_at_once_keep_the_latest(db_url, tmp_path):
+    """Two ingests of two later copies of a stored run at the same moment: the second waits for the first (on
+    PostgreSQL on the stored copy's row lock, which the first deletes in replacing it), then replaces the first's
+    copy with its own later one. It was 'already stored' and the older copy stayed."""
+    db = open_db(db_url)
+    doc = read_doc(FIXTURES / "result_v3.json.gz")
+    copies = [write_doc(tmp_path / f"{n}.json", {**doc, "updated": f"2026-11-2{n}T10:00:00+0000"}) for n in (1, 2, 3)]
+    assert ingest(db, copies[0]).status == STORED
+    (doc2, first), (doc3, second) = (ingest_mod._read(c, None) for c in copies[1:])
+    holder = db.engine.connect()
+    held = holder.begin()
+    assert ingest_mod.store(holder, db.dialect, first, content_hash(doc2), "2.json") == REPLACED
+    done: dict[str, str] = {}
+
+    def later() -> None:
+        with db.transaction() as conn:
+            done["status"] = ingest_mod.store(conn, db.dialect, second, content_hash(doc3), "3.json")
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    _until_waiting(db, thread)
+    held.commit()
+    holder.close()
+    thread.join(timeout=60)
+    assert done == {"status": REPLACED}
+    with db.transaction() as conn:
+        assert [r.path for r in conn.execute(select(Document.path))] == ["3.json"]
+    assert counts(db)["runs"] == 1
+
+
+def _until_waiting(db: Any, thread: threading.Thread) -> None:
+    """Until the thread's transaction waits for a lock (PostgreSQL: pg_stat_activity says so; SQLite: its BEGIN
+    IMMEDIATE waits in the busy handler, given a moment to get there)."""
+    if db.dialect != "postgresql":
+        time.sleep(0.5)
+        return
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and thread.is_alive():
+        with db.engine.connect() as conn:
+            if conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                 "AND datname = current_database()")).scalar():
+                return
+        time.sleep(0.05)
+    raise AssertionError("the second ingest never waited for the first")
 
 
 def test_an_ingest_that_fails_midway_leaves_nothing(db_url, monkeypatch):

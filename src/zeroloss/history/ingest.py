@@ -97,7 +97,21 @@ def _insert(dialect: str, table: Table) -> Any:
 
 
 def store(conn: Connection, dialect: str, rows: DocRows, sha: str, path: str) -> str:
-    """The document's rows on an open transaction: STORED, REPLACED, or ALREADY / OLDER (nothing written)."""
+    """The document's rows on an open transaction: STORED, REPLACED, or ALREADY / OLDER (nothing written).
+
+    On PostgreSQL a concurrent ingest of another copy of the same run can commit between this one's look for the
+    stored copy and its INSERT (the look waited on the copy that ingest then replaced, and found nothing): the
+    INSERT then meets that ingest's document on its identity, and the look is made again, now seeing it, so the
+    later of the two copies is the one kept (SQLite: the write lock makes the ingests take turns)."""
+    for _ in range(3):
+        status = _store(conn, dialect, rows, sha, path)
+        if status is not None:
+            return status
+    raise ZeroLossError(f"{path}: other ingests kept storing copies of this run meanwhile", "ingest it again")
+
+
+def _store(conn: Connection, dialect: str, rows: DocRows, sha: str, path: str) -> str | None:
+    """store's one attempt; None: a concurrent ingest stored another copy of this run since the look for one."""
     if conn.execute(select(DOCS.c.id).where(DOCS.c.sha256 == sha)).first() is not None:
         return ALREADY
     identity = rows.document.identity or sha
@@ -116,8 +130,8 @@ def store(conn: Connection, dialect: str, rows: DocRows, sha: str, path: str) ->
               "ingested": datetime.now(UTC).replace(tzinfo=None)}
     doc_id = conn.execute(_insert(dialect, DOCS).values(**values).on_conflict_do_nothing()
                           .returning(DOCS.c.id)).scalar()
-    if doc_id is None:  # a concurrent ingest stored it first
-        return ALREADY
+    if doc_id is None:  # a concurrent ingest stored it first, or another copy of its run: look again
+        return ALREADY if conn.execute(select(DOCS.c.id).where(DOCS.c.sha256 == sha)).first() else None
     series: dict[str, int] = {}
     for seq, run in enumerate(rows.runs):
         store_run(conn, dialect, doc_id, seq, run, series)
