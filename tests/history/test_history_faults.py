@@ -227,3 +227,11 @@ def test_a_trend_page_that_cannot_be_written_is_one_line_naming_html(tmp_path, c
     assert main(["history", "trend", "--db", str(db), "--html", str(tmp_path)]) == 1  # a folder
     err = _one_error(capsys, "give --html a file path")
     assert "(-o)" not in err
+
+
+@pytest.mark.parametrize("wait", ["nan", "inf", "-1"])
+def test_a_wait_that_is_no_number_of_seconds_is_refused(tmp_path, capsys, wait):
+    with pytest.raises(SystemExit) as e:
+        main(["history", "check", "--db", str(tmp_path / "h.sqlite"), f"--wait={wait}"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "is not a number of seconds, 0 or more" in err and "Traceback" not in err

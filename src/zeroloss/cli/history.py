@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,7 +129,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="URL", default=None,
                    help="the history database: a file path (SQLite) or postgresql://USER@HOST/DB (default: "
                         "$ZEROLOSS_HISTORY, else ~/.local/share/zeroloss/history.sqlite)")
-    p.add_argument("--wait", type=number, default=30.0, metavar="S",
+    p.add_argument("--wait", type=_seconds, default=30.0, metavar="S",
                    help="seconds to wait for a SQLite file another writer holds, or to reach a server (default 30)")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
@@ -142,6 +143,14 @@ def _series_filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window", type=whole_number(0), default=None, metavar="N",
                    help="classify each series' newest N runs (default 200; 0: all of them, which takes time "
                         "quadratic in a series' runs)")
+
+
+def _seconds(text: str) -> float:
+    """--wait: seconds, 0 or more (the number given to SQLite's busy timeout and the server's connect timeout)."""
+    s = number(text)
+    if not math.isfinite(s) or s < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds, 0 or more")
+    return s
 
 
 def _name(text: str) -> str:
