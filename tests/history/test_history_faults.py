@@ -192,6 +192,23 @@ def test_locked_sqlite(tmp_path, capsys):
     assert main(["history", "ingest", "--db", str(path), str(FIXTURES / "result_v1.json")]) == 0
 
 
+def test_a_locked_sqlite_stops_the_ingest_in_one_line(tmp_path, capsys):
+    """Every file would wait --wait for the same lock in turn and say the same line: the first says it for all."""
+    path = tmp_path / "h.sqlite"
+    open_db(str(path))
+    files = [str(FIXTURES / f) for f in ("result_v1.json", "result_v3.json.gz", "campaign_v1.json")]
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        assert main(["history", "ingest", "--db", str(path), "--wait", "0.3", "--json", *files]) == 1
+        err = _one_error(capsys, "result_v1.json and the 2 file(s) after it not stored", "is locked by another writer")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert "result_v3" not in err
+    assert counts(open_db(str(path)))["documents"] == 0
+
+
 def test_no_history_yet_and_not_a_database(tmp_path, capsys):
     assert main(["history", "trend", "--db", str(tmp_path / "none.sqlite")]) == 1
     _one_error(capsys, "no history at")

@@ -27,15 +27,22 @@ def _open(args: argparse.Namespace, create: bool) -> Database:
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
-    """Each file in its own transaction: a bad one is one line on stderr, the others are stored; exit 1 if any
-    failed."""
+    """Each file in its own transaction: a bad one is one line on stderr, the others are stored; a fault of the
+    database stops there, in one line naming the files not stored; exit 1 if any failed."""
+    from zeroloss.history.db import DatabaseFault
     from zeroloss.history.ingest import ingest
 
     db = _open(args, create=True)
     done, failed = [], 0
-    for f in args.files:
+    for k, f in enumerate(args.files):
         try:
             result = ingest(db, f, args.node)
+        except DatabaseFault as e:  # the next files would meet it too (and each wait --wait for a lock): one line
+            failed += len(args.files) - k
+            after = len(args.files) - k - 1
+            print(f"zeroloss: error: {f}" + (f" and the {after} file(s) after it" if after else "") +
+                  f" not stored: {e}", file=sys.stderr)
+            break
         except ZeroLossError as e:
             failed += 1
             print(f"zeroloss: error: {e}", file=sys.stderr)

@@ -33,7 +33,12 @@ WAIT_S = 30.0  # how long a writer waits for a SQLite file another writer holds
 PG_LOCK = 0x7A6C6869  # the advisory lock the schema's upgrade holds on PostgreSQL ("zlhi")
 
 
-class ReadOnly(ZeroLossError):
+class DatabaseFault(ZeroLossError):
+    """A fault of the database (out of reach, locked, read-only, not a history), not of a file given to it: every
+    other file would meet it too."""
+
+
+class ReadOnly(DatabaseFault):
     """The database refuses to be written (for a SQLite file in WAL mode, also a reader who cannot make its
     shared-memory file)."""
 
@@ -227,9 +232,9 @@ def faults(shown: str) -> Iterator[None]:
         raise
     except DBAPIError as e:
         line, fix = _fault_line(shown, e)
-        raise (ReadOnly if _read_only(_first_line(e)) else ZeroLossError)(line, fix) from None
+        raise (ReadOnly if _read_only(_first_line(e)) else DatabaseFault)(line, fix) from None
     except SQLAlchemyError as e:
-        raise ZeroLossError(f"the history database {shown}: {_first_line(e)}") from None
+        raise DatabaseFault(f"the history database {shown}: {_first_line(e)}") from None
 
 
 def _first_line(e: BaseException) -> str:
