@@ -22,7 +22,7 @@ from urllib.parse import quote, unquote
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, SQLAlchemyError
 
 from zeroloss.core.errors import ZeroLossError
 
@@ -36,6 +36,11 @@ PG_LOCK = 0x7A6C6869  # the advisory lock the schema's upgrade holds on PostgreS
 class DatabaseFault(ZeroLossError):
     """A fault of the database (out of reach, locked, read-only, not a history), not of a file given to it: every
     other file would meet it too."""
+
+
+class Refused(ZeroLossError):
+    """A value the database does not take (longer than its column, out of its type's range): a fault of the file
+    that held it, not of the database (ingest names the file; the other files go on)."""
 
 
 class ReadOnly(DatabaseFault):
@@ -230,6 +235,9 @@ def faults(shown: str) -> Iterator[None]:
         yield
     except ZeroLossError:
         raise
+    except DataError as e:
+        raise Refused(f"a value does not fit the history database {shown}: {_first_line(e)}",
+                      "the file is damaged: ingest a good copy") from None
     except DBAPIError as e:
         line, fix = _fault_line(shown, e)
         raise (ReadOnly if _read_only(_first_line(e)) else DatabaseFault)(line, fix) from None

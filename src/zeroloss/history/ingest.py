@@ -21,7 +21,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from zeroloss.core.errors import ZeroLossError
-from zeroloss.history.db import Database
+from zeroloss.history.db import Database, Refused
 from zeroloss.history.extract import extract
 from zeroloss.history.models import B2b, Document, Outage, Point, Run, Series
 from zeroloss.history.rows import DocRows, RunRows
@@ -72,8 +72,11 @@ def ingest(db: Database, path: Path | str, node: str | None = None) -> Ingested:
         raise ZeroLossError(f"{schema.shown(path)} is still being written (state running)",
                             "ingest it when its run has ended")
     sha = content_hash(doc)
-    with db.transaction() as conn:
-        status = store(conn, db.dialect, rows, sha, str(path))
+    try:
+        with db.transaction() as conn:
+            status = store(conn, db.dialect, rows, sha, str(path))
+    except Refused as e:  # the file's fault: named, and the other files go on
+        raise ZeroLossError(f"{schema.shown(path)}: {e.message}", e.remedy) from None
     notes = tuple(f"node recorded as '{r.run.node}': the file names no host; give --node NAME"
                   for r in rows.runs if r.run.node == "unknown")
     return Ingested(str(path), status, rows.document.kind, len(rows.runs), sum(len(r.points) for r in rows.runs),
