@@ -242,3 +242,13 @@ def test_a_blank_node_name_is_refused(tmp_path, capsys, node):
         main(["history", "ingest", "--db", str(db), "--node", node, str(FIXTURES / "result_v1.json")])
     assert e.value.code == 2 and "is not blank" in capsys.readouterr().err
     assert not db.exists()
+
+
+def test_a_file_that_names_no_host_says_so_when_it_is_stored_only(tmp_path, capsys):
+    """The note says what was recorded: a soak stored again ('already stored') recorded nothing."""
+    soak, db = write_doc(tmp_path / "soak.json", soak_doc()), str(tmp_path / "h.sqlite")
+    assert main(["history", "ingest", "--db", db, str(soak)]) == 0
+    assert "node recorded as 'unknown'" in capsys.readouterr().err
+    assert main(["history", "ingest", "--db", db, str(soak)]) == 0
+    out = capsys.readouterr()
+    assert ": already stored (soak" in out.out and out.err == ""

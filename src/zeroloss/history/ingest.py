@@ -78,7 +78,7 @@ def ingest(db: Database, path: Path | str, node: str | None = None) -> Ingested:
     except Refused as e:  # the file's fault: named, and the other files go on
         raise ZeroLossError(f"{schema.shown(path)}: {e.message}", e.remedy) from None
     notes = tuple(f"node recorded as '{r.run.node}': the file names no host; give --node NAME"
-                  for r in rows.runs if r.run.node == "unknown")
+                  for r in rows.runs if r.run.node == "unknown" and status in (STORED, REPLACED))
     return Ingested(str(path), status, rows.document.kind, len(rows.runs), sum(len(r.points) for r in rows.runs),
                     sum(r.run.trials for r in rows.runs), time.perf_counter() - start, notes)
 
