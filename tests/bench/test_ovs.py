@@ -28,6 +28,8 @@ def test_pvp_run_accounts_for_every_frame(tmp_path):
     assert doc["state"] == "complete"
     place = doc["placement"]["pvp"]
     assert place["ovs_mtu_request"] == 8982 and place["vnf_ring"] == 1024
+    # the versions the results history tells an upgrade by: `ovs-appctl version`'s first line, as a lab node's
+    assert re.fullmatch(r"ovs-vswitchd\S* \(Open vSwitch\) \d+\.\d+\S*", place["ovs_version"]) and place["zlgen"]
     # zlgen (1), the PMD (mask 0x1) and the VNF (0,1), probed before each size with OVS, the VNF and zlgen held still
     assert [(p["frames"], p["cores"]) for p in doc["core_probes"] if p["trigger"] == "frame"] == [([64], [0, 1]),
                                                                                                 ([9000], [0, 1])]

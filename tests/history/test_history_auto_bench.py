@@ -48,9 +48,13 @@ def test_a_run_is_in_the_history_when_it_ends(tmp_path):
     history = open_db(str(db))
     assert counts(history)["documents"] == 1
     with history.transaction() as conn:
-        run = conn.execute(select(Run.node, Run.topology, Run.trials)).one()
+        run = conn.execute(select(Run.node, Run.topology, Run.trials, Run.zlgen_version, Run.dpdk_version,
+                                  Run.zeroloss_version, Run.kernel)).one()
         ndr = conn.execute(select(Point.ndr_pps).where(Point.frame == "64")).scalar_one()
     assert run.topology == "p2p" and run.node != "unknown"
+    # the versions a history tells changes by: zlgen's own (its hello), the DPDK it runs, zeroloss, the kernel
+    assert run.zlgen_version == doc["placement"]["memif"]["zlgen"] and run.zlgen_version
+    assert run.dpdk_version.startswith("DPDK ") and run.zeroloss_version and run.kernel
     assert run.trials == len(doc["searches"][0]["trials"])
     assert ndr == pytest.approx(doc["searches"][0]["result"]["ndr"]["rate_pps"])
 

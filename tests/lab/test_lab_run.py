@@ -97,6 +97,7 @@ def test_search_through_the_node_balances_and_changes_are_restored(tmp_path, lab
             assert kinds.count("proc_rx") == 1 and all(h["counters"] for h in led["hops"])
     # the node's facts and audit are kept, and the readings went over few logins, not one per reading
     assert "error" not in doc["placement"]["lab_host"], doc["placement"]["lab_host"]
+    assert doc["placement"]["lab_gen"]["zlgen"] and place["ovs_version"]  # the versions the history keeps
     assert place["dut_readings"] >= 2 * len(trials)
     assert logins(sshd) - before_logins <= 3
 

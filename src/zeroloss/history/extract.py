@@ -163,8 +163,16 @@ def _versions(host: Mapping[str, Any] | None, placement: Mapping[str, Any] | Non
     lab = _lab(placement)
     kernel = _placed(placement, "kernel") if lab else h.kernel
     return {"zeroloss_version": zeroloss, "zlgen_version": _placed(placement, "zlgen"),
-            "dpdk_version": _placed(placement, "dpdk") or h.dpdk_package,
+            "dpdk_version": _placed(placement, "dpdk") or _dpdk_package(h.dpdk_package),
             "ovs_version": _placed(placement, "ovs_version"), "kernel": kernel}
+
+
+def _dpdk_package(version: Json) -> Json:
+    """The host's DPDK package version (22.11.11-0+deb12u1) as zlgen names the DPDK it runs (rte_version: DPDK
+    22.11.11), so that a run whose file has one and a run whose file has the other are not a change of DPDK."""
+    if not isinstance(version, str) or not version or version.startswith("DPDK "):
+        return version
+    return "DPDK " + version.split("-", 1)[0].split(":", 1)[-1]
 
 
 def _share(trials: list[Any]) -> float | None:

@@ -107,6 +107,13 @@ class Target(ABC):
     def placement(self) -> dict[str, dict]:
         """Where it runs, by placement key, once started (stored in the result file's `placement`)."""
 
+    def gen_versions(self) -> dict[str, str]:
+        """zlgen's version and the DPDK it runs on, as a placement records them (the results history's versions)."""
+        from zeroloss.drivers.gen.replies import Hello
+
+        hello = Hello.from_json(self.client.hello())
+        return {"zlgen": str(hello.zlgen or ""), "dpdk": str(hello.dpdk or "")}
+
     def prepare(self, frame: int) -> dict[str, dict]:
         """Work before a frame size's searches (a lab learns MACs and traces paths); placements to store."""
         return {}

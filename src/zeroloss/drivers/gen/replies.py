@@ -20,6 +20,8 @@ class Reply(Record):
 @dataclass(frozen=True, kw_only=True)
 class Hello(Record):
     proto: Json = None  # the protocol version zlgen speaks (PROTO)
+    zlgen: Json = None  # zlgen's own version (gen/meson.build)
+    dpdk: Json = None  # the DPDK it runs on (rte_version)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -75,7 +75,7 @@ class ExternalTarget(BenchTarget):
 
     def placement(self) -> dict[str, dict]:
         return {"external": {"zlgen_lcores": self.cfg.gen_lcores, "ports": list(self.cfg.ports),
-                             "dpdk": self.client.hello()["dpdk"]}}
+                             **self.gen_versions()}}
 
 
 def _check(cfg: RunConfig) -> None:

@@ -95,10 +95,12 @@ class LabTarget(Target):
                            list(self.cfg.flow_fields))
 
     def placement(self) -> dict[str, dict]:
-        """The node's inventory and audit, read once per result file (zeroloss host audit --host)."""
+        """The node's inventory and audit, read once per result file (zeroloss host audit --host), and the
+        generator's versions."""
         from zeroloss.drivers.lab.labrun import host_facts
 
-        return {} if self.has_host_facts else {"lab_host": host_facts(self.lab)}
+        gen = {"lab_gen": self.gen_versions()}  # the generator's zlgen and DPDK (the node's OVS: lab placement)
+        return gen if self.has_host_facts else {**gen, "lab_host": host_facts(self.lab)}
 
     def prepare(self, frame: int) -> dict[str, dict]:
         """MAC learning and path discovery before each frame size: a VNF restarted or a flow changed since the

@@ -303,7 +303,7 @@ class BridgeTarget(BenchTarget):
         b = self.bridge
         return {self.link: {"zlgen_lcores": self.cfg.gen_lcores, "netns": b.ns, "ports": list(b.host),
                             "mtu": b.mtu, "af_packet_framesz": self.framesz, "kernel": os.uname().release,
-                            "dpdk": self.client.hello()["dpdk"]}}
+                            **self.gen_versions()}}
 
 
 def check(cfg: RunConfig) -> None:

@@ -109,7 +109,7 @@ class P2pTarget(BenchTarget):
     def placement(self) -> dict[str, dict]:
         cfg = self.cfg
         return {self.link: {"zlgen_lcores": cfg.gen_lcores, "testpmd_lcores": cfg.dut_lcores,
-                            "testpmd_main_lcore": cfg.dut_main_lcore, "dpdk": self.client.hello()["dpdk"]}}
+                            "testpmd_main_lcore": cfg.dut_main_lcore, **self.gen_versions()}}
 
 
 def _make(cfg: RunConfig, link: str, frames: list[Frame], needs: Needs) -> P2pTarget:

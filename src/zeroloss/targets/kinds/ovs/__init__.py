@@ -81,7 +81,7 @@ class OvsTarget(BenchTarget):
             **({"underlay_mtu": spec.wire_mtu, "vni": spec.vni} if spec.tunnel != "none" else {}),
             **({"conntrack_zones": {p: spec.zone(p) for p in spec.fw_ports}} if spec.fw_ports else {}),
             "flows": flows(spec), **vnf_placement(spec, bench),
-            "dpdk": self.client.hello()["dpdk"]}}
+            **self.gen_versions(), "ovs_version": _ovs_version(bench)}}
 
 
 class AttachedOvs(OvsTarget):
@@ -94,6 +94,15 @@ class AttachedOvs(OvsTarget):
 
     def __enter__(self) -> AttachedOvs:
         return self
+
+
+def _ovs_version(bench: OvsBench) -> str:
+    """The bench's ovs-vswitchd as `ovs-appctl version` names it (its first line, as a lab node's is recorded):
+    the results history tells an OVS upgrade from a change of settings by it."""
+    if bench.ovs is None:
+        return ""
+    lines = bench.ovs.appctl("version").strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def ovs_spec(cfg: RunConfig, max_frame: int) -> OvsBenchSpec:
