@@ -13,10 +13,11 @@ jumpavg's classification takes time quadratic in the runs it is given (2.5 s for
 bench's host): a series is classified over its newest `window` runs (WINDOW by default; None: all of them), its older
 runs left out of the trend (Trend.skipped counts them).
 
-The nightly check: a series regressed when its last group started within its newest `last` runs and lies below
-the last group that started before them by more than the series' spread (the larger of those groups' standard
-deviations and the median spread of its repeated runs): jumpavg says the level changed, the spread says it is
-more than the bench's noise.
+The nightly check: a series regressed when its last group started within its newest `last` runs and lies below,
+by more than the series' spread (the larger of the two groups' standard deviations and the median spread of its
+repeated runs), either the group just before it (the last change, as trend shows it and as CSIT's trending flags
+it) or the last group that started before those runs (a drop and a partial recovery within them): jumpavg says
+the level changed, the spread says it is more than the bench's noise.
 """
 
 from __future__ import annotations
@@ -118,11 +119,15 @@ class Trend:
         if len(self.groups) < 2 or last < 1:
             return None
         first_new = len(self.samples) - last
-        current = self.groups[-1]
-        before = [g for g in self.groups if g.start < max(first_new, 1)]
-        if current.start < first_new or not before or before[-1] is current:
+        current, prev = self.groups[-1], self.groups[-2]
+        if current.start < first_new:
             return None
-        base = before[-1]
+        if prev.avg - current.avg > self.spread([prev, current]):  # the last change, as trend shows it
+            return self._change("regression", prev, current)
+        before = [g for g in self.groups if g.start < max(first_new, 1)]
+        if not before or before[-1] is current:
+            return None
+        base = before[-1]  # below the level before the newest runs: a drop and a partial recovery within them
         if base.avg - current.avg <= self.spread([base, current]):
             return None
         return self._change("regression", base, current)
