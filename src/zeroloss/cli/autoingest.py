@@ -120,12 +120,15 @@ def bench_node() -> str | None:
 
 
 def _shown(db: str) -> str:
-    """A database as messages show it: a URL without its password."""
+    """A database as the command to store the file later names it: a URL with its password left out (not masked:
+    `***` would be taken as the password when the line is copied; libpq takes it from PGPASSWORD or ~/.pgpass)."""
     if "://" not in db:
         return db
     try:
-        from sqlalchemy.engine import make_url
+        from sqlalchemy.engine import URL, make_url
 
-        return make_url(db).render_as_string(hide_password=True)
+        url = make_url(db)  # (URL.set treats password=None as "unchanged")
+        return URL.create(url.drivername, url.username, None, url.host, url.port, url.database,
+                          url.query).render_as_string(hide_password=False)
     except Exception:  # not a URL sqlalchemy reads: its fault is the message's, the text is not repeated
         return "DB"
