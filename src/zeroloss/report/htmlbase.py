@@ -26,6 +26,7 @@ code{background:#f3f6f9;padding:0 3px;white-space:pre-wrap}.tw{overflow-x:auto;m
 table.results td:last-child{min-width:10em}
 table.results td:last-child,table.ledger td:last-child,table.ledger th:last-child{white-space:normal;text-align:left}
 ul.fix{margin:2px 0 8px}nav a{margin-right:12px}
+table.series td:nth-child(3),table.series td:nth-child(7){white-space:normal;min-width:12em;max-width:28em}
 """
 
 
