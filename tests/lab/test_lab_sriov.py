@@ -173,7 +173,11 @@ def test_a_search_runs_on_a_vf_path_without_ovs(node, tmp_path):
     assert r.returncode in (0, 2, 3), r.stderr
     doc = json.loads(out.read_text())
     (s,) = doc["searches"]
-    assert s["result"]["ndr"]["rate_pps"] or "generator-limited" in s["result"]["flags"]
+    # an NDR, the generator's limit, or none with the evidence for it: a clean trial at the search's lowest step
+    # in which the VNF lost frames (its VF's rx_missed, counted below). How fast the VNF forwards on this 2-vCPU host
+    # is not this test's: at 20 % granularity one step is 2.98 Mpps, which it misses now and then (rx_missed at 3 Mpps)
+    ndr = s["result"]["ndr"]
+    assert ndr["rate_pps"] or "generator-limited" in s["result"]["flags"] or ndr["clean_fail_pps"], s["result"]
     for t in s["trials"]:
         for led in t["ledger"]:
             assert [h["kind"] for h in led["hops"]] == ["gen_tx", "vf_rx", "proc_tx", "vf_tx", "gen_rx"]
