@@ -765,3 +765,38 @@ def test_a_shortfall_the_host_explains_is_never_a_generator_limit():
     unnamed = binary_search(SearchConfig(max_rate_pps=0.8 * MAX, pdr_loss_pct=None),
                             lambda r, d, k: replace(stolen(r, d, k), gen_stalled=None))
     assert unnamed.gen_limit_pps is not None and "generator-limited" in unnamed.flags
+
+
+# -- a fail that delivered a little more than its aim (CI, stop 44) ----------------------------------------------
+
+@dataclass
+class OverDeliveringDut(FakeDut):
+    """FakeDut whose generator delivers `extra` pps more than it was paced at: a count over the trial's duration
+    rounds up (zlgen's 6,142 pps trial measured 6,143 pps delivered on the bench)."""
+
+    extra: float = 1.0
+
+    def __call__(self, rate: float, duration: float, kind: Kind) -> Outcome:
+        out = super().__call__(rate, duration, kind)
+        return Outcome(tuple(replace(d, achieved_pps=d.achieved_pps + self.extra,
+                                     tx=round((d.achieved_pps + self.extra) * duration),
+                                     rx=round((d.achieved_pps + self.extra) * duration) - (d.tx - d.rx))
+                             for d in out.directions))
+
+
+@pytest.mark.parametrize("strategy", ["binary", "mlr"])
+@pytest.mark.parametrize("gran", [25.0, 5.0, 0.5])
+@pytest.mark.parametrize("extra", [1.0, 3.0])
+def test_a_floor_that_fails_ends_the_search_though_it_delivered_above_its_aim(strategy, gran, extra):
+    """Every trial fails (a latency bound no rate meets, as bench test_latency_bench asks) and zlgen delivers a
+    pps or three above each pace: the floor's fail is the end, never an aim a pps below it tried again and again."""
+    from zeroloss.core.search.mlr import mlr_search
+
+    run = {"binary": binary_search, "mlr": mlr_search}[strategy]
+    cfg = SearchConfig(max_rate_pps=24_570, granularity_pct=gran, pdr_loss_pct=None)
+    res = run(cfg, OverDeliveringDut(0.0, extra=extra))
+    assert res.ndr.rate_pps is None and res.ndr.validation is None
+    # no aim tried twice at one duration (MLRsearch's phases lengthen their trials): each was a clean fail
+    tried = [(t.aim, t.duration_s) for t in res.trials]
+    assert len(tried) == len(set(tried)), tried
+    assert len(res.trials) <= math.ceil(math.log2(100 / gran)) + 3

@@ -13,7 +13,8 @@ reported upper bound is the rate zlgen was paced at).
   lower_g = highest rate delivered by a trial that passed g below top_g (a passed validation always counts),
             else 0.
 Goals are settled in turn (NDR, then PDR), but every trial updates both intervals.
-1. Short search trials bisect the interval, moving at least one step from the bound they leave.
+1. Short search trials bisect the interval, moving at least one step from the bound they leave, and never aim at or
+   above an aim that failed g (a fail that delivered more than its aim leaves its aim inside the interval).
 2. When top_g - lower_g < step, the candidate lower_g gets one validation trial. If it fails, the
    search resumes below it. The k-th failed validation of g at rate c also distrusts short-trial
    passes at or above c - min((2**(k-1) - 1) steps, c / 2) (nothing extra for the first), so a DUT
@@ -91,7 +92,13 @@ class _Search(TrialLog):
         return max(passed, default=0.0), top, inclusive
 
     def between(self, goal: str, lower: float, top: float, inclusive: bool) -> float | None:
-        """The next rate bisecting (lower, top), or None when they are less than a step apart."""
+        """The next rate bisecting (lower, top), or None when they are less than a step apart. Never an aim a counted
+        trial failed goal at, or one above it: zlgen is paced there as before, so it proves nothing new. (A fail that
+        delivered a little more than its aim bounds the interval at what it delivered, and the floor's fail would
+        otherwise leave the floor itself inside it, to be tried for ever.)"""
+        tried = min((r.aim for r in self.counted() if goal not in r.passes), default=None)
+        if tried is not None and tried <= top:
+            top, inclusive = tried, False
         if lower >= top or top - lower < self.step or (lower == 0 and top <= self.floor):
             return None
         mid = (lower + top) / 2
