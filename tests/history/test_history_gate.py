@@ -36,3 +36,21 @@ def test_the_gate(levels, fails, size):
     assert (change is not None) == fails, [(g.start, g.end, round(g.avg), g.comment) for g in t.groups]
     if change is not None:
         assert change.kind == "regression" and change.size_pct == pytest.approx(size, abs=0.6)
+
+
+def _bracketed(t: Trend, width: float | None) -> Trend:
+    """The series with each run's search bracket (NDR to its lowest failing pace) this wide, frames/s."""
+    t.samples = [Sample(s.label, s.started, s.value, s.repeats, s.spread, s.versions, s.bound, width)
+                 for s in t.samples]
+    return t
+
+
+@pytest.mark.parametrize("width, fails", [
+    (None, True),      # no bracket known (a run stored before schema 0002): the spread alone judges
+    (5_000.0, True),   # brackets of 0.25 %: the newer runs lost frames at loads the older ones forwarded
+    (60_000.0, False),  # brackets of 3 %: the newer runs' failing paces lie above the older level; one capacity fits
+])
+def test_a_drop_within_the_newer_runs_search_bracket_is_no_regression(width, fails):
+    t = _bracketed(_series([(2.0, 20), (1.96, 3)]), width)  # a 2 % drop, jumpavg splits it at this spread
+    assert [g.comment for g in t.groups] == ["normal", "regression"]
+    assert (t.regression(3) is not None) == fails

@@ -77,6 +77,10 @@ def test_ndr_spread_and_latency_as_the_report_reads_them(db_url):
         run = session.scalars(select(Run)).one()
     assert p.ndr_values == [40507.0, 43301.0] == list(row.ndrs)
     assert p.ndr_pps == pytest.approx(row.ndr_pps) and p.spread_pps == 2794.0
+    # the widest bracket of the two searches: each one's lowest failing pace less its NDR
+    brackets = [s.result.ndr.upper_pps - s.result.ndr.lower_pps for s in load_runs([str(path)])[0].record.searches
+                if s.frame == 9000 and s.result and s.result.ndr.upper_pps is not None]
+    assert len(brackets) == 2 and p.resolution_pps == max(brackets) == row.resolution_pps > 0
     assert p.lat_p99_us is not None and row.lat_us is not None and p.lat_p99_us >= row.lat_us[1] * 0.999
     assert p.trials > 0 and 0 <= p.discarded_share <= 1
     assert run.node == "vm/3d1219c7" and run.topology == "pvp" and run.dpdk_version and run.kernel

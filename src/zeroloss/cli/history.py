@@ -203,8 +203,8 @@ def register(sub: Any) -> None:
     c = hs.add_parser("check", help="exit 2 when a series' newest runs start a regression beyond its spread "
                                     "(a nightly gate)",
                       description="Exit 0 when no series regressed, 2 when one's last group started within its "
-                                  "newest --last runs below the group before by more than the series' spread, "
-                                  "1 on an error.")
+                                  "newest --last runs below the group before by more than the series' spread and "
+                                  "the newer runs' search resolution (their NDR brackets, frames/s), 1 on an error.")
     _series_filters(c)
     c.add_argument("--last", type=whole_number(1), default=3, metavar="N",
                    help="the newest runs of a series a regression may start in (default 3)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -193,8 +193,20 @@ def upgrade(db: Database) -> None:
         return rev
 
     with db.transaction(write=False) as conn:  # at head: nothing to write (a read-only database is read)
-        if current(conn) == script.get_current_head():
+        older = current(conn)
+        if older == script.get_current_head():
             return
+    try:
+        _upgrade(db, script, current)
+    except ReadOnly as e:
+        if older is None:
+            raise
+        raise ReadOnly(f"the history database {db.shown} has schema {older}, older than this zeroloss's (head "
+                       f"{script.get_current_head()}), and cannot be written to bring it up to date",
+                       "run any zeroloss history command on it once as a user who may write it") from e
+
+
+def _upgrade(db: Database, script: Any, current: Callable[[Connection], str | None]) -> None:
     with db.transaction() as conn:
         if db.dialect == "postgresql":  # one upgrade at a time (SQLite: the transaction holds the file's lock)
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_LOCK})

@@ -210,7 +210,7 @@ def _points(run: RunRecord, node: str, topology: str | None, settings: dict[str,
         out.append((series, Point(
             frame=frame, searches=row.searches, ndr_pps=row.ndr_pps if row.found else None,
             ndr_values=list(row.ndrs), ndr_sd=row.ndr_sd if len(row.ndrs) > 1 else None,
-            spread_pps=row.spread_pps, pdr_pps=row.pdr_pps,
+            spread_pps=row.spread_pps, resolution_pps=row.resolution_pps if row.found else None, pdr_pps=row.pdr_pps,
             line_rate_pct=row.line_rate_pct if row.found and row.line_rate_pps else None,
             verdict=sv.status if sv else None, generator_bound=row.generator_bound,
             flags=list(row.flags), trials=len(trials), discarded_share=_share(trials),

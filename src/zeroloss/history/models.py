@@ -100,6 +100,8 @@ class Point(Base):
     ndr_values: Mapped[list[float]] = mapped_column(JSON)  # each repeat's NDR
     ndr_sd: Mapped[float | None] = mapped_column(Float)
     spread_pps: Mapped[float | None] = mapped_column(Float)  # max - min of the repeats; None: measured once
+    # the widest NDR bracket of its searches (lowest failing pace - NDR); None: no failing rate, or before 0002
+    resolution_pps: Mapped[float | None] = mapped_column(Float)
     pdr_pps: Mapped[float | None] = mapped_column(Float)
     line_rate_pct: Mapped[float | None] = mapped_column(Float)
     verdict: Mapped[str | None] = mapped_column(String(16))

@@ -75,6 +75,7 @@ class Point(Row):
     ndr_values: list[float]
     ndr_sd: float | None
     spread_pps: float | None
+    resolution_pps: float | None
     pdr_pps: float | None
     line_rate_pct: float | None
     verdict: str | None

@@ -15,9 +15,19 @@ runs left out of the trend (Trend.skipped counts them).
 
 The nightly check: a series regressed when its last group started within its newest `last` runs and lies below,
 by more than the series' spread (the larger of the two groups' standard deviations and the median spread of its
-repeated runs), either the group just before it (the last change, as trend shows it and as CSIT's trending flags
-it) or the last group that started before those runs (a drop and a partial recovery within them): jumpavg says
-the level changed, the spread says it is more than the bench's noise.
+repeated runs) and by more than the newer group's resolution, either the group just before it (the last change, as
+trend shows it and as CSIT's trending flags it) or the last group that started before those runs (a drop and a
+partial recovery within them): jumpavg says the level changed, the spread says it is more than the bench's noise,
+and the resolution says the runs prove it.
+
+The resolution, what a search proves: a run's NDR n is a load the DUT forwarded without loss (a validation that
+delivered n), and its search's upper bound u a pace at which it lost frames, so its capacity lies in [n, u); the
+bracket u - n is at most a granularity step once the search converged. An older group at level a says the DUT
+forwarded a; a newer group at level b whose runs ended with brackets w says it lost frames at about b + w. Only when
+b + w < a, a drop a - b beyond w, do the newer runs show a load the DUT forwarded before and loses now; a smaller
+drop fits one capacity in both groups, the searches having stopped at different points of their last step. The
+newer group's w is the median of its runs' widest brackets (Point.resolution_pps; a run ingested before schema 0002,
+or whose search never failed, gives none, and then the spread alone judges it).
 """
 
 from __future__ import annotations
@@ -50,6 +60,7 @@ class Sample:
     spread: float | None
     versions: dict[str, str | None]
     bound: bool = False  # only a lower bound of the DUT's rate (module docstring): never classified
+    resolution: float | None = None  # the NDR's widest search bracket, frames/s (module docstring)
 
 
 @dataclass(frozen=True)
@@ -114,6 +125,16 @@ class Trend:
         spreads = [s.spread for s in self.samples if s.spread is not None]
         return max([g.stdev for g in groups] + ([statistics.median(spreads)] if spreads else []) + [0.0])
 
+    def resolution(self, group: Group) -> float:
+        """The median of the group's runs' search brackets, frames/s (0 when none has one): a drop from an older
+        level narrower than this is no evidence (module docstring)."""
+        known = [s.resolution for s in self.samples[group.start:group.end + 1] if s.resolution is not None]
+        return statistics.median(known) if known else 0.0
+
+    def beyond(self, base: Group, current: Group) -> bool:
+        """Whether current lies below base by more than the series' spread and current's resolution."""
+        return base.avg - current.avg > max(self.spread([base, current]), self.resolution(current))
+
     def regression(self, last: int) -> Change | None:
         """The change that makes this series fail the nightly check, or None (module docstring)."""
         if len(self.groups) < 2 or last < 1:
@@ -122,13 +143,13 @@ class Trend:
         current, prev = self.groups[-1], self.groups[-2]
         if current.start < first_new:
             return None
-        if prev.avg - current.avg > self.spread([prev, current]):  # the last change, as trend shows it
+        if self.beyond(prev, current):  # the last change, as trend shows it
             return self._change("regression", prev, current)
         before = [g for g in self.groups if g.start < max(first_new, 1)]
         if not before or before[-1] is current:
             return None
         base = before[-1]  # below the level before the newest runs: a drop and a partial recovery within them
-        if base.avg - current.avg <= self.spread([base, current]):
+        if not self.beyond(base, current):
             return None
         return self._change("regression", base, current)
 
@@ -168,8 +189,8 @@ class Filter:
 
 def _rows(db: Database, want: Filter) -> list[Any]:
     q = (select(Series.id, Series.node, Series.topology, Series.frame, Series.settings, Point.ndr_pps,
-                Point.ndr_values, Point.spread_pps, Point.pdr_pps, Point.verdict, Point.generator_bound, Run.label,
-                Run.started,
+                Point.ndr_values, Point.spread_pps, Point.resolution_pps, Point.pdr_pps, Point.verdict,
+                Point.generator_bound, Run.label, Run.started,
                 *(getattr(Run, k) for k in VERSIONS))
          .join(Point, Point.series_id == Series.id).join(Run, Run.id == Point.run_id)
          .order_by(Series.id, Run.started, Run.id))
@@ -193,7 +214,8 @@ def trends(db: Database, want: Filter = Filter(), metric: str = "ndr", window: i
         bound = bool(r.generator_bound) or r.verdict == "INCONCLUSIVE"
         (t.bounds if bound else t.samples).append(
             Sample(r.label, r.started, float(value), repeats if len(repeats) > 1 else (),
-                   r.spread_pps if metric == "ndr" else None, {k: getattr(r, k) for k in VERSIONS}, bound))
+                   r.spread_pps if metric == "ndr" else None, {k: getattr(r, k) for k in VERSIONS}, bound,
+                   r.resolution_pps if metric == "ndr" else None))
     for t in by.values():
         if window is not None and len(t.samples) > window:
             t.skipped, t.samples = len(t.samples) - window, t.samples[-window:]

@@ -199,7 +199,8 @@ def render_history(found: list[Trend], db_shown: str, last: int = 3, title: str 
             "the first starts a regression (red) or a progression (green), marked at the run that started it with "
             "its size in % of the group before. Rates are frames per second per direction. A series fails the "
             f"nightly check (zeroloss history check --last {last}) when its last group started within its newest "
-            f"{last} runs below the group before by more than its spread.")
+            f"{last} runs below the group before by more than its spread and its newer runs' search resolution (their "
+            "NDR brackets).")
     nav = "".join(f'<a href="#node-{k}">{escape(n)}</a>' for k, n in enumerate(nodes))
     body = [f"<h1>{escape(title)}</h1>", f'<p class="meta">{escape(meta)}</p>', f"<nav>{nav}</nav>"]
     if not found:

@@ -260,11 +260,19 @@ def spreads(temps: list[Template]) -> list[Spread]:
     meter = max(meters, key=lambda t: len(t.record.searches))  # the one with the most searches (3)
     big = next(t for t in temps if t.frames >= 10)
     level = _level(meter, "64")
-    out = [Spread("pvp 64 B, meter 30 kpps", level, meter.rel_sd["64"] * level, len(meter.record.searches))]
+    out = [Spread("pvp 64 B, meter 30 kpps", level, meter.rel_sd["64"] * level, len(meter.record.searches),
+                  _bracket(meter, "64"))]
     for frame in ("1518", "1024", "64"):
         level = _level(big, frame)
-        out.append(Spread(f"p2p {frame} B, defaults", level, big.rel_sd[frame] * level, 1))
+        out.append(Spread(f"p2p {frame} B, defaults", level, big.rel_sd[frame] * level, 1, _bracket(big, frame)))
     return out
+
+
+def _bracket(t: Template, frame: str) -> float:
+    """The widest NDR bracket of the file's searches at frame, frames/s (what ingest stores as its resolution)."""
+    widths = [b for s in t.record.searches if str(s.frame) == frame and s.result and s.result.ndr.rate_pps
+              and (b := s.result.ndr.bracket_pps) is not None]
+    return max(widths, default=0.0)
 
 
 def _level(t: Template, frame: str) -> float:

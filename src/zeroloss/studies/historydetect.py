@@ -25,12 +25,14 @@ from zeroloss.history.trend import WINDOW, Sample, Trend, classify
 
 @dataclass(frozen=True)
 class Spread:
-    """A real series' level and the standard deviation of one measurement, and the searches per run."""
+    """A real series' level and the standard deviation of one measurement, the searches per run, and the search
+    resolution each run gets (the real file's widest NDR bracket there, frames/s; 0: none, the spread alone)."""
 
     name: str
     level: float
     sd: float
     repeats: int
+    resolution: float = 0.0
 
     @property
     def pct(self) -> float:
@@ -55,11 +57,12 @@ class FalseAlarms:
     groups_whole: int  # jumpavg's groups over all the runs at once (1: no change found)
 
 
-def _sample(k: int, value: float | tuple[float, ...], start: datetime) -> Sample:
+def _sample(k: int, value: float | tuple[float, ...], start: datetime, resolution: float) -> Sample:
     reps = value if isinstance(value, tuple) else ()
     mean = statistics.mean(reps) if reps else float(value)  # type: ignore[arg-type]
     spread = (max(reps) - min(reps)) if len(reps) > 1 else None
-    return Sample(f"run-{k:04d}", start + timedelta(days=k), mean, reps, spread, {})
+    return Sample(f"run-{k:04d}", start + timedelta(days=k), mean, reps, spread, {},
+                  resolution=resolution or None)
 
 
 def _draw(rnd: random.Random, s: Spread, level: float) -> float | tuple[float, ...]:
@@ -68,13 +71,13 @@ def _draw(rnd: random.Random, s: Spread, level: float) -> float | tuple[float, .
     return rnd.gauss(level, s.sd)
 
 
-def _trend(values: list[float | tuple[float, ...]], window: int | None) -> Trend:
+def _trend(values: list[float | tuple[float, ...]], window: int | None, resolution: float = 0.0) -> Trend:
     """The series as history/trend.py classifies it: its newest `window` runs."""
     start = datetime(2026, 1, 1, 2, 0)
     t = Trend("bench", "synthetic", "64", {}, "ndr")
     kept = values if window is None or len(values) <= window else values[-window:]
     t.skipped = len(values) - len(kept)
-    t.samples = [_sample(k, v, start) for k, v in enumerate(kept)]
+    t.samples = [_sample(k, v, start, resolution) for k, v in enumerate(kept)]
     t.groups = classify([x.repeats or x.value for x in t.samples])
     return t
 
@@ -92,7 +95,7 @@ def detect(s: Spread, step_pct: float, series: int = 40, baseline: int = 30, max
         found, fired = None, False
         for k in range(1, max_runs + 1):
             values.append(_draw(rnd, s, low))
-            t = _trend(values, WINDOW)
+            t = _trend(values, WINDOW, s.resolution)
             fired = fired or t.regression(3) is not None
             if found is None and t.regression(k) is not None:
                 found = k
@@ -110,7 +113,7 @@ def false_alarms(s: Spread, runs: int = 1000, baseline: int = 30, seed: int = 2)
     values = [_draw(rnd, s, s.level) for _ in range(runs)]
     failed, alarms, before = 0, 0, False
     for n in range(baseline, runs + 1):
-        now = _trend(values[:n], WINDOW).regression(3) is not None
+        now = _trend(values[:n], WINDOW, s.resolution).regression(3) is not None
         failed += now
         alarms += now and not before
         before = now
@@ -137,7 +140,8 @@ def detection_lines(found: list[Detection], alarms: list[FalseAlarms]) -> list[s
 
 
 def _what(s: Spread) -> str:
-    return f"{s.name} ({s.pct:.2f} %{', ' + str(s.repeats) + ' searches' if s.repeats > 1 else ''})"
+    bracket = f", bracket {100 * s.resolution / s.level:.2f} %" if s.resolution else ""
+    return f"{s.name} ({s.pct:.2f} %{', ' + str(s.repeats) + ' searches' if s.repeats > 1 else ''}{bracket})"
 
 
 def _n(v: float | None) -> str:
