@@ -256,3 +256,15 @@ def test_a_file_that_names_no_host_says_so_when_it_is_stored_only(tmp_path, caps
     assert main(["history", "ingest", "--db", db, str(soak)]) == 0
     out = capsys.readouterr()
     assert ": already stored (soak" in out.out and out.err == ""
+
+
+def test_a_soak_outage_of_more_than_two_billion_frames_is_stored(db_url, tmp_path):
+    """A link down for 3.4 min at 64 B line rate on 10 GbE loses 3 billion frames: more than a 32-bit integer holds
+    (PostgreSQL's INTEGER refused it, and the file was blamed as damaged); schema 0002 keeps 64 bits."""
+    doc = soak_doc()
+    big = 3_000_000_000
+    doc["loss_events"][1] = {**doc["loss_events"][1], "lost": big, "directions": {"A->B": big}}
+    db = open_db(db_url)
+    assert ingest(db, write_doc(tmp_path / "soak.json", doc), node="compute-3").status == STORED
+    with Session(db.engine) as session:
+        assert session.scalars(select(Outage.lost).order_by(Outage.repeat)).all() == [50, big]

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Table, delete, insert, select
+from sqlalchemy import BigInteger, Integer, String, Table, delete, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -73,6 +73,7 @@ def ingest(db: Database, path: Path | str, node: str | None = None) -> Ingested:
                             "ingest it when its run has ended")
     sha = content_hash(doc)
     try:
+        fits(rows, db.shown)
         with db.transaction() as conn:
             status = store(conn, db.dialect, rows, sha, str(path))
     except Refused as e:  # the file's fault: named, and the other files go on
@@ -92,6 +93,30 @@ def _read(path: Path, node: str | None) -> tuple[DocRecord, DocRows]:
     except (AttributeError, TypeError, KeyError, IndexError, ValueError, ZeroDivisionError) as e:
         raise ZeroLossError(f"{schema.shown(path)}: a field is not what this kind of file holds "
                             f"({type(e).__name__}: {e})", "the file is damaged; ingest a good copy") from None
+
+
+def fits(rows: DocRows, shown: str) -> None:
+    """Refused (the file's fault) when a value would not fit its column: a text longer than its String's length, an
+    integer beyond its column's 32 or 64 bits. PostgreSQL refuses such a value and SQLite stores it, so a damaged
+    file would be stored in one history and refused by another; checked here, both refuse it, in the same words."""
+    tables: list[tuple[Table, dict[str, Any]]] = [(DOCS, rows.document.row())]
+    for r in rows.runs:
+        tables += [(RUNS, r.run.row())] + [(t, row) for s, p in r.points for t, row in ((SERIES, s.row()),
+                                                                                       (POINTS, p.row()))]
+        tables += [(B2BS, b) for b in r.b2b] + [(OUTAGES, o) for o in r.outages]
+    for table, row in tables:
+        for col in table.columns:
+            v = row.get(col.name)
+            why = None
+            if isinstance(col.type, String) and col.type.length and isinstance(v, str) and len(v) > col.type.length:
+                why = f"{len(v)} characters, at most {col.type.length}"
+            elif isinstance(col.type, Integer) and isinstance(v, int) and not isinstance(v, bool):
+                bits = 64 if isinstance(col.type, BigInteger) else 32
+                if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
+                    why = f"{v}, beyond a {bits}-bit integer"
+            if why is not None:
+                raise Refused(f"a value does not fit the history database {shown}: {table.name}.{col.name} is {why}",
+                              "the file is damaged: ingest a good copy")
 
 
 def _insert(dialect: str, table: Table) -> Any:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -147,7 +147,7 @@ class Outage(Base):
     repeat: Mapped[int] = mapped_column(Integer)  # the event's repeat; a soak's: the loss event's number
     frame: Mapped[int] = mapped_column(Integer)
     rate_pps: Mapped[float | None] = mapped_column(Float)
-    lost: Mapped[int] = mapped_column(Integer)
+    lost: Mapped[int] = mapped_column(BigInteger)  # a soak's minutes-long outage at line rate passes 2**31 frames
     outage_ms: Mapped[float | None] = mapped_column(Float)  # the worst direction's lost frames at the offered rate
     start_ms: Mapped[float | None] = mapped_column(Float)  # from the trial's (soak's) start
     end_ms: Mapped[float | None] = mapped_column(Float)
