@@ -343,3 +343,22 @@ def test_bad_set_values_are_argparse_errors(argv, message):
     with contextlib.redirect_stderr(err), pytest.raises(SystemExit):
         build_parser().parse_args(["run", *argv])
     assert message in err.getvalue().strip().splitlines()[-1], err.getvalue()
+
+
+@pytest.mark.parametrize("odd", ["", [1], {"x": 1}, None])
+def test_a_pmd_counter_that_is_no_number_is_refused_in_one_line(folder, odd):
+    """A damaged pmd-stats-show counter (hypothesis found '' and a list in CI, stop 44): explain summed it into the
+    datapath caches and stopped with a traceback; the trial's shape check now refuses it, naming the field."""
+    doc = copy.deepcopy(V2)
+    hit = 0
+    for s in doc["searches"]:
+        for t in s["trials"]:
+            for pmd in (((t.get("counters") or {}).get("ovs") or {}).get("pmds") or {}).values():
+                pmd["emc_hits"] = odd
+                hit += 1
+    assert hit, "the fixture's trials have no PMD counters"
+    f = write(folder, doc, "pmd.json")
+    for argv in (["explain", str(f)], ["explain", str(f), "--trial", "1", "--json"]):
+        code, _, err = cli(argv)
+        assert_one_line_fault(code, err)
+        assert code == 1 and "emc_hits" in err, err

@@ -124,7 +124,7 @@ COUNTERS = obj({
     "ovs": maybe(obj({"ports": maybe(obj(values=obj(values=NUM, propertyNames=QUEUE_KEY))),
                       "meters": maybe(obj(values=maybe(obj({"dropped": NUM}, ("dropped",))))),
                       "coverage": maybe(obj(values=NUM)),
-                      "pmds": maybe(obj(values=obj({"processing_cycles": NUM, "idle_cycles": NUM}))),
+                      "pmds": maybe(obj(values=obj(values=NUM))),  # pmd-stats-show's counters: all numbers
                       "t_ns": maybe(NUM)})),
     "procs": maybe(obj(values=maybe(arr(PROC_PORT))))})
 DUT_STATE = maybe(obj({"pmd_rxq_show": maybe(STR), "dpctl_show": maybe(STR),
