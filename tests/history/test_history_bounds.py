@@ -27,6 +27,9 @@ def _night(tmp_path, day: int, scale: float, bound: bool):
     for s in doc["searches"]:
         ndr = s["result"]["ndr"]
         ndr["rate_pps"] = 30_000.0 * scale * (1 + 0.0005 * (day % 3) + 0.001 * s["repeat"])  # the repeats agree
+        # the DUT lost frames 1 % above it (the fixture's own brackets are 12-25 % wide: within them a 20 % drop
+        # proves nothing, and the check rightly passes it)
+        ndr["lower_pps"], ndr["upper_pps"] = ndr["rate_pps"], float(round(ndr["rate_pps"] * 1.01))
         if bound and s["frame"] == 64:
             ndr["generator_bound"] = True
     if bound:  # the generator's ceiling measured alone (loopback), as the bench does now: its top is zlgen's

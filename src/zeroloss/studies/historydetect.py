@@ -122,19 +122,20 @@ def false_alarms(s: Spread, runs: int = 1000, baseline: int = 30, seed: int = 2)
 
 def detection_lines(found: list[Detection], alarms: list[FalseAlarms]) -> list[str]:
     """The detection table and the false alarms as text."""
+    w = max([44] + [len(_what(x.spread)) for x in [*found, *alarms]])
     lines = ["", "jumpavg on a series with this bench's real spread: 30 runs at its level, then up to 30 runs lower "
              "by the step (0 %: none, what noise alone flags):",
-             f"  {'series (spread of one run)':<44} {'step':>5} {'runs to flag: median':>21} {'p90':>4} "
+             f"  {'series (spread of one run)':<{w}} {'step':>5} {'runs to flag: median':>21} {'p90':>4} "
              f"{'max':>4} {'flagged':>8} {'check --last 3':>15}"]
     for d in found:
         got = sorted(k for k in d.needed if k is not None)
         p90 = got[min(len(got) - 1, int(0.9 * len(got)))] if got else None
-        lines.append(f"  {_what(d.spread):<44} {d.step_pct:>4g}% {_n(statistics.median(got) if got else None):>21} "
+        lines.append(f"  {_what(d.spread):<{w}} {d.step_pct:>4g}% {_n(statistics.median(got) if got else None):>21} "
                      f"{_n(p90):>4} {_n(max(got) if got else None):>4} {len(got):>5}/{d.series:<3}"
                      f"{d.gate:>11}/{d.series:<3}")
     lines += ["", "false alarms: a flat series, `history check --last 3` after every night:"]
     for a in alarms:
-        lines.append(f"  {_what(a.spread):<44} {a.runs} runs: failed {a.nights_failed} night(s), {a.alarms} alarm(s); "
+        lines.append(f"  {_what(a.spread):<{w}} {a.runs} runs: failed {a.nights_failed} night(s), {a.alarms} alarm(s); "
                      f"jumpavg over all {a.runs} at once: {a.groups_whole} group(s)")
     return lines
 
