@@ -362,3 +362,24 @@ def test_a_pmd_counter_that_is_no_number_is_refused_in_one_line(folder, odd):
         code, _, err = cli(argv)
         assert_one_line_fault(code, err)
         assert code == 1 and "emc_hits" in err, err
+
+
+@pytest.mark.parametrize("key", ["meters", "coverage", "pmds"])
+def test_counters_of_a_shape_the_typed_counters_do_not_take_are_refused_in_one_line(folder, key):
+    """OVS counters with null where the typed counters hold an object (hypothesis, seed 139): the light check lets
+    null through, the typed counters refuse it; explain said so with a traceback, now in one line naming it."""
+    doc = copy.deepcopy(V2)
+    hit = 0
+    for s in doc["searches"]:
+        for t in s["trials"]:
+            ovs = (t.get("counters") or {}).get("ovs")
+            if isinstance(ovs, dict):
+                ovs[key] = None
+                hit += 1
+    assert hit, "the fixture's trials have no OVS counters"
+    f = write(folder, doc, "null.json")
+    for argv in (["explain", str(f)], ["explain", str(f), "--trial", "1", "--json"]):
+        code, _, err = cli(argv)
+        assert_one_line_fault(code, err)
+        assert code == 0 or f"ovs.{key}" in err, err
+    assert code == 1  # the lossy trial's counters are typed: refused

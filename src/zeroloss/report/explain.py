@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zeroloss.core.codec import JsonObject
+from zeroloss.core.codec import JsonObject, RecordError
 from zeroloss.core.errors import ZeroLossError
 from zeroloss.core.frames import Frame, by_size
 from zeroloss.core.frames import text as frame_text
@@ -46,7 +46,11 @@ def trial_records(s: SearchEntry, t: TrialEntry, source: object = "") -> tuple[l
     if t.counters is not None and s.paths:
         sides = {d.port for d in t.dirs()}
         ctx = {**(s.ledger_context or {}), "frame": s.frame, "rate_pps": t.rate_pps}
-        return analysis(s.paths, t.counters, t.dut_state, ctx, sides)
+        try:
+            return analysis(s.paths, t.counters, t.dut_state, ctx, sides)
+        except RecordError as e:  # a shape the light check let through and the typed counters do not take
+            raise ZeroLossError(f"{where}: its counters or DUT state: {e}",
+                                "the file is damaged; start a new run or restore it") from None
     if t.ledger is not None:
         return [Ledger.of(led) for led in t.ledger], [finding_of(f) for f in t.diagnosis or []]
     raise ZeroLossError(f"{frame_text(s.frame)} trial {t.index + 1} was recorded without per-hop counters "
