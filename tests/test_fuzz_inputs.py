@@ -345,22 +345,36 @@ def test_bad_set_values_are_argparse_errors(argv, message):
     assert message in err.getvalue().strip().splitlines()[-1], err.getvalue()
 
 
+def _damaged(folder: Path, name: str, damage) -> Path:
+    """V2 with damage(ovs) applied to each trial's OVS counters (it returns how many values it changed)."""
+    doc = copy.deepcopy(V2)
+    hit = sum(damage(ovs) for s in doc["searches"] for t in s["trials"]
+              if isinstance(ovs := (t.get("counters") or {}).get("ovs"), dict))
+    assert hit, "the fixture's trials have no OVS counters"
+    return write(folder, doc, name)
+
+
+def _explained(f: Path) -> list[tuple[int, str]]:
+    """(exit code, stderr) of explain on the file and on its first trial, each a pass or a one-line fault."""
+    out = []
+    for argv in (["explain", str(f)], ["explain", str(f), "--trial", "1", "--json"]):
+        code, _, err = cli(argv)
+        assert_one_line_fault(code, err)
+        out.append((code, err))
+    return out
+
+
 @pytest.mark.parametrize("odd", ["", [1], {"x": 1}, None])
 def test_a_pmd_counter_that_is_no_number_is_refused_in_one_line(folder, odd):
     """A damaged pmd-stats-show counter (hypothesis found '' and a list in CI, stop 44): explain summed it into the
     datapath caches and stopped with a traceback; the trial's shape check now refuses it, naming the field."""
-    doc = copy.deepcopy(V2)
-    hit = 0
-    for s in doc["searches"]:
-        for t in s["trials"]:
-            for pmd in (((t.get("counters") or {}).get("ovs") or {}).get("pmds") or {}).values():
-                pmd["emc_hits"] = odd
-                hit += 1
-    assert hit, "the fixture's trials have no PMD counters"
-    f = write(folder, doc, "pmd.json")
-    for argv in (["explain", str(f)], ["explain", str(f), "--trial", "1", "--json"]):
-        code, _, err = cli(argv)
-        assert_one_line_fault(code, err)
+    def damage(ovs: dict) -> int:
+        pmds = (ovs.get("pmds") or {}).values()
+        for pmd in pmds:
+            pmd["emc_hits"] = odd
+        return len(pmds)
+
+    for code, err in _explained(_damaged(folder, "pmd.json", damage)):
         assert code == 1 and "emc_hits" in err, err
 
 
@@ -368,18 +382,10 @@ def test_a_pmd_counter_that_is_no_number_is_refused_in_one_line(folder, odd):
 def test_counters_of_a_shape_the_typed_counters_do_not_take_are_refused_in_one_line(folder, key):
     """OVS counters with null where the typed counters hold an object (hypothesis, seed 139): the light check lets
     null through, the typed counters refuse it; explain said so with a traceback, now in one line naming it."""
-    doc = copy.deepcopy(V2)
-    hit = 0
-    for s in doc["searches"]:
-        for t in s["trials"]:
-            ovs = (t.get("counters") or {}).get("ovs")
-            if isinstance(ovs, dict):
-                ovs[key] = None
-                hit += 1
-    assert hit, "the fixture's trials have no OVS counters"
-    f = write(folder, doc, "null.json")
-    for argv in (["explain", str(f)], ["explain", str(f), "--trial", "1", "--json"]):
-        code, _, err = cli(argv)
-        assert_one_line_fault(code, err)
-        assert code == 0 or f"ovs.{key}" in err, err
-    assert code == 1  # the lossy trial's counters are typed: refused
+    def damage(ovs: dict) -> int:
+        ovs[key] = None
+        return 1
+
+    got = _explained(_damaged(folder, "null.json", damage))
+    assert all(code == 0 or f"ovs.{key}" in err for code, err in got), got
+    assert got[-1][0] == 1  # the lossy trial's counters are typed: refused
